@@ -1,0 +1,61 @@
+#include "status.hpp"
+
+#include <string>
+
+namespace xdev {
+
+std::string_view to_string(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "INVALID_ARGUMENT";
+    case ErrorCode::kNotFound: return "NOT_FOUND";
+    case ErrorCode::kOutOfMemory: return "OUT_OF_MEMORY";
+    case ErrorCode::kUnimplemented: return "UNIMPLEMENTED";
+    case ErrorCode::kFailedPrecondition: return "FAILED_PRECONDITION";
+    case ErrorCode::kUnavailable: return "UNAVAILABLE";
+    case ErrorCode::kInternal: return "INTERNAL";
+    case ErrorCode::kAbiMismatch: return "ABI_MISMATCH";
+  }
+  return "UNKNOWN";
+}
+
+namespace detail {
+
+xdev_status_t* make_status(xdev_status_code_t code, std::string_view message) {
+  return new xdev_status_t{code, std::string(message)};
+}
+
+ErrorCode to_error_code(xdev_status_code_t code) noexcept {
+  switch (code) {
+    case XDEV_STATUS_INVALID_ARGUMENT: return ErrorCode::kInvalidArgument;
+    case XDEV_STATUS_NOT_FOUND: return ErrorCode::kNotFound;
+    case XDEV_STATUS_OUT_OF_MEMORY: return ErrorCode::kOutOfMemory;
+    case XDEV_STATUS_UNIMPLEMENTED: return ErrorCode::kUnimplemented;
+    case XDEV_STATUS_FAILED_PRECONDITION: return ErrorCode::kFailedPrecondition;
+    case XDEV_STATUS_UNAVAILABLE: return ErrorCode::kUnavailable;
+    case XDEV_STATUS_ABI_MISMATCH: return ErrorCode::kAbiMismatch;
+    case XDEV_STATUS_OK:
+    case XDEV_STATUS_INTERNAL: break;
+  }
+  return ErrorCode::kInternal;
+}
+
+void check(xdev_status_t* status, std::string_view context) {
+  if (status == nullptr) return;
+  StatusPtr owned(status);
+  std::string message(context);
+  message += ": ";
+  message += owned->message.empty() ? "(no message)" : owned->message;
+  throw Error(to_error_code(owned->code), message);
+}
+
+std::string take_message(xdev_status_t* status) {
+  if (status == nullptr) return {};
+  StatusPtr owned(status);
+  std::string text(to_string(to_error_code(owned->code)));
+  text += ": ";
+  text += owned->message.empty() ? "(no message)" : owned->message;
+  return text;
+}
+
+}  // namespace detail
+}  // namespace xdev

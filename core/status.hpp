@@ -1,0 +1,42 @@
+// Status objects at the C boundary and their conversion to xdev::Error.
+//
+// A plugin creates a status through the host table (host_status_create); the
+// core owns every status it receives and destroys it here. check() is the one
+// place a status becomes a C++ exception.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <xdev/error.hpp>
+#include <xdev/plugin.h>
+
+struct xdev_status_t {
+  xdev_status_code_t code;
+  std::string message;
+};
+
+namespace xdev::detail {
+
+struct StatusDeleter {
+  void operator()(xdev_status_t* status) const noexcept { delete status; }
+};
+using StatusPtr = std::unique_ptr<xdev_status_t, StatusDeleter>;
+
+// Creates a status; never returns NULL (allocation failure terminates, as
+// everywhere in the core).
+xdev_status_t* make_status(xdev_status_code_t code, std::string_view message);
+
+// Maps an ABI code to the C++ one (unknown codes become kInternal).
+ErrorCode to_error_code(xdev_status_code_t code) noexcept;
+
+// Takes ownership of `status`. NULL: returns. Otherwise throws xdev::Error
+// with the status's code and "<context>: <message>".
+void check(xdev_status_t* status, std::string_view context);
+
+// Takes ownership of `status` and returns its text ("" for NULL), with the
+// code name in front: "OUT_OF_MEMORY: ...".
+std::string take_message(xdev_status_t* status);
+
+}  // namespace xdev::detail
