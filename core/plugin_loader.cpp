@@ -1,1 +1,323 @@
-// placeholder
+#include "plugin_loader.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "log.hpp"
+#include "status.hpp"
+
+namespace fs = std::filesystem;
+
+namespace xdev::detail {
+namespace {
+
+// Thrown inside load_plugin only; becomes the skip reason.
+struct Skip {
+  std::string reason;
+};
+
+std::string version_text(xdev_version_t v) {
+  return std::to_string(v.major) + "." + std::to_string(v.minor);
+}
+
+// Boost.DLL puts dlerror()'s text in
+// "... (dlerror system message: PATH: TEXT): <errno text>"; keep TEXT (the
+// reason is printed beside the path already).
+std::string dlopen_reason(const std::system_error& e, const fs::path& path) {
+  std::string what = e.what();
+  const std::string marker = "dlerror system message: ";
+  size_t at = what.find(marker);
+  if (at == std::string::npos) return what;
+  std::string text = what.substr(at + marker.size());
+  size_t close = text.rfind("): ");
+  if (close != std::string::npos) text.erase(close);
+  const std::string prefix = path.string() + ": ";
+  if (text.compare(0, prefix.size(), prefix) == 0) text.erase(0, prefix.size());
+  return text;
+}
+
+bool valid_type_name(const char* s) {
+  if (s == nullptr || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  size_t n = 0;
+  for (; s[n] != '\0'; ++n) {
+    if (n >= 31) return false;
+    if (!std::isalnum(static_cast<unsigned char>(s[n])) && s[n] != '_') return false;
+  }
+  return true;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string str_or_empty(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
+
+// Every REQUIRED slot of the v1.0 table, by name, for validation messages.
+void check_required_slots(const xdev_plugin_api_t* api) {
+  const std::pair<const char*, bool> slots[] = {
+      {"initialize", api->initialize != nullptr},
+      {"shutdown", api->shutdown != nullptr},
+      {"device_types", api->device_types != nullptr},
+      {"device_count", api->device_count != nullptr},
+      {"device_get_properties", api->device_get_properties != nullptr},
+      {"device_open", api->device_open != nullptr},
+      {"device_close", api->device_close != nullptr},
+      {"memory_allocate", api->memory_allocate != nullptr},
+      {"memory_free", api->memory_free != nullptr},
+      {"memory_query", api->memory_query != nullptr},
+      {"stream_create", api->stream_create != nullptr},
+      {"stream_destroy", api->stream_destroy != nullptr},
+      {"stream_synchronize", api->stream_synchronize != nullptr},
+      {"event_create", api->event_create != nullptr},
+      {"event_destroy", api->event_destroy != nullptr},
+      {"event_record", api->event_record != nullptr},
+      {"stream_wait_event", api->stream_wait_event != nullptr},
+      {"event_synchronize", api->event_synchronize != nullptr},
+      {"event_query", api->event_query != nullptr},
+      {"copy_host_to_device", api->copy_host_to_device != nullptr},
+      {"copy_device_to_host", api->copy_device_to_host != nullptr},
+      {"copy_device_to_device", api->copy_device_to_device != nullptr},
+      {"kernels", api->kernels != nullptr},
+  };
+  for (const auto& [slot, present] : slots) {
+    if (!present) throw Skip{"required slot '" + std::string(slot) + "' is NULL"};
+  }
+  if ((api->capabilities & XDEV_CAP_HOST_MEMORY) &&
+      (api->host_memory_allocate == nullptr || api->host_memory_free == nullptr)) {
+    throw Skip{"declares XDEV_CAP_HOST_MEMORY but 'host_memory_allocate' or "
+               "'host_memory_free' is NULL"};
+  }
+  if ((api->capabilities & XDEV_CAP_PEER_COPY) && api->copy_peer == nullptr) {
+    throw Skip{"declares XDEV_CAP_PEER_COPY but 'copy_peer' is NULL"};
+  }
+}
+
+// Reads the device types and devices, checking that the answers agree.
+void read_devices(LoadedPlugin& plugin) {
+  const xdev_plugin_api_t* api = plugin.api;
+  const xdev_device_type_info_t* const* types = nullptr;
+  uint32_t type_count = 0;
+  if (xdev_status_t* s = api->device_types(plugin.handle, &types, &type_count)) {
+    throw Skip{"device_types failed: " + take_message(s)};
+  }
+  if (type_count > 0 && types == nullptr) {
+    throw Skip{"device_types reported " + std::to_string(type_count) +
+               " types but returned no array"};
+  }
+  std::set<std::string> seen_types;
+  for (uint32_t i = 0; i < type_count; ++i) {
+    const xdev_device_type_info_t* t = types[i];
+    std::string where = "device type " + std::to_string(i);
+    if (t == nullptr) throw Skip{where + " is NULL"};
+    if (t->struct_size < XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE) {
+      throw Skip{where + " has struct_size " + std::to_string(t->struct_size) +
+                 ", smaller than the v1.0 size " +
+                 std::to_string(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE)};
+    }
+    if (!valid_type_name(t->type)) {
+      throw Skip{where + " has an invalid type name \"" + str_or_empty(t->type) +
+                 "\" (letters, digits and '_', starting with a letter, at most 31)"};
+    }
+    if (t->platform == nullptr || t->platform[0] == '\0') {
+      throw Skip{where + " (" + t->type + ") has no platform name"};
+    }
+    PluginDeviceType info{upper(t->type), t->platform, t->priority};
+    if (!seen_types.insert(info.type).second) {
+      throw Skip{"device type " + info.type + " is offered twice"};
+    }
+    plugin.types.push_back(std::move(info));
+  }
+
+  uint32_t count = 0;
+  if (xdev_status_t* s = api->device_count(plugin.handle, &count)) {
+    throw Skip{"device_count failed: " + take_message(s)};
+  }
+  if (count > 0 && type_count == 0) {
+    throw Skip{"reports " + std::to_string(count) + " devices but offers no device type"};
+  }
+  for (uint32_t ordinal = 0; ordinal < count; ++ordinal) {
+    xdev_device_properties_t props{};
+    props.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
+    std::string where = "device " + std::to_string(ordinal);
+    if (xdev_status_t* s = api->device_get_properties(plugin.handle, ordinal, &props)) {
+      throw Skip{where + ": device_get_properties failed: " + take_message(s)};
+    }
+    if (props.type_index >= type_count) {
+      throw Skip{where + " reports type index " + std::to_string(props.type_index) +
+                 ", but the plugin offers " + std::to_string(type_count) + " type(s)"};
+    }
+    if (props.name == nullptr || props.name[0] == '\0') throw Skip{where + " has no name"};
+    if (props.property_count > 0 && props.properties == nullptr) {
+      throw Skip{where + " reports " + std::to_string(props.property_count) +
+                 " properties but no array"};
+    }
+    PluginDevice device;
+    device.ordinal = ordinal;
+    device.type_index = props.type_index;
+    device.name = props.name;
+    device.memory_total = props.memory_total;
+    device.bus_id = str_or_empty(props.bus_id);
+    device.numa_node = props.numa_node;
+    device.description = str_or_empty(props.description);
+    for (uint32_t k = 0; k < props.property_count; ++k) {
+      if (props.properties[k].key == nullptr) {
+        throw Skip{where + " property " + std::to_string(k) + " has no key"};
+      }
+      device.properties.emplace_back(props.properties[k].key,
+                                     str_or_empty(props.properties[k].value));
+    }
+    plugin.devices.push_back(std::move(device));
+  }
+}
+
+// Keeps the library mapped for the rest of the process (see shut_down()).
+void pin_library(const fs::path& path) {
+  void* pinned = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  (void)pinned;  // one more reference, deliberately never closed
+}
+
+void load_into(LoadedPlugin& plugin) {
+  try {
+    plugin.library.load(plugin.path, boost::dll::load_mode::rtld_now |
+                                         boost::dll::load_mode::rtld_local);
+  } catch (const std::system_error& e) {
+    throw Skip{"cannot be loaded: " + dlopen_reason(e, plugin.path)};
+  }
+  if (!plugin.library.has(XDEV_PLUGIN_ENTRY_SYMBOL)) {
+    throw Skip{"missing entry symbol '" XDEV_PLUGIN_ENTRY_SYMBOL "' (export it with "
+               "XDEV_PLUGIN_EXPORT)"};
+  }
+  auto query = plugin.library.get<xdev_status_t*(xdev_plugin_query_args_t*)>(
+      XDEV_PLUGIN_ENTRY_SYMBOL);
+
+  plugin.host_context =
+      std::make_unique<HostContext>(HostContext{plugin.path.filename().string()});
+  plugin.host = make_host_api(plugin.host_context.get());
+
+  xdev_plugin_query_args_t args{};
+  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
+  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
+  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
+  args.host = &plugin.host;
+  if (xdev_status_t* s = query(&args)) {
+    throw Skip{XDEV_PLUGIN_ENTRY_SYMBOL " failed: " + take_message(s)};
+  }
+  const xdev_plugin_api_t* api = args.plugin_api;
+  if (api == nullptr) throw Skip{XDEV_PLUGIN_ENTRY_SYMBOL " returned no plugin table"};
+  plugin.abi_version = api->abi_version;
+  if (api->abi_version.major != XDEV_ABI_VERSION_MAJOR) {
+    throw Skip{"built for plugin ABI " + version_text(api->abi_version) +
+               ", but this core supports ABI " + std::to_string(XDEV_ABI_VERSION_MAJOR) +
+               ".x (up to " + version_text({XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR}) +
+               "); major versions must match"};
+  }
+  if (api->struct_size < kPluginApiV1Size) {
+    throw Skip{"plugin table struct_size " + std::to_string(api->struct_size) +
+               " is smaller than the v1.0 table (" + std::to_string(kPluginApiV1Size) +
+               " bytes)"};
+  }
+  if (api->name == nullptr || api->name[0] == '\0') throw Skip{"plugin table has no name"};
+  plugin.name = api->name;
+  plugin.host_context->plugin_name = plugin.name;
+  plugin.plugin_version = str_or_empty(api->plugin_version);
+  check_required_slots(api);
+
+  xdev_plugin_init_args_t init{};
+  init.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
+  init.host = &plugin.host;
+  xdev_plugin_t* handle = nullptr;
+  // From here on the plugin may have started threads: never unmap it.
+  pin_library(plugin.path);
+  if (xdev_status_t* s = api->initialize(&init, &handle)) {
+    throw Skip{"initialize failed: " + take_message(s)};
+  }
+  if (handle == nullptr) throw Skip{"initialize succeeded but returned no plugin state"};
+  plugin.api = api;
+  plugin.handle = handle;
+  try {
+    read_devices(plugin);
+  } catch (...) {
+    plugin.shut_down();
+    throw;
+  }
+  if (api->describe_status != nullptr) {
+    plugin.status_text = str_or_empty(api->describe_status(handle));
+  }
+  plugin.state = LoadedPlugin::State::kLoaded;
+}
+
+}  // namespace
+
+void LoadedPlugin::shut_down() noexcept {
+  if (api != nullptr && handle != nullptr) {
+    api->shutdown(handle);
+  }
+  handle = nullptr;
+}
+
+LoadedPlugin::~LoadedPlugin() {
+  shut_down();
+  // The shared_library member unloads its reference; the pin keeps the code.
+}
+
+std::vector<fs::path> find_plugin_files(const std::vector<fs::path>& dirs) {
+  std::vector<fs::path> files;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const fs::path& dir : dirs) {
+    std::error_code ec;
+    std::vector<fs::path> here;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path& p = it->path();
+      if (p.extension() != ".so") continue;
+      std::error_code type_ec;
+      if (!fs::is_regular_file(p, type_ec)) continue;
+      here.push_back(p);
+    }
+    std::sort(here.begin(), here.end());
+    for (const fs::path& p : here) {
+      struct stat st {};
+      if (::stat(p.c_str(), &st) != 0) continue;
+      if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
+      std::error_code canon_ec;
+      fs::path canonical = fs::canonical(p, canon_ec);
+      files.push_back(canon_ec ? p : canonical);
+    }
+  }
+  return files;
+}
+
+std::unique_ptr<LoadedPlugin> load_plugin(const fs::path& file) {
+  auto plugin = std::make_unique<LoadedPlugin>();
+  plugin->path = file;
+  try {
+    load_into(*plugin);
+  } catch (const Skip& skip) {
+    plugin->state = LoadedPlugin::State::kSkipped;
+    plugin->reason = skip.reason;
+  } catch (const std::exception& e) {
+    plugin->state = LoadedPlugin::State::kSkipped;
+    plugin->reason = std::string("threw a C++ exception while loading: ") + e.what();
+  } catch (...) {
+    plugin->state = LoadedPlugin::State::kSkipped;
+    plugin->reason = "threw a C++ exception while loading";
+  }
+  if (!plugin->loaded()) {
+    // A skipped plugin keeps no live state; its library reference is dropped
+    // (a plugin that got as far as initialize stays pinned in memory).
+    plugin->api = nullptr;
+    plugin->handle = nullptr;
+    plugin->types.clear();
+    plugin->devices.clear();
+  }
+  return plugin;
+}
+
+}  // namespace xdev::detail

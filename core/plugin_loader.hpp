@@ -1,0 +1,87 @@
+// Finding plugin files and loading one plugin safely.
+//
+// load_plugin() never throws: every way a plugin can be wrong (not loadable,
+// no entry symbol, another ABI major, a bad table, a failing init, answers
+// that contradict each other) ends as a record in state kSkipped with a reason
+// that names the file and what is wrong.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <xdev/plugin.h>
+
+#include "host_api.hpp"
+
+namespace xdev::detail {
+
+// The v1.0 size of the plugin table: the least a plugin of major 1 provides.
+inline constexpr size_t kPluginApiV1Size = 264;
+static_assert(kPluginApiV1Size <= XDEV_PLUGIN_API_STRUCT_SIZE);
+
+struct PluginDeviceType {
+  std::string type;      // upper case
+  std::string platform;
+  int32_t priority = 0;
+};
+
+struct PluginDevice {
+  uint32_t ordinal = 0;
+  uint32_t type_index = 0;
+  std::string name;
+  uint64_t memory_total = 0;
+  std::string bus_id;
+  int32_t numa_node = -1;
+  std::string description;
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+struct LoadedPlugin {
+  enum class State { kLoaded, kSkipped };
+
+  std::filesystem::path path;
+  State state = State::kSkipped;
+  std::string reason;  // why it was skipped (kSkipped only)
+
+  // Known once the table was read.
+  std::string name;
+  xdev_version_t abi_version{0, 0};
+  std::string plugin_version;
+  std::string status_text;  // describe_status(), "" when not provided
+
+  // What the plugin reported, copied (kLoaded only).
+  std::vector<PluginDeviceType> types;
+  std::vector<PluginDevice> devices;
+
+  // Live handles (kLoaded only).
+  boost::dll::shared_library library;
+  const xdev_plugin_api_t* api = nullptr;
+  xdev_plugin_t* handle = nullptr;
+  std::unique_ptr<HostContext> host_context;
+  xdev_host_api_t host{};
+
+  bool loaded() const { return state == State::kLoaded; }
+
+  // Calls the plugin's shutdown once (kLoaded only). The library itself stays
+  // mapped: plugins are pinned (RTLD_NODELETE), because unloading a library
+  // whose threads (oneTBB, drivers) may still run crashes the process.
+  void shut_down() noexcept;
+  ~LoadedPlugin();
+};
+
+// Candidate plugin files: every regular file named *.so in `dirs`, in the
+// order of `dirs`, sorted by name within a directory. A file reached twice
+// (same path, or a link to the same file) is listed once. Missing or
+// unreadable directories are skipped.
+std::vector<std::filesystem::path> find_plugin_files(
+    const std::vector<std::filesystem::path>& dirs);
+
+// Loads, validates and initializes one plugin. Never throws.
+std::unique_ptr<LoadedPlugin> load_plugin(const std::filesystem::path& file);
+
+}  // namespace xdev::detail

@@ -1,0 +1,12 @@
+/* Compile test: the plugin ABI header alone, as strict C99 (-pedantic -Werror).
+ * Also checks at run time that the frozen v1.0 sizes hold on this target. */
+#include <xdev/plugin.h>
+
+int main(void) {
+  int bad = 0;
+  bad |= XDEV_PLUGIN_API_STRUCT_SIZE != 264;
+  bad |= XDEV_HOST_API_STRUCT_SIZE != 48;
+  bad |= XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE != 48;
+  bad |= sizeof(xdev_tensor_t) != 40;
+  return bad;
+}

@@ -1,0 +1,15 @@
+// Compile test: every public header alone, as C++20 (-Werror). The plugin
+// header must be usable from C++ exactly as from C.
+#include <xdev/plugin.h>
+#include <xdev/device.hpp>
+#include <xdev/error.hpp>
+#include <xdev/export.hpp>
+#include <xdev/xdev.hpp>
+
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 264);
+
+int main() {
+  xdev_plugin_api_t api{};
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE;
+  return XDEV_HAS_FIELD(&api, xdev_plugin_api_t, kernels) ? 0 : 1;
+}

@@ -1,0 +1,254 @@
+/*
+ * A minimal plugin for the loader tests, in plain C99. Built once as a good
+ * plugin ("minimal": type TEST, two devices, host-memory backed, synchronous
+ * streams) and several times with one XDEV_TEST_* define each, to make a bad
+ * plugin that the core must skip with an exact reason:
+ *
+ *   XDEV_TEST_NO_ENTRY      exports no xdev_plugin_query
+ *   XDEV_TEST_WRONG_MAJOR   reports ABI 2.0
+ *   XDEV_TEST_INIT_FAILS    initialize returns an error status
+ *   XDEV_TEST_NULL_SLOT     leaves the required slot memory_allocate NULL
+ *   XDEV_TEST_SMALL_TABLE   reports a table struct_size below v1.0
+ *   XDEV_TEST_BAD_TYPE      device 1 claims a device type that does not exist
+ *   XDEV_TEST_QUERY_FAILS   xdev_plugin_query itself returns an error
+ */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xdev/plugin.h>
+
+#ifndef XDEV_TEST_PLUGIN_NAME
+#define XDEV_TEST_PLUGIN_NAME "minimal"
+#endif
+
+struct xdev_plugin_t {
+  const xdev_host_api_t* host;
+};
+struct xdev_device_t {
+  uint32_t ordinal;
+};
+struct xdev_stream_t {
+  int unused;
+};
+struct xdev_event_t {
+  int unused;
+};
+
+static const xdev_host_api_t* g_host;
+static struct xdev_device_t g_devices[2] = {{0}, {1}};
+static struct xdev_stream_t g_stream;
+static struct xdev_event_t g_event;
+
+static xdev_status_t* error(xdev_status_code_t code, const char* message) {
+  return g_host->status_create(g_host->host_context, code, message);
+}
+
+static xdev_status_t* initialize(const xdev_plugin_init_args_t* args, xdev_plugin_t** out) {
+#ifdef XDEV_TEST_INIT_FAILS
+  (void)args;
+  (void)out;
+  return error(XDEV_STATUS_UNAVAILABLE, "simulated init failure");
+#else
+  struct xdev_plugin_t* plugin = malloc(sizeof *plugin);
+  if (plugin == NULL) return error(XDEV_STATUS_OUT_OF_MEMORY, "no memory for plugin state");
+  plugin->host = args->host;
+  *out = plugin;
+  return NULL;
+#endif
+}
+
+static void shutdown(xdev_plugin_t* plugin) { free(plugin); }
+
+static const char* describe_status(xdev_plugin_t* plugin) {
+  (void)plugin;
+  return "2 test devices";
+}
+
+static const xdev_device_type_info_t k_type = {
+    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50};
+static const xdev_device_type_info_t* const k_types[] = {&k_type};
+
+static xdev_status_t* device_types(xdev_plugin_t* plugin,
+                                   const xdev_device_type_info_t* const** out_types,
+                                   uint32_t* out_count) {
+  (void)plugin;
+  *out_types = k_types;
+  *out_count = 1;
+  return NULL;
+}
+
+static xdev_status_t* device_count(xdev_plugin_t* plugin, uint32_t* out_count) {
+  (void)plugin;
+  *out_count = 2;
+  return NULL;
+}
+
+static const xdev_property_t k_properties[] = {{"flavour", "plain"}};
+
+static xdev_status_t* device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
+                                            xdev_device_properties_t* out) {
+  (void)plugin;
+  if (ordinal > 1) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
+  out->type_index = 0;
+#ifdef XDEV_TEST_BAD_TYPE
+  if (ordinal == 1) out->type_index = 3;
+#endif
+  out->name = ordinal == 0 ? "Test Device Zero" : "Test Device One";
+  out->memory_total = (uint64_t)1 << 30;
+  out->bus_id = ordinal == 0 ? "test:00" : "test:01";
+  out->numa_node = 0;
+  out->description = ordinal == 0 ? "device: 0, name: Test Device Zero"
+                                  : "device: 1, name: Test Device One";
+  out->properties = k_properties;
+  out->property_count = 1;
+  return NULL;
+}
+
+static xdev_status_t* device_open(xdev_plugin_t* plugin, uint32_t ordinal,
+                                  xdev_device_t** out) {
+  (void)plugin;
+  if (ordinal > 1) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
+  *out = &g_devices[ordinal];
+  return NULL;
+}
+static void device_close(xdev_device_t* device) { (void)device; }
+
+static xdev_status_t* memory_allocate(xdev_device_t* device, uint64_t size,
+                                      uint64_t alignment, void** out_ptr) {
+  (void)device;
+  if (alignment < 64) alignment = 64;
+  size = (size + alignment - 1) / alignment * alignment;
+  if (posix_memalign(out_ptr, (size_t)alignment, (size_t)size) != 0) {
+    *out_ptr = NULL;
+    return error(XDEV_STATUS_OUT_OF_MEMORY, "test device out of memory");
+  }
+  return NULL;
+}
+static void memory_free(xdev_device_t* device, void* ptr) {
+  (void)device;
+  free(ptr);
+}
+static xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
+                                   uint64_t* out_total) {
+  (void)device;
+  *out_free = (uint64_t)1 << 30;
+  *out_total = (uint64_t)1 << 30;
+  return NULL;
+}
+
+static xdev_status_t* stream_create(xdev_device_t* device, xdev_stream_t** out) {
+  (void)device;
+  *out = &g_stream;
+  return NULL;
+}
+static void stream_destroy(xdev_stream_t* stream) { (void)stream; }
+static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
+  (void)stream;
+  return NULL;
+}
+static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
+  (void)device;
+  *out = &g_event;
+  return NULL;
+}
+static void event_destroy(xdev_event_t* event) { (void)event; }
+static xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) {
+  (void)event;
+  (void)stream;
+  return NULL;
+}
+static xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) {
+  (void)event;
+  (void)stream;
+  return NULL;
+}
+static xdev_status_t* event_synchronize(xdev_event_t* event) {
+  (void)event;
+  return NULL;
+}
+static xdev_status_t* event_query(xdev_event_t* event, int32_t* out_done) {
+  (void)event;
+  *out_done = 1;
+  return NULL;
+}
+
+static xdev_status_t* copy(xdev_stream_t* stream, void* dst, const void* src, uint64_t size) {
+  (void)stream;
+  if (size > 0) memcpy(dst, src, (size_t)size);
+  return NULL;
+}
+
+static xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out,
+                              uint32_t* out_count) {
+  (void)plugin;
+  *out = NULL;
+  *out_count = 0;
+  return NULL;
+}
+
+static xdev_plugin_api_t make_api(void) {
+  xdev_plugin_api_t api;
+  memset(&api, 0, sizeof api);
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE;
+  api.abi_version.major = XDEV_ABI_VERSION_MAJOR;
+  api.abi_version.minor = XDEV_ABI_VERSION_MINOR;
+#ifdef XDEV_TEST_WRONG_MAJOR
+  api.abi_version.major = 2;
+#endif
+#ifdef XDEV_TEST_SMALL_TABLE
+  api.struct_size = 100;
+#endif
+  api.name = XDEV_TEST_PLUGIN_NAME;
+  api.plugin_version = "test";
+  api.capabilities = 0;
+  api.initialize = initialize;
+  api.shutdown = shutdown;
+  api.describe_status = describe_status;
+  api.device_types = device_types;
+  api.device_count = device_count;
+  api.device_get_properties = device_get_properties;
+  api.device_open = device_open;
+  api.device_close = device_close;
+#ifndef XDEV_TEST_NULL_SLOT
+  api.memory_allocate = memory_allocate;
+#else
+  (void)memory_allocate;
+#endif
+  api.memory_free = memory_free;
+  api.memory_query = memory_query;
+  api.stream_create = stream_create;
+  api.stream_destroy = stream_destroy;
+  api.stream_synchronize = stream_synchronize;
+  api.event_create = event_create;
+  api.event_destroy = event_destroy;
+  api.event_record = event_record;
+  api.stream_wait_event = stream_wait_event;
+  api.event_synchronize = event_synchronize;
+  api.event_query = event_query;
+  api.copy_host_to_device = copy;
+  api.copy_device_to_host = copy;
+  api.copy_device_to_device = copy;
+  api.kernels = kernels;
+  return api;
+}
+
+static xdev_plugin_api_t g_api;
+
+#ifdef XDEV_TEST_NO_ENTRY
+XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query_misspelled(xdev_plugin_query_args_t* args)
+#else
+XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args)
+#endif
+{
+  g_host = args->host;
+#ifdef XDEV_TEST_QUERY_FAILS
+  (void)make_api;
+  (void)g_api;
+  return error(XDEV_STATUS_FAILED_PRECONDITION, "simulated query failure");
+#else
+  g_api = make_api();
+  args->plugin_api = &g_api;
+  return NULL;
+#endif
+}
