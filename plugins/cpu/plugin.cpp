@@ -1,0 +1,694 @@
+// The cpu plugin: the host processor as one xdev device (type "CPU",
+// platform "host"), implementing the plugin ABI v1 (xdev/plugin.h).
+//
+// Device memory is host memory. Streams run their work at enqueue time in
+// the calling thread, in order, so every event is complete when it is
+// recorded and synchronizing never waits. Large copies are split across
+// oneTBB's threads (copy.hpp); matrix products will use OpenBLAS.
+//
+// Every function reached through the table is noexcept: failures become
+// status objects made with the host's status_create, never exceptions.
+#include <xdev/plugin.h>
+
+#include <cblas.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/version.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "copy.hpp"
+#include "cpu_plugin_config.hpp"
+#include "machine_info.hpp"
+
+static_assert(XDEV_ABI_VERSION_MAJOR == 1, "the cpu plugin implements ABI major version 1");
+
+// ---------------------------------------------------------------------------
+// The opaque ABI objects. Each is created and destroyed by this plugin only.
+
+// One initialized plugin instance (the core may initialize the library more
+// than once, e.g. after shutdown when the library stayed loaded).
+struct xdev_plugin_t {
+  const xdev_host_api_t* host = nullptr;  // owned by the core, outlives us
+  xdev::cpu::MachineInfo machine;
+  // Strings the ABI hands out; they live until shutdown.
+  std::vector<std::pair<std::string, std::string>> property_text;
+  std::vector<xdev_property_t> properties;  // points into property_text
+  std::string description;                  // xdev_device_properties_t
+  std::string status_line;                  // describe_status
+  // Keeps oneTBB's worker threads joinable: finalized in shutdown so the
+  // library can be unloaded while no worker runs its code (TOOLCHAIN.md).
+  tbb::task_scheduler_handle tbb_handle;
+  std::mutex mutex;                   // guards open_device
+  xdev_device_t* open_device = nullptr;  // device 0 while it is open
+};
+
+// Device 0, between device_open and device_close. Counts what the core has
+// not released yet, to warn about leaks at close.
+struct xdev_device_t {
+  xdev_plugin_t* plugin = nullptr;
+  std::atomic<int64_t> live_allocations{0};
+  std::atomic<int64_t> live_streams{0};
+  std::atomic<int64_t> live_events{0};
+};
+
+// Work runs at enqueue time, so a stream and an event need only know their
+// device.
+struct xdev_stream_t {
+  xdev_device_t* device = nullptr;
+};
+
+struct xdev_event_t {
+  xdev_device_t* device = nullptr;
+};
+
+namespace xdev::cpu {
+namespace {
+
+constexpr uint32_t kDeviceCount = 1;
+// Alignment every allocation gets at least: a cache line, and enough for
+// any SIMD load (AVX-512).
+constexpr uint64_t kMinAlignment = 64;
+
+// ---------------------------------------------------------------------------
+// Host table and statuses
+
+// The host table used where a call has no handle to find its own (a NULL
+// handle is an INVALID_ARGUMENT status, made with this table). Set by
+// xdev_plugin_query and initialize; while instances are alive it is the
+// table of the most recently initialized live one.
+std::atomic<const xdev_host_api_t*> g_host{nullptr};
+std::mutex g_instances_mutex;
+std::vector<const xdev_host_api_t*> g_instance_hosts;  // one per live instance
+
+bool can_create_status(const xdev_host_api_t* host) noexcept {
+  return host != nullptr &&
+         XDEV_HAS_FIELD(host, xdev_host_api_t, status_create) &&
+         host->status_create != nullptr;
+}
+
+// Creates a status with a printf-formatted message. Allocates nothing
+// itself. Falls back to the global host table when `host` cannot create
+// one; returns NULL only when no host table was ever given (the core broke
+// the protocol by calling before xdev_plugin_query).
+[[gnu::format(printf, 3, 4)]] xdev_status_t* fail(const xdev_host_api_t* host,
+                                                  xdev_status_code_t code,
+                                                  const char* format, ...) noexcept {
+  if (!can_create_status(host)) host = g_host.load(std::memory_order_acquire);
+  if (!can_create_status(host)) return nullptr;
+  char text[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof(text), format, args);
+  va_end(args);
+  return host->status_create(host->host_context, code, text);
+}
+
+[[gnu::format(printf, 3, 4)]] void log(const xdev_host_api_t* host, xdev_log_level_t level,
+                                       const char* format, ...) noexcept {
+  if (host == nullptr || !XDEV_HAS_FIELD(host, xdev_host_api_t, log) || host->log == nullptr) {
+    return;
+  }
+  char text[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof(text), format, args);
+  va_end(args);
+  host->log(host->host_context, level, text);
+}
+
+const xdev_host_api_t* global_host() noexcept { return g_host.load(std::memory_order_acquire); }
+
+// A failure no code path expects: an exception escaped the plugin's code.
+xdev_status_t* unexpected(const xdev_host_api_t* host, const char* slot) noexcept {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", slot);
+  } catch (const std::exception& error) {
+    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected error: %s", slot, error.what());
+  } catch (...) {
+    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected unknown exception", slot);
+  }
+}
+
+xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
+                             const char* argument) noexcept {
+  return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot, argument);
+}
+
+xdev_status_t* no_such_device(const xdev_host_api_t* host, const char* slot,
+                              uint32_t ordinal) noexcept {
+  return fail(host, XDEV_STATUS_NOT_FOUND,
+              "%s: no device with ordinal %" PRIu32 " (the cpu plugin has %" PRIu32
+              " device, ordinal 0)",
+              slot, ordinal, kDeviceCount);
+}
+
+// ---------------------------------------------------------------------------
+// Plugin state
+
+// Thread policy (README.md): oneTBB owns the plugin's parallelism. Debian's
+// OpenBLAS (pthread build) would otherwise run every GEMM on its own pool
+// sized to all cores, whose idle threads keep spinning after a call; called
+// from oneTBB tasks that oversubscribes the cores. So OpenBLAS runs in the
+// calling thread and kernels split large products across oneTBB tasks. A
+// user who set OPENBLAS_NUM_THREADS keeps that choice. This is
+// process-wide: OpenBLAS has one setting for the whole process.
+const char* configure_openblas_threads() noexcept {
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return "OPENBLAS_NUM_THREADS";
+  openblas_set_num_threads(1);
+  return "the cpu plugin";
+}
+
+void describe_machine(xdev_plugin_t& plugin, const char* blas_threads_source) {
+  const MachineInfo& machine = plugin.machine;
+  const char* blas_config = openblas_get_config();
+  const char* blas_core = openblas_get_corename();
+  plugin.property_text = {
+      {"cores", std::to_string(machine.cores)},
+      {"simd", machine.simd},
+      {"blas", blas_config != nullptr ? blas_config : "OpenBLAS (unknown configuration)"},
+      {"blas_core", blas_core != nullptr ? blas_core : "unknown"},
+      {"blas_threads", std::to_string(openblas_get_num_threads()) + " (set by " +
+                           blas_threads_source + ")"},
+      {"tbb", std::string("oneTBB ") + TBB_runtime_version()},
+  };
+  plugin.properties.clear();
+  for (const auto& [key, value] : plugin.property_text) {
+    plugin.properties.push_back({key.c_str(), value.c_str()});
+  }
+  plugin.description = "device: 0, name: " + machine.model_name +
+                       ", cores: " + std::to_string(machine.cores) +
+                       ", memory: " + format_gib(machine.memory_total);
+  plugin.status_line = "1 device (" + machine.model_name + ", " +
+                       std::to_string(machine.cores) +
+                       (machine.cores == 1 ? " core)" : " cores)");
+}
+
+// ---------------------------------------------------------------------------
+// Life cycle
+
+xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
+                                 xdev_plugin_t** out_plugin) noexcept {
+  constexpr const char* kSlot = "initialize";
+  const xdev_host_api_t* host = global_host();
+  if (out_plugin == nullptr) return null_argument(host, kSlot, "out_plugin");
+  *out_plugin = nullptr;
+  if (args == nullptr) return null_argument(host, kSlot, "args");
+  if (!XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
+    return fail(host, XDEV_STATUS_ABI_MISMATCH,
+                "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu", kSlot,
+                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
+  }
+  if (!can_create_status(args->host)) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: args->host is NULL or has no status_create", kSlot);
+  }
+  host = args->host;
+  if (!XDEV_HAS_FIELD(host, xdev_host_api_t, log)) {
+    return fail(host, XDEV_STATUS_ABI_MISMATCH,
+                "%s: the host table is %zu bytes; ABI v1.0 needs %zu", kSlot, host->struct_size,
+                static_cast<size_t>(XDEV_HOST_API_STRUCT_SIZE));
+  }
+  try {
+    auto plugin = std::make_unique<xdev_plugin_t>();
+    plugin->host = host;
+    plugin->machine = read_machine_info();
+    const char* blas_threads_source = configure_openblas_threads();
+    describe_machine(*plugin, blas_threads_source);
+    // Registers this plugin as a user of oneTBB's scheduler; starts no
+    // thread. shutdown() finalizes it.
+    plugin->tbb_handle = tbb::task_scheduler_handle{tbb::attach{}};
+    {
+      std::lock_guard lock(g_instances_mutex);
+      g_instance_hosts.push_back(host);
+      g_host.store(host, std::memory_order_release);
+    }
+    log(host, XDEV_LOG_DEBUG, "initialized: %s; OpenBLAS threads: %d (set by %s)",
+        plugin->status_line.c_str(), openblas_get_num_threads(), blas_threads_source);
+    *out_plugin = plugin.release();
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+void plugin_shutdown(xdev_plugin_t* plugin) noexcept {
+  if (plugin == nullptr) return;
+  std::unique_ptr<xdev_plugin_t> owned(plugin);
+  const xdev_host_api_t* host = owned->host;
+  if (owned->open_device != nullptr) {
+    log(host, XDEV_LOG_WARNING, "shutdown: device 0 is still open; closing it");
+    delete owned->open_device;
+    owned->open_device = nullptr;
+  }
+  // Joins oneTBB's worker threads (when no one else holds the scheduler), so
+  // that unloading the library cannot leave a worker running unmapped code.
+  if (!tbb::finalize(owned->tbb_handle, std::nothrow)) {
+    log(host, XDEV_LOG_WARNING,
+        "shutdown: oneTBB's worker threads were not joined because other threads or "
+        "libraries still use oneTBB; keep this library loaded (RTLD_NODELETE)");
+  }
+  {
+    std::lock_guard lock(g_instances_mutex);
+    const auto it = std::find(g_instance_hosts.begin(), g_instance_hosts.end(), host);
+    if (it != g_instance_hosts.end()) g_instance_hosts.erase(it);
+    g_host.store(g_instance_hosts.empty() ? nullptr : g_instance_hosts.back(),
+                 std::memory_order_release);
+  }
+}
+
+const char* plugin_describe_status(xdev_plugin_t* plugin) noexcept {
+  if (plugin == nullptr) return "invalid plugin handle (NULL)";
+  return plugin->status_line.c_str();
+}
+
+// ---------------------------------------------------------------------------
+// Device types and physical devices
+
+constexpr xdev_device_type_info_t kCpuType = {
+    .struct_size = XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE,
+    .ext = nullptr,
+    .type = "CPU",
+    .platform = "host",
+    .priority = XDEV_PRIORITY_CPU,
+};
+constexpr const xdev_device_type_info_t* kDeviceTypes[] = {&kCpuType};
+
+xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
+                                   const xdev_device_type_info_t* const** out_types,
+                                   uint32_t* out_count) noexcept {
+  constexpr const char* kSlot = "device_types";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_types == nullptr) return null_argument(host, kSlot, "out_types");
+  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  *out_types = kDeviceTypes;
+  *out_count = static_cast<uint32_t>(std::size(kDeviceTypes));
+  return nullptr;
+}
+
+xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
+  constexpr const char* kSlot = "device_count";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  *out_count = kDeviceCount;
+  return nullptr;
+}
+
+xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
+                                            xdev_device_properties_t* out_props) noexcept {
+  constexpr const char* kSlot = "device_get_properties";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_props == nullptr) return null_argument(host, kSlot, "out_props");
+  if (ordinal >= kDeviceCount) return no_such_device(host, kSlot, ordinal);
+  // Fill only what the core's struct_size covers; struct_size and ext are
+  // the core's.
+#define XDEV_CPU_SET(field, value)                                   \
+  if (XDEV_HAS_FIELD(out_props, xdev_device_properties_t, field)) {  \
+    out_props->field = (value);                                      \
+  }
+  XDEV_CPU_SET(type_index, 0U)
+  XDEV_CPU_SET(name, plugin->machine.model_name.c_str())
+  XDEV_CPU_SET(memory_total, plugin->machine.memory_total)
+  XDEV_CPU_SET(bus_id, "")
+  XDEV_CPU_SET(numa_node, 0)
+  XDEV_CPU_SET(description, plugin->description.c_str())
+  XDEV_CPU_SET(properties, plugin->properties.data())
+  XDEV_CPU_SET(property_count, static_cast<uint32_t>(plugin->properties.size()))
+#undef XDEV_CPU_SET
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Device handles
+
+xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
+                                  xdev_device_t** out_device) noexcept {
+  constexpr const char* kSlot = "device_open";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_device == nullptr) return null_argument(host, kSlot, "out_device");
+  *out_device = nullptr;
+  if (ordinal >= kDeviceCount) return no_such_device(host, kSlot, ordinal);
+  try {
+    std::lock_guard lock(plugin->mutex);
+    if (plugin->open_device != nullptr) {
+      return fail(host, XDEV_STATUS_FAILED_PRECONDITION,
+                  "%s: device %" PRIu32 " is already open", kSlot, ordinal);
+    }
+    auto* device = new xdev_device_t;
+    device->plugin = plugin;
+    plugin->open_device = device;
+    *out_device = device;
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+void plugin_device_close(xdev_device_t* device) noexcept {
+  if (device == nullptr) return;
+  xdev_plugin_t* plugin = device->plugin;
+  const int64_t allocations = device->live_allocations.load();
+  const int64_t streams = device->live_streams.load();
+  const int64_t events = device->live_events.load();
+  if (allocations != 0 || streams != 0 || events != 0) {
+    log(plugin->host, XDEV_LOG_WARNING,
+        "device_close: device 0 still has %" PRId64 " allocations, %" PRId64
+        " streams and %" PRId64 " events; they leak",
+        allocations, streams, events);
+  }
+  {
+    std::lock_guard lock(plugin->mutex);  // std::mutex::lock only throws on misuse
+    if (plugin->open_device == device) plugin->open_device = nullptr;
+  }
+  delete device;
+}
+
+// ---------------------------------------------------------------------------
+// Raw memory
+
+xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint64_t alignment,
+                                      void** out_ptr) noexcept {
+  constexpr const char* kSlot = "memory_allocate";
+  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : global_host();
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_ptr == nullptr) return null_argument(host, kSlot, "out_ptr");
+  *out_ptr = nullptr;
+  if (size == 0) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0", kSlot);
+  }
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)", kSlot,
+                alignment, size);
+  }
+  const uint64_t effective_alignment = std::max(alignment, kMinAlignment);
+  const uint64_t total = device->plugin->machine.memory_total;
+  // A request the device's memory could never hold fails here, before the
+  // system allocator sees it (glibc would refuse it too, but sanitizer
+  // allocators abort on absurd sizes instead of returning NULL).
+  const bool beyond_total =
+      total != 0 && (size > total || effective_alignment > total - size);
+  if (beyond_total || size > SIZE_MAX) {
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+                ") on cpu device 0: more than its %" PRIu64 " bytes of memory",
+                kSlot, size, effective_alignment, total);
+  }
+  void* ptr = nullptr;
+  const int error = posix_memalign(&ptr, static_cast<size_t>(effective_alignment),
+                                   static_cast<size_t>(size));
+  if (error != 0 || ptr == nullptr) {
+    const uint64_t available = available_memory_bytes().value_or(0);
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+                ") on cpu device 0: %s (%" PRIu64 " bytes available)",
+                kSlot, size, effective_alignment, std::strerror(error), available);
+  }
+  device->live_allocations.fetch_add(1, std::memory_order_relaxed);
+  *out_ptr = ptr;
+  return nullptr;
+}
+
+void plugin_memory_free(xdev_device_t* device, void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  std::free(ptr);
+  if (device != nullptr) device->live_allocations.fetch_sub(1, std::memory_order_relaxed);
+}
+
+xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
+                                   uint64_t* out_total) noexcept {
+  constexpr const char* kSlot = "memory_query";
+  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : global_host();
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_free == nullptr) return null_argument(host, kSlot, "out_free");
+  if (out_total == nullptr) return null_argument(host, kSlot, "out_total");
+  const uint64_t total = device->plugin->machine.memory_total;
+  uint64_t available = 0;
+  if (const auto mem_available = available_memory_bytes()) {
+    available = *mem_available;
+  } else {
+    // Kernels before 3.14 have no MemAvailable: free pages only.
+    const long pages = sysconf(_SC_AVPHYS_PAGES);
+    const long page_size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0) {
+      available = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+    }
+  }
+  *out_free = std::min(available, total);
+  *out_total = total;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Streams and events
+
+xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
+  constexpr const char* kSlot = "stream_create";
+  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : global_host();
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_stream == nullptr) return null_argument(host, kSlot, "out_stream");
+  *out_stream = nullptr;
+  auto* stream = new (std::nothrow) xdev_stream_t;
+  if (stream == nullptr) {
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+  }
+  stream->device = device;
+  device->live_streams.fetch_add(1, std::memory_order_relaxed);
+  *out_stream = stream;
+  return nullptr;
+}
+
+void plugin_stream_destroy(xdev_stream_t* stream) noexcept {
+  if (stream == nullptr) return;
+  stream->device->live_streams.fetch_sub(1, std::memory_order_relaxed);
+  delete stream;
+}
+
+xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
+  if (stream == nullptr) return null_argument(global_host(), "stream_synchronize", "stream");
+  return nullptr;  // all work ran when it was enqueued
+}
+
+xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
+  constexpr const char* kSlot = "event_create";
+  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : global_host();
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_event == nullptr) return null_argument(host, kSlot, "out_event");
+  *out_event = nullptr;
+  auto* event = new (std::nothrow) xdev_event_t;
+  if (event == nullptr) {
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+  }
+  event->device = device;
+  device->live_events.fetch_add(1, std::memory_order_relaxed);
+  *out_event = event;
+  return nullptr;
+}
+
+void plugin_event_destroy(xdev_event_t* event) noexcept {
+  if (event == nullptr) return;
+  event->device->live_events.fetch_sub(1, std::memory_order_relaxed);
+  delete event;
+}
+
+// Checks the pair for event_record and stream_wait_event.
+xdev_status_t* check_event_and_stream(const char* slot, xdev_event_t* event,
+                                      xdev_stream_t* stream) noexcept {
+  const xdev_host_api_t* host = event != nullptr    ? event->device->plugin->host
+                                : stream != nullptr ? stream->device->plugin->host
+                                                    : global_host();
+  if (event == nullptr) return null_argument(host, slot, "event");
+  if (stream == nullptr) return null_argument(host, slot, "stream");
+  if (event->device->plugin != stream->device->plugin) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: the event and the stream belong to different plugin instances", slot);
+  }
+  return nullptr;
+}
+
+xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) noexcept {
+  // The stream has already run everything enqueued on it: the mark is
+  // complete as soon as it is set.
+  return check_event_and_stream("event_record", event, stream);
+}
+
+xdev_status_t* plugin_stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) noexcept {
+  // Every recorded event is already complete: nothing to wait for.
+  return check_event_and_stream("stream_wait_event", event, stream);
+}
+
+xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
+  if (event == nullptr) return null_argument(global_host(), "event_synchronize", "event");
+  return nullptr;
+}
+
+xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexcept {
+  constexpr const char* kSlot = "event_query";
+  const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : global_host();
+  if (event == nullptr) return null_argument(host, kSlot, "event");
+  if (out_done == nullptr) return null_argument(host, kSlot, "out_done");
+  *out_done = 1;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Copies. Host and device memory are the same memory; the three directions
+// differ only in their names in messages.
+
+xdev_status_t* copy(const char* slot, xdev_stream_t* stream, void* dst, const void* src,
+                    uint64_t size) noexcept {
+  const xdev_host_api_t* host = stream != nullptr ? stream->device->plugin->host : global_host();
+  if (stream == nullptr) return null_argument(host, slot, "stream");
+  if (size == 0) return nullptr;
+  if (dst == nullptr || src == nullptr) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: %s is NULL for a copy of %" PRIu64 " bytes", slot,
+                dst == nullptr ? "dst" : "src", size);
+  }
+  if (size > SIZE_MAX) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: size %" PRIu64 " bytes is larger than the address space", slot, size);
+  }
+  const auto to = reinterpret_cast<uintptr_t>(dst);
+  const auto from = reinterpret_cast<uintptr_t>(src);
+  const uintptr_t distance = to > from ? to - from : from - to;
+  if (distance < size) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: the %" PRIu64 "-byte ranges at dst %p and src %p overlap", slot, size, dst,
+                src);
+  }
+  copy_bytes(dst, src, static_cast<size_t>(size));
+  return nullptr;
+}
+
+xdev_status_t* plugin_copy_host_to_device(xdev_stream_t* stream, void* dst, const void* src,
+                                          uint64_t size) noexcept {
+  return copy("copy_host_to_device", stream, dst, src, size);
+}
+
+xdev_status_t* plugin_copy_device_to_host(xdev_stream_t* stream, void* dst, const void* src,
+                                          uint64_t size) noexcept {
+  return copy("copy_device_to_host", stream, dst, src, size);
+}
+
+xdev_status_t* plugin_copy_device_to_device(xdev_stream_t* stream, void* dst, const void* src,
+                                            uint64_t size) noexcept {
+  return copy("copy_device_to_device", stream, dst, src, size);
+}
+
+// ---------------------------------------------------------------------------
+// Kernels (none yet)
+
+xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out_kernels,
+                              uint32_t* out_count) noexcept {
+  constexpr const char* kSlot = "kernels";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_kernels == nullptr) return null_argument(host, kSlot, "out_kernels");
+  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  *out_kernels = nullptr;
+  *out_count = 0;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// The table
+
+constexpr xdev_plugin_api_t kPluginApi = {
+    .struct_size = XDEV_PLUGIN_API_STRUCT_SIZE,
+    .ext = nullptr,
+    .abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
+    .name = "cpu",
+    .plugin_version = XDEV_CPU_PLUGIN_VERSION,
+    // No pinned host memory (all memory is host memory), one device (no
+    // peers), events complete when recorded.
+    .capabilities = 0,
+    .initialize = &plugin_initialize,
+    .shutdown = &plugin_shutdown,
+    .describe_status = &plugin_describe_status,
+    .device_types = &plugin_device_types,
+    .device_count = &plugin_device_count,
+    .device_get_properties = &plugin_device_get_properties,
+    .device_open = &plugin_device_open,
+    .device_close = &plugin_device_close,
+    .memory_allocate = &plugin_memory_allocate,
+    .memory_free = &plugin_memory_free,
+    .memory_query = &plugin_memory_query,
+    .host_memory_allocate = nullptr,
+    .host_memory_free = nullptr,
+    .stream_create = &plugin_stream_create,
+    .stream_destroy = &plugin_stream_destroy,
+    .stream_synchronize = &plugin_stream_synchronize,
+    .event_create = &plugin_event_create,
+    .event_destroy = &plugin_event_destroy,
+    .event_record = &plugin_event_record,
+    .stream_wait_event = &plugin_stream_wait_event,
+    .event_synchronize = &plugin_event_synchronize,
+    .event_query = &plugin_event_query,
+    .copy_host_to_device = &plugin_copy_host_to_device,
+    .copy_device_to_host = &plugin_copy_device_to_host,
+    .copy_device_to_device = &plugin_copy_device_to_device,
+    .copy_peer = nullptr,
+    .kernels = &plugin_kernels,
+};
+
+bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {
+  return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
+}
+
+}  // namespace
+}  // namespace xdev::cpu
+
+// The entry point. Cheap: reads and writes the arguments, starts nothing.
+extern "C" XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
+  using namespace xdev::cpu;
+  constexpr const char* kSlot = "xdev_plugin_query";
+  // With no arguments there is nowhere to write and no host to report with.
+  if (args == nullptr) return nullptr;
+  const xdev_host_api_t* host = nullptr;
+  if (XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, host)) host = args->host;
+  if (can_create_status(host)) g_host.store(host, std::memory_order_release);
+  if (!XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, plugin_api)) {
+    return fail(host, XDEV_STATUS_ABI_MISMATCH,
+                "%s: args->struct_size is %zu bytes; ABI v1.0 query arguments need %zu", kSlot,
+                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE));
+  }
+  args->plugin_api = nullptr;
+  // The core accepts [core_min_version, core_max_version]. Any core of our
+  // major can use this table (minors only append), unless it demands a
+  // newer minor than the one this plugin was built with.
+  const xdev_version_t mine = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
+  const xdev_version_t lowest = args->core_min_version;
+  const xdev_version_t highest = args->core_max_version;
+  if (!version_at_most(lowest, mine) || highest.major < mine.major) {
+    return fail(host, XDEV_STATUS_ABI_MISMATCH,
+                "%s: the cpu plugin implements ABI %" PRIu32 ".%" PRIu32
+                "; the core accepts %" PRIu32 ".%" PRIu32 " to %" PRIu32 ".%" PRIu32,
+                kSlot, mine.major, mine.minor, lowest.major, lowest.minor, highest.major,
+                highest.minor);
+  }
+  args->plugin_api = &kPluginApi;
+  return nullptr;
+}
