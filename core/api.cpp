@@ -17,10 +17,6 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-Device logical_from(const PhysicalDevice& p) {
-  return Device{canonical_device_name(p.device_type, p.id), p.device_type, p.id};
-}
-
 }  // namespace
 
 std::string_view version() noexcept { return XDEV_VERSION_STRING; }
@@ -35,9 +31,10 @@ std::vector<PhysicalDevice> list_physical_devices(std::string_view device_type) 
 }
 
 std::vector<Device> list_logical_devices(std::string_view device_type) {
+  std::string type = upper(device_type);
   std::vector<Device> out;
-  for (const PhysicalDevice& p : list_physical_devices(device_type)) {
-    out.push_back(logical_from(p));
+  for (const auto& d : detail::Runtime::global().logical_devices()) {
+    if (type.empty() || d->info().device_type == type) out.push_back(d->info());
   }
   return out;
 }

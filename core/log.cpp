@@ -57,6 +57,19 @@ void log(xdev_log_level_t level, std::string_view message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+void log_raw(std::string_view message) {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.sink) {
+    s.sink(XDEV_LOG_INFO, message);
+    return;
+  }
+  std::string line(message);
+  line += '\n';
+  std::fflush(stdout);  // keep the program's own output and the log in order
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 LogSink set_log_sink(LogSink sink) {
   LogState& s = state();
   std::lock_guard lock(s.mutex);

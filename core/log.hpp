@@ -19,6 +19,11 @@ void log(xdev_log_level_t level, std::string_view message);
 // The sink receives every message that passes the level filter.
 LogSink set_log_sink(LogSink sink);
 
+// Writes `line` as it is (no prefix, not filtered): the placement log of
+// B9 ("Executing op MatMul in device ..."). Goes to the sink if one is set,
+// with level XDEV_LOG_INFO, else to stderr.
+void log_raw(std::string_view line);
+
 // Sets the level filter (the default comes from XDEV_LOG_LEVEL).
 void set_log_level(xdev_log_level_t level);
 

@@ -11,6 +11,7 @@
 
 #include "config.hpp"
 #include "log.hpp"
+#include "status.hpp"
 
 namespace fs = std::filesystem;
 
@@ -124,16 +125,234 @@ Runtime::Runtime(const RuntimeOptions& options) {
                        return a.info.device_type < b.info.device_type;
                      return a.info.id < b.info.id;
                    });
+  if (options.use_environment) apply_visible_devices_variable();
+  read_kernels();
+}
+
+// X4: XDEV_VISIBLE_DEVICES="GPU:2,GPU:0" keeps, per type named, only the listed
+// physical devices, in that order, renumbered from 0 (GPU:2 becomes GPU:0).
+// Types it does not name keep all their devices. Bad entries are reported
+// and ignored: a typo in a variable must not stop the program.
+void Runtime::apply_visible_devices_variable() {
+  const char* env = std::getenv("XDEV_VISIBLE_DEVICES");
+  if (env == nullptr || env[0] == '\0') return;
+  std::map<std::string, std::vector<int>> selected;
+  std::string list = env;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string entry = list.substr(start, comma - start);
+    start = comma + 1;
+    if (entry.empty()) continue;
+    try {
+      DeviceName name = DeviceName::parse(entry);
+      if (!name.type || !name.id || name.job || name.replica || name.task) {
+        throw Error(ErrorCode::kInvalidArgument, "expected TYPE:N");
+      }
+      auto& ids = selected[*name.type];
+      bool exists = std::any_of(devices_.begin(), devices_.end(), [&](const auto& d) {
+        return d.info.device_type == *name.type && d.info.id == *name.id;
+      });
+      if (!exists) {
+        log(XDEV_LOG_WARNING, "XDEV_VISIBLE_DEVICES: no physical device " + entry + "; ignored");
+      } else if (std::find(ids.begin(), ids.end(), *name.id) == ids.end()) {
+        ids.push_back(*name.id);
+      }
+    } catch (const Error& e) {
+      log(XDEV_LOG_WARNING,
+          "XDEV_VISIBLE_DEVICES: ignoring \"" + entry + "\": " + std::string(e.what()));
+    }
+  }
+  if (selected.empty()) return;
+  std::vector<PhysicalDeviceRecord> kept;
+  for (const PhysicalDeviceRecord& d : devices_) {
+    if (!selected.count(d.info.device_type)) kept.push_back(d);
+  }
+  for (const auto& [type, ids] : selected) {
+    int next = 0;
+    for (int id : ids) {
+      for (const PhysicalDeviceRecord& d : devices_) {
+        if (d.info.device_type != type || d.info.id != id) continue;
+        PhysicalDeviceRecord record = d;
+        record.info.id = next++;
+        record.info.name = "/physical_device:" + type + ":" + std::to_string(record.info.id);
+        kept.push_back(std::move(record));
+      }
+    }
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.info.device_type != b.info.device_type) return a.info.device_type < b.info.device_type;
+    return a.info.id < b.info.id;
+  });
+  devices_ = std::move(kept);
+}
+
+void Runtime::read_kernels() {
+  for (const auto& plugin : plugins_) {
+    if (!plugin->loaded()) continue;
+    for (uint32_t t = 0; t < plugin->types.size(); ++t) {
+      kernels_[{plugin.get(), t}] = std::make_unique<KernelTable>();
+    }
+    const xdev_kernel_info_t* const* kernels = nullptr;
+    uint32_t count = 0;
+    if (xdev_status_t* s = plugin->api->kernels(plugin->handle, &kernels, &count)) {
+      log(XDEV_LOG_WARNING, "plugin " + plugin->name + ": kernels failed, none registered: " +
+                                take_message(s));
+      continue;
+    }
+    for (uint32_t i = 0; i < count && kernels != nullptr; ++i) {
+      const xdev_kernel_info_t* k = kernels[i];
+      std::string where = "plugin " + plugin->name + ": kernel " + std::to_string(i);
+      if (k == nullptr || k->struct_size < XDEV_KERNEL_INFO_STRUCT_SIZE || k->op == nullptr ||
+          k->fn == nullptr) {
+        log(XDEV_LOG_WARNING, where + " is malformed (NULL, small struct_size, no op or no "
+                              "function); ignored");
+        continue;
+      }
+      if (k->type_index >= plugin->types.size()) {
+        log(XDEV_LOG_WARNING, where + " (" + k->op + ") names device type index " +
+                                  std::to_string(k->type_index) + "; ignored");
+        continue;
+      }
+      std::optional<OpId> op = op_from_name(k->op);
+      if (!op) {
+        log(XDEV_LOG_DEBUG, where + ": op '" + std::string(k->op) + "' is not known; ignored");
+        continue;
+      }
+      kernels_[{plugin.get(), k->type_index}]->add(
+          *op, KernelEntry{k->fn, k->kernel_context, k->input_dtypes, k->output_dtypes});
+    }
+  }
+}
+
+const KernelTable& Runtime::kernel_table(const LoadedPlugin* plugin, uint32_t type_index) {
+  return *kernels_.at({plugin, type_index});
+}
+
+const PhysicalDeviceRecord& Runtime::physical_device(const std::string& name) const {
+  for (const auto& d : devices_) {
+    if (d.info.name == name) return d;
+  }
+  throw Error(ErrorCode::kNotFound, "no physical device named \"" + name + "\"");
+}
+
+void Runtime::throw_initialized(const char* what) {
+  throw Error(ErrorCode::kFailedPrecondition,
+              std::string(what) + " cannot be modified after being initialized");
+}
+
+namespace {
+
+bool env_true(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return false;
+  std::string s = v;
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s == "true" || s == "1" || s == "yes" || s == "on";
+}
+
+}  // namespace
+
+void Runtime::initialize_devices() {
+  std::lock_guard lock(init_mutex_);
+  if (initialized_.load()) return;
+  const bool force_gpu_growth =
+      env_true("XDEV_FORCE_GPU_ALLOW_GROWTH") || env_true("TF_FORCE_GPU_ALLOW_GROWTH");
+
+  std::vector<std::unique_ptr<LogicalDeviceState>> logical;
+  std::map<std::string, int> next_id;
+  // Visible physical devices, type by type, in the configured order.
+  std::vector<const PhysicalDeviceRecord*> visible;
+  std::vector<std::string> types;
+  for (const auto& d : devices_) {
+    if (std::find(types.begin(), types.end(), d.info.device_type) == types.end())
+      types.push_back(d.info.device_type);
+  }
+  for (const std::string& type : types) {
+    auto it = config_.visible.find(type);
+    for (const auto& d : devices_) {
+      if (d.info.device_type != type) continue;
+      if (it == config_.visible.end()) visible.push_back(&d);
+    }
+    if (it != config_.visible.end()) {
+      for (int id : it->second) {
+        for (const auto& d : devices_) {
+          if (d.info.device_type == type && d.info.id == id) visible.push_back(&d);
+        }
+      }
+    }
+  }
+
+  for (const PhysicalDeviceRecord* phys : visible) {
+    auto opened = std::make_shared<OpenedDevice>();
+    opened->plugin = phys->plugin;
+    opened->ordinal = phys->ordinal;
+    if (xdev_status_t* s =
+            phys->plugin->api->device_open(phys->plugin->handle, phys->ordinal, &opened->handle)) {
+      // A device that cannot be opened is left out; the others still work.
+      log(XDEV_LOG_ERROR, "cannot open " + phys->info.name + " (plugin " + phys->plugin->name +
+                              "): " + take_message(s));
+      continue;
+    }
+    uint64_t free_bytes = phys->info.memory_limit, total_bytes = phys->info.memory_limit;
+    if (xdev_status_t* s =
+            phys->plugin->api->memory_query(opened->handle, &free_bytes, &total_bytes)) {
+      log(XDEV_LOG_WARNING, "memory_query on " + phys->info.name + ": " + take_message(s));
+    }
+    const std::string& type = phys->info.device_type;
+    bool growth = type == "CPU" || (force_gpu_growth && type == "GPU");
+    if (auto g = config_.memory_growth.find(phys->info.name); g != config_.memory_growth.end())
+      growth = g->second;
+    std::vector<LogicalDeviceConfiguration> entries{LogicalDeviceConfiguration{}};
+    if (auto l = config_.logical.find(phys->info.name); l != config_.logical.end())
+      entries = l->second;
+    const KernelTable& kernels =
+        kernel_table(phys->plugin, phys->plugin->devices[phys->ordinal].type_index);
+    for (const LogicalDeviceConfiguration& entry : entries) {
+      PoolOptions pool;
+      pool.allow_growth = growth;
+      // Default: the fraction of what the device has free now, in whole MiB.
+      pool.limit_bytes =
+          entry.memory_limit
+              ? static_cast<uint64_t>(*entry.memory_limit) << 20
+              : (static_cast<uint64_t>(static_cast<double>(free_bytes) * config_.memory_fraction) >>
+                 20)
+                    << 20;
+      int id = next_id[type]++;
+      Device info{canonical_device_name(type, id), type, id};
+      logical.push_back(std::make_unique<LogicalDeviceState>(
+          info, static_cast<int>(logical.size()), *phys, opened, kernels, pool));
+    }
+  }
+  logical_ = std::move(logical);
+  initialized_.store(true, std::memory_order_release);
+}
+
+LogicalDeviceState* Runtime::find_logical_device(const DeviceName& name) {
+  for (const auto& d : logical_devices()) {
+    DeviceName full;
+    full.job = "localhost";
+    full.replica = 0;
+    full.task = 0;
+    full.type = d->info().device_type;
+    full.id = d->info().id;
+    if (name.matches(full)) return d.get();
+  }
+  return nullptr;
 }
 
 Runtime::~Runtime() {
-  // Shut plugins down in reverse load order.
+  // Logical devices first (streams, pools, device handles), then the plugins
+  // in reverse load order.
+  logical_.clear();
   for (auto it = plugins_.rbegin(); it != plugins_.rend(); ++it) (*it)->shut_down();
 }
 
 Runtime& Runtime::global() {
-  static Runtime runtime{RuntimeOptions{}};
-  return runtime;
+  static Runtime* runtime = new Runtime(RuntimeOptions{});
+  return *runtime;
 }
 
 }  // namespace xdev::detail

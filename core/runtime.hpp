@@ -4,14 +4,21 @@
 // benchmarks construct their own with explicit plugin directories.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <xdev/config.hpp>
 #include <xdev/device.hpp>
 
+#include "device_state.hpp"
+#include "kernel_table.hpp"
 #include "plugin_loader.hpp"
 
 namespace xdev::detail {
@@ -32,6 +39,16 @@ struct RuntimeOptions {
   bool use_default_dirs = true;
 };
 
+// What the user configured before initialization (B14-B17, B20).
+struct DeviceConfig {
+  // Per device type: the visible physical ids, in order. Absent: all.
+  std::map<std::string, std::vector<int>> visible;
+  // Per physical device name ("/physical_device:GPU:0").
+  std::map<std::string, bool> memory_growth;
+  std::map<std::string, std::vector<LogicalDeviceConfiguration>> logical;
+  double memory_fraction = 0.95;
+};
+
 class Runtime {
  public:
   explicit Runtime(const RuntimeOptions& options);
@@ -39,18 +56,64 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // The process-wide runtime, created on first use with default options.
+  // The process-wide runtime, created on first use with default options and
+  // never destroyed (tensors in static storage may outlive main()); its
+  // plugins are not shut down at exit.
   static Runtime& global();
 
   const std::vector<std::filesystem::path>& search_path() const { return search_path_; }
   const std::vector<std::unique_ptr<LoadedPlugin>>& plugins() const { return plugins_; }
   // Ordered by type priority (highest first), then type name, then id.
   const std::vector<PhysicalDeviceRecord>& physical_devices() const { return devices_; }
+  // The physical device with this name ("/physical_device:GPU:0"), or throws
+  // Error(kNotFound).
+  const PhysicalDeviceRecord& physical_device(const std::string& name) const;
+
+  // --- configuration (before initialization; throws kFailedPrecondition after) ---
+  // Runs `change` on the configuration under the lock, unless initialized.
+  // `what` names the setting in the error ("Visible devices").
+  template <typename F>
+  void configure(const char* what, F&& change) {
+    std::lock_guard lock(init_mutex_);
+    if (initialized_.load()) throw_initialized(what);
+    change(config_);
+  }
+  DeviceConfig config() const {
+    std::lock_guard lock(init_mutex_);
+    return config_;
+  }
+
+  // --- logical devices ---
+  bool initialized() const { return initialized_.load(std::memory_order_acquire); }
+  // Opens the visible devices and creates the logical devices (once).
+  void ensure_initialized() {
+    if (!initialized_.load(std::memory_order_acquire)) initialize_devices();
+  }
+  // Ordered like physical devices; ids numbered per type.
+  const std::vector<std::unique_ptr<LogicalDeviceState>>& logical_devices() {
+    ensure_initialized();
+    return logical_;
+  }
+  // The first logical device `name` matches (lowest id), or nullptr.
+  LogicalDeviceState* find_logical_device(const DeviceName& name);
+  // The kernels of one device type of one plugin.
+  const KernelTable& kernel_table(const LoadedPlugin* plugin, uint32_t type_index);
 
  private:
+  [[noreturn]] static void throw_initialized(const char* what);
+  void apply_visible_devices_variable();
+  void read_kernels();
+  void initialize_devices();
+
   std::vector<std::filesystem::path> search_path_;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   std::vector<PhysicalDeviceRecord> devices_;
+  std::map<std::pair<const LoadedPlugin*, uint32_t>, std::unique_ptr<KernelTable>> kernels_;
+
+  mutable std::mutex init_mutex_;
+  std::atomic<bool> initialized_{false};
+  DeviceConfig config_;
+  std::vector<std::unique_ptr<LogicalDeviceState>> logical_;
 };
 
 // The plugin directories of the running libxdev: in the build tree, the

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <xdev/config.hpp>
 #include <xdev/xdev.hpp>
 
 namespace {
@@ -59,6 +60,19 @@ nlohmann::json to_json(const std::vector<xdev::PhysicalDevice>& devices,
     };
     j["devices"].push_back(std::move(dev));
   }
+  j["logical_devices"] = nlohmann::json::array();
+  for (const auto& d : xdev::list_logical_devices()) {
+    xdev::MemoryInfo m = xdev::get_memory_info(d.name);
+    j["logical_devices"].push_back({{"name", d.name},
+                                    {"device_type", d.device_type},
+                                    {"id", d.id},
+                                    {"memory",
+                                     {{"limit", m.limit},
+                                      {"in_use", m.current},
+                                      {"peak", m.peak},
+                                      {"reserved", m.bytes_reserved},
+                                      {"growth", m.growth}}}});
+  }
   j["plugins"] = nlohmann::json::array();
   for (const auto& p : plugins) {
     nlohmann::json plugin = {
@@ -95,6 +109,17 @@ void print_text(const std::vector<xdev::PhysicalDevice>& devices,
               << "    incarnation: " << hex(d.incarnation) << "\n"
               << "    physical_device_desc: \"" << d.physical_device_desc << "\"\n"
               << "    plugin: " << d.plugin << " (platform " << d.platform << ")\n";
+  }
+  std::cout << "\nLogical devices:\n";
+  auto logical = xdev::list_logical_devices();
+  if (logical.empty()) std::cout << "  (none)\n";
+  for (const auto& d : logical) {
+    xdev::MemoryInfo m = xdev::get_memory_info(d.name);
+    std::cout << "  " << d.name << "\n"
+              << "    memory: limit " << human_bytes(m.limit) << ", in use "
+              << human_bytes(m.current) << " (peak " << human_bytes(m.peak) << "), reserved "
+              << human_bytes(m.bytes_reserved) << ", " << (m.growth ? "grows on demand" : "reserves up front")
+              << "\n";
   }
   std::cout << "\nPlugins:\n";
   if (plugins.empty()) {

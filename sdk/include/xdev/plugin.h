@@ -337,6 +337,10 @@ typedef struct xdev_plugin_init_args_t {
 #define XDEV_CAP_HOST_MEMORY UINT64_C(0x1) /* host_memory_allocate/free */
 #define XDEV_CAP_PEER_COPY UINT64_C(0x2)   /* copy_peer */
 #define XDEV_CAP_EVENTS UINT64_C(0x4)      /* real asynchronous events */
+/* Addresses from memory_allocate are host pointers: the core may read and
+ * write them with the CPU (memcpy) once the stream that uses them is idle,
+ * and copies to other devices need no staging. Needs no extra slot. */
+#define XDEV_CAP_HOST_ADDRESSABLE UINT64_C(0x8)
 
 /* ------------------------------------------------------------------------ */
 /* The plugin's table                                                       */

@@ -12,9 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include <xdev/config.hpp>
 #include <xdev/device.hpp>
+#include <xdev/dtype.hpp>
 #include <xdev/error.hpp>
 #include <xdev/export.hpp>
+#include <xdev/ops.hpp>
+#include <xdev/placement.hpp>
+#include <xdev/tensor.hpp>
 
 namespace xdev {
 

@@ -1,0 +1,66 @@
+// Ops the core defines (docs/ops.md) and the kernels plugins register for them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <xdev/dtype.hpp>
+#include <xdev/plugin.h>
+
+namespace xdev::detail {
+
+enum class OpId : uint8_t {
+  kMatMul,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kNeg,
+  kRelu,
+  kAddN,
+  kCast,
+  kSum,
+  kMean,
+  kCopy,
+  kFill,
+  kRandomUniform,
+  kCount
+};
+inline constexpr int kOpCount = static_cast<int>(OpId::kCount);
+
+// The ABI name: "MatMul", "Add", ...
+std::string_view op_name(OpId op) noexcept;
+std::optional<OpId> op_from_name(std::string_view name) noexcept;
+
+inline uint64_t dtype_bit(DType dtype) { return XDEV_DTYPE_BIT(static_cast<unsigned>(dtype)); }
+
+struct KernelEntry {
+  xdev_kernel_fn_t fn = nullptr;
+  void* context = nullptr;
+  uint64_t input_dtypes = 0;
+  uint64_t output_dtypes = 0;  // 0: no extra limit
+};
+
+// The kernels of one device type of one plugin.
+class KernelTable {
+ public:
+  void add(OpId op, const KernelEntry& entry) { by_op_[static_cast<int>(op)].push_back(entry); }
+  // The first kernel accepting these dtypes, or nullptr.
+  const KernelEntry* find(OpId op, DType input, DType output) const {
+    for (const KernelEntry& k : by_op_[static_cast<int>(op)]) {
+      if ((k.input_dtypes & dtype_bit(input)) == 0) continue;
+      if (k.output_dtypes != 0 && (k.output_dtypes & dtype_bit(output)) == 0) continue;
+      return &k;
+    }
+    return nullptr;
+  }
+  bool has_op(OpId op) const { return !by_op_[static_cast<int>(op)].empty(); }
+
+ private:
+  std::array<std::vector<KernelEntry>, kOpCount> by_op_;
+};
+
+}  // namespace xdev::detail

@@ -1,0 +1,39 @@
+#include "memory/plugin_raw_allocator.hpp"
+
+#include <utility>
+
+#include <xdev/error.hpp>
+
+#include "log.hpp"
+#include "status.hpp"
+
+namespace xdev::detail {
+
+PluginRawAllocator::PluginRawAllocator(const xdev_plugin_api_t& api, xdev_device_t* device,
+                                       std::string device_name)
+    : RawAllocator(std::move(device_name)), api_(api), device_(device) {}
+
+void* PluginRawAllocator::allocate(uint64_t size, uint64_t alignment) {
+  void* ptr = nullptr;
+  xdev_status_t* status = api_.memory_allocate(device_, size, alignment, &ptr);
+  if (status == nullptr) {
+    if (ptr == nullptr) {
+      throw Error(ErrorCode::kInternal, "memory_allocate of " + std::to_string(size) + " bytes on device " +
+                                            device_name + " returned success and a null pointer");
+    }
+    return ptr;
+  }
+  if (status->code == XDEV_STATUS_OUT_OF_MEMORY) {
+    log(XDEV_LOG_DEBUG, "memory_allocate of " + std::to_string(size) + " bytes on device " + device_name +
+                            ": " + take_message(status));
+    return nullptr;
+  }
+  check(status, "memory_allocate of " + std::to_string(size) + " bytes on device " + device_name);
+  return nullptr;  // not reached: check() throws for a non-null status
+}
+
+void PluginRawAllocator::deallocate(void* ptr) noexcept {
+  if (ptr != nullptr) api_.memory_free(device_, ptr);
+}
+
+}  // namespace xdev::detail

@@ -1,0 +1,192 @@
+// Scopes, placement flags, counters and placement records.
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include <xdev/placement.hpp>
+
+#include "device_state.hpp"
+#include "log.hpp"
+#include "placement_state.hpp"
+#include "runtime.hpp"
+
+namespace xdev {
+namespace detail {
+namespace {
+
+thread_local std::vector<ScopeEntry> t_scopes;
+thread_local bool t_strict = false;
+
+std::atomic<uint64_t> g_generation{1};
+std::atomic<bool> g_soft{true};
+
+bool log_from_env() {
+  const char* v = std::getenv("XDEV_LOG_DEVICE_PLACEMENT");
+  return v != nullptr && (std::string(v) == "1" || std::string(v) == "true");
+}
+std::atomic<bool> g_log{log_from_env()};
+
+struct Counters {
+  std::mutex mutex;
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> pairs;
+  std::atomic<uint64_t> implicit_copies{0}, implicit_bytes{0};
+  std::atomic<uint64_t> explicit_copies{0}, explicit_bytes{0};
+  std::atomic<uint64_t> read_backs{0}, read_back_bytes{0};
+  std::atomic<uint64_t> fallbacks{0}, soft_placements{0};
+};
+Counters& counters() {
+  static Counters* c = new Counters;
+  return *c;
+}
+
+struct Ring {
+  static constexpr size_t kSize = 64;
+  std::array<std::pair<const Decision*, uint64_t>, kSize> items{};
+  size_t next = 0;
+  size_t count = 0;
+};
+thread_local Ring t_ring;
+
+std::mutex g_callback_mutex;
+std::function<void(const PlacementRecord&)> g_callback;
+std::atomic<bool> g_callback_set{false};
+
+PlacementRecord to_record(const Decision& d, uint64_t bytes) {
+  return PlacementRecord{d.op, d.device->name(), d.requested, d.rule, d.rejected, bytes};
+}
+
+}  // namespace
+
+ScopeEntry* current_scope() { return t_scopes.empty() ? nullptr : &t_scopes.back(); }
+bool strict_placement() { return t_strict; }
+uint64_t placement_generation() { return g_generation.load(std::memory_order_acquire); }
+void bump_placement_generation() { g_generation.fetch_add(1, std::memory_order_acq_rel); }
+bool log_placement_enabled() { return g_log.load(std::memory_order_relaxed); }
+
+void log_placement(std::string_view op, const std::string& device) {
+  std::string line = "Executing op ";
+  line += op;
+  line += " in device ";
+  line += device;
+  log_raw(line);
+}
+
+void count_implicit_copy(const std::string& from, const std::string& to, uint64_t bytes) {
+  Counters& c = counters();
+  c.implicit_copies.fetch_add(1, std::memory_order_relaxed);
+  c.implicit_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  std::lock_guard lock(c.mutex);
+  auto& entry = c.pairs[{from, to}];
+  entry.first += 1;
+  entry.second += bytes;
+}
+void count_explicit_copy(uint64_t bytes) {
+  counters().explicit_copies.fetch_add(1, std::memory_order_relaxed);
+  counters().explicit_bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+void count_read_back(uint64_t bytes) {
+  counters().read_backs.fetch_add(1, std::memory_order_relaxed);
+  counters().read_back_bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+void count_fallback() { counters().fallbacks.fetch_add(1, std::memory_order_relaxed); }
+void count_soft_placement() {
+  counters().soft_placements.fetch_add(1, std::memory_order_relaxed);
+}
+
+void record_placement(const Decision* decision, uint64_t bytes_copied) {
+  Ring& ring = t_ring;
+  ring.items[ring.next] = {decision, bytes_copied};
+  ring.next = (ring.next + 1) % Ring::kSize;
+  if (ring.count < Ring::kSize) ++ring.count;
+  if (g_callback_set.load(std::memory_order_relaxed)) {
+    std::function<void(const PlacementRecord&)> callback;
+    {
+      std::lock_guard lock(g_callback_mutex);
+      callback = g_callback;
+    }
+    if (callback) callback(to_record(*decision, bytes_copied));
+  }
+}
+
+bool placement_callback_set() { return g_callback_set.load(std::memory_order_relaxed); }
+
+}  // namespace detail
+
+DeviceScope::DeviceScope(std::string_view device) {
+  detail::ScopeEntry entry;
+  entry.text = std::string(device);
+  entry.name = DeviceName::parse(device);
+  detail::t_scopes.push_back(std::move(entry));
+}
+
+DeviceScope::DeviceScope(const Device& device) : DeviceScope(std::string_view(device.name)) {}
+
+DeviceScope::~DeviceScope() { detail::t_scopes.pop_back(); }
+
+StrictPlacement::StrictPlacement(bool strict) : previous_(detail::t_strict) {
+  detail::t_strict = strict;
+}
+StrictPlacement::~StrictPlacement() { detail::t_strict = previous_; }
+
+void set_log_device_placement(bool enabled) { detail::g_log.store(enabled); }
+bool log_device_placement() { return detail::g_log.load(); }
+
+void set_soft_device_placement(bool enabled) {
+  detail::g_soft.store(enabled);
+  detail::bump_placement_generation();
+}
+bool soft_device_placement() { return detail::g_soft.load(); }
+
+PlacementCounters placement_counters() {
+  detail::Counters& c = detail::counters();
+  PlacementCounters out;
+  out.implicit_copies = c.implicit_copies.load();
+  out.implicit_copy_bytes = c.implicit_bytes.load();
+  out.explicit_copies = c.explicit_copies.load();
+  out.explicit_copy_bytes = c.explicit_bytes.load();
+  out.read_backs = c.read_backs.load();
+  out.read_back_bytes = c.read_back_bytes.load();
+  out.fallbacks = c.fallbacks.load();
+  out.soft_placements = c.soft_placements.load();
+  std::lock_guard lock(c.mutex);
+  for (const auto& [pair, value] : c.pairs) {
+    out.implicit_copies_by_pair.push_back({pair.first, pair.second, value.first, value.second});
+  }
+  return out;
+}
+
+void reset_placement_counters() {
+  detail::Counters& c = detail::counters();
+  std::lock_guard lock(c.mutex);
+  c.pairs.clear();
+  for (auto* a : {&c.implicit_copies, &c.implicit_bytes, &c.explicit_copies, &c.explicit_bytes,
+                  &c.read_backs, &c.read_back_bytes, &c.fallbacks, &c.soft_placements}) {
+    a->store(0);
+  }
+}
+
+std::vector<PlacementRecord> recent_placements() {
+  const detail::Ring& ring = detail::t_ring;
+  std::vector<PlacementRecord> out;
+  size_t start = (ring.next + detail::Ring::kSize - ring.count) % detail::Ring::kSize;
+  for (size_t i = 0; i < ring.count; ++i) {
+    const auto& [decision, bytes] = ring.items[(start + i) % detail::Ring::kSize];
+    out.push_back(detail::to_record(*decision, bytes));
+  }
+  return out;
+}
+
+void clear_recent_placements() {
+  detail::t_ring.count = 0;
+  detail::t_ring.next = 0;
+}
+
+void set_placement_callback(std::function<void(const PlacementRecord&)> callback) {
+  std::lock_guard lock(detail::g_callback_mutex);
+  detail::g_callback_set.store(static_cast<bool>(callback));
+  detail::g_callback = std::move(callback);
+}
+
+}  // namespace xdev

@@ -1,0 +1,66 @@
+// Process-wide and per-thread placement state: scopes, flags, counters and
+// the record of recent placements (see <xdev/placement.hpp>).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <xdev/device.hpp>
+#include <xdev/placement.hpp>
+
+#include "kernel_table.hpp"
+
+namespace xdev::detail {
+
+class LogicalDeviceState;
+
+// One DeviceScope on a thread's stack.
+struct ScopeEntry {
+  std::string text;   // as the user wrote it
+  DeviceName name;
+  // Resolved lazily against the logical devices of `generation`.
+  uint64_t generation = 0;
+  LogicalDeviceState* device = nullptr;
+};
+
+// The innermost scope of this thread, or nullptr.
+ScopeEntry* current_scope();
+bool strict_placement();
+
+// Changes whenever a cached placement could become wrong (soft placement
+// switched, devices initialized).
+uint64_t placement_generation();
+void bump_placement_generation();
+
+bool log_placement_enabled();
+// Prints "Executing op NAME in device DEVICE".
+void log_placement(std::string_view op, const std::string& device);
+
+// A placement decision, made once per (op, dtypes, scope, input device) and
+// cached; kept alive for the life of the process.
+struct Decision {
+  LogicalDeviceState* device = nullptr;
+  const KernelEntry* kernel = nullptr;
+  std::string op;
+  std::string requested;
+  std::string rule;
+  std::vector<std::pair<std::string, std::string>> rejected;
+  bool fallback = false;
+  bool soft = false;
+};
+
+// Counters (X8).
+void count_implicit_copy(const std::string& from, const std::string& to, uint64_t bytes);
+void count_explicit_copy(uint64_t bytes);
+void count_read_back(uint64_t bytes);
+void count_fallback();
+void count_soft_placement();
+
+// X1: appends to this thread's ring and calls the callback, if any.
+void record_placement(const Decision* decision, uint64_t bytes_copied);
+bool placement_callback_set();
+
+}  // namespace xdev::detail

@@ -1,0 +1,309 @@
+// Tensors: shapes, views, moving between devices, reading back, printing.
+#include <xdev/ops.hpp>
+#include <xdev/tensor.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <ostream>
+#include <sstream>
+
+#include "dispatch.hpp"
+#include "placement_state.hpp"
+#include "runtime.hpp"
+#include "tensor_impl.hpp"
+
+namespace xdev {
+
+// --- DType and Shape ---
+
+std::string_view to_string(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::kFloat32: return "float32";
+    case DType::kFloat64: return "float64";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kBool: return "bool";
+  }
+  return "invalid";
+}
+
+std::ostream& operator<<(std::ostream& os, DType dtype) { return os << to_string(dtype); }
+
+void Shape::push_back(int64_t d) {
+  if (rank_ >= kMaxRank) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "a shape has at most " + std::to_string(kMaxRank) + " dimensions");
+  }
+  dims_[static_cast<size_t>(rank_++)] = d;
+}
+
+void Shape::resize(int rank, int64_t fill) {
+  if (rank < 0 || rank > kMaxRank) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "a shape has at most " + std::to_string(kMaxRank) + " dimensions, not " +
+                    std::to_string(rank));
+  }
+  for (int i = rank_; i < rank; ++i) dims_[static_cast<size_t>(i)] = fill;
+  rank_ = rank;
+}
+
+int64_t Shape::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : *this) n *= d;
+  return n;
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& shape) {
+  os << '(';
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (i > 0) os << ", ";
+    os << shape[static_cast<size_t>(i)];
+  }
+  if (shape.rank() == 1) os << ',';
+  return os << ')';
+}
+
+// --- HostTensor ---
+
+HostTensor::HostTensor(DType dtype, Shape shape)
+    : dtype_(dtype),
+      shape_(shape),
+      data_(static_cast<size_t>(shape.num_elements()) * itemsize(dtype)) {}
+
+void HostTensor::check_type(DType requested) const {
+  if (requested != dtype_) {
+    throw Error(ErrorCode::kInvalidArgument, "the tensor holds " + std::string(to_string(dtype_)) +
+                                                 ", not " + std::string(to_string(requested)));
+  }
+}
+
+double HostTensor::value_as_double(int64_t index) const {
+  const std::byte* p = data_.data() + static_cast<size_t>(index) * itemsize(dtype_);
+  switch (dtype_) {
+    case DType::kFloat32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DType::kFloat64: { double v; std::memcpy(&v, p, 8); return v; }
+    case DType::kInt32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kInt64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DType::kBool: return static_cast<double>(static_cast<uint8_t>(*p));
+  }
+  return 0;
+}
+
+namespace {
+
+// NumPy-like: 22. for an integral float, else up to 8 significant digits.
+std::string format_value(const HostTensor& host, int64_t index) {
+  const std::byte* p = host.bytes() + static_cast<size_t>(index) * itemsize(host.dtype());
+  char buffer[64];
+  switch (host.dtype()) {
+    case DType::kFloat32:
+    case DType::kFloat64: {
+      double v = host.value_as_double(index);
+      if (std::isnan(v)) return "nan";
+      if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+      if (v == std::floor(v) && std::fabs(v) < 1e16) {
+        std::snprintf(buffer, sizeof buffer, "%.0f.", v);
+      } else {
+        std::snprintf(buffer, sizeof buffer, "%.8g", v);
+      }
+      return buffer;
+    }
+    case DType::kInt32:
+    case DType::kInt64:
+      std::snprintf(buffer, sizeof buffer, "%lld",
+                    static_cast<long long>(host.value_as_double(index)));
+      if (host.dtype() == DType::kInt64) {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(v));
+      }
+      return buffer;
+    case DType::kBool: return static_cast<uint8_t>(*p) ? "True" : "False";
+  }
+  return "?";
+}
+
+// Prints dimension `axis` starting at row-major `offset`; long dimensions
+// (when the tensor has over 1000 elements) show their first and last 3.
+void print_values(std::ostream& os, const HostTensor& host, int axis, int64_t offset,
+                  bool summarize) {
+  const Shape& shape = host.shape();
+  if (axis == shape.rank()) {
+    os << format_value(host, offset);
+    return;
+  }
+  int64_t n = shape[static_cast<size_t>(axis)];
+  int64_t inner = 1;
+  for (int k = axis + 1; k < shape.rank(); ++k) inner *= shape[static_cast<size_t>(k)];
+  os << '[';
+  for (int64_t i = 0; i < n; ++i) {
+    if (summarize && n > 6 && i == 3) {
+      os << " ...";
+      i = n - 3;
+    }
+    if (i > 0) os << ' ';
+    print_values(os, host, axis + 1, offset + i * inner, summarize);
+  }
+  os << ']';
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const HostTensor& host) {
+  print_values(os, host, 0, 0, host.num_elements() > 1000);
+  return os;
+}
+
+namespace detail {
+
+bool TensorImpl::contiguous() const { return strides == contiguous_strides(shape); }
+
+uint64_t TensorImpl::span_bytes() const {
+  if (num_elements() == 0) return 0;
+  int64_t last = 0;
+  for (int i = 0; i < shape.rank(); ++i) {
+    last += (shape[static_cast<size_t>(i)] - 1) * strides[static_cast<size_t>(i)];
+  }
+  return static_cast<uint64_t>(last + 1) * itemsize(dtype);
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides;
+  strides.resize(shape.rank());
+  int64_t stride = 1;
+  for (int i = shape.rank() - 1; i >= 0; --i) {
+    strides[static_cast<size_t>(i)] = stride;
+    stride *= std::max<int64_t>(shape[static_cast<size_t>(i)], 1);
+  }
+  return strides;
+}
+
+namespace {
+struct Fresh {
+  Storage storage;
+  TensorImpl tensor;
+};
+}  // namespace
+
+std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
+                                        const Shape& shape) {
+  for (int64_t d : shape) {
+    if (d < 0) {
+      throw Error(ErrorCode::kInvalidArgument, "negative dimension " + std::to_string(d) +
+                                                   " in shape " + [&] {
+                                                     std::ostringstream s;
+                                                     s << shape;
+                                                     return s.str();
+                                                   }());
+    }
+  }
+  auto block = std::make_shared<Fresh>();
+  uint64_t bytes = static_cast<uint64_t>(shape.num_elements()) * itemsize(dtype);
+  block->storage.device = device;
+  block->storage.bytes = bytes;
+  block->storage.data = device->allocate(std::max<uint64_t>(bytes, 1));
+  TensorImpl& t = block->tensor;
+  t.storage = &block->storage;
+  t.dtype = dtype;
+  t.shape = shape;
+  t.strides = contiguous_strides(shape);
+  return std::shared_ptr<TensorImpl>(block, &block->tensor);
+}
+
+std::shared_ptr<TensorImpl> make_view(const std::shared_ptr<TensorImpl>& base, const Shape& shape,
+                                      const Shape& strides, uint64_t byte_offset) {
+  auto view = std::make_shared<TensorImpl>();
+  view->storage = base->storage;
+  view->owner = base->owner ? base->owner : std::shared_ptr<void>(base);
+  view->dtype = base->dtype;
+  view->shape = shape;
+  view->strides = strides;
+  view->byte_offset = byte_offset;
+  return view;
+}
+
+HostTensor read_to_host(const TensorImpl& t) {
+  HostTensor host(t.dtype, t.shape);
+  const uint64_t item = itemsize(t.dtype);
+  if (t.num_elements() == 0) return host;
+  if (t.contiguous()) {
+    download(t.device(), t.storage->data, t.byte_offset, host.bytes(), host.byte_size());
+    return host;
+  }
+  std::vector<std::byte> span(t.span_bytes());
+  download(t.device(), t.storage->data, t.byte_offset, span.data(), span.size());
+  // Gather the strided view into row-major order.
+  const int rank = t.shape.rank();
+  std::array<int64_t, kMaxRank> index{};
+  for (int64_t n = 0; n < t.num_elements(); ++n) {
+    int64_t offset = 0;
+    for (int k = 0; k < rank; ++k) offset += index[static_cast<size_t>(k)] * t.strides[static_cast<size_t>(k)];
+    std::memcpy(host.bytes() + static_cast<size_t>(n) * item,
+                span.data() + static_cast<size_t>(offset) * item, item);
+    for (int k = rank - 1; k >= 0; --k) {
+      if (++index[static_cast<size_t>(k)] < t.shape[static_cast<size_t>(k)]) break;
+      index[static_cast<size_t>(k)] = 0;
+    }
+  }
+  return host;
+}
+
+}  // namespace detail
+
+// --- Tensor ---
+
+namespace {
+const detail::TensorImpl& checked(const Tensor& t) {
+  if (!t.defined()) throw Error(ErrorCode::kInvalidArgument, "the tensor is empty (default-constructed)");
+  return *t.impl();
+}
+}  // namespace
+
+DType Tensor::dtype() const { return checked(*this).dtype; }
+const Shape& Tensor::shape() const { return checked(*this).shape; }
+const Shape& Tensor::strides() const { return checked(*this).strides; }
+bool Tensor::is_contiguous() const { return checked(*this).contiguous(); }
+Device Tensor::device() const { return checked(*this).device()->info(); }
+
+Tensor Tensor::to(const Device& device) const { return to(std::string_view(device.name)); }
+
+Tensor Tensor::to(std::string_view device) const {
+  detail::LogicalDeviceState* target = detail::resolve_device(device);
+  if (checked(*this).device() == target) return *this;
+  return copy_to(device);
+}
+
+Tensor Tensor::copy_to(const Device& device) const { return copy_to(std::string_view(device.name)); }
+
+Tensor Tensor::copy_to(std::string_view device) const {
+  checked(*this);
+  detail::LogicalDeviceState* target = detail::resolve_device(device);
+  auto copy = detail::copy_tensor(impl_ptr(), target);
+  detail::count_explicit_copy(copy->span_bytes());
+  return Tensor(std::move(copy));
+}
+
+HostTensor Tensor::to_host() const {
+  HostTensor host = detail::read_to_host(checked(*this));
+  detail::count_read_back(host.byte_size());
+  return host;
+}
+
+void Tensor::throw_not_scalar() const {
+  std::ostringstream s;
+  s << "item() needs a tensor of one element, not shape " << shape();
+  throw Error(ErrorCode::kInvalidArgument, s.str());
+}
+
+Tensor Tensor::reshape(const Shape& shape) const { return xdev::reshape(*this, shape); }
+Tensor Tensor::transpose(const std::vector<int>& perm) const { return xdev::transpose(*this, perm); }
+
+std::ostream& operator<<(std::ostream& os, const Tensor& tensor) {
+  if (!tensor.defined()) return os << "tf.Tensor(<empty>)";
+  HostTensor host = tensor.to_host();
+  os << "tf.Tensor(" << host << ", shape=" << host.shape() << ", dtype=" << host.dtype() << ')';
+  return os;
+}
+
+}  // namespace xdev

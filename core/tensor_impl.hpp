@@ -1,0 +1,62 @@
+// What a Tensor points to: a typed, shaped, strided view of a Storage (a pool
+// allocation on one logical device). A fresh tensor and its storage are one
+// heap block; views keep that block alive through `owner`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <xdev/tensor.hpp>
+
+#include "device_state.hpp"
+
+namespace xdev::detail {
+
+struct Storage {
+  LogicalDeviceState* device = nullptr;
+  void* data = nullptr;  // device address; never dereferenced by the core
+  uint64_t bytes = 0;    // (unless the device is host-addressable)
+
+  Storage() = default;
+  Storage(LogicalDeviceState* d, uint64_t n) : device(d), data(d->allocate(n)), bytes(n) {}
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage() {
+    if (data != nullptr) device->deallocate(data);
+  }
+};
+
+struct TensorImpl {
+  Storage* storage = nullptr;
+  std::shared_ptr<void> owner;  // keeps `storage` alive; empty when embedded
+  uint64_t byte_offset = 0;
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  Shape strides;  // in elements
+
+  LogicalDeviceState* device() const { return storage->device; }
+  bool contiguous() const;
+  int64_t num_elements() const { return shape.num_elements(); }
+  // Bytes from the first to one past the last element this view can touch
+  // (0 for an empty view): what a copy of the view must move.
+  uint64_t span_bytes() const;
+};
+
+// Row-major strides for `shape`.
+Shape contiguous_strides(const Shape& shape);
+
+// A new contiguous tensor on `device` (one allocation for header + storage
+// bookkeeping, one from the device pool for the data).
+std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
+                                        const Shape& shape);
+
+// A view of `base`'s storage with other shape/strides/offset.
+std::shared_ptr<TensorImpl> make_view(const std::shared_ptr<TensorImpl>& base,
+                                      const Shape& shape, const Shape& strides,
+                                      uint64_t byte_offset);
+
+// Waits for the values and copies them into host memory, row-major. Not
+// counted as a read-back (the core's own use).
+HostTensor read_to_host(const TensorImpl& tensor);
+
+}  // namespace xdev::detail

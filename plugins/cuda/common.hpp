@@ -1,0 +1,150 @@
+// State and helpers shared by the cuda plugin's host code (plugin.cpp, the
+// ABI table; ops.cpp, the kernels). Compiled by the host C++ compiler only.
+//
+// The opaque ABI objects are defined here. Each is created and destroyed by
+// this plugin only; the core never looks inside.
+#pragma once
+
+#include <xdev/plugin.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace xdev::cuda {
+
+// What initialize learned about one CUDA device. Strings handed out through
+// the ABI point into these members; they are never modified after
+// initialize, so the pointers stay valid until shutdown.
+struct DeviceInfo {
+  int ordinal = 0;  // CUDA runtime ordinal (after CUDA_VISIBLE_DEVICES)
+  std::string name;
+  uint64_t memory_total = 0;
+  std::string bus_id;  // "0000:05:00.0"
+  int32_t numa_node = -1;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int multiprocessor_count = 0;
+  std::string description;
+  std::vector<std::pair<std::string, std::string>> property_text;
+  std::vector<xdev_property_t> properties;  // points into property_text
+  std::vector<bool> can_access_peer;        // indexed by the other ordinal
+};
+
+}  // namespace xdev::cuda
+
+// One initialized plugin instance.
+struct xdev_plugin_t {
+  const xdev_host_api_t* host = nullptr;  // owned by the core, outlives us
+  std::vector<xdev::cuda::DeviceInfo> devices;
+  std::string status_line;  // describe_status
+  int runtime_version = 0;  // cudaRuntimeGetVersion
+  int driver_version = 0;   // cudaDriverGetVersion, 0 when no driver
+  std::mutex mutex;         // guards `open`
+  std::vector<bool> open;   // per ordinal: device_open'ed and not closed
+};
+
+// An opened CUDA device.
+struct xdev_device_t {
+  xdev_plugin_t* plugin = nullptr;
+  int ordinal = 0;
+  const xdev::cuda::DeviceInfo* info = nullptr;
+  std::atomic<int64_t> live_allocations{0};
+  std::atomic<int64_t> live_host_allocations{0};
+  std::atomic<int64_t> live_streams{0};
+  std::atomic<int64_t> live_events{0};
+  // Allocations with an alignment above cudaMalloc's 256 bytes: aligned
+  // pointer -> the pointer cudaMalloc returned. Rare.
+  std::mutex over_aligned_mutex;
+  std::unordered_map<void*, void*> over_aligned;
+  // Peer access enabled from this device to each other ordinal (lazily, at
+  // the first copy_peer that needs it).
+  std::mutex peer_mutex;
+  std::vector<bool> peer_enabled;
+};
+
+// A CUDA stream (non-blocking with respect to the legacy default stream),
+// with the per-stream resources kernels need. A stream is used by one
+// thread at a time (plugin.h), so these need no lock.
+struct xdev_stream_t {
+  xdev_device_t* device = nullptr;
+  cudaStream_t stream = nullptr;
+  // Created at the first MatMul on this stream, bound to it for life.
+  cublasHandle_t blas = nullptr;
+  // Partial sums of multi-block reductions; created at the first one.
+  void* scratch = nullptr;
+  size_t scratch_bytes = 0;
+};
+
+// A CUDA event created with cudaEventDisableTiming. CUDA requires an event
+// to be recorded on a stream of the device it was created on: recording on
+// another device's stream re-creates it there.
+struct xdev_event_t {
+  xdev_device_t* device = nullptr;
+  std::mutex mutex;  // guards event/ordinal while re-creating
+  cudaEvent_t event = nullptr;
+  int ordinal = 0;  // the device `event` belongs to
+};
+
+namespace xdev::cuda {
+
+// The host table of the most recently initialized live instance (or the one
+// given to xdev_plugin_query): statuses for NULL handles are made with it.
+const xdev_host_api_t* global_host() noexcept;
+void register_instance_host(const xdev_host_api_t* host);
+void unregister_instance_host(const xdev_host_api_t* host) noexcept;
+bool can_create_status(const xdev_host_api_t* host) noexcept;
+void set_query_host(const xdev_host_api_t* host) noexcept;
+
+// A status with a printf-formatted message (falls back to the global host
+// table when `host` cannot make one).
+[[gnu::format(printf, 3, 4)]] xdev_status_t* fail(const xdev_host_api_t* host,
+                                                  xdev_status_code_t code, const char* format,
+                                                  ...) noexcept;
+[[gnu::format(printf, 3, 4)]] void log(const xdev_host_api_t* host, xdev_log_level_t level,
+                                       const char* format, ...) noexcept;
+
+// Turns the exception being handled into a status (call inside catch (...)).
+xdev_status_t* unexpected(const xdev_host_api_t* host, const char* slot) noexcept;
+xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
+                             const char* argument) noexcept;
+
+// The xdev status code for a CUDA error.
+xdev_status_code_t status_code(cudaError_t error) noexcept;
+// "slot: what on cuda device N: <description> (cudaErrorName)". Clears the
+// thread's last-error state, so a handled error does not resurface at the
+// next kernel launch check.
+xdev_status_t* cuda_failure(const xdev_host_api_t* host, const char* slot, const char* what,
+                            int ordinal, cudaError_t error) noexcept;
+const char* cublas_status_name(cublasStatus_t status) noexcept;
+
+// Makes `ordinal` the calling thread's current CUDA device for the guard's
+// lifetime and restores the previous one afterwards (the host program may
+// use CUDA itself). Cheap when it is already current.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int ordinal) noexcept;
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  // cudaSuccess when the device could be made current.
+  cudaError_t error() const noexcept { return error_; }
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+  cudaError_t error_ = cudaSuccess;
+};
+
+// The kernels this plugin registers (ops.cpp).
+const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept;
+
+}  // namespace xdev::cuda

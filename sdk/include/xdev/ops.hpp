@@ -1,0 +1,108 @@
+// Creating tensors and running ops. Every function places its op by the
+// rules of placement.hpp, copies inputs that live elsewhere, and returns a
+// tensor on the device that ran it. Shape and dtype errors throw
+// xdev::Error(kInvalidArgument) naming the op and the values at fault.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <xdev/dtype.hpp>
+#include <xdev/export.hpp>
+#include <xdev/tensor.hpp>
+
+namespace xdev {
+
+// A nested list of numbers for constant(): {{1.f, 2.f}, {3.f, 4.f}}.
+// Leaves remember their C++ type: float -> float32, double -> float64,
+// int -> int32, int64_t/long -> int64, bool -> bool; mixed leaves promote
+// (bool < int32 < int64 < float32 < float64).
+class XDEV_API Literal {
+ public:
+  Literal(float v) : kind_(DType::kFloat32), f_(v) {}
+  Literal(double v) : kind_(DType::kFloat64), f_(v) {}
+  Literal(int v) : kind_(DType::kInt32), i_(v) {}
+  Literal(long v) : kind_(DType::kInt64), i_(v) {}
+  Literal(long long v) : kind_(DType::kInt64), i_(static_cast<int64_t>(v)) {}
+  Literal(bool v) : kind_(DType::kBool), i_(v ? 1 : 0) {}
+  Literal(std::initializer_list<Literal> items) : is_list_(true), items_(items) {}
+
+  bool is_list() const { return is_list_; }
+  DType kind() const { return kind_; }
+  double as_double() const { return is_float() ? f_ : static_cast<double>(i_); }
+  int64_t as_int() const { return is_float() ? static_cast<int64_t>(f_) : i_; }
+  const std::vector<Literal>& items() const { return items_; }
+
+ private:
+  bool is_float() const { return kind_ == DType::kFloat32 || kind_ == DType::kFloat64; }
+  bool is_list_ = false;
+  DType kind_ = DType::kFloat32;
+  double f_ = 0;
+  int64_t i_ = 0;
+  std::vector<Literal> items_;
+};
+
+// --- creation (logged as _EagerConst, Fill, RandomUniform) ---
+
+// From a nested list; `dtype` converts the values (default: the leaves' type).
+XDEV_API Tensor constant(const Literal& value, std::optional<DType> dtype = std::nullopt);
+// From host memory: `data` holds shape.num_elements() values of `dtype`,
+// row-major. The data is copied; the caller keeps ownership.
+XDEV_API Tensor constant(const void* data, DType dtype, const Shape& shape);
+template <typename T>
+Tensor constant(std::span<const T> values, const Shape& shape) {
+  if (static_cast<int64_t>(values.size()) != shape.num_elements()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "constant: " + std::to_string(values.size()) + " values do not fill a shape of " +
+                    std::to_string(shape.num_elements()) + " elements");
+  }
+  return constant(values.data(), dtype_of<T>, shape);
+}
+template <typename T>
+Tensor constant(const std::vector<T>& values, const Shape& shape) {
+  return constant(std::span<const T>(values.data(), values.size()), shape);
+}
+
+XDEV_API Tensor zeros(const Shape& shape, DType dtype = DType::kFloat32);
+XDEV_API Tensor ones(const Shape& shape, DType dtype = DType::kFloat32);
+XDEV_API Tensor fill(const Shape& shape, double value, DType dtype = DType::kFloat32);
+// Uniform in [minval, maxval). Without a seed, the next value of a process-wide
+// counter (set_random_seed) is used. The same seed gives the same values on
+// every device (docs/ops.md defines the generator bit for bit).
+XDEV_API Tensor random_uniform(const Shape& shape, double minval = 0.0, double maxval = 1.0,
+                               DType dtype = DType::kFloat32,
+                               std::optional<uint64_t> seed = std::nullopt);
+XDEV_API void set_random_seed(uint64_t seed);
+
+// --- ops ---
+
+XDEV_API Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false,
+                       bool transpose_b = false);
+// Elementwise with NumPy broadcasting; both inputs must have the same dtype.
+XDEV_API Tensor add(const Tensor& x, const Tensor& y);
+XDEV_API Tensor sub(const Tensor& x, const Tensor& y);
+XDEV_API Tensor mul(const Tensor& x, const Tensor& y);
+XDEV_API Tensor div(const Tensor& x, const Tensor& y);
+XDEV_API Tensor neg(const Tensor& x);
+XDEV_API Tensor relu(const Tensor& x);
+// Sum of tensors of one shape and dtype (they may live on different devices).
+XDEV_API Tensor add_n(const std::vector<Tensor>& inputs);
+XDEV_API Tensor cast(const Tensor& x, DType dtype);
+// Over `axes` (negative counts from the end; empty: all axes).
+XDEV_API Tensor sum(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor mean(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+// Permutes axes (empty: reverse them). Runs Copy on a strided view.
+XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
+// One dimension may be -1 (inferred). Free when x is contiguous.
+XDEV_API Tensor reshape(const Tensor& x, const Shape& shape);
+
+inline Tensor operator+(const Tensor& x, const Tensor& y) { return add(x, y); }
+inline Tensor operator-(const Tensor& x, const Tensor& y) { return sub(x, y); }
+inline Tensor operator*(const Tensor& x, const Tensor& y) { return mul(x, y); }
+inline Tensor operator/(const Tensor& x, const Tensor& y) { return div(x, y); }
+inline Tensor operator-(const Tensor& x) { return neg(x); }
+
+}  // namespace xdev

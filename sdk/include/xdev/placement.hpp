@@ -1,0 +1,102 @@
+// Where ops and tensors go (SPEC.md B5-B12, X1, X8).
+//
+// The rules, in order, for an op with no explicit scope:
+//  1. If every input lives on one device of the highest-priority type that
+//     has a kernel for the op, run there (a model on GPU:1 stays on GPU:1).
+//  2. Else the highest-priority device type with a kernel for (op, dtype)
+//     wins (GPU over CPU), lowest id first (B5).
+// Inside a DeviceScope the scope's device runs the op (B7). When it cannot
+// (unknown device, or no kernel there), soft placement (on by default, B11)
+// moves the op to the device rule 2 picks and says so once; with soft
+// placement off it is an error naming the device (B10). Inputs on other
+// devices are copied to the op's device and counted (B8), unless a
+// StrictPlacement scope is active (B12).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <xdev/device.hpp>
+#include <xdev/export.hpp>
+
+namespace xdev {
+
+// Puts every op and tensor creation in its lifetime on `device` (any spelling
+// of SPEC.md B3). Nestable, per thread; the innermost scope wins. Throws
+// xdev::Error(kInvalidArgument) for a malformed name; an unknown device is
+// resolved when an op runs (B10/B11).
+class XDEV_API DeviceScope {
+ public:
+  explicit DeviceScope(std::string_view device);
+  explicit DeviceScope(const Device& device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+};
+
+// While alive (per thread, nestable), an op whose inputs live on another
+// device than the op's fails instead of copying them (B12).
+class XDEV_API StrictPlacement {
+ public:
+  explicit StrictPlacement(bool strict = true);
+  ~StrictPlacement();
+  StrictPlacement(const StrictPlacement&) = delete;
+  StrictPlacement& operator=(const StrictPlacement&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// B9: print "Executing op MatMul in device /job:localhost/replica:0/task:0/device:CPU:0"
+// for every op and tensor creation (constants as _EagerConst). Also turned on
+// by XDEV_LOG_DEVICE_PLACEMENT=1. Lines go to stderr.
+XDEV_API void set_log_device_placement(bool enabled);
+XDEV_API bool log_device_placement();
+
+// B11: on by default.
+XDEV_API void set_soft_device_placement(bool enabled);
+XDEV_API bool soft_device_placement();
+
+// X8: what placement did, process-wide since the last reset.
+struct CopyCount {
+  std::string from;  // canonical device names
+  std::string to;
+  uint64_t copies = 0;
+  uint64_t bytes = 0;
+};
+struct PlacementCounters {
+  uint64_t implicit_copies = 0;       // inputs copied to an op's device (B8)
+  uint64_t implicit_copy_bytes = 0;
+  std::vector<CopyCount> implicit_copies_by_pair;
+  uint64_t explicit_copies = 0;       // to()/copy_to() that copied
+  uint64_t explicit_copy_bytes = 0;
+  uint64_t read_backs = 0;            // to_host(), printing
+  uint64_t read_back_bytes = 0;
+  uint64_t fallbacks = 0;             // ops run elsewhere: no kernel on the asked/best device
+  uint64_t soft_placements = 0;       // ops moved off a scope's device (B11)
+};
+XDEV_API PlacementCounters placement_counters();
+XDEV_API void reset_placement_counters();
+
+// X1: why an op went where it went.
+struct PlacementRecord {
+  std::string op;                // "MatMul"
+  std::string device;            // canonical name of the device that ran it
+  std::string requested;         // the scope's device, "" when none
+  std::string rule;              // "scope", "inputs", "priority", "fallback", "soft placement"
+  // Devices considered and not chosen, with why ("no kernel for float64",
+  // "unknown device", "lower priority").
+  std::vector<std::pair<std::string, std::string>> rejected;
+  uint64_t bytes_copied = 0;     // implicit copies made for this op
+};
+// The last placements made by this thread, oldest first (at most 64).
+XDEV_API std::vector<PlacementRecord> recent_placements();
+XDEV_API void clear_recent_placements();
+// Called (on the op's thread) after every placement; empty to remove. Slows
+// every op down: meant for debugging.
+XDEV_API void set_placement_callback(std::function<void(const PlacementRecord&)> callback);
+
+}  // namespace xdev

@@ -1,0 +1,169 @@
+// Tensors: typed, shaped, strided views of a reference-counted buffer that
+// lives on one device.
+//
+//   auto a = xdev::constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+//   a.device();            // where it lives
+//   a.to("/GPU:0");        // the same tensor if already there, else a copy
+//   a.copy_to("/CPU:0");   // always a new buffer
+//   a.to_host();           // explicit read-back to host memory (counted)
+//   std::cout << a;        // tf.Tensor([[1. 2. 3.] [4. 5. 6.]], shape=(2, 3), dtype=float32)
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <xdev/device.hpp>
+#include <xdev/dtype.hpp>
+#include <xdev/error.hpp>
+#include <xdev/export.hpp>
+
+namespace xdev {
+
+// Largest rank a tensor may have (the plugin ABI's XDEV_MAX_RANK).
+inline constexpr int kMaxRank = 8;
+
+// A list of at most kMaxRank dimensions (or strides), stored inline.
+class XDEV_API Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> dims) { assign(dims.begin(), dims.end()); }
+  explicit Shape(std::span<const int64_t> dims) { assign(dims.begin(), dims.end()); }
+  Shape(const std::vector<int64_t>& dims) { assign(dims.begin(), dims.end()); }
+
+  int rank() const { return rank_; }
+  std::size_t size() const { return static_cast<std::size_t>(rank_); }
+  bool empty() const { return rank_ == 0; }
+  int64_t operator[](std::size_t i) const { return dims_[i]; }
+  int64_t& operator[](std::size_t i) { return dims_[i]; }
+  const int64_t* data() const { return dims_.data(); }
+  int64_t* data() { return dims_.data(); }
+  const int64_t* begin() const { return dims_.data(); }
+  const int64_t* end() const { return dims_.data() + rank_; }
+  void push_back(int64_t d);
+  void resize(int rank, int64_t fill = 0);
+  // Product of the dimensions (1 for rank 0).
+  int64_t num_elements() const;
+  std::vector<int64_t> to_vector() const { return {begin(), end()}; }
+
+  bool operator==(const Shape& other) const {
+    return rank_ == other.rank_ && std::equal(begin(), end(), other.begin());
+  }
+
+ private:
+  template <typename It>
+  void assign(It first, It last) {
+    rank_ = 0;
+    for (; first != last; ++first) push_back(*first);
+  }
+  std::array<int64_t, kMaxRank> dims_{};
+  int rank_ = 0;
+};
+
+// "(2, 3)", "()" for a scalar, "(5,)" for rank 1 (NumPy's spelling).
+XDEV_API std::ostream& operator<<(std::ostream& os, const Shape& shape);
+
+namespace detail {
+struct TensorImpl;
+}
+
+// Host memory holding a tensor's values, row-major (what to_host() returns).
+class XDEV_API HostTensor {
+ public:
+  HostTensor(DType dtype, Shape shape);
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t num_elements() const { return shape_.num_elements(); }
+  const std::byte* bytes() const { return data_.data(); }
+  std::byte* bytes() { return data_.data(); }
+  std::size_t byte_size() const { return data_.size(); }
+
+  // The values as T; T must match dtype() (throws xdev::Error otherwise).
+  template <typename T>
+  std::span<const T> values() const {
+    check_type(dtype_of<T>);
+    return {reinterpret_cast<const T*>(data_.data()), static_cast<std::size_t>(num_elements())};
+  }
+  template <typename T>
+  std::vector<T> to_vector() const {
+    auto v = values<T>();
+    return {v.begin(), v.end()};
+  }
+  // One value converted to double (index in row-major order).
+  double value_as_double(int64_t index) const;
+
+ private:
+  void check_type(DType requested) const;
+  DType dtype_;
+  Shape shape_;
+  std::vector<std::byte> data_;
+};
+
+// Prints the values like NumPy: [[22. 28.] [49. 64.]]
+XDEV_API std::ostream& operator<<(std::ostream& os, const HostTensor& host);
+
+class XDEV_API Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // False for a default-constructed Tensor.
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const;
+  const Shape& shape() const;
+  // Strides in elements.
+  const Shape& strides() const;
+  int rank() const { return shape().rank(); }
+  int64_t num_elements() const { return shape().num_elements(); }
+  bool is_contiguous() const;
+  // The logical device the tensor lives on.
+  Device device() const;
+
+  // This tensor if it already lives on `device` (no copy, no allocation),
+  // else a copy there.
+  Tensor to(const Device& device) const;
+  Tensor to(std::string_view device) const;
+  // Always a new buffer on `device`, even when it is this tensor's device.
+  Tensor copy_to(const Device& device) const;
+  Tensor copy_to(std::string_view device) const;
+
+  // Explicit read-back: waits for the values and copies them to host memory.
+  // Counted in placement_counters().read_backs.
+  HostTensor to_host() const;
+  template <typename T>
+  std::vector<T> to_vector() const {
+    return to_host().to_vector<T>();
+  }
+  // The value of a one-element tensor, converted to T.
+  template <typename T>
+  T item() const {
+    HostTensor host = to_host();
+    if (host.num_elements() != 1) throw_not_scalar();
+    return static_cast<T>(host.value_as_double(0));
+  }
+
+  // Views and shape changes (see also the free functions in ops.hpp).
+  Tensor reshape(const Shape& shape) const;
+  Tensor transpose(const std::vector<int>& perm = {}) const;
+
+  detail::TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<detail::TensorImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  [[noreturn]] void throw_not_scalar() const;
+  std::shared_ptr<detail::TensorImpl> impl_;
+};
+
+// tf.Tensor([[22. 28.] [49. 64.]], shape=(2, 2), dtype=float32); reads the
+// values back to the host (counted like to_host()).
+XDEV_API std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
+
+}  // namespace xdev

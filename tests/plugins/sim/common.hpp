@@ -1,0 +1,45 @@
+// Pieces shared by the files of the simulated accelerator plugin ("sim").
+#pragma once
+
+#include <xdev/plugin.h>
+
+#include <cstdint>
+#include <string>
+
+namespace xdev::sim {
+
+// Device addresses handed to the core are the host address inside a device's
+// arena plus this tag. Bit 62 makes them non-canonical on x86-64 (4- and
+// 5-level paging); bit 55 puts them in the kernel half on AArch64, whose
+// top-byte-ignore would otherwise hide bit 62. So a dereference by the core
+// faults, while byte-offset arithmetic on them still works. Bit 63 is clear,
+// so they stay positive as intptr_t. A multiple of 2^55: alignment of the
+// host address is alignment of the device address.
+inline constexpr uint64_t kAddressTag = UINT64_C(0x4080000000000000);
+
+// A failure inside the plugin before it becomes an xdev_status_t at the ABI
+// boundary; code XDEV_STATUS_OK means none. Plain data, so work failing on a
+// worker thread can keep it until stream_synchronize returns it: a status
+// object made and never handed to the core would leak (only the core frees
+// statuses).
+struct Failure {
+  xdev_status_code_t code = XDEV_STATUS_OK;
+  std::string message;
+
+  explicit operator bool() const noexcept { return code != XDEV_STATUS_OK; }
+};
+
+// printf into a std::string.
+[[gnu::format(printf, 1, 2)]] std::string printf_string(const char* format, ...);
+
+// A Failure with a printf-formatted message.
+[[gnu::format(printf, 2, 3)]] Failure make_failure(xdev_status_code_t code, const char* format,
+                                                   ...);
+
+// "float32", "int64", ... ("dtype 42" for unknown values).
+std::string dtype_name(xdev_dtype_t dtype);
+
+// Bytes per element, 0 for an unknown dtype.
+uint64_t dtype_size(xdev_dtype_t dtype) noexcept;
+
+}  // namespace xdev::sim

@@ -1,0 +1,81 @@
+// The opaque ABI objects of the simulated accelerator plugin. Each is
+// created and destroyed by this plugin only; the core holds pointers.
+#pragma once
+
+#include <xdev/plugin.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arena.hpp"
+#include "queue.hpp"
+
+namespace xdev::sim {
+
+// Settings read from the environment at initialize.
+struct Config {
+  uint32_t device_count = 2;             // XDEV_SIM_DEVICES
+  uint64_t memory_mb = 256;              // XDEV_SIM_MEMORY_MB, per device
+  std::chrono::microseconds delay{0};    // XDEV_SIM_DELAY_US, per copy/kernel
+};
+
+// What device_get_properties hands out for one device; lives in the plugin
+// until shutdown.
+struct DeviceText {
+  std::string name;         // "Sim Accelerator 0"
+  std::string bus_id;       // "sim:00"
+  std::string description;  // "device: 0, name: ..., compute capability: 0.0"
+  std::string label;        // "Sim Accelerator 0 (sim:00)", for messages
+  std::vector<std::pair<std::string, std::string>> property_text;
+  std::vector<xdev_property_t> properties;  // points into property_text
+};
+
+}  // namespace xdev::sim
+
+// One initialized plugin.
+struct xdev_plugin_t {
+  const xdev_host_api_t* host = nullptr;  // owned by the core, outlives us
+  xdev::sim::Config config;
+  std::vector<xdev::sim::DeviceText> devices;  // one per ordinal
+  std::string status_line;                     // describe_status
+
+  xdev_device_type_info_t type{};
+  const xdev_device_type_info_t* types[1] = {&type};
+  std::vector<xdev_kernel_info_t> kernel_infos;
+  std::vector<const xdev_kernel_info_t*> kernels;  // points into kernel_infos
+
+  std::mutex mutex;                   // guards `open`
+  std::vector<xdev_device_t*> open;   // by ordinal; NULL while closed
+};
+
+// One opened device. The sets let device_close and shutdown release what the
+// core forgot (with a warning) instead of leaking threads.
+struct xdev_device_t {
+  xdev_plugin_t* plugin = nullptr;
+  uint32_t ordinal = 0;
+  const xdev::sim::DeviceText* text = nullptr;  // plugin->devices[ordinal]
+  std::unique_ptr<xdev::sim::Arena> arena;
+
+  std::mutex mutex;  // guards the sets
+  std::set<xdev_stream_t*> streams;
+  std::set<xdev_event_t*> events;
+  std::set<void*> host_blocks;  // from host_memory_allocate
+};
+
+struct xdev_stream_t {
+  xdev_device_t* device = nullptr;
+  std::unique_ptr<xdev::sim::WorkQueue> queue;
+};
+
+struct xdev_event_t {
+  xdev_device_t* device = nullptr;
+  std::mutex mutex;  // guards `mark`
+  // The mark of the last event_record; NULL while never recorded.
+  std::shared_ptr<xdev::sim::Mark> mark;
+};
