@@ -163,7 +163,8 @@ typedef enum xdev_dtype_t {
  * The core computes `data + byte_offset` addresses only by integer
  * arithmetic and never dereferences device memory. */
 typedef struct xdev_tensor_t {
-  void* data;              /* device address of the allocation */
+  void* data;              /* device address of the buffer (may lie inside
+                            * a larger allocation of the core's pool) */
   uint64_t byte_offset;    /* offset of element 0 from `data` */
   xdev_dtype_t dtype;
   int32_t rank;            /* 0 ... XDEV_MAX_RANK */
@@ -408,8 +409,10 @@ typedef struct xdev_plugin_api_t {
   /* --- raw memory (the core pools it; thread-safe) --- */
 
   /* REQUIRED. Allocates `size` bytes (> 0) of device memory aligned to at
-   * least `alignment` (a power of two, >= 64 is always honoured up to 256).
-   * Returns XDEV_STATUS_OUT_OF_MEMORY when the device cannot satisfy it. */
+   * least `alignment`, a power of two from 1 to 4096 (the core asks for
+   * 256); below 64 the plugin may align to 64. Size 0 or another alignment:
+   * XDEV_STATUS_INVALID_ARGUMENT. Returns XDEV_STATUS_OUT_OF_MEMORY when the
+   * device cannot satisfy the request. */
   xdev_status_t* (*memory_allocate)(xdev_device_t* device, uint64_t size,
                                     uint64_t alignment, void** out_ptr);
   /* REQUIRED. Frees memory from memory_allocate. NULL is a no-op. All work
@@ -432,7 +435,9 @@ typedef struct xdev_plugin_api_t {
   /* REQUIRED. Destroys a stream after all its work completed. */
   void (*stream_destroy)(xdev_stream_t* stream);
   /* REQUIRED. Blocks until all work enqueued so far on `stream` completed;
-   * returns the first asynchronous error, if any. */
+   * returns the first asynchronous error since the last synchronize and
+   * clears it (work enqueued after a failed item may be skipped; say so in
+   * the plugin's documentation). */
   xdev_status_t* (*stream_synchronize)(xdev_stream_t* stream);
   /* REQUIRED. Creates an event. Thread-safe. */
   xdev_status_t* (*event_create)(xdev_device_t* device, xdev_event_t** out_event);
@@ -442,7 +447,8 @@ typedef struct xdev_plugin_api_t {
    * all work enqueued before it completed. Re-recording replaces the mark. */
   xdev_status_t* (*event_record)(xdev_event_t* event, xdev_stream_t* stream);
   /* REQUIRED. Makes later work on `stream` wait for `event` (the event may
-   * belong to another stream of the same plugin). Does not block the host. */
+   * belong to another stream, also of another device, of the same plugin).
+   * Does not block the host. Events carry no errors. */
   xdev_status_t* (*stream_wait_event)(xdev_stream_t* stream, xdev_event_t* event);
   /* REQUIRED. Blocks the host until `event` completed. An event never
    * recorded counts as completed. */
@@ -450,7 +456,11 @@ typedef struct xdev_plugin_api_t {
   /* REQUIRED. Non-blocking: *out_done = 1 when completed, else 0. */
   xdev_status_t* (*event_query)(xdev_event_t* event, int32_t* out_done);
 
-  /* --- copies (asynchronous on `stream`; sizes in bytes, may be 0) --- */
+  /* --- copies (asynchronous on `stream`; sizes in bytes; with size 0 the
+   * pointers are not used and may be anything). Device addresses may point
+   * anywhere inside an allocation. Source and destination never overlap
+   * (the core's promise; a plugin may check it and return
+   * XDEV_STATUS_INVALID_ARGUMENT). --- */
 
   /* REQUIRED. Host memory `src` -> device address `dst`. The host buffer
    * must stay valid and unchanged until the stream passes the copy (the

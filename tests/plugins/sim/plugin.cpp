@@ -582,13 +582,19 @@ void stream_destroy(xdev_stream_t* stream) noexcept {
     std::lock_guard lock(device->mutex);
     device->streams.erase(stream);
   }
+  // Runs what is still queued (the core should have synchronized), so an
+  // error nobody asked for can at least be logged.
   try {
-    // Runs what is still queued (the core should have synchronized).
-    stream->queue.reset();
+    const Failure failure = stream->queue->synchronize();
+    if (failure) {
+      log(host_of(device), XDEV_LOG_WARNING,
+          "stream_destroy: %s: asynchronous error never reported by stream_synchronize: %s",
+          device->text->label.c_str(), failure.message.c_str());
+    }
   } catch (...) {
-    // ~WorkQueue joins; a failed join leaves nothing to do but go on.
+    // Only the log line is lost; the destructor below drains the queue too.
   }
-  delete stream;
+  delete stream;  // joins the worker
 }
 
 xdev_status_t* stream_synchronize(xdev_stream_t* stream) noexcept {

@@ -80,11 +80,6 @@ Failure WorkQueue::synchronize() {
   return std::exchange(first_failure_, Failure{});
 }
 
-Failure WorkQueue::take_unreported() {
-  std::lock_guard lock(mutex_);
-  return std::exchange(first_failure_, Failure{});
-}
-
 void WorkQueue::run() {
   for (;;) {
     Item item;

@@ -52,9 +52,6 @@ class WorkQueue {
   // Blocks until everything enqueued before the call ran; returns (and
   // forgets) the first failure of the work run since the last call.
   Failure synchronize();
-  // The failure synchronize would return, still unreported (for a warning
-  // when the queue is destroyed); clears it.
-  Failure take_unreported();
 
  private:
   struct Item {

@@ -945,6 +945,14 @@ TEST_F(SimPlugin, AsynchronousErrorsComeFromTheNextSynchronize) {
                          {"asynchronous", "copy_host_to_device", hex(d), "no live allocation"}));
   // Reported once.
   EXPECT_OK(api_->stream_synchronize(s));
+
+  // A stream destroyed with an error nobody collected logs it and goes.
+  xdev_stream_t* careless = nullptr;
+  ASSERT_OK(api_->stream_create(dev, &careless));
+  void* d2 = allocate(dev, 128);
+  ASSERT_OK(api_->copy_host_to_device(careless, d2, data.data(), data.size()));
+  release(d2);
+  api_->stream_destroy(careless);
 }
 
 // ---------------------------------------------------------------------------
