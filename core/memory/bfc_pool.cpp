@@ -431,7 +431,7 @@ BfcPoolImpl::BfcPoolImpl(RawAllocator& raw, const PoolOptions& options) : raw_(r
   }
   if (slot_ >= 0) {
     cache_capacity_ = capacity;
-    cache_chunk_max_ = std::min(kMaxCachedChunk, capacity / 2);
+    cache_chunk_max_ = round_down(std::min(kMaxCachedChunk, capacity / 2), granule_);
   }
 }
 

@@ -43,6 +43,9 @@ struct PoolOptions {
 };
 
 // A snapshot. bytes_* count rounded sizes (allocation_size), not requests.
+// Exact; the one approximation: when an allocation raises the peak while a
+// free runs at that very moment on another thread, the free may be counted as
+// happening after the allocation (the peak is never below the true one).
 struct PoolStats {
   uint64_t bytes_in_use = 0;        // held by callers now
   uint64_t peak_bytes_in_use = 0;   // highest bytes_in_use since creation or reset_peak
@@ -67,7 +70,8 @@ class BfcPool {
   BfcPool& operator=(const BfcPool&) = delete;
 
   // `bytes` rounded up to the alignment granule, aligned to
-  // options.alignment. bytes == 0 returns nullptr (as TensorFlow does) and
+  // options.alignment. Best fit, except that the calling thread's cache may
+  // return a block it freed of the same size class (at most 1/8 larger). bytes == 0 returns nullptr (as TensorFlow does) and
   // counts nothing. Throws Error(kOutOfMemory) naming the device, the request,
   // the bytes in use, the limit and the largest free block when neither the
   // free blocks, nor growth within the limit, nor giving fully free regions

@@ -636,6 +636,71 @@ TEST(BfcPoolThreadCache, ManyLiveBlocksRebuildThePointerTable) {
   EXPECT_EQ(s.total_allocations, 15000u);
 }
 
+// stats(), reset_peak() and release_free_regions() freeze the other threads'
+// fast paths while they run; the pointer table is rebuilt under load.
+TEST(BfcPoolThreadCache, SnapshotsWhileOtherThreadsAllocate) {
+  constexpr int kWorkers = 3;
+  constexpr uint64_t kLimit = 64 * MiB;
+  FakeRawAllocator raw;
+  BfcPool pool(raw, growth(kLimit, MiB, true));
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> allocations{0};
+  std::atomic<int> finished{0};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> workers;
+  for (int id = 0; id < kWorkers; ++id) {
+    workers.emplace_back([&, id] {
+      std::mt19937_64 rng(77 + static_cast<uint64_t>(id));
+      std::vector<void*> live;
+      for (int op = 0; op < 200000 && !stop.load(std::memory_order_relaxed); ++op) {
+        if (live.size() < 400 && rng() % 3 != 0) {
+          try {  // at most ~20 MiB live: never out of memory
+            live.push_back(pool.allocate(rng() % 8 == 0 ? MiB / 8 : 64 + rng() % 2048));
+            allocations.fetch_add(1, std::memory_order_relaxed);
+          } catch (const Error&) {
+            errors.fetch_add(1);
+          }
+        } else if (!live.empty()) {
+          const size_t i = rng() % live.size();
+          pool.deallocate(live[i]);
+          live[i] = live.back();
+          live.pop_back();
+        }
+      }
+      for (void* p : live) pool.deallocate(p);
+      finished.fetch_add(1);
+    });
+  }
+  uint64_t last_peak = 0;
+  int snapshots = 0;
+  for (int i = 0; i < 300 || (allocations.load() < 60000 && finished.load() < kWorkers); ++i) {
+    const PoolStats s = pool.stats();
+    EXPECT_LE(s.bytes_in_use, s.bytes_reserved);
+    EXPECT_GE(s.peak_bytes_in_use, s.bytes_in_use);
+    EXPECT_GE(s.peak_bytes_in_use, last_peak);
+    EXPECT_LE(s.bytes_reserved, kLimit);
+    EXPECT_LE(s.num_allocations, kWorkers * 400u);
+    last_peak = s.peak_bytes_in_use;
+    if (i % 50 == 49) {
+      pool.reset_peak();
+      last_peak = 0;
+    }
+    if (i % 100 == 99) pool.release_free_regions();
+    std::this_thread::yield();
+    snapshots = i + 1;
+  }
+  stop = true;
+  std::printf("snapshots: %d while %llu allocations\n", snapshots, static_cast<unsigned long long>(allocations.load()));
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  const PoolStats s = pool.stats();
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_EQ(s.num_allocations, 0u);
+  EXPECT_EQ(s.total_allocations, allocations.load());
+  EXPECT_EQ(pool.release_free_regions(), s.bytes_reserved);
+  EXPECT_EQ(raw.outstanding(), 0u);
+}
+
 // ---- randomized multi-threaded stress -------------------------------------------------
 
 struct Live {
