@@ -362,7 +362,10 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const At
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::shared_ptr<TensorImpl>& impl = inputs[i].impl_ptr();
     in[i] = impl.get();
-    if (impl->device() != device) {
+    if (impl->device() != device && request.share_physical_inputs &&
+        impl->device()->handle() == device->handle()) {
+      impl->device()->synchronize();
+    } else if (impl->device() != device) {
       if (strict_placement()) {
         throw Error(ErrorCode::kFailedPrecondition,
                     std::string(op_name(request.op)) + ": input " + std::to_string(i) +

@@ -64,6 +64,10 @@ struct OpRequest {
   DType output_dtype;
   Shape output_shape;
   bool contiguous_inputs = false;  // the op needs contiguous inputs (MatMul)
+  // Inputs on another logical device of the same physical device are read in
+  // place (after waiting for their stream) instead of copied: they share
+  // one address space. Used by all-reduce.
+  bool share_physical_inputs = false;
 };
 
 // Places and runs `request` on `inputs`; returns the output tensor.

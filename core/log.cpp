@@ -54,6 +54,7 @@ void log(xdev_log_level_t level, std::string_view message) {
   line += ": ";
   line += message;
   line += '\n';
+  std::fflush(stdout);  // keep the program's own output and the log in order
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

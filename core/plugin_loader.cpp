@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "log.hpp"
+#include "plugin_probe.hpp"
 #include "status.hpp"
 
 namespace fs = std::filesystem;
@@ -108,6 +109,11 @@ void read_devices(LoadedPlugin& plugin) {
   if (xdev_status_t* s = api->device_types(plugin.handle, &types, &type_count)) {
     throw Skip{"device_types failed: " + take_message(s)};
   }
+  if (type_count > kMaxDeviceTypesPerPlugin) {
+    throw Skip{"device_types reported " + std::to_string(type_count) +
+               " types; a plugin may offer at most " +
+               std::to_string(kMaxDeviceTypesPerPlugin)};
+  }
   if (type_count > 0 && types == nullptr) {
     throw Skip{"device_types reported " + std::to_string(type_count) +
                " types but returned no array"};
@@ -139,6 +145,10 @@ void read_devices(LoadedPlugin& plugin) {
   uint32_t count = 0;
   if (xdev_status_t* s = api->device_count(plugin.handle, &count)) {
     throw Skip{"device_count failed: " + take_message(s)};
+  }
+  if (count > kMaxDevicesPerPlugin) {
+    throw Skip{"device_count reported " + std::to_string(count) +
+               " devices; a plugin may report at most " + std::to_string(kMaxDevicesPerPlugin)};
   }
   if (count > 0 && type_count == 0) {
     throw Skip{"reports " + std::to_string(count) + " devices but offers no device type"};
@@ -295,6 +305,28 @@ std::vector<fs::path> find_plugin_files(const std::vector<fs::path>& dirs) {
 }
 
 std::unique_ptr<LoadedPlugin> load_plugin(const fs::path& file) {
+  const ProbeSettings settings = probe_settings_from_environment();
+  if (settings.mode != ProbeMode::kOff) {
+    ProbeResult probe = probe_plugin(file, settings);
+    if (probe.kind == ProbeResult::Kind::kSkipped || probe.kind == ProbeResult::Kind::kCrashed) {
+      // The child already found out: never load it here.
+      auto plugin = std::make_unique<LoadedPlugin>();
+      plugin->path = file;
+      plugin->state = LoadedPlugin::State::kSkipped;
+      plugin->reason = std::move(probe.reason);
+      plugin->name = std::move(probe.name);
+      plugin->plugin_version = std::move(probe.plugin_version);
+      plugin->abi_version = probe.abi_version;
+      return plugin;
+    }
+    if (probe.kind == ProbeResult::Kind::kUnavailable) {
+      log(XDEV_LOG_DEBUG, "plugin " + file.string() + ": loading without a probe: " + probe.reason);
+    }
+  }
+  return load_plugin_in_process(file);
+}
+
+std::unique_ptr<LoadedPlugin> load_plugin_in_process(const fs::path& file) {
   auto plugin = std::make_unique<LoadedPlugin>();
   plugin->path = file;
   try {

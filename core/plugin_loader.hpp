@@ -81,7 +81,19 @@ struct LoadedPlugin {
 std::vector<std::filesystem::path> find_plugin_files(
     const std::vector<std::filesystem::path>& dirs);
 
-// Loads, validates and initializes one plugin. Never throws.
+// Loads, validates and initializes one plugin. Never throws. A file not seen
+// before is first tried in a child process (plugin_probe.hpp), so a plugin
+// that crashes or hangs while it loads is skipped instead of taking the
+// process down; XDEV_PROBE_PLUGINS=0 turns that off.
 std::unique_ptr<LoadedPlugin> load_plugin(const std::filesystem::path& file);
+
+// load_plugin without the probe: everything happens in this process. The
+// probe helper itself uses it.
+std::unique_ptr<LoadedPlugin> load_plugin_in_process(const std::filesystem::path& file);
+
+// Answers beyond these are treated as lies (a corrupt or hostile plugin), not
+// enumerated.
+inline constexpr uint32_t kMaxDeviceTypesPerPlugin = 256;
+inline constexpr uint32_t kMaxDevicesPerPlugin = 65536;
 
 }  // namespace xdev::detail

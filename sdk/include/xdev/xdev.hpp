@@ -14,6 +14,7 @@
 
 #include <xdev/config.hpp>
 #include <xdev/device.hpp>
+#include <xdev/distribute.hpp>
 #include <xdev/dtype.hpp>
 #include <xdev/error.hpp>
 #include <xdev/export.hpp>

@@ -1,0 +1,222 @@
+// Many devices (SPEC.md B22, B23, B25): replication with add_n, all-reduce,
+// the mirrored strategy, models on a device. Runs with the simulated
+// accelerator (2 GPUs) and the CPU split into 4 logical devices.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <stdexcept>
+
+#include <xdev/xdev.hpp>
+
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
+const std::string kCpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
+const std::string kGpu1 = "/job:localhost/replica:0/task:0/device:GPU:1";
+
+class FourLogicalCpus : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    auto cpu = xdev::list_physical_devices("CPU").at(0);
+    xdev::set_logical_device_configuration(
+        cpu, {{.memory_limit = 256}, {.memory_limit = 256}, {.memory_limit = 256},
+              {.memory_limit = 256}});
+  }
+};
+const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new FourLogicalCpus);
+
+xdev::Tensor tower() {
+  return xdev::matmul(xdev::constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}),
+                      xdev::constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}));
+}
+
+// B22 on logical CPUs and on the accelerator.
+TEST(Replication, TowersCombinedWithAddNOnTheCpu) {
+  for (const std::string& type : {"CPU", "GPU"}) {
+    std::vector<xdev::Tensor> towers;
+    for (const xdev::Device& d : xdev::list_logical_devices(type)) {
+      xdev::DeviceScope scope(d);
+      towers.push_back(tower());
+      EXPECT_EQ(towers.back().device().name, d.name);
+    }
+    ASSERT_GE(towers.size(), 2u) << type;
+    xdev::reset_placement_counters();
+    xdev::Tensor total;
+    {
+      xdev::DeviceScope scope("/CPU:0");
+      total = xdev::add_n(towers);
+    }
+    EXPECT_EQ(total.device().name, kCpu0);
+    std::vector<float> expected = {22, 28, 49, 64};
+    for (float& v : expected) v *= static_cast<float>(towers.size());
+    EXPECT_EQ(total.to_vector<float>(), expected) << type;
+    // Every tower not already on CPU:0 was copied there, and counted.
+    uint64_t copied = type == "CPU" ? towers.size() - 1 : towers.size();
+    EXPECT_EQ(xdev::placement_counters().implicit_copies, copied) << type;
+  }
+}
+
+template <typename T>
+std::vector<xdev::Tensor> values_on(const xdev::MirroredStrategy& s, int64_t n, T scale) {
+  std::vector<xdev::Tensor> out;
+  for (int r = 0; r < s.num_replicas_in_sync(); ++r) {
+    std::vector<T> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<T>((i + 1) * (r + 1)) * scale;
+    xdev::DeviceScope scope(s.devices()[static_cast<size_t>(r)]);
+    out.push_back(xdev::constant(v, {n}));
+  }
+  return out;
+}
+
+template <typename T>
+void check_all_reduce(const xdev::MirroredStrategy& s, int64_t n, T scale) {
+  const int replicas = s.num_replicas_in_sync();
+  const T factor = static_cast<T>(replicas * (replicas + 1) / 2);  // sum of (r + 1)
+  auto values = values_on<T>(s, n, scale);
+  auto sums = s.all_reduce(xdev::ReduceOp::kSum, values);
+  auto means = s.all_reduce(xdev::ReduceOp::kMean, values);
+  ASSERT_EQ(sums.size(), static_cast<size_t>(replicas));
+  for (int r = 0; r < replicas; ++r) {
+    EXPECT_EQ(sums[static_cast<size_t>(r)].device(), s.devices()[static_cast<size_t>(r)]);
+    auto sum = sums[static_cast<size_t>(r)].template to_vector<T>();
+    auto mean = means[static_cast<size_t>(r)].template to_vector<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      T base = static_cast<T>(i + 1) * scale;
+      EXPECT_EQ(sum[static_cast<size_t>(i)], base * factor);
+      EXPECT_EQ(mean[static_cast<size_t>(i)], static_cast<T>(base * factor / static_cast<T>(replicas)));
+    }
+  }
+}
+
+TEST(AllReduce, SumAndMeanForUnevenSizesAndDtypes) {
+  for (int replicas : {2, 4}) {
+    std::vector<std::string> devices;
+    for (int i = 0; i < replicas; ++i) devices.push_back("/CPU:" + std::to_string(i));
+    xdev::MirroredStrategy s(devices);
+    EXPECT_EQ(s.all_reduce_path(), "shared memory");
+    for (int64_t n : {1, 7, 1000, 4099}) {
+      check_all_reduce<float>(s, n, 0.5f);
+      check_all_reduce<double>(s, n, 0.25);
+      check_all_reduce<int32_t>(s, n, 3);
+      check_all_reduce<int64_t>(s, n, 5);
+    }
+  }
+}
+
+TEST(AllReduce, AcrossAcceleratorsUsesDirectCopies) {
+  xdev::MirroredStrategy gpus;  // default: every logical GPU
+  EXPECT_EQ(gpus.num_replicas_in_sync(), 2);
+  EXPECT_EQ(gpus.all_reduce_path(), "direct copies");
+  std::vector<xdev::Tensor> values;
+  for (const auto& d : gpus.devices()) {
+    values.push_back(xdev::constant({1.f, 2.f, 3.f}).to(d));
+  }
+  auto sums = gpus.all_reduce(xdev::ReduceOp::kSum, values);
+  EXPECT_EQ(sums[1].device().name, kGpu1);
+  EXPECT_EQ(sums[1].to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  xdev::MirroredStrategy mixed(std::vector<std::string>{"/GPU:0", "/CPU:1"});
+  EXPECT_EQ(mixed.all_reduce_path(), "direct copies");
+}
+
+TEST(AllReduce, MismatchedValuesAreRejected) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
+  std::vector<xdev::Tensor> bad = {xdev::constant({1.f, 2.f}), xdev::constant({1.f})};
+  try {
+    s.all_reduce(xdev::ReduceOp::kSum, bad);
+    FAIL();
+  } catch (const xdev::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("all_reduce: replica 1 has (1,) float32, replica 0 has (2,) float32"));
+  }
+  EXPECT_THROW(s.all_reduce(xdev::ReduceOp::kSum, {xdev::constant({1.f})}), xdev::Error);
+  EXPECT_THROW(xdev::MirroredStrategy(std::vector<std::string>{"/CPU:0", "cpu:0"}), xdev::Error);
+}
+
+TEST(Mirrored, SplitBatchGivesEveryReplicaItsRows) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1", "/CPU:2", "/CPU:3"});
+  std::vector<float> rows(20);
+  std::iota(rows.begin(), rows.end(), 0.f);
+  auto shards = s.split_batch(xdev::constant(rows, {10, 2}));
+  ASSERT_EQ(shards.size(), 4u);
+  std::vector<int64_t> sizes;
+  std::vector<float> joined;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    EXPECT_EQ(shards[i].device(), s.devices()[i]);
+    sizes.push_back(shards[i].shape()[0]);
+    for (float v : shards[i].to_vector<float>()) joined.push_back(v);
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{3, 3, 2, 2}));
+  EXPECT_EQ(joined, rows);
+}
+
+TEST(Mirrored, RunsEveryReplicaOnItsDevice) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1", "/CPU:2", "/CPU:3"});
+  auto results = s.run([](const xdev::ReplicaContext& r) {
+    return std::vector<xdev::Tensor>{xdev::fill({2}, r.replica_id)};
+  });
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(results[static_cast<size_t>(r)][0].device(), s.devices()[static_cast<size_t>(r)]);
+    EXPECT_EQ(results[static_cast<size_t>(r)][0].to_vector<float>(),
+              (std::vector<float>{static_cast<float>(r), static_cast<float>(r)}));
+  }
+}
+
+TEST(Mirrored, AFailingReplicaFailsTheStepAndLeavesVariablesUnchanged) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
+  xdev::MirroredVariable w = s.create_variable(xdev::constant({1.f, 2.f}));
+  try {
+    auto results = s.run([&](const xdev::ReplicaContext& r) {
+      if (r.replica_id == 1) throw std::runtime_error("boom");
+      return std::vector<xdev::Tensor>{w.local(r) * w.local(r)};
+    });
+    w.assign_sub(s.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(results, 0)));
+    FAIL() << "the step succeeded";
+  } catch (const xdev::Error& e) {
+    EXPECT_STREQ(e.what(), ("MirroredStrategy.run: replica 1 on " + kCpu1 + " failed: boom").c_str());
+  }
+  for (const auto& v : w.values()) EXPECT_EQ(v.to_vector<float>(), (std::vector<float>{1, 2}));
+  // A shape error inside a replica keeps its code.
+  try {
+    s.run([](const xdev::ReplicaContext&) {
+      return std::vector<xdev::Tensor>{xdev::constant({1.f}) + xdev::constant({1.f, 2.f, 3.f}) +
+                                       xdev::constant({{1.f, 2.f}})};
+    });
+    FAIL();
+  } catch (const xdev::Error& e) {
+    EXPECT_EQ(e.code(), xdev::ErrorCode::kInvalidArgument);
+    EXPECT_THAT(e.what(), HasSubstr("replica 0 on " + kCpu0 + " failed: Add: shapes"));
+  }
+}
+
+TEST(Mirrored, AssignSubKeepsCopiesIdentical) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1", "/CPU:2"});
+  xdev::MirroredVariable w = s.create_variable(xdev::constant({1.0, 2.0}));
+  std::vector<xdev::Tensor> deltas;
+  for (const auto& d : s.devices()) deltas.push_back(xdev::constant({0.5, 1.0}).to(d));
+  w.assign_sub(deltas, 2.0);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(w.local(static_cast<int>(i)).device(), s.devices()[i]);
+    EXPECT_EQ(w.local(static_cast<int>(i)).to_vector<double>(), (std::vector<double>{0, 0}));
+  }
+}
+
+// B25: a model moves to a device as a unit and stays there when run.
+TEST(Module, ParametersMoveAsAUnitAndRunningKeepsEverythingThere) {
+  xdev::Dense model(xdev::constant({{1.f}, {2.f}}), xdev::constant({0.5f}));
+  model.to("/GPU:1");
+  for (xdev::Tensor* p : model.parameters()) EXPECT_EQ(p->device().name, kGpu1);
+  xdev::Tensor x = xdev::constant({{1.f, 1.f}, {2.f, 0.f}}).to("/GPU:1");
+  xdev::reset_placement_counters();
+  xdev::Tensor y = model(x);
+  EXPECT_EQ(y.device().name, kGpu1);
+  EXPECT_EQ(xdev::placement_counters().implicit_copies, 0u);
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{3.5f, 2.5f}));
+  // Moving again to the same device copies nothing.
+  const xdev::detail::TensorImpl* before = model.kernel().impl();
+  model.to(xdev::try_gpu(1));
+  EXPECT_EQ(model.kernel().impl(), before);
+}
+
+}  // namespace

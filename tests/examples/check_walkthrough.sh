@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The walkthrough program prints the placement log and the results of
+# SPEC.md's walkthrough (run on the CPU here, split into two logical CPUs).
+set -euo pipefail
+out=$("$1" 2>&1)
+echo "$out"
+expect() { grep -qF -- "$1" <<<"$out" || { echo "FAIL: missing: $1"; exit 1; }; }
+expect "Num GPUs Available: 0"
+expect "1 Physical CPU, 2 Logical CPUs"
+expect "Executing op _EagerConst in device /job:localhost/replica:0/task:0/device:CPU:0"
+expect "Executing op MatMul in device /job:localhost/replica:0/task:0/device:CPU:0"
+expect "tf.Tensor([[22. 28.] [49. 64.]], shape=(2, 2), dtype=float32)"
+expect "Memory growth cannot be modified after being initialized"
+expect "/job:localhost/replica:0/task:0/device:GPU:2 unknown device"
+expect "Executing op MatMul in device /job:localhost/replica:0/task:0/device:CPU:1"
+expect "tf.Tensor([[44. 56.] [98. 128.]], shape=(2, 2), dtype=float32)"
+echo "walkthrough output as expected"
