@@ -1,0 +1,555 @@
+/*
+ * FROZEN: the plugin ABI header exactly as it was at version 1.0 (xdev 0.1.0).
+ * NEVER CHANGE THIS FILE, not even to fix a comment: plugins compiled against
+ * it (tests/abi/v1_0) stand in for plugin binaries built years ago, and the
+ * tests prove that every later core still loads them. The live header is
+ * sdk/include/xdev/plugin.h.
+ */
+/*
+ * xdev plugin ABI, version 1.
+ *
+ * The one header a device plugin is written against. A plugin is a shared
+ * library that exports a single C function, `xdev_plugin_query` (see the end
+ * of this file). Through it the core and the plugin exchange two tables:
+ *
+ *   core -> plugin  xdev_host_api_t    status creation, logging (host services)
+ *   plugin -> core  xdev_plugin_api_t  devices, memory, streams, events,
+ *                                      copies, kernels, shutdown
+ *
+ * Rules (docs/plugin-abi.md says more, docs/ABI-CHANGELOG.md lists versions):
+ *  - Plain C99, only <stddef.h> and <stdint.h>. No C++ exception may leave a
+ *    function called through this ABI; errors are status objects.
+ *  - Every struct that may grow begins with `struct_size` (the size the writer
+ *    of the struct was compiled with) and an extension pointer `ext` (a chain
+ *    of xdev_extension_t, NULL when none). Fields are only appended, never
+ *    reordered or removed; a reader uses a field only when `struct_size`
+ *    covers it (XDEV_HAS_FIELD). Each struct's v1 size is static-asserted.
+ *  - A major version change breaks compatibility and is refused at load. A
+ *    minor version only appends fields/slots: a core loads plugins of any
+ *    minor of its major.
+ *  - Status objects: NULL means success. A non-NULL status is created with
+ *    the host's `status_create` and from then on owned by the core, which
+ *    destroys it. A plugin never frees a status.
+ *  - Strings and arrays a plugin returns are owned by the plugin and stay
+ *    valid until `shutdown` returns, unless a field says otherwise.
+ *  - Thread-safety is stated per slot. "Thread-safe" means the core may call
+ *    it from several threads at once, also for the same device.
+ */
+#ifndef XDEV_PLUGIN_H_
+#define XDEV_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions, visibility, struct sizes                                       */
+/* ------------------------------------------------------------------------ */
+
+#define XDEV_ABI_VERSION_MAJOR 1
+#define XDEV_ABI_VERSION_MINOR 0
+
+/* The name of the one exported entry symbol. */
+#define XDEV_PLUGIN_ENTRY_SYMBOL "xdev_plugin_query"
+
+#if defined(_WIN32)
+#define XDEV_PLUGIN_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define XDEV_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define XDEV_PLUGIN_EXPORT
+#endif
+
+/* Size of `type` up to and including `last_field`: the value to store in
+ * struct_size for the version of the struct that ends at `last_field`. */
+#define XDEV_STRUCT_SIZE(type, last_field) \
+  (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
+
+/* True when a struct of which the writer reported `ptr->struct_size` has
+ * `field`. Use before reading any field appended after v1.0. */
+#define XDEV_HAS_FIELD(ptr, type, field) \
+  ((ptr)->struct_size >= XDEV_STRUCT_SIZE(type, field))
+
+typedef struct xdev_version_t {
+  uint32_t major;
+  uint32_t minor;
+} xdev_version_t;
+
+/* Optional features travel as a singly linked chain hanging off a struct's
+ * `ext`. Every extension begins with this header; `type` identifies it (ids
+ * are allocated in docs/ABI-CHANGELOG.md), unknown types are skipped. */
+typedef struct xdev_extension_t {
+  size_t struct_size;
+  uint32_t type;
+  const struct xdev_extension_t* next;
+} xdev_extension_t;
+
+/* ------------------------------------------------------------------------ */
+/* Status                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Error codes. 0 is never used in a status object (success is NULL). */
+typedef enum xdev_status_code_t {
+  XDEV_STATUS_OK = 0,
+  XDEV_STATUS_INVALID_ARGUMENT = 1,  /* the caller passed a bad value */
+  XDEV_STATUS_NOT_FOUND = 2,         /* no such device, op, ... */
+  XDEV_STATUS_OUT_OF_MEMORY = 3,     /* an allocation could not be satisfied */
+  XDEV_STATUS_UNIMPLEMENTED = 4,     /* feature or dtype not supported */
+  XDEV_STATUS_FAILED_PRECONDITION = 5, /* wrong state (e.g. after shutdown) */
+  XDEV_STATUS_UNAVAILABLE = 6,       /* driver/device missing or lost */
+  XDEV_STATUS_INTERNAL = 7,          /* a bug or an unexpected failure */
+  XDEV_STATUS_ABI_MISMATCH = 8       /* incompatible versions or structs */
+} xdev_status_code_t;
+
+/* Opaque; created by the host, owned by whoever receives it. */
+typedef struct xdev_status_t xdev_status_t;
+
+/* ------------------------------------------------------------------------ */
+/* Host services: filled by the core, read by the plugin                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum xdev_log_level_t {
+  XDEV_LOG_DEBUG = 0,
+  XDEV_LOG_INFO = 1,
+  XDEV_LOG_WARNING = 2,
+  XDEV_LOG_ERROR = 3
+} xdev_log_level_t;
+
+/* Lives from `xdev_plugin_query` until after `shutdown` returns. All
+ * functions are thread-safe and never fail in a way the plugin must handle. */
+typedef struct xdev_host_api_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  /* The core's ABI version. */
+  xdev_version_t abi_version;
+  /* Opaque core context; pass it back to every function below. */
+  void* host_context;
+  /* Creates a status with `code` (not XDEV_STATUS_OK) and a copy of the
+   * NUL-terminated `message` (may be NULL). The returned object belongs to
+   * whoever the plugin returns it to (the core). Never returns NULL. */
+  xdev_status_t* (*status_create)(void* host_context, xdev_status_code_t code,
+                                  const char* message);
+  /* Writes a line to the core's log, tagged with the plugin's name. `message`
+   * is copied; the core adds no newline of its own to the text. */
+  void (*log)(void* host_context, xdev_log_level_t level, const char* message);
+} xdev_host_api_t;
+#define XDEV_HOST_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_host_api_t, log)
+
+/* ------------------------------------------------------------------------ */
+/* Data types and tensor descriptors (DLPack-like)                          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum xdev_dtype_t {
+  XDEV_DTYPE_INVALID = 0,
+  XDEV_DTYPE_FLOAT32 = 1,
+  XDEV_DTYPE_FLOAT64 = 2,
+  XDEV_DTYPE_INT32 = 3,
+  XDEV_DTYPE_INT64 = 4,
+  XDEV_DTYPE_BOOL = 5,   /* one byte, 0 or 1 */
+  XDEV_DTYPE_FLOAT16 = 6,
+  XDEV_DTYPE_BFLOAT16 = 7,
+  XDEV_DTYPE_UINT8 = 8,
+  XDEV_DTYPE_INT8 = 9
+} xdev_dtype_t;
+
+/* Bit for a dtype in a dtype mask. */
+#define XDEV_DTYPE_BIT(dtype) (UINT64_C(1) << (unsigned)(dtype))
+
+/* Maximum rank the core passes to kernels. */
+#define XDEV_MAX_RANK 8
+
+/* A view of a tensor handed to a kernel. Not size-tagged: it is fixed for
+ * the life of major version 1. The element at index (i0, ..., in-1) lives at
+ * byte address (char*)data + byte_offset + sum_k(i_k * strides[k]) *
+ * element_size. `shape` and `strides` point to `rank` values owned by the
+ * core, valid for the duration of the kernel call. `strides` are in
+ * elements; a stride of 0 means the tensor is broadcast along that axis.
+ * The core computes `data + byte_offset` addresses only by integer
+ * arithmetic and never dereferences device memory. */
+typedef struct xdev_tensor_t {
+  void* data;              /* device address of the buffer (may lie inside
+                            * a larger allocation of the core's pool) */
+  uint64_t byte_offset;    /* offset of element 0 from `data` */
+  xdev_dtype_t dtype;
+  int32_t rank;            /* 0 ... XDEV_MAX_RANK */
+  const int64_t* shape;    /* `rank` dims, each >= 0 */
+  const int64_t* strides;  /* `rank` strides in elements, may be 0 */
+} xdev_tensor_t;
+
+/* ------------------------------------------------------------------------ */
+/* Op attributes                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef enum xdev_attr_kind_t {
+  XDEV_ATTR_BOOL = 0,
+  XDEV_ATTR_INT = 1,
+  XDEV_ATTR_FLOAT = 2,
+  XDEV_ATTR_DTYPE = 3,
+  XDEV_ATTR_INTS = 4,  /* list of int64 */
+  XDEV_ATTR_STRING = 5
+} xdev_attr_kind_t;
+
+/* One named attribute of an op call (e.g. MatMul's "transpose_a"). The op
+ * table in docs/ops.md lists each op's attributes. Names and arrays are owned
+ * by the core and valid for the duration of the kernel call. */
+typedef struct xdev_attr_t {
+  const char* name;
+  xdev_attr_kind_t kind;
+  union {
+    int32_t b;           /* XDEV_ATTR_BOOL: 0 or 1 */
+    int64_t i;           /* XDEV_ATTR_INT */
+    double f;            /* XDEV_ATTR_FLOAT */
+    xdev_dtype_t dtype;  /* XDEV_ATTR_DTYPE */
+    struct {
+      const int64_t* values;
+      int64_t count;
+    } ints;              /* XDEV_ATTR_INTS */
+    const char* s;       /* XDEV_ATTR_STRING, NUL-terminated */
+  } value;
+} xdev_attr_t;
+
+/* ------------------------------------------------------------------------ */
+/* Opaque plugin objects                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* All created and destroyed by the plugin; the core never looks inside. */
+typedef struct xdev_plugin_t xdev_plugin_t;  /* one initialized plugin */
+typedef struct xdev_device_t xdev_device_t;  /* one opened device */
+typedef struct xdev_stream_t xdev_stream_t;  /* an in-order work queue */
+typedef struct xdev_event_t xdev_event_t;    /* a marker in a stream */
+
+/* ------------------------------------------------------------------------ */
+/* Device types and devices                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Conventional priorities. Higher wins when an op could run on several
+ * device types and the user asked for none. */
+#define XDEV_PRIORITY_CPU 0
+#define XDEV_PRIORITY_GPU 100
+
+/* A device type the plugin offers. Two plugins may offer the same type
+ * (e.g. "GPU" on platforms "cuda" and "rocm"); the core numbers their
+ * devices in one sequence per type. */
+typedef struct xdev_device_type_info_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  /* Type name: ASCII letters, digits and '_', starting with a letter, at
+   * most 31 characters; the core upper-cases it ("GPU", "CPU", "NPU"). */
+  const char* type;
+  /* Platform: who implements it, lower case ("host", "cuda", "sim"). */
+  const char* platform;
+  /* Placement priority, see XDEV_PRIORITY_*. */
+  int32_t priority;
+} xdev_device_type_info_t;
+#define XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE \
+  XDEV_STRUCT_SIZE(xdev_device_type_info_t, priority)
+
+/* One free-form property ("compute_capability" = "9.0"). */
+typedef struct xdev_property_t {
+  const char* key;
+  const char* value;
+} xdev_property_t;
+
+/* What the plugin reports about one physical device. The core sets
+ * `struct_size` and `ext` before the call; the plugin fills the fields that
+ * struct_size covers. Strings/arrays are owned by the plugin. */
+typedef struct xdev_device_properties_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  /* Index into the plugin's device types (see `device_types`). */
+  uint32_t type_index;
+  /* Human-readable model name ("NVIDIA H100 80GB HBM3", "AMD EPYC 9B14"). */
+  const char* name;
+  /* Total memory the device has, in bytes. */
+  uint64_t memory_total;
+  /* Bus id ("0000:05:00.0"), or "" when it has none. */
+  const char* bus_id;
+  /* NUMA node the device is closest to, or -1 when unknown. */
+  int32_t numa_node;
+  /* One line: "device: 0, name: ..., pci bus id: ..., compute capability:
+   * 9.0". Printed as the physical device description. */
+  const char* description;
+  /* Free-form key/values, `property_count` of them. May be NULL if 0. */
+  const xdev_property_t* properties;
+  uint32_t property_count;
+} xdev_device_properties_t;
+#define XDEV_DEVICE_PROPERTIES_STRUCT_SIZE \
+  XDEV_STRUCT_SIZE(xdev_device_properties_t, property_count)
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Everything a kernel invocation receives. Built by the core, valid for the
+ * duration of the call. Inputs are already on `device`; outputs are
+ * allocated by the core with the shapes and dtypes the op definition says.
+ * The kernel enqueues its work on `stream` and may return before it has
+ * finished; the core orders later work on the same stream after it. */
+typedef struct xdev_kernel_call_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  const char* op;                 /* op name, e.g. "MatMul" */
+  xdev_device_t* device;
+  xdev_stream_t* stream;
+  const xdev_tensor_t* const* inputs;
+  uint32_t input_count;
+  const xdev_tensor_t* const* outputs;
+  uint32_t output_count;
+  const xdev_attr_t* attrs;
+  uint32_t attr_count;
+} xdev_kernel_call_t;
+#define XDEV_KERNEL_CALL_STRUCT_SIZE \
+  XDEV_STRUCT_SIZE(xdev_kernel_call_t, attr_count)
+
+/* A kernel function. `kernel_context` is the value registered with it.
+ * Must be thread-safe for calls on different streams. */
+typedef xdev_status_t* (*xdev_kernel_fn_t)(void* kernel_context,
+                                           const xdev_kernel_call_t* call);
+
+/* One kernel the plugin registers: (op, device type, dtypes) -> function. */
+typedef struct xdev_kernel_info_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  /* Op name as in docs/ops.md ("MatMul", "Add", "Cast", ...). */
+  const char* op;
+  /* Index into the plugin's device types. */
+  uint32_t type_index;
+  /* Dtypes accepted for the op's inputs (mask of XDEV_DTYPE_BIT). For ops
+   * whose output dtype is an attribute (Cast), `output_dtypes` limits it;
+   * for others set it equal to `input_dtypes` or to 0 (no extra limit). */
+  uint64_t input_dtypes;
+  uint64_t output_dtypes;
+  xdev_kernel_fn_t fn;
+  void* kernel_context;
+} xdev_kernel_info_t;
+#define XDEV_KERNEL_INFO_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_kernel_info_t, kernel_context)
+
+/* ------------------------------------------------------------------------ */
+/* Plugin initialization                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Passed to `initialize`. Owned by the core, valid during the call. */
+typedef struct xdev_plugin_init_args_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  /* The host services (same table as given to xdev_plugin_query). */
+  const xdev_host_api_t* host;
+} xdev_plugin_init_args_t;
+#define XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_init_args_t, host)
+
+/* Capability bits a plugin declares in xdev_plugin_api_t::capabilities. An
+ * optional slot whose bit is clear must be NULL, and vice versa. */
+#define XDEV_CAP_HOST_MEMORY UINT64_C(0x1) /* host_memory_allocate/free */
+#define XDEV_CAP_PEER_COPY UINT64_C(0x2)   /* copy_peer */
+#define XDEV_CAP_EVENTS UINT64_C(0x4)      /* real asynchronous events */
+/* Addresses from memory_allocate are host pointers: the core may read and
+ * write them with the CPU (memcpy) once the stream that uses them is idle,
+ * and copies to other devices need no staging. Needs no extra slot. */
+#define XDEV_CAP_HOST_ADDRESSABLE UINT64_C(0x8)
+
+/* ------------------------------------------------------------------------ */
+/* The plugin's table                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Filled by the plugin, normally a `static const` object; it must stay valid
+ * and unchanged until the library is unloaded. Slots marked REQUIRED must be
+ * non-NULL; the core refuses a table whose `struct_size` does not cover the
+ * v1.0 table or whose required slot is NULL. Unless noted, functions return
+ * NULL on success or a status created with host->status_create. */
+typedef struct xdev_plugin_api_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  /* The ABI version the plugin was compiled with: set it to
+   * {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR}. */
+  xdev_version_t abi_version;
+  /* Short unique plugin name ("cpu", "cuda"), and its own version string. */
+  const char* name;
+  const char* plugin_version;
+  /* XDEV_CAP_* bits. */
+  uint64_t capabilities;
+
+  /* --- life cycle --- */
+
+  /* REQUIRED. Called once, before anything else below. Creates the plugin
+   * state. A plugin that cannot work on this machine (no driver, no device)
+   * should still succeed and report 0 devices; `describe_status` then says
+   * why. On error the core logs the message, calls nothing else (not even
+   * shutdown) and skips the plugin. Not called concurrently. */
+  xdev_status_t* (*initialize)(const xdev_plugin_init_args_t* args,
+                               xdev_plugin_t** out_plugin);
+  /* REQUIRED. Called once, last. Every device has been closed. Releases all
+   * state; afterwards the library may be unloaded. Must not fail. */
+  void (*shutdown)(xdev_plugin_t* plugin);
+  /* Optional. A one-line human-readable state ("2 devices", "CUDA driver not
+   * found"); the string is owned by the plugin and valid until shutdown. */
+  const char* (*describe_status)(xdev_plugin_t* plugin);
+
+  /* --- types and physical devices (thread-safe, cheap, no device init) --- */
+
+  /* REQUIRED. Device types offered: `*out_count` pointers to descriptors,
+   * each with its struct_size set; the array and descriptors are owned by
+   * the plugin. */
+  xdev_status_t* (*device_types)(xdev_plugin_t* plugin,
+                                 const xdev_device_type_info_t* const** out_types,
+                                 uint32_t* out_count);
+  /* REQUIRED. Number of physical devices (of all types) this plugin sees. */
+  xdev_status_t* (*device_count)(xdev_plugin_t* plugin, uint32_t* out_count);
+  /* REQUIRED. Properties of physical device `ordinal` (0 ... count-1). The
+   * core sets out_props->struct_size; fill what it covers. */
+  xdev_status_t* (*device_get_properties)(xdev_plugin_t* plugin, uint32_t ordinal,
+                                          xdev_device_properties_t* out_props);
+
+  /* --- device handles --- */
+
+  /* REQUIRED. Opens physical device `ordinal` for use (creates contexts,
+   * default resources). The core opens each device at most once and only
+   * those the user made visible. Not called concurrently for one ordinal. */
+  xdev_status_t* (*device_open)(xdev_plugin_t* plugin, uint32_t ordinal,
+                                xdev_device_t** out_device);
+  /* REQUIRED. Closes a device; all its memory, streams and events have been
+   * released first. Must not fail. */
+  void (*device_close)(xdev_device_t* device);
+
+  /* --- raw memory (the core pools it; thread-safe) --- */
+
+  /* REQUIRED. Allocates `size` bytes (> 0) of device memory aligned to at
+   * least `alignment`, a power of two from 1 to 4096 (the core asks for
+   * 256); below 64 the plugin may align to 64. Size 0 or another alignment:
+   * XDEV_STATUS_INVALID_ARGUMENT. Returns XDEV_STATUS_OUT_OF_MEMORY when the
+   * device cannot satisfy the request. */
+  xdev_status_t* (*memory_allocate)(xdev_device_t* device, uint64_t size,
+                                    uint64_t alignment, void** out_ptr);
+  /* REQUIRED. Frees memory from memory_allocate. NULL is a no-op. All work
+   * that uses it has completed. */
+  void (*memory_free)(xdev_device_t* device, void* ptr);
+  /* REQUIRED. Free and total device memory in bytes, now. */
+  xdev_status_t* (*memory_query)(xdev_device_t* device, uint64_t* out_free,
+                                 uint64_t* out_total);
+  /* Optional (XDEV_CAP_HOST_MEMORY). Page-locked host memory that copies to
+   * and from this device can use at full speed. Thread-safe. */
+  xdev_status_t* (*host_memory_allocate)(xdev_device_t* device, uint64_t size,
+                                         void** out_ptr);
+  void (*host_memory_free)(xdev_device_t* device, void* ptr);
+
+  /* --- streams and events --- */
+
+  /* REQUIRED. Creates an in-order queue: work enqueued on it runs in
+   * enqueue order. Thread-safe. A stream is used by one thread at a time. */
+  xdev_status_t* (*stream_create)(xdev_device_t* device, xdev_stream_t** out_stream);
+  /* REQUIRED. Destroys a stream after all its work completed. */
+  void (*stream_destroy)(xdev_stream_t* stream);
+  /* REQUIRED. Blocks until all work enqueued so far on `stream` completed;
+   * returns the first asynchronous error since the last synchronize and
+   * clears it (work enqueued after a failed item may be skipped; say so in
+   * the plugin's documentation). */
+  xdev_status_t* (*stream_synchronize)(xdev_stream_t* stream);
+  /* REQUIRED. Creates an event. Thread-safe. */
+  xdev_status_t* (*event_create)(xdev_device_t* device, xdev_event_t** out_event);
+  /* REQUIRED. Destroys an event. */
+  void (*event_destroy)(xdev_event_t* event);
+  /* REQUIRED. Marks the current end of `stream`; the event completes when
+   * all work enqueued before it completed. Re-recording replaces the mark. */
+  xdev_status_t* (*event_record)(xdev_event_t* event, xdev_stream_t* stream);
+  /* REQUIRED. Makes later work on `stream` wait for `event` (the event may
+   * belong to another stream, also of another device, of the same plugin).
+   * Does not block the host. Events carry no errors. */
+  xdev_status_t* (*stream_wait_event)(xdev_stream_t* stream, xdev_event_t* event);
+  /* REQUIRED. Blocks the host until `event` completed. An event never
+   * recorded counts as completed. */
+  xdev_status_t* (*event_synchronize)(xdev_event_t* event);
+  /* REQUIRED. Non-blocking: *out_done = 1 when completed, else 0. */
+  xdev_status_t* (*event_query)(xdev_event_t* event, int32_t* out_done);
+
+  /* --- copies (asynchronous on `stream`; sizes in bytes; with size 0 the
+   * pointers are not used and may be anything). Device addresses may point
+   * anywhere inside an allocation. Source and destination never overlap
+   * (the core's promise; a plugin may check it and return
+   * XDEV_STATUS_INVALID_ARGUMENT). --- */
+
+  /* REQUIRED. Host memory `src` -> device address `dst`. The host buffer
+   * must stay valid and unchanged until the stream passes the copy (the
+   * core synchronizes or uses host memory it owns). */
+  xdev_status_t* (*copy_host_to_device)(xdev_stream_t* stream, void* dst,
+                                        const void* src, uint64_t size);
+  /* REQUIRED. Device address `src` -> host memory `dst`. */
+  xdev_status_t* (*copy_device_to_host)(xdev_stream_t* stream, void* dst,
+                                        const void* src, uint64_t size);
+  /* REQUIRED. Within the stream's device (regions may not overlap). */
+  xdev_status_t* (*copy_device_to_device)(xdev_stream_t* stream, void* dst,
+                                          const void* src, uint64_t size);
+  /* Optional (XDEV_CAP_PEER_COPY). From `src` on `src_device` to `dst` on
+   * the stream's device, both devices of this plugin. Returns
+   * XDEV_STATUS_UNIMPLEMENTED when this pair has no direct path; the core
+   * then stages through host memory. */
+  xdev_status_t* (*copy_peer)(xdev_stream_t* stream, void* dst,
+                              xdev_device_t* src_device, const void* src,
+                              uint64_t size);
+
+  /* --- kernels --- */
+
+  /* REQUIRED. The kernels this plugin registers: `*out_count` pointers to
+   * descriptors owned by the plugin. May be 0. Thread-safe. */
+  xdev_status_t* (*kernels)(xdev_plugin_t* plugin,
+                            const xdev_kernel_info_t* const** out_kernels,
+                            uint32_t* out_count);
+} xdev_plugin_api_t;
+#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, kernels)
+
+/* ------------------------------------------------------------------------ */
+/* The entry point                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Arguments of xdev_plugin_query. The core allocates and fills the inputs;
+ * the plugin writes the outputs (only those `struct_size` covers). */
+typedef struct xdev_plugin_query_args_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  /* in: the range of ABI versions the core accepts (same major). */
+  xdev_version_t core_min_version;
+  xdev_version_t core_max_version;
+  /* in: host services, valid until after shutdown. */
+  const xdev_host_api_t* host;
+  /* out: the plugin's table (owned by the plugin, valid until unload). */
+  const xdev_plugin_api_t* plugin_api;
+} xdev_plugin_query_args_t;
+#define XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE \
+  XDEV_STRUCT_SIZE(xdev_plugin_query_args_t, plugin_api)
+
+/* The entry point every plugin exports (as "xdev_plugin_query", with
+ * XDEV_PLUGIN_EXPORT). Must be cheap, start no threads and touch no device:
+ * the core may call it only to read the version. It writes
+ * args->plugin_api and returns NULL, or a status (then it is skipped). */
+typedef xdev_status_t* (*xdev_plugin_query_fn_t)(xdev_plugin_query_args_t* args);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* v1.0 sizes, frozen. The core reads no field past these for a v1.0 plugin. */
+/* ------------------------------------------------------------------------ */
+#if defined(__cplusplus)
+#define XDEV_STATIC_ASSERT static_assert
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define XDEV_STATIC_ASSERT _Static_assert
+#endif
+
+#if defined(XDEV_STATIC_ASSERT) && UINTPTR_MAX == UINT64_MAX
+XDEV_STATIC_ASSERT(sizeof(xdev_version_t) == 8, "xdev_version_t changed");
+XDEV_STATIC_ASSERT(sizeof(xdev_extension_t) == 24, "xdev_extension_t changed");
+XDEV_STATIC_ASSERT(XDEV_HOST_API_STRUCT_SIZE == 48, "xdev_host_api_t changed");
+XDEV_STATIC_ASSERT(sizeof(xdev_tensor_t) == 40, "xdev_tensor_t changed");
+XDEV_STATIC_ASSERT(sizeof(xdev_attr_t) == 32, "xdev_attr_t changed");
+XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE == 36, "xdev_device_type_info_t changed");
+XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 76, "xdev_device_properties_t changed");
+XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE == 84, "xdev_kernel_call_t changed");
+XDEV_STATIC_ASSERT(XDEV_KERNEL_INFO_STRUCT_SIZE == 64, "xdev_kernel_info_t changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE == 24, "xdev_plugin_init_args_t changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 264, "xdev_plugin_api_t changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE == 48, "xdev_plugin_query_args_t changed");
+#endif
+
+#endif /* XDEV_PLUGIN_H_ */

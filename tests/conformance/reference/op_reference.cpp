@@ -1,0 +1,546 @@
+#include "op_reference.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace xdev_conformance::ref {
+namespace {
+
+constexpr std::array<xdev_dtype_t, 5> kOpDtypes = {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64,
+                                                   XDEV_DTYPE_INT32, XDEV_DTYPE_INT64,
+                                                   XDEV_DTYPE_BOOL};
+
+const xdev_attr_t* find_attr(std::span<const xdev_attr_t> attrs, const char* name) {
+  for (const xdev_attr_t& a : attrs) {
+    if (a.name != nullptr && std::strcmp(a.name, name) == 0) return &a;
+  }
+  return nullptr;
+}
+
+bool attr_bool(std::span<const xdev_attr_t> attrs, const char* name, bool fallback) {
+  const xdev_attr_t* a = find_attr(attrs, name);
+  return a != nullptr && a->kind == XDEV_ATTR_BOOL ? a->value.b != 0 : fallback;
+}
+
+double epsilon(xdev_dtype_t dtype) {
+  return dtype == XDEV_DTYPE_FLOAT32 ? static_cast<double>(FLT_EPSILON) : DBL_EPSILON;
+}
+
+double smallest_normal(xdev_dtype_t dtype) {
+  return dtype == XDEV_DTYPE_FLOAT32 ? static_cast<double>(FLT_MIN) : DBL_MIN;
+}
+
+// Integer result of an op, wrapped to the element type when it is written.
+int64_t int_binary(const std::string& op, int64_t x, int64_t y, xdev_dtype_t dtype) {
+  if (dtype == XDEV_DTYPE_BOOL) return (x != 0 || y != 0) ? 1 : 0;  // Add only
+  // Unsigned arithmetic wraps without undefined behaviour.
+  auto ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
+  if (op == "Add") return static_cast<int64_t>(ux + uy);
+  if (op == "Sub") return static_cast<int64_t>(ux - uy);
+  if (op == "Mul") return static_cast<int64_t>(ux * uy);
+  // Div: toward zero; a zero divisor gives 0.
+  if (y == 0) return 0;
+  if (dtype == XDEV_DTYPE_INT32) {
+    auto a = static_cast<int32_t>(x), b = static_cast<int32_t>(y);
+    if (a == std::numeric_limits<int32_t>::min() && b == -1) return a;
+    return a / b;
+  }
+  if (x == std::numeric_limits<int64_t>::min() && y == -1) return x;
+  return x / y;
+}
+
+template <typename T>
+T float_binary(const std::string& op, T x, T y) {
+  if (op == "Add") return x + y;
+  if (op == "Sub") return x - y;
+  if (op == "Mul") return x * y;
+  return x / y;
+}
+
+// Row-major index of an element of `in` -> row-major index in the reduced
+// output (axes dropped, or kept as 1).
+std::vector<int64_t> reduce_map(const Tensor& in, const std::vector<bool>& reduced) {
+  const int64_t n = in.num_elements();
+  std::vector<int64_t> map(static_cast<size_t>(n));
+  // Output strides over the kept axes.
+  std::vector<int64_t> out_stride(in.shape.size(), 0);
+  int64_t s = 1;
+  for (int k = in.rank() - 1; k >= 0; --k) {
+    if (reduced[static_cast<size_t>(k)]) continue;
+    out_stride[static_cast<size_t>(k)] = s;
+    s *= in.shape[static_cast<size_t>(k)];
+  }
+  std::vector<int64_t> idx(in.shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t o = 0;
+    for (size_t k = 0; k < idx.size(); ++k) o += idx[k] * out_stride[k];
+    map[static_cast<size_t>(i)] = o;
+    for (int k = in.rank() - 1; k >= 0; --k) {
+      if (++idx[static_cast<size_t>(k)] < in.shape[static_cast<size_t>(k)]) break;
+      idx[static_cast<size_t>(k)] = 0;
+    }
+  }
+  return map;
+}
+
+std::optional<std::string> reduced_axes(const Tensor& x, std::span<const xdev_attr_t> attrs,
+                                        std::vector<bool>& reduced) {
+  const xdev_attr_t* axes = find_attr(attrs, "axes");
+  if (axes == nullptr || axes->kind != XDEV_ATTR_INTS) return "attribute 'axes' (ints) missing";
+  reduced.assign(x.shape.size(), false);
+  for (int64_t k = 0; k < axes->value.ints.count; ++k) {
+    int64_t a = axes->value.ints.values[k];
+    if (a < 0 || a >= x.rank()) return "axis " + std::to_string(a) + " out of range";
+    reduced[static_cast<size_t>(a)] = true;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+size_t dtype_size(xdev_dtype_t dtype) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return 4;
+    case XDEV_DTYPE_FLOAT64: return 8;
+    case XDEV_DTYPE_INT32: return 4;
+    case XDEV_DTYPE_INT64: return 8;
+    case XDEV_DTYPE_BOOL: return 1;
+    default: return 0;
+  }
+}
+
+std::string dtype_name(xdev_dtype_t dtype) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return "float32";
+    case XDEV_DTYPE_FLOAT64: return "float64";
+    case XDEV_DTYPE_INT32: return "int32";
+    case XDEV_DTYPE_INT64: return "int64";
+    case XDEV_DTYPE_BOOL: return "bool";
+    default: return "dtype " + std::to_string(static_cast<int>(dtype));
+  }
+}
+
+bool is_float(xdev_dtype_t dtype) {
+  return dtype == XDEV_DTYPE_FLOAT32 || dtype == XDEV_DTYPE_FLOAT64;
+}
+
+std::span<const xdev_dtype_t> op_dtypes() { return kOpDtypes; }
+
+int64_t Tensor::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+size_t Tensor::span_bytes() const {
+  if (num_elements() == 0) return static_cast<size_t>(offset) * dtype_size(dtype);
+  int64_t last = offset;
+  for (size_t k = 0; k < shape.size(); ++k) last += (shape[k] - 1) * strides[k];
+  return static_cast<size_t>(last + 1) * dtype_size(dtype);
+}
+
+int64_t Tensor::storage_index(int64_t i) const {
+  int64_t at = offset;
+  for (int k = rank() - 1; k >= 0; --k) {
+    int64_t d = shape[static_cast<size_t>(k)];
+    at += (i % d) * strides[static_cast<size_t>(k)];
+    i /= d;
+  }
+  return at;
+}
+
+double Tensor::get_double(int64_t i) const {
+  const unsigned char* p = storage.data() + storage_index(i) * static_cast<int64_t>(dtype_size(dtype));
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: { float v; std::memcpy(&v, p, 4); return v; }
+    case XDEV_DTYPE_FLOAT64: { double v; std::memcpy(&v, p, 8); return v; }
+    case XDEV_DTYPE_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case XDEV_DTYPE_INT64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case XDEV_DTYPE_BOOL: return *p != 0 ? 1.0 : 0.0;
+    default: return 0.0;
+  }
+}
+
+int64_t Tensor::get_int(int64_t i) const {
+  const unsigned char* p = storage.data() + storage_index(i) * static_cast<int64_t>(dtype_size(dtype));
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: { float v; std::memcpy(&v, p, 4); return static_cast<int64_t>(v); }
+    case XDEV_DTYPE_FLOAT64: { double v; std::memcpy(&v, p, 8); return static_cast<int64_t>(v); }
+    case XDEV_DTYPE_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case XDEV_DTYPE_INT64: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case XDEV_DTYPE_BOOL: return *p != 0 ? 1 : 0;
+    default: return 0;
+  }
+}
+
+void Tensor::set_double(int64_t i, double v) {
+  unsigned char* p = storage.data() + storage_index(i) * static_cast<int64_t>(dtype_size(dtype));
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+    case XDEV_DTYPE_FLOAT64: std::memcpy(p, &v, 8); break;
+    case XDEV_DTYPE_INT32: { auto x = static_cast<int32_t>(std::trunc(v)); std::memcpy(p, &x, 4); break; }
+    case XDEV_DTYPE_INT64: { auto x = static_cast<int64_t>(std::trunc(v)); std::memcpy(p, &x, 8); break; }
+    case XDEV_DTYPE_BOOL: *p = v != 0.0 ? 1 : 0; break;
+    default: break;
+  }
+}
+
+void Tensor::set_int(int64_t i, int64_t v) {
+  unsigned char* p = storage.data() + storage_index(i) * static_cast<int64_t>(dtype_size(dtype));
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+    case XDEV_DTYPE_FLOAT64: { double f = static_cast<double>(v); std::memcpy(p, &f, 8); break; }
+    case XDEV_DTYPE_INT32: {
+      auto x = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case XDEV_DTYPE_INT64: std::memcpy(p, &v, 8); break;
+    case XDEV_DTYPE_BOOL: *p = v != 0 ? 1 : 0; break;
+    default: break;
+  }
+}
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  int64_t s = 1;
+  for (size_t k = shape.size(); k-- > 0;) {
+    strides[k] = s;
+    s *= std::max<int64_t>(shape[k], 1);
+  }
+  return strides;
+}
+
+Tensor make_contiguous(xdev_dtype_t dtype, const std::vector<int64_t>& shape) {
+  Tensor t;
+  t.dtype = dtype;
+  t.shape = shape;
+  t.strides = contiguous_strides(shape);
+  t.storage.assign(static_cast<size_t>(t.num_elements()) * dtype_size(dtype), 0);
+  return t;
+}
+
+Tensor to_contiguous(const Tensor& t) {
+  Tensor out = make_contiguous(t.dtype, t.shape);
+  const size_t size = dtype_size(t.dtype);
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    std::memcpy(out.storage.data() + i * static_cast<int64_t>(size),
+                t.storage.data() + t.storage_index(i) * static_cast<int64_t>(size), size);
+  }
+  return out;
+}
+
+std::optional<std::string> run(const std::string& op, std::span<const Tensor* const> inputs,
+                               std::span<const xdev_attr_t> attrs, Tensor& out) {
+  const int64_t n = out.num_elements();
+  auto need_inputs = [&](size_t count) -> std::optional<std::string> {
+    if (inputs.size() != count) {
+      return op + " takes " + std::to_string(count) + " input(s), got " +
+             std::to_string(inputs.size());
+    }
+    return std::nullopt;
+  };
+
+  if (op == "MatMul") {
+    if (auto e = need_inputs(2)) return e;
+    const Tensor& a = *inputs[0];
+    const Tensor& b = *inputs[1];
+    const bool ta = attr_bool(attrs, "transpose_a", false);
+    const bool tb = attr_bool(attrs, "transpose_b", false);
+    const int64_t m = out.shape[0], cols = out.shape[1];
+    const int64_t k = ta ? a.shape[0] : a.shape[1];
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        double facc = 0.0;
+        uint64_t iacc = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
+          int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
+          if (is_float(out.dtype)) {
+            facc += a.get_double(ai) * b.get_double(bi);
+          } else {
+            iacc += static_cast<uint64_t>(a.get_int(ai)) * static_cast<uint64_t>(b.get_int(bi));
+          }
+        }
+        if (is_float(out.dtype)) out.set_double(i * cols + j, facc);
+        else out.set_int(i * cols + j, static_cast<int64_t>(iacc));
+      }
+    }
+    return std::nullopt;
+  }
+
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    if (auto e = need_inputs(2)) return e;
+    const Tensor& x = *inputs[0];
+    const Tensor& y = *inputs[1];
+    for (int64_t i = 0; i < n; ++i) {
+      if (out.dtype == XDEV_DTYPE_FLOAT32) {
+        out.set_double(i, float_binary<float>(op, static_cast<float>(x.get_double(i)),
+                                              static_cast<float>(y.get_double(i))));
+      } else if (out.dtype == XDEV_DTYPE_FLOAT64) {
+        out.set_double(i, float_binary<double>(op, x.get_double(i), y.get_double(i)));
+      } else {
+        out.set_int(i, int_binary(op, x.get_int(i), y.get_int(i), out.dtype));
+      }
+    }
+    return std::nullopt;
+  }
+
+  if (op == "Neg" || op == "Relu" || op == "Copy") {
+    if (auto e = need_inputs(1)) return e;
+    const Tensor& x = *inputs[0];
+    for (int64_t i = 0; i < n; ++i) {
+      if (is_float(out.dtype)) {
+        double v = x.get_double(i);
+        if (op == "Neg") v = -v;
+        if (op == "Relu") v = v > 0.0 ? v : 0.0;
+        out.set_double(i, v);
+      } else {
+        int64_t v = x.get_int(i);
+        if (op == "Neg") v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
+        if (op == "Relu") v = v > 0 ? v : 0;
+        out.set_int(i, v);
+      }
+    }
+    return std::nullopt;
+  }
+
+  if (op == "AddN") {
+    if (inputs.empty()) return std::string("AddN takes at least one input");
+    for (int64_t i = 0; i < n; ++i) {
+      double facc = 0.0;
+      uint64_t iacc = 0;
+      for (const Tensor* x : inputs) {
+        if (is_float(out.dtype)) facc += x->get_double(i);
+        else iacc += static_cast<uint64_t>(x->get_int(i));
+      }
+      if (is_float(out.dtype)) out.set_double(i, facc);
+      else out.set_int(i, static_cast<int64_t>(iacc));
+    }
+    return std::nullopt;
+  }
+
+  if (op == "Cast") {
+    if (auto e = need_inputs(1)) return e;
+    const Tensor& x = *inputs[0];
+    for (int64_t i = 0; i < n; ++i) {
+      if (out.dtype == XDEV_DTYPE_BOOL) {
+        out.set_int(i, x.get_double(i) != 0.0 ? 1 : 0);
+      } else if (is_float(x.dtype)) {
+        out.set_double(i, x.get_double(i));  // float -> int truncates (set_double)
+      } else {
+        out.set_int(i, x.get_int(i));
+      }
+    }
+    return std::nullopt;
+  }
+
+  if (op == "Sum" || op == "Mean") {
+    if (auto e = need_inputs(1)) return e;
+    const Tensor& x = *inputs[0];
+    std::vector<bool> reduced;
+    if (auto e = reduced_axes(x, attrs, reduced)) return e;
+    int64_t count = 1;
+    for (size_t k = 0; k < reduced.size(); ++k) {
+      if (reduced[k]) count *= x.shape[k];
+    }
+    std::vector<double> facc(static_cast<size_t>(n), 0.0);
+    std::vector<uint64_t> iacc(static_cast<size_t>(n), 0);
+    std::vector<int64_t> map = reduce_map(x, reduced);
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      auto o = static_cast<size_t>(map[static_cast<size_t>(i)]);
+      if (is_float(x.dtype)) facc[o] += x.get_double(i);
+      else iacc[o] += static_cast<uint64_t>(x.get_int(i));
+    }
+    for (int64_t o = 0; o < n; ++o) {
+      auto u = static_cast<size_t>(o);
+      if (is_float(out.dtype)) {
+        double v = facc[u];
+        if (op == "Mean") v = count == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                         : v / static_cast<double>(count);
+        out.set_double(o, v);
+      } else {
+        // Wrap the sum to the element type first, then divide toward zero.
+        Tensor tmp = make_contiguous(out.dtype, {1});
+        tmp.set_int(0, static_cast<int64_t>(iacc[u]));
+        int64_t v = tmp.get_int(0);
+        if (op == "Mean") v = count == 0 ? 0 : v / count;
+        out.set_int(o, v);
+      }
+    }
+    return std::nullopt;
+  }
+
+  if (op == "Fill") {
+    if (auto e = need_inputs(0)) return e;
+    const xdev_attr_t* value = find_attr(attrs, "value");
+    if (value == nullptr || value->kind != XDEV_ATTR_FLOAT) {
+      return std::string("attribute 'value' (float) missing");
+    }
+    for (int64_t i = 0; i < n; ++i) out.set_double(i, value->value.f);
+    return std::nullopt;
+  }
+
+  if (op == "RandomUniform") {
+    if (auto e = need_inputs(0)) return e;
+    const xdev_attr_t* seed = find_attr(attrs, "seed");
+    const xdev_attr_t* lo = find_attr(attrs, "minval");
+    const xdev_attr_t* hi = find_attr(attrs, "maxval");
+    if (seed == nullptr || seed->kind != XDEV_ATTR_INT || lo == nullptr ||
+        lo->kind != XDEV_ATTR_FLOAT || hi == nullptr || hi->kind != XDEV_ATTR_FLOAT) {
+      return std::string("attributes 'seed' (int), 'minval', 'maxval' (float) missing");
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      auto s = static_cast<uint64_t>(seed->value.i);
+      auto u = static_cast<uint64_t>(i);
+      if (out.dtype == XDEV_DTYPE_FLOAT32) {
+        out.set_double(i, random_uniform_f32(s, u, lo->value.f, hi->value.f));
+      } else if (out.dtype == XDEV_DTYPE_FLOAT64) {
+        out.set_double(i, random_uniform_f64(s, u, lo->value.f, hi->value.f));
+      } else {
+        return "RandomUniform is defined for float32 and float64 only, not " +
+               dtype_name(out.dtype);
+      }
+    }
+    return std::nullopt;
+  }
+
+  return "no reference for op '" + op + "'";
+}
+
+std::vector<Tolerance> tolerances(const std::string& op, std::span<const Tensor* const> inputs,
+                                  std::span<const xdev_attr_t> attrs, const Tensor& out) {
+  const auto n = static_cast<size_t>(out.num_elements());
+  std::vector<Tolerance> tol(n);
+  if (!is_float(out.dtype)) return tol;  // integers and bool: exact
+  const double eps = epsilon(out.dtype);
+  const double tiny = smallest_normal(out.dtype);  // flush-to-zero of subnormals
+  for (Tolerance& t : tol) t.abs = tiny;
+
+  if (op == "Div") {
+    for (Tolerance& t : tol) t.rel = 2 * eps;  // approximate division on accelerators
+  } else if (op == "RandomUniform") {
+    const xdev_attr_t* lo = find_attr(attrs, "minval");
+    const xdev_attr_t* hi = find_attr(attrs, "maxval");
+    double scale = std::max(lo ? std::fabs(lo->value.f) : 1.0, hi ? std::fabs(hi->value.f) : 1.0);
+    for (Tolerance& t : tol) t.abs += eps * scale;  // one rounding (FMA or not)
+  } else if (op == "MatMul" && inputs.size() == 2) {
+    // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
+    const Tensor& a = *inputs[0];
+    const Tensor& b = *inputs[1];
+    const bool ta = attr_bool(attrs, "transpose_a", false);
+    const bool tb = attr_bool(attrs, "transpose_b", false);
+    const int64_t m = out.shape[0], cols = out.shape[1];
+    const int64_t k = ta ? a.shape[0] : a.shape[1];
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        double s = 0.0;
+        for (int64_t p = 0; p < k; ++p) {
+          int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
+          int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
+          s += std::fabs(a.get_double(ai) * b.get_double(bi));
+        }
+        tol[static_cast<size_t>(i * cols + j)].abs += static_cast<double>(k + 2) * eps * s;
+      }
+    }
+  } else if (op == "AddN") {
+    for (size_t i = 0; i < n; ++i) {
+      double s = 0.0;
+      for (const Tensor* x : inputs) s += std::fabs(x->get_double(static_cast<int64_t>(i)));
+      tol[i].abs += static_cast<double>(inputs.size() + 1) * eps * s;
+    }
+  } else if ((op == "Sum" || op == "Mean") && inputs.size() == 1) {
+    // docs/ops.md: relative 1e-5 * log2(n) for float32 (float64: 1e-12), taken
+    // relative to sum |x| so cancellation does not make it unreachable.
+    const Tensor& x = *inputs[0];
+    std::vector<bool> reduced;
+    if (reduced_axes(x, attrs, reduced)) return tol;
+    int64_t count = 1;
+    for (size_t k = 0; k < reduced.size(); ++k) {
+      if (reduced[k]) count *= x.shape[k];
+    }
+    std::vector<double> abs_sum(n, 0.0);
+    std::vector<int64_t> map = reduce_map(x, reduced);
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      abs_sum[static_cast<size_t>(map[static_cast<size_t>(i)])] += std::fabs(x.get_double(i));
+    }
+    const double base = out.dtype == XDEV_DTYPE_FLOAT32 ? 1e-5 : 1e-12;
+    const double factor = base * std::max(1.0, std::log2(static_cast<double>(std::max<int64_t>(count, 1))));
+    for (size_t o = 0; o < n; ++o) {
+      double s = abs_sum[o];
+      if (op == "Mean" && count > 0) s /= static_cast<double>(count);
+      tol[o].abs += factor * s;
+      tol[o].rel = factor;
+    }
+  }
+  return tol;
+}
+
+std::optional<std::string> compare(const Tensor& got, const Tensor& want,
+                                   std::span<const Tolerance> tolerance) {
+  if (got.shape != want.shape || got.dtype != want.dtype) {
+    return std::string("shape or dtype differs from the reference");
+  }
+  const int64_t n = want.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    std::ostringstream msg;
+    msg.precision(17);
+    if (!is_float(want.dtype)) {
+      int64_t g = got.get_int(i), w = want.get_int(i);
+      if (g != w) {
+        msg << "element " << i << " is " << g << ", expected " << w;
+        return msg.str();
+      }
+      continue;
+    }
+    double g = got.get_double(i), w = want.get_double(i);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    bool ok;
+    if (std::isnan(w) || std::isnan(g) || std::isinf(w) || std::isinf(g)) {
+      ok = g == w;
+    } else {
+      const Tolerance t = static_cast<size_t>(i) < tolerance.size()
+                              ? tolerance[static_cast<size_t>(i)]
+                              : Tolerance{};
+      ok = std::fabs(g - w) <= t.abs + t.rel * std::fabs(w);
+    }
+    if (!ok) {
+      msg << "element " << i << " is " << g << ", expected " << w;
+      if (static_cast<size_t>(i) < tolerance.size() &&
+          (tolerance[static_cast<size_t>(i)].abs > 1e-30 || tolerance[static_cast<size_t>(i)].rel > 0)) {
+        msg << " (allowed error " << tolerance[static_cast<size_t>(i)].abs << " + "
+            << tolerance[static_cast<size_t>(i)].rel << "*|expected|)";
+      }
+      return msg.str();
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+uint64_t splitmix(uint64_t seed, uint64_t i) {
+  uint64_t x = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+float random_uniform_f32(uint64_t seed, uint64_t i, double minval, double maxval) {
+  float u = static_cast<float>(splitmix(seed, i) >> 40) * 0x1.0p-24f;
+  const auto lo = static_cast<float>(minval);
+  const auto hi = static_cast<float>(maxval);
+  return lo + (hi - lo) * u;
+}
+
+double random_uniform_f64(uint64_t seed, uint64_t i, double minval, double maxval) {
+  double u = static_cast<double>(splitmix(seed, i) >> 11) * 0x1.0p-53;
+  return minval + (maxval - minval) * u;
+}
+
+}  // namespace xdev_conformance::ref

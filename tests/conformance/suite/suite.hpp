@@ -1,0 +1,212 @@
+// The xdev conformance suite: tests that drive one plugin file through the C
+// ABI alone (sdk/include/xdev/plugin.h), without the core.
+//
+// Each test runs in its own process (the runner in tools/conformance re-runs
+// itself with --run-one NAME), so a test may crash the plugin without taking
+// the others down. A test passes by returning, fails by calling fail() (or
+// any helper that checks a status), and is skipped by calling skip() with the
+// reason: a capability the plugin does not declare, too few devices, a kernel
+// it does not register. There are no silent skips.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <xdev/plugin.h>
+
+// The runner's own status object (it plays the core's part).
+struct xdev_status_t {
+  xdev_status_code_t code;
+  std::string message;
+};
+
+namespace xdev_conformance {
+
+// Thrown by skip() / fail(); the runner turns them into SKIP / FAIL lines.
+struct TestSkipped {
+  std::string reason;
+};
+struct TestFailed {
+  std::string reason;
+};
+
+[[noreturn]] void skip(const std::string& reason);
+[[noreturn]] void fail(const std::string& reason);
+// fail(what) unless `condition`.
+void require(bool condition, const std::string& what);
+
+// "OUT_OF_MEMORY", "INVALID_ARGUMENT", ... ("code N" for unknown codes).
+std::string code_name(xdev_status_code_t code);
+// Takes ownership of a status. NULL: returns. Otherwise fails the test with
+// "<what>: <CODE>: <message>".
+void check(xdev_status_t* status, const std::string& what);
+// Takes ownership; fails unless the call returned an error status (any code
+// when `codes` is empty, else one of `codes`). Returns the code.
+xdev_status_code_t expect_error(xdev_status_t* status, const std::string& what,
+                                std::vector<xdev_status_code_t> codes = {});
+
+struct Options {
+  std::string plugin_path;
+  uint64_t seed = 1;
+  uint32_t device = 0;  // the ordinal single-device tests use
+};
+
+// Everything a test needs: the loaded plugin, the host table the runner
+// gives it, and per-test handles that are released in reverse order at the
+// end (so a test that fails half-way still closes its devices).
+class Context {
+ public:
+  explicit Context(const Options& options);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const Options& options() const { return options_; }
+  std::mt19937_64& random() { return random_; }
+
+  // dlopen + xdev_plugin_query, and the basic checks without which nothing
+  // else can run (entry symbol, a table, major version 1, v1.0 size, the
+  // required slots). Fails the test naming what is wrong. Idempotent.
+  const xdev_plugin_api_t& api();
+  // The query arguments as passed (for tests of the negotiation itself).
+  const xdev_host_api_t& host() const { return host_; }
+  // api() + initialize (once; shutdown at the end of the test).
+  xdev_plugin_t* plugin();
+  // Device count; skips the test when the plugin reports none (naming its
+  // describe_status) or fewer than `at_least`.
+  uint32_t devices(uint32_t at_least = 1);
+  // Properties of physical device `ordinal` (core-sized struct).
+  xdev_device_properties_t properties(uint32_t ordinal);
+  // Device handle, opened once per test, closed at the end.
+  xdev_device_t* device(uint32_t ordinal);
+  // The device single-device tests use (--device, default 0).
+  xdev_device_t* device() { return device(default_device()); }
+  uint32_t default_device();
+
+  // Skips unless the plugin declares `cap` (named `cap_name` in the reason).
+  void require_capability(uint64_t cap, const char* cap_name);
+  bool has_capability(uint64_t cap);
+
+  // The dlopen handle (for the negotiation tests that call the entry again).
+  void* library() const { return library_; }
+  // Statuses the plugin created with a bad code (OK or unknown), and log
+  // lines it wrote; checked at the end of every test.
+  std::vector<std::string>& violations() { return violations_; }
+
+  // Releases everything this test opened (devices, plugin); called by the
+  // runner after the test body, so failures there are reported too.
+  void finish();
+
+  // Registers a cleanup to run at finish() (reverse order).
+  void on_finish(std::function<void()> cleanup);
+
+ private:
+  Options options_;
+  std::mt19937_64 random_;
+  void* library_ = nullptr;
+  const xdev_plugin_api_t* api_ = nullptr;
+  xdev_host_api_t host_{};
+  xdev_plugin_t* plugin_ = nullptr;
+  bool device_count_known_ = false;
+  uint32_t device_count_ = 0;
+  std::vector<xdev_device_t*> devices_;
+  std::vector<std::function<void()>> cleanups_;
+  std::vector<std::string> violations_;
+};
+
+// --- RAII handles over the ABI (each fails the test on error) -------------
+
+class DeviceMemory {
+ public:
+  DeviceMemory() = default;
+  DeviceMemory(Context& ctx, xdev_device_t* device, uint64_t size, uint64_t alignment = 64);
+  ~DeviceMemory() { reset(); }
+  DeviceMemory(DeviceMemory&& other) noexcept { *this = std::move(other); }
+  DeviceMemory& operator=(DeviceMemory&& other) noexcept;
+  void reset();
+  void* get() const { return ptr_; }
+  // Device address `offset` bytes in (integer arithmetic only).
+  void* at(uint64_t offset) const { return static_cast<char*>(ptr_) + offset; }
+  uint64_t size() const { return size_; }
+
+ private:
+  const xdev_plugin_api_t* api_ = nullptr;
+  xdev_device_t* device_ = nullptr;
+  void* ptr_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() = default;
+  Stream(Context& ctx, xdev_device_t* device);
+  ~Stream() { reset(); }
+  Stream(Stream&& other) noexcept { *this = std::move(other); }
+  Stream& operator=(Stream&& other) noexcept;
+  void reset();
+  xdev_stream_t* get() const { return stream_; }
+
+  void upload(void* dst, const void* src, uint64_t size);
+  void download(void* dst, const void* src, uint64_t size);
+  void copy(void* dst, const void* src, uint64_t size);
+  void synchronize();
+
+ private:
+  const xdev_plugin_api_t* api_ = nullptr;
+  xdev_stream_t* stream_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() = default;
+  Event(Context& ctx, xdev_device_t* device);
+  ~Event() { reset(); }
+  Event(Event&& other) noexcept { *this = std::move(other); }
+  Event& operator=(Event&& other) noexcept;
+  void reset();
+  xdev_event_t* get() const { return event_; }
+
+ private:
+  const xdev_plugin_api_t* api_ = nullptr;
+  xdev_event_t* event_ = nullptr;
+};
+
+// Random bytes from the test's generator.
+std::vector<unsigned char> random_bytes(Context& ctx, size_t size);
+// "first difference at byte N (got 0xAB, expected 0xCD)" or "".
+std::string first_difference(const unsigned char* got, const unsigned char* want, size_t size);
+
+// --- the test list -----------------------------------------------------------
+
+using TestFn = void (*)(Context&);
+struct TestCase {
+  std::string name;         // "group.name"
+  std::string description;  // one line
+  TestFn fn;
+};
+
+// Every test, in the order they run. Each group adds its own.
+const std::vector<TestCase>& all_tests();
+void add_abi_tests(std::vector<TestCase>& tests);
+void add_device_tests(std::vector<TestCase>& tests);
+void add_memory_tests(std::vector<TestCase>& tests);
+void add_copy_tests(std::vector<TestCase>& tests);
+void add_stream_tests(std::vector<TestCase>& tests);
+void add_concurrency_tests(std::vector<TestCase>& tests);
+void add_kernel_tests(std::vector<TestCase>& tests);
+void add_error_tests(std::vector<TestCase>& tests);
+
+// Outcome of one test run in this process.
+struct Outcome {
+  enum class Kind { kPass, kFail, kSkip } kind = Kind::kPass;
+  std::string reason;
+};
+// Runs `test` with a fresh Context: body, then finish(), then the checks of
+// the host table (bad status codes). Never throws.
+Outcome run_test(const TestCase& test, const Options& options);
+
+}  // namespace xdev_conformance

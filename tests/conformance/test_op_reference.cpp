@@ -1,0 +1,143 @@
+// The host references of the conformance suite (reference/op_reference.hpp)
+// against values computed by hand from docs/ops.md.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "reference/op_reference.hpp"
+
+namespace xdev_conformance::ref {
+namespace {
+
+Tensor from(xdev_dtype_t dtype, std::vector<int64_t> shape, const std::vector<double>& values) {
+  Tensor t = make_contiguous(dtype, shape);
+  for (size_t i = 0; i < values.size(); ++i) t.set_double(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+std::vector<double> values(const Tensor& t) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < t.num_elements(); ++i) out.push_back(t.get_double(i));
+  return out;
+}
+
+xdev_attr_t bool_attr(const char* name, bool v) {
+  xdev_attr_t a{};
+  a.name = name;
+  a.kind = XDEV_ATTR_BOOL;
+  a.value.b = v;
+  return a;
+}
+
+TEST(OpReference, MatMulOfTheWalkthrough) {
+  Tensor a = from(XDEV_DTYPE_FLOAT32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = from(XDEV_DTYPE_FLOAT32, {3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor out = make_contiguous(XDEV_DTYPE_FLOAT32, {2, 2});
+  const Tensor* in[] = {&a, &b};
+  xdev_attr_t attrs[] = {bool_attr("transpose_a", false), bool_attr("transpose_b", false)};
+  ASSERT_FALSE(run("MatMul", in, attrs, out));
+  EXPECT_EQ(values(out), (std::vector<double>{22, 28, 49, 64}));
+  // aᵀ is [3,2]: (aᵀ)ᵀ·b... use transpose_a on a [3,2] view of the same numbers.
+  Tensor at = from(XDEV_DTYPE_FLOAT32, {3, 2}, {1, 4, 2, 5, 3, 6});
+  const Tensor* in_t[] = {&at, &b};
+  xdev_attr_t attrs_t[] = {bool_attr("transpose_a", true), bool_attr("transpose_b", false)};
+  ASSERT_FALSE(run("MatMul", in_t, attrs_t, out));
+  EXPECT_EQ(values(out), (std::vector<double>{22, 28, 49, 64}));
+}
+
+TEST(OpReference, IntegerDivisionRoundsTowardZeroAndZeroDivisorGivesZero) {
+  Tensor x = from(XDEV_DTYPE_INT32, {4}, {7, -7, 7, 5});
+  Tensor y = from(XDEV_DTYPE_INT32, {4}, {2, 2, -2, 0});
+  Tensor out = make_contiguous(XDEV_DTYPE_INT32, {4});
+  const Tensor* in[] = {&x, &y};
+  ASSERT_FALSE(run("Div", in, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{3, -3, -3, 0}));
+}
+
+TEST(OpReference, BroadcastInputsHaveStrideZero) {
+  Tensor x = from(XDEV_DTYPE_FLOAT64, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor row = from(XDEV_DTYPE_FLOAT64, {3}, {10, 20, 30});
+  row.shape = {2, 3};
+  row.strides = {0, 1};
+  Tensor out = make_contiguous(XDEV_DTYPE_FLOAT64, {2, 3});
+  const Tensor* in[] = {&x, &row};
+  ASSERT_FALSE(run("Add", in, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{11, 22, 33, 14, 25, 36}));
+}
+
+TEST(OpReference, BoolAddIsLogicalOr) {
+  Tensor x = from(XDEV_DTYPE_BOOL, {4}, {0, 1, 0, 1});
+  Tensor y = from(XDEV_DTYPE_BOOL, {4}, {0, 0, 1, 1});
+  Tensor out = make_contiguous(XDEV_DTYPE_BOOL, {4});
+  const Tensor* in[] = {&x, &y};
+  ASSERT_FALSE(run("Add", in, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{0, 1, 1, 1}));
+}
+
+TEST(OpReference, CastTruncatesAndBoolIsNonZero) {
+  Tensor x = from(XDEV_DTYPE_FLOAT32, {4}, {2.7, -2.7, 0.0, -0.0});
+  Tensor out = make_contiguous(XDEV_DTYPE_INT32, {4});
+  const Tensor* in[] = {&x};
+  xdev_attr_t to_int{};
+  to_int.name = "dtype";
+  to_int.kind = XDEV_ATTR_DTYPE;
+  to_int.value.dtype = XDEV_DTYPE_INT32;
+  xdev_attr_t attrs[] = {to_int};
+  ASSERT_FALSE(run("Cast", in, attrs, out));
+  EXPECT_EQ(values(out), (std::vector<double>{2, -2, 0, 0}));
+  Tensor flags = make_contiguous(XDEV_DTYPE_BOOL, {4});
+  ASSERT_FALSE(run("Cast", in, attrs, flags));
+  EXPECT_EQ(values(flags), (std::vector<double>{1, 1, 0, 0}));
+}
+
+TEST(OpReference, MeanOfIntegersAndOfNothing) {
+  Tensor x = from(XDEV_DTYPE_INT64, {2, 3}, {1, 2, 4, -1, -2, -4});
+  Tensor out = make_contiguous(XDEV_DTYPE_INT64, {2});
+  const Tensor* in[] = {&x};
+  int64_t axes[] = {1};
+  xdev_attr_t ax{};
+  ax.name = "axes";
+  ax.kind = XDEV_ATTR_INTS;
+  ax.value.ints.values = axes;
+  ax.value.ints.count = 1;
+  xdev_attr_t attrs[] = {ax, bool_attr("keepdims", false)};
+  ASSERT_FALSE(run("Mean", in, attrs, out));
+  EXPECT_EQ(values(out), (std::vector<double>{2, -2}));  // 7/3 and -7/3 toward zero
+
+  Tensor empty = make_contiguous(XDEV_DTYPE_FLOAT32, {3, 0});
+  Tensor mean = make_contiguous(XDEV_DTYPE_FLOAT32, {3});
+  const Tensor* in_empty[] = {&empty};
+  ASSERT_FALSE(run("Mean", in_empty, attrs, mean));
+  EXPECT_TRUE(std::isnan(mean.get_double(0)));
+  Tensor sum = make_contiguous(XDEV_DTYPE_FLOAT32, {3});
+  ASSERT_FALSE(run("Sum", in_empty, attrs, sum));
+  EXPECT_EQ(values(sum), (std::vector<double>{0, 0, 0}));
+}
+
+TEST(OpReference, RandomUniformFollowsTheDefinition) {
+  // docs/ops.md's generator, element 0 of seed 0, written out.
+  uint64_t x = 0 + 1 * 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x = x ^ (x >> 31);
+  const double u = static_cast<double>(x >> 11) * 0x1.0p-53;
+  EXPECT_EQ(random_uniform_f64(0, 0, -1.0, 3.0), -1.0 + 4.0 * u);
+  const float uf = static_cast<float>(x >> 40) * 0x1.0p-24f;
+  EXPECT_EQ(random_uniform_f32(0, 0, 0.0, 1.0), uf);
+}
+
+TEST(OpReference, CompareAllowsTheToleranceAndNothingMore) {
+  Tensor want = from(XDEV_DTYPE_FLOAT32, {2}, {1.0, NAN});
+  Tensor got = from(XDEV_DTYPE_FLOAT32, {2}, {1.001, NAN});
+  std::vector<Tolerance> tight(2), loose(2, Tolerance{0.01, 0});
+  EXPECT_TRUE(compare(got, want, tight).has_value());
+  EXPECT_FALSE(compare(got, want, loose).has_value());
+  Tensor ints = from(XDEV_DTYPE_INT32, {1}, {3});
+  Tensor other = from(XDEV_DTYPE_INT32, {1}, {4});
+  EXPECT_EQ(*compare(other, ints, loose), "element 0 is 4, expected 3");
+}
+
+}  // namespace
+}  // namespace xdev_conformance::ref

@@ -1,0 +1,445 @@
+// xdev-conformance PLUGIN.so: the plugin conformance suite (SPEC.md P6) as
+// one command. It talks to the plugin through the C ABI alone, without the
+// core or any other plugin. Every test runs in a child process (this program
+// again, with --run-one NAME), so a plugin that crashes or hangs fails that
+// test ("crashed: SIGSEGV", "timed out after 60 s") and the run goes on.
+//
+// Output: one line per test, `PASS name`, `FAIL name: reason` or
+// `SKIP name: reason`, then `N passed, N failed, N skipped` alone on a line.
+// Exit status 0 when nothing failed, 1 when a test failed, 2 on bad usage.
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "suite/suite.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace xc = xdev_conformance;
+using Clock = std::chrono::steady_clock;
+
+// The result fd protocol between child and parent: one line,
+// "PASS", "FAIL\t<reason>" or "SKIP\t<reason>".
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return s;
+}
+
+int run_one(const std::string& name, const xc::Options& options, int result_fd) {
+  const xc::TestCase* test = nullptr;
+  for (const auto& t : xc::all_tests()) {
+    if (t.name == name) test = &t;
+  }
+  std::string line;
+  if (test == nullptr) {
+    line = "FAIL\tno test named " + name + "\n";
+  } else {
+    xc::Outcome outcome = xc::run_test(*test, options);
+    switch (outcome.kind) {
+      case xc::Outcome::Kind::kPass: line = "PASS\n"; break;
+      case xc::Outcome::Kind::kFail: line = "FAIL\t" + one_line(outcome.reason) + "\n"; break;
+      case xc::Outcome::Kind::kSkip: line = "SKIP\t" + one_line(outcome.reason) + "\n"; break;
+    }
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(result_fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  // No static destructors or atexit handlers of the plugin: the test is over.
+  ::_exit(0);
+}
+
+std::string signal_name(int sig) {
+  if (const char* abbrev = ::sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(sig);
+}
+
+struct Result {
+  std::string name;
+  enum class Kind { kPass, kFail, kSkip } kind = Kind::kFail;
+  std::string reason;
+  std::string output;  // the child's stdout and stderr
+  double seconds = 0;
+};
+
+// Runs `name` in a child: this program with --run-one.
+Result run_isolated(const std::string& self, const std::string& name, const xc::Options& options,
+                    int timeout_s) {
+  Result result;
+  result.name = name;
+  const auto start = Clock::now();
+  int result_pipe[2], output_pipe[2];
+  if (::pipe2(result_pipe, O_CLOEXEC) != 0 || ::pipe2(output_pipe, O_CLOEXEC) != 0) {
+    result.reason = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return result;
+  }
+  constexpr int kResultFd = 3;
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 1);
+  ::posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 2);
+  ::posix_spawn_file_actions_adddup2(&actions, result_pipe[1], kResultFd);
+  posix_spawnattr_t attr;
+  ::posix_spawnattr_init(&attr);
+  // Its own process group, so a timeout kills whatever it started too.
+  ::posix_spawnattr_setpgroup(&attr, 0);
+  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+
+  std::vector<std::string> args = {self,
+                                   "--run-one", name,
+                                   "--result-fd", std::to_string(kResultFd),
+                                   "--seed", std::to_string(options.seed),
+                                   "--device", std::to_string(options.device),
+                                   options.plugin_path};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, self.c_str(), &actions, &attr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::posix_spawnattr_destroy(&attr);
+  ::close(result_pipe[1]);
+  ::close(output_pipe[1]);
+  if (rc != 0) {
+    ::close(result_pipe[0]);
+    ::close(output_pipe[0]);
+    result.reason = std::string("cannot start the test process: ") + std::strerror(rc);
+    return result;
+  }
+
+  const auto deadline = start + std::chrono::seconds(timeout_s);
+  std::string report;
+  bool result_open = true, output_open = true, timed_out = false;
+  char buffer[4096];
+  while (result_open || output_open) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd fds[2];
+    nfds_t n = 0;
+    if (result_open) fds[n++] = {result_pipe[0], POLLIN, 0};
+    if (output_open) fds[n++] = {output_pipe[0], POLLIN, 0};
+    int ready = ::poll(fds, n, static_cast<int>(std::min<long long>(left.count(), INT_MAX)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    for (nfds_t i = 0; i < n; ++i) {
+      if (fds[i].revents == 0) continue;
+      ssize_t got = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      const bool is_result = fds[i].fd == result_pipe[0];
+      if (got <= 0) {
+        (is_result ? result_open : output_open) = false;
+        continue;
+      }
+      if (is_result) {
+        report.append(buffer, static_cast<size_t>(got));
+      } else if (result.output.size() < (1u << 20)) {
+        result.output.append(buffer, static_cast<size_t>(got));
+      }
+    }
+  }
+  int status = 0;
+  if (!timed_out) {
+    // The pipes are closed; the process should be gone or going.
+    while (true) {
+      pid_t w = ::waitpid(pid, &status, WNOHANG);
+      if (w == pid) break;
+      if (w < 0 && errno != EINTR) break;
+      if (Clock::now() >= deadline) {
+        timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  if (timed_out) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  } else {
+    // Whatever the test started and left behind.
+    ::kill(-pid, SIGKILL);
+  }
+  ::close(result_pipe[0]);
+  ::close(output_pipe[0]);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  if (timed_out) {
+    result.reason = "timed out after " + std::to_string(timeout_s) + " s";
+    return result;
+  }
+  if (WIFSIGNALED(status)) {
+    result.reason = "crashed: " + signal_name(WTERMSIG(status));
+    return result;
+  }
+  if (!report.empty() && report.back() == '\n') report.pop_back();
+  if (report.empty()) {
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.reason = "the test process exited with status " + std::to_string(code) +
+                    " without a result (did the plugin call exit()?)";
+    return result;
+  }
+  const size_t tab = report.find('\t');
+  const std::string verdict = report.substr(0, tab);
+  const std::string reason = tab == std::string::npos ? "" : report.substr(tab + 1);
+  if (verdict == "PASS") {
+    result.kind = Result::Kind::kPass;
+  } else if (verdict == "SKIP") {
+    result.kind = Result::Kind::kSkip;
+    result.reason = reason;
+  } else {
+    result.kind = Result::Kind::kFail;
+    result.reason = verdict == "FAIL" ? reason : "unreadable result \"" + report + "\"";
+  }
+  return result;
+}
+
+// Glob when the pattern has *, ? or [ (fnmatch on the whole name), else a
+// substring of the name.
+bool matches(const std::string& pattern, const std::string& name) {
+  if (pattern.find_first_of("*?[") != std::string::npos) {
+    return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+  }
+  return name.find(pattern) != std::string::npos;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 allows no control characters but tab, LF and CR.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+bool write_junit(const std::string& file, const std::string& plugin,
+                 const std::vector<Result>& results) {
+  int failures = 0, skipped = 0;
+  double total = 0;
+  for (const Result& r : results) {
+    failures += r.kind == Result::Kind::kFail;
+    skipped += r.kind == Result::Kind::kSkip;
+    total += r.seconds;
+  }
+  std::ofstream out(file);
+  if (!out) return false;
+  char time[32];
+  std::snprintf(time, sizeof time, "%.3f", total);
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out << "<testsuites name=\"xdev-conformance\" tests=\"" << results.size() << "\" failures=\""
+      << failures << "\" skipped=\"" << skipped << "\" time=\"" << time << "\">\n";
+  out << "  <testsuite name=\"" << xml_escape(plugin) << "\" tests=\"" << results.size()
+      << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\""
+      << time << "\">\n";
+  for (const Result& r : results) {
+    const std::string group = r.name.substr(0, r.name.find('.'));
+    std::snprintf(time, sizeof time, "%.3f", r.seconds);
+    out << "    <testcase classname=\"xdev-conformance." << xml_escape(group) << "\" name=\""
+        << xml_escape(r.name) << "\" time=\"" << time << "\"";
+    if (r.kind != Result::Kind::kFail && r.kind != Result::Kind::kSkip) {
+      out << "/>\n";
+      continue;
+    }
+    out << ">\n";
+    if (r.kind == Result::Kind::kFail) {
+      out << "      <failure message=\"" << xml_escape(r.reason) << "\"/>\n";
+    } else if (r.kind == Result::Kind::kSkip) {
+      out << "      <skipped message=\"" << xml_escape(r.reason) << "\"/>\n";
+    }
+    if (r.kind == Result::Kind::kFail && !r.output.empty()) {
+      out << "      <system-out>" << xml_escape(r.output) << "</system-out>\n";
+    }
+    out << "    </testcase>\n";
+  }
+  out << "  </testsuite>\n</testsuites>\n";
+  return static_cast<bool>(out);
+}
+
+std::string self_path(const char* argv0) {
+  char buffer[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  if (n > 0) return std::string(buffer, static_cast<size_t>(n));
+  return argv0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "xdev-conformance: runs the xdev plugin conformance suite against one plugin file,\n"
+      "through the plugin ABI alone. Each test runs in its own process."};
+  app.set_version_flag("--version", std::string("xdev-conformance ") + XDEV_CONFORMANCE_VERSION);
+  std::string plugin;
+  std::vector<std::string> filters, excludes;
+  bool list = false, verbose = false;
+  std::string junit, run_one_name;
+  int timeout_s = 60, result_fd = -1;
+  uint64_t seed = 1;
+  uint32_t device = 0;
+  app.add_option("plugin", plugin, "The plugin file (a shared library exporting xdev_plugin_query)");
+  app.add_option("--filter", filters,
+                 "Run only tests whose name matches: a glob when PATTERN has *, ? or [ "
+                 "(matched against the whole name, e.g. 'kernel.*'), else a substring "
+                 "(e.g. 'memory'). May be given more than once (any may match).")
+      ->type_name("PATTERN")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--exclude", excludes, "Leave out tests matching PATTERN (same rules as --filter)")
+      ->type_name("PATTERN")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--list", list, "List the test names (after --filter/--exclude) and exit");
+  app.add_option("--junit", junit, "Also write the results as JUnit XML to FILE")
+      ->type_name("FILE");
+  app.add_option("--timeout", timeout_s, "Seconds each test may run before it is killed")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  app.add_option("--seed", seed, "Seed of the random test data (each test mixes in its name)")
+      ->capture_default_str();
+  app.add_option("--device", device, "Device ordinal the single-device tests use")
+      ->capture_default_str();
+  app.add_flag("-v,--verbose", verbose, "Print the output of failing tests under their line");
+  // Internal: run one test in this process and report on an inherited fd.
+  app.add_option("--run-one", run_one_name)->group("");
+  app.add_option("--result-fd", result_fd)->group("");
+  CLI11_PARSE(app, argc, argv);
+
+  // dlopen searches the library path for a name without a slash: make it a path.
+  if (!plugin.empty() && plugin.find('/') == std::string::npos) plugin = "./" + plugin;
+  xc::Options options;
+  options.plugin_path = plugin;
+  options.seed = seed;
+  options.device = device;
+
+  if (!run_one_name.empty()) {
+    if (result_fd < 0) result_fd = 1;
+    return run_one(run_one_name, options, result_fd);
+  }
+
+  std::vector<const xc::TestCase*> selected;
+  for (const auto& t : xc::all_tests()) {
+    bool in = filters.empty();
+    for (const auto& f : filters) in = in || matches(f, t.name);
+    for (const auto& e : excludes) in = in && !matches(e, t.name);
+    if (in) selected.push_back(&t);
+  }
+  if (list) {
+    for (const auto* t : selected) {
+      if (verbose) std::cout << t->name << "  " << t->description << "\n";
+      else std::cout << t->name << "\n";
+    }
+    return 0;
+  }
+  if (plugin.empty()) {
+    std::cerr << "xdev-conformance: no plugin file given (see --help)\n";
+    return 2;
+  }
+  if (selected.empty()) {
+    std::cerr << "xdev-conformance: no test matches the filter\n";
+    return 2;
+  }
+
+  const std::string self = self_path(argv[0]);
+  std::cout << "xdev-conformance " << XDEV_CONFORMANCE_VERSION << ": " << plugin << " (seed "
+            << seed << ", " << selected.size() << " tests)" << std::endl;
+
+  // A plugin that does not even load fails every test the same way: find
+  // out once, and do not start (and time out) dozens of processes for it.
+  Result preflight = run_isolated(self, "abi.load", options, timeout_s);
+  const bool loads = preflight.kind == Result::Kind::kPass;
+
+  std::vector<Result> results;
+  int passed = 0, failed = 0, skipped = 0;
+  for (const auto* t : selected) {
+    Result r;
+    if (t->name == "abi.load") {
+      r = preflight;
+    } else if (!loads) {
+      r.name = t->name;
+      r.kind = Result::Kind::kFail;
+      r.reason = "not run: the plugin does not load (abi.load: " + preflight.reason + ")";
+    } else {
+      r = run_isolated(self, t->name, options, timeout_s);
+    }
+    switch (r.kind) {
+      case Result::Kind::kPass:
+        ++passed;
+        std::cout << "PASS " << r.name << "\n";
+        break;
+      case Result::Kind::kFail:
+        ++failed;
+        std::cout << "FAIL " << r.name << ": " << r.reason << "\n";
+        if (verbose && !r.output.empty()) {
+          size_t start = 0;
+          while (start < r.output.size()) {
+            size_t end = r.output.find('\n', start);
+            if (end == std::string::npos) end = r.output.size();
+            std::cout << "  | " << r.output.substr(start, end - start) << "\n";
+            start = end + 1;
+          }
+        }
+        break;
+      case Result::Kind::kSkip:
+        ++skipped;
+        std::cout << "SKIP " << r.name << ": " << r.reason << "\n";
+        break;
+    }
+    std::cout.flush();
+    results.push_back(std::move(r));
+  }
+  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped"
+            << std::endl;
+  if (!junit.empty() && !write_junit(junit, plugin, results)) {
+    std::cerr << "xdev-conformance: cannot write " << junit << "\n";
+    return 2;
+  }
+  return failed > 0 ? 1 : 0;
+}
