@@ -35,7 +35,7 @@ xdev::Tensor tower() {
 
 // B22 on logical CPUs and on the accelerator.
 TEST(Replication, TowersCombinedWithAddNOnTheCpu) {
-  for (const std::string& type : {"CPU", "GPU"}) {
+  for (const std::string type : {"CPU", "GPU"}) {
     std::vector<xdev::Tensor> towers;
     for (const xdev::Device& d : xdev::list_logical_devices(type)) {
       xdev::DeviceScope scope(d);
