@@ -443,8 +443,9 @@ typedef struct xdev_plugin_api_t {
   xdev_status_t* (*event_create)(xdev_device_t* device, xdev_event_t** out_event);
   /* REQUIRED. Destroys an event. */
   void (*event_destroy)(xdev_event_t* event);
-  /* REQUIRED. Marks the current end of `stream`; the event completes when
-   * all work enqueued before it completed. Re-recording replaces the mark. */
+  /* REQUIRED. Marks the current end of `stream` (a stream of the event's
+   * device); the event completes when all work enqueued before it completed.
+   * Re-recording replaces the mark. */
   xdev_status_t* (*event_record)(xdev_event_t* event, xdev_stream_t* stream);
   /* REQUIRED. Makes later work on `stream` wait for `event` (the event may
    * belong to another stream, also of another device, of the same plugin).
@@ -474,7 +475,8 @@ typedef struct xdev_plugin_api_t {
   xdev_status_t* (*copy_device_to_device)(xdev_stream_t* stream, void* dst,
                                           const void* src, uint64_t size);
   /* Optional (XDEV_CAP_PEER_COPY). From `src` on `src_device` to `dst` on
-   * the stream's device, both devices of this plugin. Returns
+   * the stream's device, both devices of this plugin; the work that wrote
+   * `src` has completed (the core synchronizes its stream first). Returns
    * XDEV_STATUS_UNIMPLEMENTED when this pair has no direct path; the core
    * then stages through host memory. */
   xdev_status_t* (*copy_peer)(xdev_stream_t* stream, void* dst,

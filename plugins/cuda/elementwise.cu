@@ -1,0 +1,345 @@
+// Elementwise kernels: Add/Sub/Mul/Div, Neg/Relu, Cast, Copy, Fill and
+// RandomUniform (docs/ops.md). Outputs are contiguous; inputs are strided
+// (stride 0 on broadcast axes). Each op has a contiguous fast path and a
+// general path that splits the output index into coordinates, in 32-bit
+// arithmetic when the layout allows.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernel_util.cuh"
+#include "launch.hpp"
+
+namespace xdev::cuda {
+namespace {
+
+using Bool = uint8_t;  // xdev's bool: one byte, 0 or 1
+
+// ---------------------------------------------------------------------------
+// Functors
+
+template <typename T>
+struct AddFn {
+  __device__ T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, Bool>) {
+      return static_cast<Bool>((a != 0) | (b != 0));  // logical or
+    } else {
+      return wrap_add(a, b);
+    }
+  }
+};
+template <typename T>
+struct SubFn {
+  __device__ T operator()(T a, T b) const { return wrap_sub(a, b); }
+};
+template <typename T>
+struct MulFn {
+  __device__ T operator()(T a, T b) const { return wrap_mul(a, b); }
+};
+template <typename T>
+struct DivFn {
+  __device__ T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      // Toward zero; a zero divisor gives 0; MIN / -1 wraps to MIN.
+      if (b == 0) return 0;
+      if (b == -1) return wrap_sub(T{0}, a);
+      return a / b;
+    } else {
+      return a / b;  // IEEE 754 (nvcc's default -prec-div=true)
+    }
+  }
+};
+template <typename T>
+struct NegFn {
+  __device__ T operator()(T a) const { return wrap_sub(T{0}, a); }
+};
+template <>
+struct NegFn<float> {
+  __device__ float operator()(float a) const { return -a; }
+};
+template <>
+struct NegFn<double> {
+  __device__ double operator()(double a) const { return -a; }
+};
+template <typename T>
+struct ReluFn {
+  // x > 0 ? x : 0, as the conformance reference computes it: NaN and -0.0
+  // give +0.
+  __device__ T operator()(T a) const { return a > T{0} ? a : T{0}; }
+};
+
+template <typename From, typename To>
+struct CastFn {
+  __device__ To operator()(From x) const {
+    if constexpr (std::is_same_v<To, Bool>) {
+      return static_cast<Bool>(x != From{0} ? 1 : 0);
+    } else if constexpr (std::is_same_v<From, Bool>) {
+      return x != 0 ? To{1} : To{0};
+    } else {
+      // float -> int rounds toward zero (out of range: CUDA saturates).
+      return static_cast<To>(x);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Kernels
+
+template <typename T, typename Out, typename Fn>
+__global__ void binary_contiguous(int64_t count, const T* x, const T* y, Out* out, Fn fn) {
+  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
+    out[i] = fn(x[i], y[i]);
+  }
+}
+
+template <typename T, typename Out, typename Fn, typename Index>
+__global__ void binary_strided(ElementwiseLayout l, const T* x, const T* y, Out* out, Fn fn) {
+  const Index count = static_cast<Index>(l.count);
+  for (Index i = first_index<Index>(); i < count; i += grid_stride<Index>()) {
+    Index off[2];
+    input_offsets<Index, 2>(l, i, off);
+    out[i] = fn(x[off[0]], y[off[1]]);
+  }
+}
+
+template <typename In, typename Out, typename Fn>
+__global__ void unary_contiguous(int64_t count, const In* __restrict__ x, Out* __restrict__ out,
+                                 Fn fn) {
+  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
+    out[i] = fn(x[i]);
+  }
+}
+
+template <typename In, typename Out, typename Fn, typename Index>
+__global__ void unary_strided(ElementwiseLayout l, const In* __restrict__ x,
+                              Out* __restrict__ out, Fn fn) {
+  const Index count = static_cast<Index>(l.count);
+  for (Index i = first_index<Index>(); i < count; i += grid_stride<Index>()) {
+    Index off[1];
+    input_offsets<Index, 1>(l, i, off);
+    out[i] = fn(x[off[0]]);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Launch helpers
+
+template <typename T, typename Fn>
+cudaError_t run_binary(const ElementwiseLayout& l, const void* x, const void* y, void* out,
+                       cudaStream_t stream, Fn fn) {
+  const auto* a = static_cast<const T*>(x);
+  const auto* b = static_cast<const T*>(y);
+  auto* o = static_cast<T*>(out);
+  const unsigned grid = grid_for(l.count);
+  if (l.contiguous[0] && l.contiguous[1]) {
+    binary_contiguous<T, T, Fn><<<grid, kThreads, 0, stream>>>(l.count, a, b, o, fn);
+  } else if (l.small) {
+    binary_strided<T, T, Fn, int32_t><<<grid, kThreads, 0, stream>>>(l, a, b, o, fn);
+  } else {
+    binary_strided<T, T, Fn, int64_t><<<grid, kThreads, 0, stream>>>(l, a, b, o, fn);
+  }
+  return cudaGetLastError();
+}
+
+template <typename In, typename Out, typename Fn>
+cudaError_t run_unary(const ElementwiseLayout& l, const void* x, void* out, cudaStream_t stream,
+                      Fn fn) {
+  const auto* a = static_cast<const In*>(x);
+  auto* o = static_cast<Out*>(out);
+  const unsigned grid = grid_for(l.count);
+  if (l.contiguous[0]) {
+    unary_contiguous<In, Out, Fn><<<grid, kThreads, 0, stream>>>(l.count, a, o, fn);
+  } else if (l.small) {
+    unary_strided<In, Out, Fn, int32_t><<<grid, kThreads, 0, stream>>>(l, a, o, fn);
+  } else {
+    unary_strided<In, Out, Fn, int64_t><<<grid, kThreads, 0, stream>>>(l, a, o, fn);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t binary_typed(BinaryOp op, const ElementwiseLayout& l, const void* x, const void* y,
+                         void* out, cudaStream_t stream) {
+  switch (op) {
+    case BinaryOp::kAdd: return run_binary<T>(l, x, y, out, stream, AddFn<T>{});
+    case BinaryOp::kSub: return run_binary<T>(l, x, y, out, stream, SubFn<T>{});
+    case BinaryOp::kMul: return run_binary<T>(l, x, y, out, stream, MulFn<T>{});
+    case BinaryOp::kDiv: return run_binary<T>(l, x, y, out, stream, DivFn<T>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <typename T>
+cudaError_t unary_typed(UnaryOp op, const ElementwiseLayout& l, const void* x, void* out,
+                        cudaStream_t stream) {
+  switch (op) {
+    case UnaryOp::kNeg: return run_unary<T, T>(l, x, out, stream, NegFn<T>{});
+    case UnaryOp::kRelu: return run_unary<T, T>(l, x, out, stream, ReluFn<T>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <typename From>
+cudaError_t cast_from(xdev_dtype_t to, const ElementwiseLayout& l, const void* x, void* out,
+                      cudaStream_t stream) {
+  switch (to) {
+    case XDEV_DTYPE_FLOAT32: return run_unary<From, float>(l, x, out, stream, CastFn<From, float>{});
+    case XDEV_DTYPE_FLOAT64:
+      return run_unary<From, double>(l, x, out, stream, CastFn<From, double>{});
+    case XDEV_DTYPE_INT32:
+      return run_unary<From, int32_t>(l, x, out, stream, CastFn<From, int32_t>{});
+    case XDEV_DTYPE_INT64:
+      return run_unary<From, int64_t>(l, x, out, stream, CastFn<From, int64_t>{});
+    case XDEV_DTYPE_BOOL: return run_unary<From, Bool>(l, x, out, stream, CastFn<From, Bool>{});
+    default: return cudaErrorNotSupported;
+  }
+}
+
+template <typename T>
+struct Identity {
+  __device__ T operator()(T x) const { return x; }
+};
+
+struct alignas(16) Bytes16 {
+  uint64_t lo, hi;
+};
+
+template <typename T>
+__global__ void fill_kernel(int64_t count, T value, T* __restrict__ out) {
+  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) out[i] = value;
+}
+
+// ---------------------------------------------------------------------------
+// RandomUniform (docs/ops.md), bit for bit: splitmix64 of the row-major
+// index, then the top 24 (float32) or 53 (float64) bits scaled to [0, 1).
+// The explicitly rounded intrinsics keep nvcc from fusing the multiply and
+// the add into an FMA, which would round differently from the host.
+
+__device__ __forceinline__ uint64_t random_bits(uint64_t seed, uint64_t i) {
+  uint64_t x = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+__global__ void random_uniform_f32(int64_t count, uint64_t seed, float minval, float maxval,
+                                   float* __restrict__ out) {
+  const float range = __fsub_rn(maxval, minval);
+  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
+    const uint64_t x = random_bits(seed, static_cast<uint64_t>(i));
+    const float u = __fmul_rn(static_cast<float>(x >> 40), 0x1.0p-24f);
+    out[i] = __fadd_rn(minval, __fmul_rn(range, u));
+  }
+}
+
+__global__ void random_uniform_f64(int64_t count, uint64_t seed, double minval, double maxval,
+                                   double* __restrict__ out) {
+  const double range = __dsub_rn(maxval, minval);
+  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
+    const uint64_t x = random_bits(seed, static_cast<uint64_t>(i));
+    const double u = __dmul_rn(static_cast<double>(x >> 11), 0x1.0p-53);
+    out[i] = __dadd_rn(minval, __dmul_rn(range, u));
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_binary(BinaryOp op, xdev_dtype_t dtype, const ElementwiseLayout& layout,
+                          const void* x, const void* y, void* out, cudaStream_t stream) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return binary_typed<float>(op, layout, x, y, out, stream);
+    case XDEV_DTYPE_FLOAT64: return binary_typed<double>(op, layout, x, y, out, stream);
+    case XDEV_DTYPE_INT32: return binary_typed<int32_t>(op, layout, x, y, out, stream);
+    case XDEV_DTYPE_INT64: return binary_typed<int64_t>(op, layout, x, y, out, stream);
+    case XDEV_DTYPE_BOOL:
+      if (op != BinaryOp::kAdd) return cudaErrorNotSupported;
+      return run_binary<Bool>(layout, x, y, out, stream, AddFn<Bool>{});
+    default: return cudaErrorNotSupported;
+  }
+}
+
+cudaError_t launch_unary(UnaryOp op, xdev_dtype_t dtype, const ElementwiseLayout& layout,
+                         const void* x, void* out, cudaStream_t stream) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return unary_typed<float>(op, layout, x, out, stream);
+    case XDEV_DTYPE_FLOAT64: return unary_typed<double>(op, layout, x, out, stream);
+    case XDEV_DTYPE_INT32: return unary_typed<int32_t>(op, layout, x, out, stream);
+    case XDEV_DTYPE_INT64: return unary_typed<int64_t>(op, layout, x, out, stream);
+    default: return cudaErrorNotSupported;
+  }
+}
+
+cudaError_t launch_cast(xdev_dtype_t from, xdev_dtype_t to, const ElementwiseLayout& layout,
+                        const void* x, void* out, cudaStream_t stream) {
+  switch (from) {
+    case XDEV_DTYPE_FLOAT32: return cast_from<float>(to, layout, x, out, stream);
+    case XDEV_DTYPE_FLOAT64: return cast_from<double>(to, layout, x, out, stream);
+    case XDEV_DTYPE_INT32: return cast_from<int32_t>(to, layout, x, out, stream);
+    case XDEV_DTYPE_INT64: return cast_from<int64_t>(to, layout, x, out, stream);
+    case XDEV_DTYPE_BOOL: return cast_from<Bool>(to, layout, x, out, stream);
+    default: return cudaErrorNotSupported;
+  }
+}
+
+cudaError_t launch_copy(size_t element_size, const ElementwiseLayout& layout, const void* x,
+                        void* out, cudaStream_t stream) {
+  switch (element_size) {
+    case 1: return run_unary<uint8_t, uint8_t>(layout, x, out, stream, Identity<uint8_t>{});
+    case 2: return run_unary<uint16_t, uint16_t>(layout, x, out, stream, Identity<uint16_t>{});
+    case 4: return run_unary<uint32_t, uint32_t>(layout, x, out, stream, Identity<uint32_t>{});
+    case 8: return run_unary<uint64_t, uint64_t>(layout, x, out, stream, Identity<uint64_t>{});
+    case 16: return run_unary<Bytes16, Bytes16>(layout, x, out, stream, Identity<Bytes16>{});
+    default: return cudaErrorNotSupported;
+  }
+}
+
+cudaError_t launch_fill(size_t element_size, uint64_t pattern, void* out, int64_t count,
+                        cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  const size_t bytes = static_cast<size_t>(count) * element_size;
+  if (pattern == 0 || element_size == 1) {
+    return cudaMemsetAsync(out, static_cast<int>(pattern & 0xFF), bytes, stream);
+  }
+  const unsigned grid = grid_for(count);
+  switch (element_size) {
+    case 2:
+      fill_kernel<uint16_t><<<grid, kThreads, 0, stream>>>(count, static_cast<uint16_t>(pattern),
+                                                           static_cast<uint16_t*>(out));
+      break;
+    case 4:
+      fill_kernel<uint32_t><<<grid, kThreads, 0, stream>>>(count, static_cast<uint32_t>(pattern),
+                                                           static_cast<uint32_t*>(out));
+      break;
+    case 8:
+      fill_kernel<uint64_t><<<grid, kThreads, 0, stream>>>(count, pattern,
+                                                           static_cast<uint64_t*>(out));
+      break;
+    default:
+      return cudaErrorNotSupported;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_random_uniform(xdev_dtype_t dtype, uint64_t seed, double minval, double maxval,
+                                  void* out, int64_t count, cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  const unsigned grid = grid_for(count);
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32:
+      random_uniform_f32<<<grid, kThreads, 0, stream>>>(count, seed, static_cast<float>(minval),
+                                                        static_cast<float>(maxval),
+                                                        static_cast<float*>(out));
+      break;
+    case XDEV_DTYPE_FLOAT64:
+      random_uniform_f64<<<grid, kThreads, 0, stream>>>(count, seed, minval, maxval,
+                                                        static_cast<double*>(out));
+      break;
+    default:
+      return cudaErrorNotSupported;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace xdev::cuda

@@ -1,0 +1,81 @@
+// Index arithmetic of the kernels: from a linear output index to element
+// offsets of strided operands. Plain C++ that nvcc compiles for the device
+// and the host compiler for the host, so tests check it without a GPU.
+#pragma once
+
+#include <cstdint>
+
+#include "launch.hpp"
+
+#if defined(__CUDACC__)
+#define XDEV_CUDA_HD __host__ __device__ __forceinline__
+#else
+#define XDEV_CUDA_HD inline
+#endif
+
+namespace xdev::cuda {
+
+// Element offset of each of the first N inputs for the output's linear
+// index `i` (row-major): the index is split into coordinates from the
+// innermost axis out. Index is int32_t when the layout is `small`, else
+// int64_t.
+template <typename Index, int N>
+XDEV_CUDA_HD void input_offsets(const ElementwiseLayout& l, Index i, Index (&off)[N]) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int n = 0; n < N; ++n) off[n] = 0;
+  if (l.rank == 1) {
+    for (int n = 0; n < N; ++n) off[n] = i * static_cast<Index>(l.strides[n][0]);
+    return;
+  }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int d = kMaxRank - 1; d >= 0; --d) {
+    if (d < l.rank) {
+      const Index dim = static_cast<Index>(l.shape[d]);
+      const Index coordinate = i % dim;
+      i /= dim;
+      for (int n = 0; n < N; ++n) off[n] += coordinate * static_cast<Index>(l.strides[n][d]);
+    }
+  }
+}
+
+// Offset of output element `i` (kept axes) and of reduced element `r`
+// within it, for a ReduceLayout.
+template <typename Index>
+XDEV_CUDA_HD Index outer_offset(const ReduceLayout& l, Index i) {
+  if (l.outer_rank == 1) return i * static_cast<Index>(l.outer_strides[0]);
+  Index off = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int d = kMaxRank - 1; d >= 0; --d) {
+    if (d < l.outer_rank) {
+      const Index dim = static_cast<Index>(l.outer_shape[d]);
+      off += (i % dim) * static_cast<Index>(l.outer_strides[d]);
+      i /= dim;
+    }
+  }
+  return off;
+}
+
+template <typename Index>
+XDEV_CUDA_HD Index inner_offset(const ReduceLayout& l, Index i) {
+  if (l.inner_rank == 1) return i * static_cast<Index>(l.inner_strides[0]);
+  Index off = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int d = kMaxRank - 1; d >= 0; --d) {
+    if (d < l.inner_rank) {
+      const Index dim = static_cast<Index>(l.inner_shape[d]);
+      off += (i % dim) * static_cast<Index>(l.inner_strides[d]);
+      i /= dim;
+    }
+  }
+  return off;
+}
+
+}  // namespace xdev::cuda

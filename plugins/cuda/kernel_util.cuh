@@ -1,0 +1,65 @@
+// Device-side helpers shared by the cuda plugin's kernels (nvcc only).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "indexing.hpp"
+#include "launch.hpp"
+
+namespace xdev::cuda {
+
+inline constexpr int kThreads = 256;
+
+// Blocks for a grid-stride loop over `count` items: enough to fill any
+// current GPU several times over, never more than the items need.
+inline unsigned grid_for(int64_t count, int64_t per_block = kThreads) {
+  const int64_t blocks = (count + per_block - 1) / per_block;
+  constexpr int64_t kMaxBlocks = int64_t{1} << 16;
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
+}
+
+// Index of the first item of this thread, and the grid's stride.
+template <typename Index>
+__device__ __forceinline__ Index first_index() {
+  return static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) +
+         static_cast<Index>(threadIdx.x);
+}
+template <typename Index>
+__device__ __forceinline__ Index grid_stride() {
+  return static_cast<Index>(gridDim.x) * static_cast<Index>(blockDim.x);
+}
+
+// Signed integer arithmetic that wraps (two's complement) instead of being
+// undefined on overflow; floating point as IEEE 754.
+template <typename T>
+__device__ __forceinline__ T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+__device__ __forceinline__ T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+__device__ __forceinline__ T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+}  // namespace xdev::cuda

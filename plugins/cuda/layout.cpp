@@ -1,0 +1,146 @@
+#include "layout.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace xdev::cuda {
+namespace {
+
+// Below this, kernels index in int32: a grid-stride loop adds at most 2^24
+// (65536 blocks x 256 threads) to an index below 2^30, so it never
+// overflows.
+constexpr uint64_t kSmallLimit = uint64_t{1} << 30;
+
+// Largest offset an operand reaches: sum of |stride| * (dim - 1).
+uint64_t span_of(int32_t rank, const int64_t* shape, const int64_t* strides) {
+  uint64_t span = 0;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (shape[d] <= 1) continue;
+    span += static_cast<uint64_t>(std::llabs(strides[d])) * static_cast<uint64_t>(shape[d] - 1);
+  }
+  return span;
+}
+
+// Drops size-1 axes and merges an axis into the one outside it when it
+// steps contiguously across the pair; clears the unused tail.
+int32_t simplify(int32_t rank, int64_t* shape, int64_t* strides) {
+  int32_t merged = 0;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (shape[d] == 1) continue;
+    if (merged > 0 && strides[merged - 1] == strides[d] * shape[d]) {
+      shape[merged - 1] *= shape[d];
+      strides[merged - 1] = strides[d];
+      continue;
+    }
+    shape[merged] = shape[d];
+    strides[merged] = strides[d];
+    ++merged;
+  }
+  for (int32_t d = merged; d < kMaxRank; ++d) {
+    shape[d] = 1;
+    strides[d] = 0;
+  }
+  return merged;
+}
+
+}  // namespace
+
+int64_t element_count(const xdev_tensor_t& t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t.rank; ++d) n *= t.shape[d];
+  return n;
+}
+
+ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor_t* const* inputs,
+                                     int count) {
+  ElementwiseLayout l;
+  l.inputs = count;
+  l.count = element_count(out);
+  // Size-1 axes of the output go (their stride never matters).
+  int32_t rank = 0;
+  for (int32_t d = 0; d < out.rank; ++d) {
+    const int64_t dim = out.shape[d];
+    if (dim == 1) continue;
+    l.shape[rank] = dim;
+    for (int n = 0; n < count; ++n) {
+      const xdev_tensor_t& t = *inputs[n];
+      const int32_t td = d - (out.rank - t.rank);
+      l.strides[n][rank] = (td >= 0 && t.shape[td] != 1) ? t.strides[td] : 0;
+    }
+    ++rank;
+  }
+  // Merge an axis into the one outside it when every input steps
+  // contiguously across the pair (the output always does).
+  int32_t merged = 0;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (merged > 0) {
+      const int32_t outer = merged - 1;
+      bool mergeable = true;
+      for (int n = 0; n < count; ++n) {
+        if (l.strides[n][outer] != l.strides[n][d] * l.shape[d]) mergeable = false;
+      }
+      if (mergeable) {
+        l.shape[outer] *= l.shape[d];
+        for (int n = 0; n < count; ++n) l.strides[n][outer] = l.strides[n][d];
+        continue;
+      }
+    }
+    l.shape[merged] = l.shape[d];
+    for (int n = 0; n < count; ++n) l.strides[n][merged] = l.strides[n][d];
+    ++merged;
+  }
+  l.rank = merged;
+  for (int32_t d = merged; d < kMaxRank; ++d) {
+    l.shape[d] = 1;
+    for (int n = 0; n < 2; ++n) l.strides[n][d] = 0;
+  }
+  l.small = static_cast<uint64_t>(l.count) < kSmallLimit;
+  for (int n = 0; n < count; ++n) {
+    if (span_of(l.rank, l.shape, l.strides[n]) >= kSmallLimit) l.small = false;
+    l.contiguous[n] = l.rank == 0 || (l.rank == 1 && l.strides[n][0] == 1);
+  }
+  return l;
+}
+
+ReduceLayout reduce_layout(const xdev_tensor_t& x, const bool* reduced) {
+  ReduceLayout l;
+  for (int32_t d = 0; d < x.rank; ++d) {
+    if (reduced[d]) {
+      l.inner_shape[l.inner_rank] = x.shape[d];
+      l.inner_strides[l.inner_rank] = x.strides[d];
+      ++l.inner_rank;
+    } else {
+      l.outer_shape[l.outer_rank] = x.shape[d];
+      l.outer_strides[l.outer_rank] = x.strides[d];
+      ++l.outer_rank;
+    }
+  }
+  l.inner_count = 1;
+  for (int32_t d = 0; d < l.inner_rank; ++d) l.inner_count *= l.inner_shape[d];
+  l.outer_count = 1;
+  for (int32_t d = 0; d < l.outer_rank; ++d) l.outer_count *= l.outer_shape[d];
+  l.inner_rank = simplify(l.inner_rank, l.inner_shape, l.inner_strides);
+  l.outer_rank = simplify(l.outer_rank, l.outer_shape, l.outer_strides);
+  const uint64_t span = span_of(l.inner_rank, l.inner_shape, l.inner_strides) +
+                        span_of(l.outer_rank, l.outer_shape, l.outer_strides);
+  l.small = span < kSmallLimit && static_cast<uint64_t>(l.outer_count) < kSmallLimit &&
+            static_cast<uint64_t>(l.inner_count) < kSmallLimit;
+  return l;
+}
+
+MatrixOperand matrix_operand(const xdev_tensor_t& t) {
+  const int64_t rows = t.shape[0], cols = t.shape[1];
+  const int64_t s0 = t.strides[0], s1 = t.strides[1];
+  MatrixOperand m;
+  if ((cols <= 1 || s1 == 1) && (rows <= 1 || s0 >= std::max<int64_t>(cols, 1))) {
+    m.ok = true;
+    m.ld = rows <= 1 ? std::max<int64_t>(cols, 1) : s0;
+  } else if ((rows <= 1 || s0 == 1) && (cols <= 1 || s1 >= std::max<int64_t>(rows, 1))) {
+    m.ok = true;
+    m.column_major = true;
+    m.ld = cols <= 1 ? std::max<int64_t>(rows, 1) : s1;
+  }
+  return m;
+}
+
+}  // namespace xdev::cuda

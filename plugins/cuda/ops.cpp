@@ -1,0 +1,667 @@
+// The cuda plugin's kernels (docs/ops.md): what each receives, checked
+// cheaply, turned into a simplified layout and launched on the call's
+// stream. Nothing here synchronizes: the work runs after the kernel returns,
+// in stream order. MatMul in float32/float64 goes to cuBLAS.
+#include <xdev/plugin.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <new>
+#include <string_view>
+#include <utility>
+
+#include "common.hpp"
+#include "launch.hpp"
+#include "layout.hpp"
+
+namespace xdev::cuda {
+namespace {
+
+constexpr uint64_t kFloat32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
+constexpr uint64_t kFloat64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
+constexpr uint64_t kInt32 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT32);
+constexpr uint64_t kInt64 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
+constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+constexpr uint64_t kNumbers = kFloat32 | kFloat64 | kInt32 | kInt64;
+constexpr uint64_t kAll = kNumbers | kBool;
+constexpr uint64_t kFloats = kFloat32 | kFloat64;
+
+const char* dtype_name(xdev_dtype_t dtype) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return "float32";
+    case XDEV_DTYPE_FLOAT64: return "float64";
+    case XDEV_DTYPE_INT32: return "int32";
+    case XDEV_DTYPE_INT64: return "int64";
+    case XDEV_DTYPE_BOOL: return "bool";
+    case XDEV_DTYPE_FLOAT16: return "float16";
+    case XDEV_DTYPE_BFLOAT16: return "bfloat16";
+    case XDEV_DTYPE_UINT8: return "uint8";
+    case XDEV_DTYPE_INT8: return "int8";
+    default: return "invalid dtype";
+  }
+}
+
+size_t itemsize(xdev_dtype_t dtype) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32:
+    case XDEV_DTYPE_INT32: return 4;
+    case XDEV_DTYPE_FLOAT64:
+    case XDEV_DTYPE_INT64: return 8;
+    case XDEV_DTYPE_BOOL:
+    case XDEV_DTYPE_UINT8:
+    case XDEV_DTYPE_INT8: return 1;
+    case XDEV_DTYPE_FLOAT16:
+    case XDEV_DTYPE_BFLOAT16: return 2;
+    default: return 0;
+  }
+}
+
+bool in_mask(uint64_t mask, xdev_dtype_t dtype) {
+  return static_cast<unsigned>(dtype) < 64 && (mask & XDEV_DTYPE_BIT(dtype)) != 0;
+}
+
+const void* data_of(const xdev_tensor_t& t) {
+  return static_cast<const char*>(t.data) + t.byte_offset;
+}
+void* data_of_output(const xdev_tensor_t& t) { return static_cast<char*>(t.data) + t.byte_offset; }
+
+const xdev_attr_t* find_attr(const xdev_kernel_call_t* call, std::string_view name,
+                             xdev_attr_kind_t kind) {
+  for (uint32_t i = 0; i < call->attr_count; ++i) {
+    const xdev_attr_t& a = call->attrs[i];
+    if (a.name != nullptr && name == a.name && a.kind == kind) return &a;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// A kernel call, checked: the host table, the stream, the device made
+// current for the call's lifetime.
+
+class Call {
+ public:
+  Call(const xdev_kernel_call_t* call, const char* op) : call_(call), op_(op) {}
+
+  // Checks the call's structure; `inputs` < 0 accepts any count >= 1.
+  xdev_status_t* check(int inputs) {
+    if (call_ == nullptr) return null_argument(global_host(), op_, "call");
+    if (call_->stream == nullptr || call_->stream->device == nullptr) {
+      return null_argument(global_host(), op_, "call->stream");
+    }
+    stream_ = call_->stream;
+    host_ = stream_->device->plugin->host;
+    if (!XDEV_HAS_FIELD(call_, xdev_kernel_call_t, attr_count)) {
+      return fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small", op_,
+                  call_->struct_size);
+    }
+    if (call_->output_count != 1 || call_->outputs == nullptr || call_->outputs[0] == nullptr) {
+      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32, op_,
+                  call_->output_count);
+    }
+    const bool count_ok = inputs < 0 ? call_->input_count >= 1
+                                     : call_->input_count == static_cast<uint32_t>(inputs);
+    if (!count_ok || (call_->input_count > 0 && call_->inputs == nullptr)) {
+      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected %s%d inputs, got %" PRIu32,
+                  op_, inputs < 0 ? "at least " : "", inputs < 0 ? 1 : inputs,
+                  call_->input_count);
+    }
+    for (uint32_t i = 0; i < call_->input_count; ++i) {
+      const xdev_tensor_t* t = call_->inputs[i];
+      if (t == nullptr || t->rank < 0 || t->rank > kMaxRank ||
+          (t->rank > 0 && (t->shape == nullptr || t->strides == nullptr))) {
+        return fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+                    "%s: input %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
+      }
+    }
+    const xdev_tensor_t* out = call_->outputs[0];
+    if (out->rank < 0 || out->rank > kMaxRank || (out->rank > 0 && out->shape == nullptr)) {
+      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape", op_);
+    }
+    guard_.emplace(stream_->device->ordinal);
+    if (guard_->error() != cudaSuccess) {
+      return cuda_failure(host_, op_, "making the device current", ordinal(), guard_->error());
+    }
+    // A stale error of an earlier, already reported call must not be taken
+    // for this call's launch error.
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+
+  const xdev_tensor_t& input(uint32_t i) const { return *call_->inputs[i]; }
+  uint32_t input_count() const { return call_->input_count; }
+  const xdev_tensor_t& output() const { return *call_->outputs[0]; }
+  const xdev_kernel_call_t* raw() const { return call_; }
+  xdev_stream_t* stream() const { return stream_; }
+  cudaStream_t cuda_stream() const { return stream_->stream; }
+  const xdev_host_api_t* host() const { return host_; }
+  int ordinal() const { return stream_->device->ordinal; }
+  const char* op() const { return op_; }
+
+  xdev_status_t* launched(cudaError_t error, const char* what = "launching the kernel") {
+    if (error == cudaSuccess) return nullptr;
+    return cuda_failure(host_, op_, what, ordinal(), error);
+  }
+
+  xdev_status_t* bad_dtype(xdev_dtype_t dtype) {
+    return fail(host_, XDEV_STATUS_UNIMPLEMENTED,
+                "%s: the cuda plugin has no kernel for dtype %s", op_, dtype_name(dtype));
+  }
+
+  // Every input has the output's dtype (the ops where all share one).
+  xdev_status_t* check_same_dtype(uint64_t allowed) {
+    const xdev_dtype_t dtype = output().dtype;
+    if (!in_mask(allowed, dtype)) return bad_dtype(dtype);
+    for (uint32_t i = 0; i < input_count(); ++i) {
+      if (input(i).dtype != dtype) {
+        return fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+                    "%s: input %" PRIu32 " is %s but the output is %s", op_, i,
+                    dtype_name(input(i).dtype), dtype_name(dtype));
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  // A std::optional-like holder (DeviceGuard is neither copyable nor movable).
+  class OptionalGuard {
+   public:
+    ~OptionalGuard() {
+      if (engaged_) reinterpret_cast<DeviceGuard*>(storage_)->~DeviceGuard();
+    }
+    void emplace(int ordinal) {
+      new (storage_) DeviceGuard(ordinal);
+      engaged_ = true;
+    }
+    DeviceGuard* operator->() { return reinterpret_cast<DeviceGuard*>(storage_); }
+
+   private:
+    alignas(DeviceGuard) unsigned char storage_[sizeof(DeviceGuard)];
+    bool engaged_ = false;
+  };
+
+  const xdev_kernel_call_t* call_;
+  const char* op_;
+  xdev_stream_t* stream_ = nullptr;
+  const xdev_host_api_t* host_ = nullptr;
+  OptionalGuard guard_;
+};
+
+// ---------------------------------------------------------------------------
+// Elementwise ops
+
+xdev_status_t* binary(const xdev_kernel_call_t* raw, BinaryOp op, const char* name,
+                      uint64_t dtypes) noexcept {
+  try {
+    Call call(raw, name);
+    if (xdev_status_t* s = call.check(2)) return s;
+    if (xdev_status_t* s = call.check_same_dtype(dtypes)) return s;
+    const xdev_tensor_t& out = call.output();
+    const xdev_tensor_t* inputs[2] = {&call.input(0), &call.input(1)};
+    const ElementwiseLayout l = elementwise_layout(out, inputs, 2);
+    return call.launched(launch_binary(op, out.dtype, l, data_of(*inputs[0]), data_of(*inputs[1]),
+                                       data_of_output(out), call.cuda_stream()));
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
+                      name);
+  }
+}
+
+xdev_status_t* unary(const xdev_kernel_call_t* raw, UnaryOp op, const char* name) noexcept {
+  try {
+    Call call(raw, name);
+    if (xdev_status_t* s = call.check(1)) return s;
+    if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
+    const xdev_tensor_t& out = call.output();
+    const xdev_tensor_t* inputs[1] = {&call.input(0)};
+    const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
+    return call.launched(
+        launch_unary(op, out.dtype, l, data_of(*inputs[0]), data_of_output(out), call.cuda_stream()));
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
+                      name);
+  }
+}
+
+xdev_status_t* kernel_add(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary(call, BinaryOp::kAdd, "Add", kAll);
+}
+xdev_status_t* kernel_sub(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary(call, BinaryOp::kSub, "Sub", kNumbers);
+}
+xdev_status_t* kernel_mul(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary(call, BinaryOp::kMul, "Mul", kNumbers);
+}
+xdev_status_t* kernel_div(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary(call, BinaryOp::kDiv, "Div", kNumbers);
+}
+xdev_status_t* kernel_neg(void*, const xdev_kernel_call_t* call) noexcept {
+  return unary(call, UnaryOp::kNeg, "Neg");
+}
+xdev_status_t* kernel_relu(void*, const xdev_kernel_call_t* call) noexcept {
+  return unary(call, UnaryOp::kRelu, "Relu");
+}
+
+// A strided copy of `x` into the contiguous `out` (same dtype).
+cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStream_t stream) {
+  const xdev_tensor_t* inputs[1] = {&x};
+  const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
+  const size_t size = itemsize(out.dtype);
+  if (l.contiguous[0]) {
+    return cudaMemcpyAsync(data_of_output(out), data_of(x), static_cast<size_t>(l.count) * size,
+                           cudaMemcpyDeviceToDevice, stream);
+  }
+  return launch_copy(size, l, data_of(x), data_of_output(out), stream);
+}
+
+xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* raw) noexcept {
+  constexpr const char* kOp = "Copy";
+  try {
+    Call call(raw, kOp);
+    if (xdev_status_t* s = call.check(1)) return s;
+    if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
+    return call.launched(copy_into(call.input(0), call.output(), call.cuda_stream()));
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+  }
+}
+
+xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
+  constexpr const char* kOp = "AddN";
+  try {
+    Call call(raw, kOp);
+    if (xdev_status_t* s = call.check(-1)) return s;
+    if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
+    const xdev_tensor_t& out = call.output();
+    void* o = data_of_output(out);
+    if (call.input_count() == 1) {
+      return call.launched(copy_into(call.input(0), out, call.cuda_stream()));
+    }
+    // ((x0 + x1) + x2) + ...: the order a sequential host loop uses, so
+    // float results agree bit for bit. Later steps read `out` in place.
+    const xdev_tensor_t* first[2] = {&call.input(0), &call.input(1)};
+    ElementwiseLayout l = elementwise_layout(out, first, 2);
+    if (xdev_status_t* s = call.launched(launch_binary(BinaryOp::kAdd, out.dtype, l,
+                                                       data_of(*first[0]), data_of(*first[1]), o,
+                                                       call.cuda_stream()))) {
+      return s;
+    }
+    for (uint32_t i = 2; i < call.input_count(); ++i) {
+      const xdev_tensor_t* pair[2] = {&out, &call.input(i)};
+      l = elementwise_layout(out, pair, 2);
+      if (xdev_status_t* s =
+              call.launched(launch_binary(BinaryOp::kAdd, out.dtype, l, o,
+                                          data_of(call.input(i)), o, call.cuda_stream()))) {
+        return s;
+      }
+    }
+    return nullptr;
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+  }
+}
+
+xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
+  constexpr const char* kOp = "Cast";
+  try {
+    Call call(raw, kOp);
+    if (xdev_status_t* s = call.check(1)) return s;
+    const xdev_tensor_t& x = call.input(0);
+    const xdev_tensor_t& out = call.output();
+    if (!in_mask(kAll, x.dtype)) return call.bad_dtype(x.dtype);
+    if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
+    if (const xdev_attr_t* a = find_attr(raw, "dtype", XDEV_ATTR_DTYPE);
+        a != nullptr && a->value.dtype != out.dtype) {
+      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                  "%s: attribute dtype is %s but the output is %s", kOp,
+                  dtype_name(a->value.dtype), dtype_name(out.dtype));
+    }
+    if (x.dtype == out.dtype) {
+      return call.launched(copy_into(x, out, call.cuda_stream()));
+    }
+    const xdev_tensor_t* inputs[1] = {&x};
+    const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
+    return call.launched(
+        launch_cast(x.dtype, out.dtype, l, data_of(x), data_of_output(out), call.cuda_stream()));
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Creation
+
+// double -> integer rounding toward zero; NaN gives 0 and out-of-range values
+// saturate (docs/ops.md leaves them unspecified; this avoids undefined
+// behaviour on the host).
+template <typename I>
+I to_integer(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<I>::max());
+  if (v <= lo) return std::numeric_limits<I>::min();
+  if (v >= hi) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
+}
+
+xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
+  constexpr const char* kOp = "Fill";
+  try {
+    Call call(raw, kOp);
+    if (xdev_status_t* s = call.check(0)) return s;
+    const xdev_tensor_t& out = call.output();
+    if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
+    const xdev_attr_t* a = find_attr(raw, "value", XDEV_ATTR_FLOAT);
+    if (a == nullptr) {
+      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: no float attribute 'value'",
+                  kOp);
+    }
+    const double value = a->value.f;
+    uint64_t pattern = 0;
+    switch (out.dtype) {
+      case XDEV_DTYPE_FLOAT32: {
+        const float f = static_cast<float>(value);
+        uint32_t bits;
+        std::memcpy(&bits, &f, sizeof(bits));
+        pattern = bits;
+        break;
+      }
+      case XDEV_DTYPE_FLOAT64:
+        std::memcpy(&pattern, &value, sizeof(pattern));
+        break;
+      case XDEV_DTYPE_INT32:
+        pattern = static_cast<uint32_t>(to_integer<int32_t>(value));
+        break;
+      case XDEV_DTYPE_INT64:
+        pattern = static_cast<uint64_t>(to_integer<int64_t>(value));
+        break;
+      default:  // bool
+        pattern = value != 0.0 ? 1 : 0;
+        break;
+    }
+    return call.launched(launch_fill(itemsize(out.dtype), pattern, data_of_output(out),
+                                     element_count(out), call.cuda_stream()));
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+  }
+}
+
+xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexcept {
+  constexpr const char* kOp = "RandomUniform";
+  try {
+    Call call(raw, kOp);
+    if (xdev_status_t* s = call.check(0)) return s;
+    const xdev_tensor_t& out = call.output();
+    if (!in_mask(kFloats, out.dtype)) return call.bad_dtype(out.dtype);
+    const xdev_attr_t* seed = find_attr(raw, "seed", XDEV_ATTR_INT);
+    const xdev_attr_t* minval = find_attr(raw, "minval", XDEV_ATTR_FLOAT);
+    const xdev_attr_t* maxval = find_attr(raw, "maxval", XDEV_ATTR_FLOAT);
+    if (seed == nullptr || minval == nullptr || maxval == nullptr) {
+      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                  "%s: needs the attributes seed (int), minval and maxval (float)", kOp);
+    }
+    return call.launched(launch_random_uniform(out.dtype, static_cast<uint64_t>(seed->value.i),
+                                               minval->value.f, maxval->value.f,
+                                               data_of_output(out), element_count(out),
+                                               call.cuda_stream()));
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reductions
+
+xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name) noexcept {
+  try {
+    Call call(raw, name);
+    if (xdev_status_t* s = call.check(1)) return s;
+    if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
+    const xdev_tensor_t& x = call.input(0);
+    const xdev_tensor_t& out = call.output();
+    bool reduced[kMaxRank] = {};
+    if (const xdev_attr_t* a = find_attr(raw, "axes", XDEV_ATTR_INTS)) {
+      for (int64_t i = 0; i < a->value.ints.count; ++i) {
+        const int64_t axis = a->value.ints.values[i];
+        if (axis < 0 || axis >= x.rank) {
+          return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                      "%s: axis %" PRId64 " is out of range for rank %" PRId32, name, axis,
+                      x.rank);
+        }
+        reduced[axis] = true;
+      }
+    } else {
+      // No attribute: every axis (the core always sends one).
+      for (int32_t d = 0; d < x.rank; ++d) reduced[d] = true;
+    }
+    const ReduceLayout l = reduce_layout(x, reduced);
+    if (l.outer_count != element_count(out)) {
+      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                  "%s: the output has %" PRId64 " elements; the kept axes make %" PRId64, name,
+                  element_count(out), l.outer_count);
+    }
+
+    xdev_stream_t* stream = call.stream();
+    if (stream->scratch == nullptr && l.inner_count > 0 && l.outer_count < (1 << 16)) {
+      // Per-stream scratch for partial sums; without it (out of memory) the
+      // reduction uses one block per output.
+      void* scratch = nullptr;
+      if (cudaMalloc(&scratch, kReduceScratchBytes) == cudaSuccess) {
+        stream->scratch = scratch;
+        stream->scratch_bytes = kReduceScratchBytes;
+      } else {
+        (void)cudaGetLastError();
+      }
+    }
+    return call.launched(launch_reduce(mean, out.dtype, l, data_of(x), data_of_output(out),
+                                       stream->scratch, stream->scratch_bytes,
+                                       stream->device->info->multiprocessor_count,
+                                       call.cuda_stream()));
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
+                      name);
+  }
+}
+
+xdev_status_t* kernel_sum(void*, const xdev_kernel_call_t* call) noexcept {
+  return reduce(call, false, "Sum");
+}
+xdev_status_t* kernel_mean(void*, const xdev_kernel_call_t* call) noexcept {
+  return reduce(call, true, "Mean");
+}
+
+// ---------------------------------------------------------------------------
+// MatMul
+
+xdev_status_t* blas_handle(Call& call, cublasHandle_t* out) {
+  xdev_stream_t* stream = call.stream();
+  if (stream->blas == nullptr) {
+    cublasHandle_t handle = nullptr;
+    if (const cublasStatus_t s = cublasCreate(&handle); s != CUBLAS_STATUS_SUCCESS) {
+      (void)cudaGetLastError();
+      return fail(call.host(),
+                  s == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY
+                                                  : XDEV_STATUS_UNAVAILABLE,
+                  "%s: cublasCreate on cuda device %d failed: %s", call.op(), call.ordinal(),
+                  cublas_status_name(s));
+    }
+    // One handle per stream, bound to it for its lifetime; default math
+    // (no TF32): float32 results stay float32-accurate, as on the CPU.
+    if (const cublasStatus_t s = cublasSetStream(handle, stream->stream);
+        s != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(handle);
+      return fail(call.host(), XDEV_STATUS_INTERNAL, "%s: cublasSetStream failed: %s", call.op(),
+                  cublas_status_name(s));
+    }
+    cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);
+    stream->blas = handle;
+  }
+  *out = stream->blas;
+  return nullptr;
+}
+
+xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
+  constexpr const char* kOp = "MatMul";
+  try {
+    Call call(raw, kOp);
+    if (xdev_status_t* s = call.check(2)) return s;
+    if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
+    const xdev_tensor_t& a = call.input(0);
+    const xdev_tensor_t& b = call.input(1);
+    const xdev_tensor_t& c = call.output();
+    if (a.rank != 2 || b.rank != 2 || c.rank != 2) {
+      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: needs rank-2 operands", kOp);
+    }
+    const xdev_attr_t* ta_attr = find_attr(raw, "transpose_a", XDEV_ATTR_BOOL);
+    const xdev_attr_t* tb_attr = find_attr(raw, "transpose_b", XDEV_ATTR_BOOL);
+    const bool ta = ta_attr != nullptr && ta_attr->value.b != 0;
+    const bool tb = tb_attr != nullptr && tb_attr->value.b != 0;
+    const int64_t m = ta ? a.shape[1] : a.shape[0];
+    const int64_t k = ta ? a.shape[0] : a.shape[1];
+    const int64_t kb = tb ? b.shape[1] : b.shape[0];
+    const int64_t n = tb ? b.shape[0] : b.shape[1];
+    if (k != kb || c.shape[0] != m || c.shape[1] != n) {
+      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                  "%s: shapes do not agree: op(a) is [%" PRId64 ", %" PRId64 "], op(b) [%" PRId64
+                  ", %" PRId64 "], output [%" PRId64 ", %" PRId64 "]",
+                  kOp, m, k, kb, n, c.shape[0], c.shape[1]);
+    }
+    void* c_ptr = data_of_output(c);
+    const size_t size = itemsize(c.dtype);
+    if (k == 0) {  // an empty sum: zeros
+      return call.launched(cudaMemsetAsync(c_ptr, 0, static_cast<size_t>(m * n) * size,
+                                           call.cuda_stream()),
+                           "cudaMemsetAsync");
+    }
+    const MatrixOperand ma = matrix_operand(a);
+    const MatrixOperand mb = matrix_operand(b);
+    if (!ma.ok || !mb.ok) {
+      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                  "%s: input %s has strides [%" PRId64 ", %" PRId64 "]; neither row- nor "
+                  "column-major",
+                  kOp, ma.ok ? "b" : "a", ma.ok ? b.strides[0] : a.strides[0],
+                  ma.ok ? b.strides[1] : a.strides[1]);
+    }
+
+    if (c.dtype == XDEV_DTYPE_INT32 || c.dtype == XDEV_DTYPE_INT64) {
+      // Element strides of op(A) [M, K] and op(B) [K, N].
+      auto strides = [](const MatrixOperand& mo, bool transposed, int64_t* row, int64_t* col) {
+        int64_t r = mo.column_major ? 1 : mo.ld;  // stored (i, j) at i*r + j*q
+        int64_t q = mo.column_major ? mo.ld : 1;
+        if (transposed) std::swap(r, q);
+        *row = r;
+        *col = q;
+      };
+      int64_t ar, ac, br, bc;
+      strides(ma, ta, &ar, &ac);
+      strides(mb, tb, &br, &bc);
+      return call.launched(launch_matmul_int(c.dtype, m, n, k, data_of(a), ar, ac, data_of(b), br,
+                                             bc, c_ptr, call.cuda_stream()));
+    }
+
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: pass
+    // B first. A row-major operand seen column-major is its transpose, so
+    // the flag flips for column-major storage.
+    cublasHandle_t handle = nullptr;
+    if (xdev_status_t* s = blas_handle(call, &handle)) return s;
+    const cublasOperation_t op_b = (tb != mb.column_major) ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_a = (ta != ma.column_major) ? CUBLAS_OP_T : CUBLAS_OP_N;
+    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+    const bool fits_int = m <= kIntMax && n <= kIntMax && k <= kIntMax && ma.ld <= kIntMax &&
+                          mb.ld <= kIntMax;
+    cublasStatus_t status;
+    if (c.dtype == XDEV_DTYPE_FLOAT32) {
+      const float alpha = 1.0f, beta = 0.0f;
+      const auto* A = static_cast<const float*>(data_of(a));
+      const auto* B = static_cast<const float*>(data_of(b));
+      auto* C = static_cast<float*>(c_ptr);
+      status = fits_int ? cublasSgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
+                                      static_cast<int>(k), &alpha, B, static_cast<int>(mb.ld), A,
+                                      static_cast<int>(ma.ld), &beta, C, static_cast<int>(n))
+                        : cublasSgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
+                                         &beta, C, n);
+    } else {
+      const double alpha = 1.0, beta = 0.0;
+      const auto* A = static_cast<const double*>(data_of(a));
+      const auto* B = static_cast<const double*>(data_of(b));
+      auto* C = static_cast<double*>(c_ptr);
+      status = fits_int ? cublasDgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
+                                      static_cast<int>(k), &alpha, B, static_cast<int>(mb.ld), A,
+                                      static_cast<int>(ma.ld), &beta, C, static_cast<int>(n))
+                        : cublasDgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
+                                         &beta, C, n);
+    }
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      (void)cudaGetLastError();
+      return fail(call.host(),
+                  status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY
+                                                       : XDEV_STATUS_INTERNAL,
+                  "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
+                  "] on cuda device %d failed: %s",
+                  kOp, c.dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n,
+                  call.ordinal(), cublas_status_name(status));
+    }
+    return nullptr;
+  } catch (...) {
+    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The list
+
+constexpr xdev_kernel_info_t info(const char* op, uint64_t inputs, uint64_t outputs,
+                                  xdev_kernel_fn_t fn) {
+  return xdev_kernel_info_t{
+      .struct_size = XDEV_KERNEL_INFO_STRUCT_SIZE,
+      .ext = nullptr,
+      .op = op,
+      .type_index = 0,
+      .input_dtypes = inputs,
+      .output_dtypes = outputs,
+      .fn = fn,
+      .kernel_context = nullptr,
+  };
+}
+
+constexpr xdev_kernel_info_t kKernels[] = {
+    info("MatMul", kNumbers, kNumbers, &kernel_matmul),
+    info("Add", kAll, kAll, &kernel_add),
+    info("Sub", kNumbers, kNumbers, &kernel_sub),
+    info("Mul", kNumbers, kNumbers, &kernel_mul),
+    info("Div", kNumbers, kNumbers, &kernel_div),
+    info("Neg", kNumbers, kNumbers, &kernel_neg),
+    info("Relu", kNumbers, kNumbers, &kernel_relu),
+    info("AddN", kNumbers, kNumbers, &kernel_add_n),
+    info("Cast", kAll, kAll, &kernel_cast),
+    info("Sum", kNumbers, kNumbers, &kernel_sum),
+    info("Mean", kNumbers, kNumbers, &kernel_mean),
+    info("Copy", kAll, kAll, &kernel_copy),
+    info("Fill", kAll, kAll, &kernel_fill),
+    info("RandomUniform", kFloats, kFloats, &kernel_random_uniform),
+};
+
+constexpr auto make_pointers() {
+  std::array<const xdev_kernel_info_t*, std::size(kKernels)> pointers{};
+  for (size_t i = 0; i < std::size(kKernels); ++i) pointers[i] = &kKernels[i];
+  return pointers;
+}
+constexpr auto kKernelPointers = make_pointers();
+
+}  // namespace
+
+const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept {
+  *out_count = static_cast<uint32_t>(kKernelPointers.size());
+  return kKernelPointers.data();
+}
+
+}  // namespace xdev::cuda

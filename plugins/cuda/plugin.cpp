@@ -1,0 +1,980 @@
+// The cuda plugin: NVIDIA GPUs through the CUDA runtime and cuBLAS (type
+// "GPU", platform "cuda"), implementing the plugin ABI v1 (xdev/plugin.h).
+//
+// It links the shared CUDA runtime (libcudart.so), which loads the driver
+// (libcuda.so.1) itself at the first CUDA call: on a machine without a driver
+// or a GPU the library still loads, initialize succeeds with zero devices and
+// describe_status says why. It never links the driver library directly.
+//
+// Every function reached through the table is noexcept: failures become
+// status objects made with the host's status_create, never exceptions.
+#include <xdev/plugin.h>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common.hpp"
+#include "cuda_plugin_config.hpp"
+
+static_assert(XDEV_ABI_VERSION_MAJOR == 1, "the cuda plugin implements ABI major version 1");
+
+namespace xdev::cuda {
+namespace {
+
+// cudaMalloc returns addresses aligned to at least this.
+constexpr uint64_t kNativeAlignment = 256;
+
+std::string version_text(int version) {
+  // CUDA encodes 13.0 as 13000.
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+std::string format_gib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f GiB", static_cast<double>(bytes) / (1ULL << 30));
+  return text;
+}
+
+// The NUMA node of a PCI device, from sysfs; -1 when unknown.
+int32_t sysfs_numa_node(const std::string& bus_id) {
+  std::ifstream file("/sys/bus/pci/devices/" + bus_id + "/numa_node");
+  int node = -1;
+  if (file >> node) return node < 0 ? -1 : node;
+  return -1;
+}
+
+const xdev_host_api_t* host_of(const xdev_device_t* device) {
+  return device != nullptr ? device->plugin->host : global_host();
+}
+
+// ---------------------------------------------------------------------------
+// Discovery (in initialize): device count, properties, peers
+
+// Why CUDA reports no devices, in the words xdev-smi prints.
+std::string no_device_reason(cudaError_t error, int driver_version, int runtime_version) {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string note;
+  if (visible != nullptr) note = std::string(" (CUDA_VISIBLE_DEVICES=\"") + visible + "\")";
+  switch (error) {
+    case cudaErrorInsufficientDriver:
+      if (driver_version == 0) return "CUDA driver not found";
+      return "CUDA driver too old: it supports CUDA " + version_text(driver_version) +
+             ", the plugin needs CUDA " + version_text(runtime_version);
+    case cudaErrorNoDevice:
+      return "no CUDA-capable device" + note;
+    case cudaSuccess:
+      return "no CUDA-capable device" + note;
+    default: {
+      const char* name = cudaGetErrorName(error);
+      const char* text = cudaGetErrorString(error);
+      return std::string("CUDA unavailable: ") + (text ? text : "unknown error") + " (" +
+             (name ? name : "?") + ")" + note;
+    }
+  }
+}
+
+DeviceInfo describe_device(int ordinal, const cudaDeviceProp& prop, int runtime_version,
+                           int driver_version) {
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  info.name = prop.name;
+  info.memory_total = prop.totalGlobalMem;
+  char bus[32];
+  std::snprintf(bus, sizeof(bus), "%04x:%02x:%02x.0", static_cast<unsigned>(prop.pciDomainID),
+                static_cast<unsigned>(prop.pciBusID), static_cast<unsigned>(prop.pciDeviceID));
+  info.bus_id = bus;
+  int numa = -1;
+  if (cudaDeviceGetAttribute(&numa, cudaDevAttrHostNumaId, ordinal) != cudaSuccess) {
+    (void)cudaGetLastError();  // an older driver does not know the attribute
+    numa = -1;
+  }
+  info.numa_node = numa >= 0 ? numa : sysfs_numa_node(info.bus_id);
+  info.cc_major = prop.major;
+  info.cc_minor = prop.minor;
+  info.multiprocessor_count = prop.multiProcessorCount;
+  const std::string cc = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+  info.description = "device: " + std::to_string(ordinal) + ", name: " + info.name +
+                     ", pci bus id: " + info.bus_id + ", compute capability: " + cc;
+
+  int clock_khz = 0;
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ordinal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    clock_khz = 0;
+  }
+  char uuid[64];
+  const auto* u = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  std::snprintf(uuid, sizeof(uuid),
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                u[14], u[15]);
+  info.property_text = {
+      {"compute_capability", cc},
+      {"multiprocessor_count", std::to_string(prop.multiProcessorCount)},
+      {"memory_bus_width", std::to_string(prop.memoryBusWidth)},
+      {"l2_cache_size", std::to_string(prop.l2CacheSize)},
+      {"max_threads_per_multiprocessor", std::to_string(prop.maxThreadsPerMultiProcessor)},
+      {"shared_memory_per_multiprocessor", std::to_string(prop.sharedMemPerMultiprocessor)},
+      {"clock_rate_khz", std::to_string(clock_khz)},
+      {"ecc_enabled", prop.ECCEnabled ? "true" : "false"},
+      {"integrated", prop.integrated ? "true" : "false"},
+      {"uuid", uuid},
+      {"cuda_ordinal", std::to_string(ordinal)},
+      {"cuda_runtime_version", version_text(runtime_version)},
+      {"cuda_driver_version", version_text(driver_version)},
+  };
+  return info;
+}
+
+void finish_properties(DeviceInfo& info) {
+  std::string peers;
+  for (size_t other = 0; other < info.can_access_peer.size(); ++other) {
+    if (!info.can_access_peer[other]) continue;
+    if (!peers.empty()) peers += ",";
+    peers += std::to_string(other);
+  }
+  info.property_text.emplace_back("peer_access", peers.empty() ? "none" : peers);
+  info.properties.clear();
+  for (const auto& [key, value] : info.property_text) {
+    info.properties.push_back({key.c_str(), value.c_str()});
+  }
+}
+
+void discover(xdev_plugin_t& plugin) {
+  const xdev_host_api_t* host = plugin.host;
+  if (cudaRuntimeGetVersion(&plugin.runtime_version) != cudaSuccess) {
+    (void)cudaGetLastError();
+    plugin.runtime_version = CUDART_VERSION;
+  }
+  if (cudaDriverGetVersion(&plugin.driver_version) != cudaSuccess) {
+    (void)cudaGetLastError();
+    plugin.driver_version = 0;
+  }
+  // The count stays untouched when the call fails (no driver): start at 0.
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count <= 0) {
+    (void)cudaGetLastError();
+    plugin.status_line =
+        no_device_reason(error, plugin.driver_version, plugin.runtime_version);
+    log(host, XDEV_LOG_DEBUG, "no devices: %s", plugin.status_line.c_str());
+    return;
+  }
+  std::vector<DeviceInfo> devices;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    cudaDeviceProp prop{};
+    const cudaError_t e = cudaGetDeviceProperties(&prop, ordinal);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      // A device we cannot describe is left out; its ordinal would shift the
+      // others, so stop here and keep the ones before it.
+      log(host, XDEV_LOG_WARNING,
+          "cannot read the properties of CUDA device %d: %s; it and later devices are left out",
+          ordinal, cudaGetErrorString(e));
+      break;
+    }
+    devices.push_back(describe_device(ordinal, prop, plugin.runtime_version,
+                                      plugin.driver_version));
+  }
+  for (DeviceInfo& info : devices) {
+    info.can_access_peer.assign(devices.size(), false);
+    for (const DeviceInfo& other : devices) {
+      if (other.ordinal == info.ordinal) continue;
+      int can = 0;
+      if (cudaDeviceCanAccessPeer(&can, info.ordinal, other.ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        can = 0;
+      }
+      info.can_access_peer[other.ordinal] = can != 0;
+    }
+    finish_properties(info);
+  }
+  plugin.devices = std::move(devices);
+  plugin.open.assign(plugin.devices.size(), false);
+
+  std::string line = std::to_string(plugin.devices.size()) +
+                     (plugin.devices.size() == 1 ? " device (" : " devices (");
+  // Name the models, "2x NVIDIA H100 80GB HBM3" when they are all alike.
+  bool alike = std::all_of(plugin.devices.begin(), plugin.devices.end(),
+                           [&](const DeviceInfo& d) { return d.name == plugin.devices[0].name; });
+  if (alike) {
+    line += (plugin.devices.size() > 1 ? std::to_string(plugin.devices.size()) + "x " : "") +
+            plugin.devices[0].name;
+  } else {
+    for (size_t i = 0; i < plugin.devices.size(); ++i) {
+      line += (i ? ", " : "") + plugin.devices[i].name;
+    }
+  }
+  line += "; CUDA driver " + version_text(plugin.driver_version) + ", runtime " +
+          version_text(plugin.runtime_version);
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    line += std::string("; CUDA_VISIBLE_DEVICES=\"") + visible + "\"";
+  }
+  line += ")";
+  plugin.status_line = std::move(line);
+}
+
+// ---------------------------------------------------------------------------
+// Life cycle
+
+xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
+                                 xdev_plugin_t** out_plugin) noexcept {
+  constexpr const char* kSlot = "initialize";
+  const xdev_host_api_t* host = global_host();
+  if (out_plugin == nullptr) return null_argument(host, kSlot, "out_plugin");
+  *out_plugin = nullptr;
+  if (args == nullptr) return null_argument(host, kSlot, "args");
+  if (!XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
+    return fail(host, XDEV_STATUS_ABI_MISMATCH,
+                "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu", kSlot,
+                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
+  }
+  if (!can_create_status(args->host)) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: args->host is NULL or has no status_create", kSlot);
+  }
+  host = args->host;
+  if (!XDEV_HAS_FIELD(host, xdev_host_api_t, log)) {
+    return fail(host, XDEV_STATUS_ABI_MISMATCH,
+                "%s: the host table is %zu bytes; ABI v1.0 needs %zu", kSlot, host->struct_size,
+                static_cast<size_t>(XDEV_HOST_API_STRUCT_SIZE));
+  }
+  try {
+    auto plugin = std::make_unique<xdev_plugin_t>();
+    plugin->host = host;
+    discover(*plugin);
+    register_instance_host(host);
+    log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin->status_line.c_str());
+    *out_plugin = plugin.release();
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+void plugin_shutdown(xdev_plugin_t* plugin) noexcept {
+  if (plugin == nullptr) return;
+  std::unique_ptr<xdev_plugin_t> owned(plugin);
+  // The primary contexts stay: the host program may use CUDA itself, and the
+  // driver releases them at process exit.
+  unregister_instance_host(owned->host);
+}
+
+const char* plugin_describe_status(xdev_plugin_t* plugin) noexcept {
+  if (plugin == nullptr) return "invalid plugin handle (NULL)";
+  return plugin->status_line.c_str();
+}
+
+// ---------------------------------------------------------------------------
+// Device types and physical devices
+
+constexpr xdev_device_type_info_t kGpuType = {
+    .struct_size = XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE,
+    .ext = nullptr,
+    .type = "GPU",
+    .platform = "cuda",
+    .priority = XDEV_PRIORITY_GPU,
+};
+constexpr const xdev_device_type_info_t* kDeviceTypes[] = {&kGpuType};
+
+xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
+                                   const xdev_device_type_info_t* const** out_types,
+                                   uint32_t* out_count) noexcept {
+  constexpr const char* kSlot = "device_types";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_types == nullptr) return null_argument(host, kSlot, "out_types");
+  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  *out_types = kDeviceTypes;
+  *out_count = static_cast<uint32_t>(std::size(kDeviceTypes));
+  return nullptr;
+}
+
+xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
+  constexpr const char* kSlot = "device_count";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  *out_count = static_cast<uint32_t>(plugin->devices.size());
+  return nullptr;
+}
+
+xdev_status_t* no_such_device(const xdev_plugin_t* plugin, const char* slot, uint32_t ordinal) {
+  return fail(plugin->host, XDEV_STATUS_NOT_FOUND,
+              "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has %zu: %s)", slot,
+              ordinal, plugin->devices.size(), plugin->status_line.c_str());
+}
+
+xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
+                                            xdev_device_properties_t* out_props) noexcept {
+  constexpr const char* kSlot = "device_get_properties";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_props == nullptr) return null_argument(host, kSlot, "out_props");
+  if (ordinal >= plugin->devices.size()) return no_such_device(plugin, kSlot, ordinal);
+  const DeviceInfo& info = plugin->devices[ordinal];
+  // Fill only what the core's struct_size covers.
+#define XDEV_CUDA_SET(field, value)                                  \
+  if (XDEV_HAS_FIELD(out_props, xdev_device_properties_t, field)) {  \
+    out_props->field = (value);                                      \
+  }
+  XDEV_CUDA_SET(type_index, 0U)
+  XDEV_CUDA_SET(name, info.name.c_str())
+  XDEV_CUDA_SET(memory_total, info.memory_total)
+  XDEV_CUDA_SET(bus_id, info.bus_id.c_str())
+  XDEV_CUDA_SET(numa_node, info.numa_node)
+  XDEV_CUDA_SET(description, info.description.c_str())
+  XDEV_CUDA_SET(properties, info.properties.data())
+  XDEV_CUDA_SET(property_count, static_cast<uint32_t>(info.properties.size()))
+#undef XDEV_CUDA_SET
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Device handles
+
+xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
+                                  xdev_device_t** out_device) noexcept {
+  constexpr const char* kSlot = "device_open";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_device == nullptr) return null_argument(host, kSlot, "out_device");
+  *out_device = nullptr;
+  if (ordinal >= plugin->devices.size()) return no_such_device(plugin, kSlot, ordinal);
+  try {
+    std::lock_guard lock(plugin->mutex);
+    if (plugin->open[ordinal]) {
+      return fail(host, XDEV_STATUS_FAILED_PRECONDITION, "%s: CUDA device %" PRIu32
+                  " is already open", kSlot, ordinal);
+    }
+    const int cuda_ordinal = static_cast<int>(ordinal);
+    {
+      // Creates the device's primary context now, so that a device that
+      // cannot be used (exclusive mode, lost, out of memory) fails here with
+      // a clear message rather than at the first allocation.
+      DeviceGuard guard(cuda_ordinal);
+      if (guard.error() != cudaSuccess) {
+        return cuda_failure(host, kSlot, "making the device current", cuda_ordinal,
+                            guard.error());
+      }
+      if (const cudaError_t e = cudaFree(nullptr); e != cudaSuccess) {
+        return cuda_failure(host, kSlot, "creating the primary context", cuda_ordinal, e);
+      }
+    }
+    auto device = std::make_unique<xdev_device_t>();
+    device->plugin = plugin;
+    device->ordinal = cuda_ordinal;
+    device->info = &plugin->devices[ordinal];
+    device->peer_enabled.assign(plugin->devices.size(), false);
+    plugin->open[ordinal] = true;
+    *out_device = device.release();
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+void plugin_device_close(xdev_device_t* device) noexcept {
+  if (device == nullptr) return;
+  std::unique_ptr<xdev_device_t> owned(device);
+  xdev_plugin_t* plugin = device->plugin;
+  const int64_t allocations = device->live_allocations.load();
+  const int64_t host_allocations = device->live_host_allocations.load();
+  const int64_t streams = device->live_streams.load();
+  const int64_t events = device->live_events.load();
+  if (allocations != 0 || host_allocations != 0 || streams != 0 || events != 0) {
+    log(plugin->host, XDEV_LOG_WARNING,
+        "device_close: cuda device %d still has %" PRId64 " allocations, %" PRId64
+        " pinned host allocations, %" PRId64 " streams and %" PRId64 " events; they leak",
+        device->ordinal, allocations, host_allocations, streams, events);
+  }
+  std::lock_guard lock(plugin->mutex);  // std::mutex::lock only throws on misuse
+  if (static_cast<size_t>(device->ordinal) < plugin->open.size()) {
+    plugin->open[device->ordinal] = false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Raw memory
+
+xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint64_t alignment,
+                                      void** out_ptr) noexcept {
+  constexpr const char* kSlot = "memory_allocate";
+  const xdev_host_api_t* host = host_of(device);
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_ptr == nullptr) return null_argument(host, kSlot, "out_ptr");
+  *out_ptr = nullptr;
+  if (size == 0) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0", kSlot);
+  }
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)", kSlot,
+                alignment, size);
+  }
+  const bool over_aligned = alignment > kNativeAlignment;
+  const uint64_t request = over_aligned ? size + alignment - 1 : size;
+  const uint64_t total = device->info->memory_total;
+  if (request < size || request > total) {
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+                ") on cuda device %d (%s): more than its %" PRIu64 " bytes of memory",
+                kSlot, size, alignment, device->ordinal, device->info->name.c_str(), total);
+  }
+  try {
+    DeviceGuard guard(device->ordinal);
+    if (guard.error() != cudaSuccess) {
+      return cuda_failure(host, kSlot, "making the device current", device->ordinal,
+                          guard.error());
+    }
+    void* base = nullptr;
+    const cudaError_t e = cudaMalloc(&base, static_cast<size_t>(request));
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      size_t free_bytes = 0, total_bytes = 0;
+      if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
+      const char* name = cudaGetErrorName(e);
+      return fail(host, e == cudaErrorMemoryAllocation ? XDEV_STATUS_OUT_OF_MEMORY : status_code(e),
+                  "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+                  ") on cuda device %d (%s): %s (%s); %zu of %zu bytes free",
+                  kSlot, size, alignment, device->ordinal, device->info->name.c_str(),
+                  cudaGetErrorString(e), name ? name : "?", free_bytes, total_bytes);
+    }
+    void* ptr = base;
+    if (over_aligned) {
+      const auto address = reinterpret_cast<uintptr_t>(base);
+      ptr = reinterpret_cast<void*>((address + alignment - 1) & ~(uintptr_t{alignment} - 1));
+      try {
+        std::lock_guard lock(device->over_aligned_mutex);
+        device->over_aligned.emplace(ptr, base);
+      } catch (...) {
+        (void)cudaFree(base);
+        throw;
+      }
+    }
+    device->live_allocations.fetch_add(1, std::memory_order_relaxed);
+    *out_ptr = ptr;
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+void plugin_memory_free(xdev_device_t* device, void* ptr) noexcept {
+  if (ptr == nullptr || device == nullptr) return;
+  void* base = ptr;
+  try {
+    std::lock_guard lock(device->over_aligned_mutex);
+    if (!device->over_aligned.empty()) {
+      if (auto it = device->over_aligned.find(ptr); it != device->over_aligned.end()) {
+        base = it->second;
+        device->over_aligned.erase(it);
+      }
+    }
+  } catch (...) {
+    // std::mutex::lock only throws on misuse; free what we were given.
+  }
+  DeviceGuard guard(device->ordinal);
+  if (const cudaError_t e = cudaFree(base); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    log(device->plugin->host, XDEV_LOG_WARNING, "memory_free: cudaFree(%p) on cuda device %d: %s",
+        base, device->ordinal, cudaGetErrorString(e));
+  }
+  device->live_allocations.fetch_sub(1, std::memory_order_relaxed);
+}
+
+xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
+                                   uint64_t* out_total) noexcept {
+  constexpr const char* kSlot = "memory_query";
+  const xdev_host_api_t* host = host_of(device);
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_free == nullptr) return null_argument(host, kSlot, "out_free");
+  if (out_total == nullptr) return null_argument(host, kSlot, "out_total");
+  DeviceGuard guard(device->ordinal);
+  if (guard.error() != cudaSuccess) {
+    return cuda_failure(host, kSlot, "making the device current", device->ordinal, guard.error());
+  }
+  size_t free_bytes = 0, total_bytes = 0;
+  if (const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes); e != cudaSuccess) {
+    return cuda_failure(host, kSlot, "cudaMemGetInfo", device->ordinal, e);
+  }
+  *out_free = free_bytes;
+  *out_total = total_bytes;
+  return nullptr;
+}
+
+xdev_status_t* plugin_host_memory_allocate(xdev_device_t* device, uint64_t size,
+                                           void** out_ptr) noexcept {
+  constexpr const char* kSlot = "host_memory_allocate";
+  const xdev_host_api_t* host = host_of(device);
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_ptr == nullptr) return null_argument(host, kSlot, "out_ptr");
+  *out_ptr = nullptr;
+  if (size == 0) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0", kSlot);
+  }
+  if (size > SIZE_MAX) {
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                "%s: cannot pin %" PRIu64 " bytes: larger than the address space", kSlot, size);
+  }
+  DeviceGuard guard(device->ordinal);
+  if (guard.error() != cudaSuccess) {
+    return cuda_failure(host, kSlot, "making the device current", device->ordinal, guard.error());
+  }
+  void* ptr = nullptr;
+  // Portable: pinned for every device of the process, not just this one.
+  const cudaError_t e = cudaHostAlloc(&ptr, static_cast<size_t>(size), cudaHostAllocPortable);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                "%s: cannot allocate %" PRIu64 " bytes of pinned host memory for cuda device %d: "
+                "%s (%s)",
+                kSlot, size, device->ordinal, cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  device->live_host_allocations.fetch_add(1, std::memory_order_relaxed);
+  *out_ptr = ptr;
+  return nullptr;
+}
+
+void plugin_host_memory_free(xdev_device_t* device, void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  if (const cudaError_t e = cudaFreeHost(ptr); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    log(host_of(device), XDEV_LOG_WARNING, "host_memory_free: cudaFreeHost(%p): %s", ptr,
+        cudaGetErrorString(e));
+  }
+  if (device != nullptr) device->live_host_allocations.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// ---------------------------------------------------------------------------
+// Streams and events
+
+xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
+  constexpr const char* kSlot = "stream_create";
+  const xdev_host_api_t* host = host_of(device);
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_stream == nullptr) return null_argument(host, kSlot, "out_stream");
+  *out_stream = nullptr;
+  auto stream = std::unique_ptr<xdev_stream_t>(new (std::nothrow) xdev_stream_t);
+  if (stream == nullptr) {
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+  }
+  DeviceGuard guard(device->ordinal);
+  if (guard.error() != cudaSuccess) {
+    return cuda_failure(host, kSlot, "making the device current", device->ordinal, guard.error());
+  }
+  // Non-blocking: no implicit ordering with the legacy default stream that
+  // the host program (or a library) may use.
+  if (const cudaError_t e = cudaStreamCreateWithFlags(&stream->stream, cudaStreamNonBlocking);
+      e != cudaSuccess) {
+    return cuda_failure(host, kSlot, "cudaStreamCreateWithFlags", device->ordinal, e);
+  }
+  stream->device = device;
+  device->live_streams.fetch_add(1, std::memory_order_relaxed);
+  *out_stream = stream.release();
+  return nullptr;
+}
+
+void plugin_stream_destroy(xdev_stream_t* stream) noexcept {
+  if (stream == nullptr) return;
+  std::unique_ptr<xdev_stream_t> owned(stream);
+  xdev_device_t* device = stream->device;
+  DeviceGuard guard(device->ordinal);
+  if (stream->blas != nullptr) {
+    if (const cublasStatus_t s = cublasDestroy(stream->blas); s != CUBLAS_STATUS_SUCCESS) {
+      log(device->plugin->host, XDEV_LOG_WARNING, "stream_destroy: cublasDestroy: %s",
+          cublas_status_name(s));
+    }
+  }
+  if (stream->scratch != nullptr) {
+    if (cudaFree(stream->scratch) != cudaSuccess) (void)cudaGetLastError();
+  }
+  if (const cudaError_t e = cudaStreamDestroy(stream->stream); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    log(device->plugin->host, XDEV_LOG_WARNING, "stream_destroy on cuda device %d: %s",
+        device->ordinal, cudaGetErrorString(e));
+  }
+  device->live_streams.fetch_sub(1, std::memory_order_relaxed);
+}
+
+xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
+  constexpr const char* kSlot = "stream_synchronize";
+  if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
+  xdev_device_t* device = stream->device;
+  // cudaStreamSynchronize needs no current device; it returns the first
+  // asynchronous error of the stream's work (sticky errors included).
+  if (const cudaError_t e = cudaStreamSynchronize(stream->stream); e != cudaSuccess) {
+    return cuda_failure(device->plugin->host, kSlot, "waiting for the stream's work",
+                        device->ordinal, e);
+  }
+  return nullptr;
+}
+
+xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
+  constexpr const char* kSlot = "event_create";
+  const xdev_host_api_t* host = host_of(device);
+  if (device == nullptr) return null_argument(host, kSlot, "device");
+  if (out_event == nullptr) return null_argument(host, kSlot, "out_event");
+  *out_event = nullptr;
+  auto event = std::unique_ptr<xdev_event_t>(new (std::nothrow) xdev_event_t);
+  if (event == nullptr) {
+    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+  }
+  DeviceGuard guard(device->ordinal);
+  if (guard.error() != cudaSuccess) {
+    return cuda_failure(host, kSlot, "making the device current", device->ordinal, guard.error());
+  }
+  if (const cudaError_t e = cudaEventCreateWithFlags(&event->event, cudaEventDisableTiming);
+      e != cudaSuccess) {
+    return cuda_failure(host, kSlot, "cudaEventCreateWithFlags", device->ordinal, e);
+  }
+  event->device = device;
+  event->ordinal = device->ordinal;
+  device->live_events.fetch_add(1, std::memory_order_relaxed);
+  *out_event = event.release();
+  return nullptr;
+}
+
+void plugin_event_destroy(xdev_event_t* event) noexcept {
+  if (event == nullptr) return;
+  std::unique_ptr<xdev_event_t> owned(event);
+  if (cudaEventDestroy(event->event) != cudaSuccess) (void)cudaGetLastError();
+  event->device->live_events.fetch_sub(1, std::memory_order_relaxed);
+}
+
+xdev_status_t* check_event_and_stream(const char* slot, xdev_event_t* event,
+                                      xdev_stream_t* stream) noexcept {
+  const xdev_host_api_t* host = event != nullptr    ? event->device->plugin->host
+                                : stream != nullptr ? stream->device->plugin->host
+                                                    : global_host();
+  if (event == nullptr) return null_argument(host, slot, "event");
+  if (stream == nullptr) return null_argument(host, slot, "stream");
+  if (event->device->plugin != stream->device->plugin) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: the event and the stream belong to different plugin instances", slot);
+  }
+  return nullptr;
+}
+
+xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) noexcept {
+  constexpr const char* kSlot = "event_record";
+  if (xdev_status_t* s = check_event_and_stream(kSlot, event, stream)) return s;
+  const xdev_host_api_t* host = event->device->plugin->host;
+  const int ordinal = stream->device->ordinal;
+  try {
+    std::lock_guard lock(event->mutex);
+    DeviceGuard guard(ordinal);
+    if (guard.error() != cudaSuccess) {
+      return cuda_failure(host, kSlot, "making the device current", ordinal, guard.error());
+    }
+    if (event->ordinal != ordinal) {
+      // CUDA records an event only on a stream of its own device.
+      cudaEvent_t replacement = nullptr;
+      if (const cudaError_t e = cudaEventCreateWithFlags(&replacement, cudaEventDisableTiming);
+          e != cudaSuccess) {
+        return cuda_failure(host, kSlot, "re-creating the event for another device", ordinal, e);
+      }
+      if (cudaEventDestroy(event->event) != cudaSuccess) (void)cudaGetLastError();
+      event->event = replacement;
+      event->ordinal = ordinal;
+    }
+    if (const cudaError_t e = cudaEventRecord(event->event, stream->stream); e != cudaSuccess) {
+      return cuda_failure(host, kSlot, "cudaEventRecord", ordinal, e);
+    }
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+xdev_status_t* plugin_stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) noexcept {
+  constexpr const char* kSlot = "stream_wait_event";
+  if (xdev_status_t* s = check_event_and_stream(kSlot, event, stream)) return s;
+  const xdev_host_api_t* host = stream->device->plugin->host;
+  try {
+    std::lock_guard lock(event->mutex);
+    DeviceGuard guard(stream->device->ordinal);
+    // Works across devices: the event may belong to another GPU.
+    if (const cudaError_t e = cudaStreamWaitEvent(stream->stream, event->event, 0);
+        e != cudaSuccess) {
+      return cuda_failure(host, kSlot, "cudaStreamWaitEvent", stream->device->ordinal, e);
+    }
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
+  constexpr const char* kSlot = "event_synchronize";
+  if (event == nullptr) return null_argument(global_host(), kSlot, "event");
+  cudaEvent_t handle;
+  int ordinal;
+  try {
+    std::lock_guard lock(event->mutex);
+    handle = event->event;
+    ordinal = event->ordinal;
+  } catch (...) {
+    return unexpected(event->device->plugin->host, kSlot);
+  }
+  // A never-recorded event counts as completed (CUDA agrees).
+  if (const cudaError_t e = cudaEventSynchronize(handle); e != cudaSuccess) {
+    return cuda_failure(event->device->plugin->host, kSlot, "cudaEventSynchronize", ordinal, e);
+  }
+  return nullptr;
+}
+
+xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexcept {
+  constexpr const char* kSlot = "event_query";
+  const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : global_host();
+  if (event == nullptr) return null_argument(host, kSlot, "event");
+  if (out_done == nullptr) return null_argument(host, kSlot, "out_done");
+  try {
+    std::lock_guard lock(event->mutex);
+    const cudaError_t e = cudaEventQuery(event->event);
+    if (e == cudaSuccess) {
+      *out_done = 1;
+    } else if (e == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      *out_done = 0;
+    } else {
+      return cuda_failure(host, kSlot, "cudaEventQuery", event->ordinal, e);
+    }
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Copies: asynchronous on the stream (cudaMemcpyAsync). From pageable host
+// memory CUDA stages through its own pinned buffers; the core keeps the host
+// buffer alive until the stream passed the copy.
+
+xdev_status_t* check_copy(const char* slot, xdev_stream_t* stream, void* dst, const void* src,
+                          uint64_t size, bool check_overlap) noexcept {
+  const xdev_host_api_t* host = stream != nullptr ? stream->device->plugin->host : global_host();
+  if (stream == nullptr) return null_argument(host, slot, "stream");
+  if (dst == nullptr || src == nullptr) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: %s is NULL for a copy of %" PRIu64 " bytes", slot,
+                dst == nullptr ? "dst" : "src", size);
+  }
+  if (size > SIZE_MAX) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: size %" PRIu64 " bytes is larger than the address space", slot, size);
+  }
+  if (check_overlap) {
+    const auto to = reinterpret_cast<uintptr_t>(dst);
+    const auto from = reinterpret_cast<uintptr_t>(src);
+    const uintptr_t distance = to > from ? to - from : from - to;
+    if (distance < size) {
+      return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                  "%s: the %" PRIu64 "-byte ranges at dst %p and src %p overlap", slot, size, dst,
+                  src);
+    }
+  }
+  return nullptr;
+}
+
+xdev_status_t* copy(const char* slot, xdev_stream_t* stream, void* dst, const void* src,
+                    uint64_t size, cudaMemcpyKind kind) noexcept {
+  if (stream != nullptr && size == 0) return nullptr;
+  if (xdev_status_t* s =
+          check_copy(slot, stream, dst, src, size, kind == cudaMemcpyDeviceToDevice)) {
+    return s;
+  }
+  xdev_device_t* device = stream->device;
+  DeviceGuard guard(device->ordinal);
+  if (const cudaError_t e =
+          cudaMemcpyAsync(dst, src, static_cast<size_t>(size), kind, stream->stream);
+      e != cudaSuccess) {
+    char what[96];
+    std::snprintf(what, sizeof(what), "cudaMemcpyAsync of %" PRIu64 " bytes", size);
+    return cuda_failure(device->plugin->host, slot, what, device->ordinal, e);
+  }
+  return nullptr;
+}
+
+xdev_status_t* plugin_copy_host_to_device(xdev_stream_t* stream, void* dst, const void* src,
+                                          uint64_t size) noexcept {
+  return copy("copy_host_to_device", stream, dst, src, size, cudaMemcpyHostToDevice);
+}
+
+xdev_status_t* plugin_copy_device_to_host(xdev_stream_t* stream, void* dst, const void* src,
+                                          uint64_t size) noexcept {
+  return copy("copy_device_to_host", stream, dst, src, size, cudaMemcpyDeviceToHost);
+}
+
+xdev_status_t* plugin_copy_device_to_device(xdev_stream_t* stream, void* dst, const void* src,
+                                            uint64_t size) noexcept {
+  return copy("copy_device_to_device", stream, dst, src, size, cudaMemcpyDeviceToDevice);
+}
+
+xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_device,
+                                const void* src, uint64_t size) noexcept {
+  constexpr const char* kSlot = "copy_peer";
+  const xdev_host_api_t* host = stream != nullptr ? stream->device->plugin->host : global_host();
+  if (src_device == nullptr) return null_argument(host, kSlot, "src_device");
+  if (stream != nullptr && size == 0) return nullptr;
+  if (xdev_status_t* s = check_copy(kSlot, stream, dst, src, size, false)) return s;
+  xdev_device_t* device = stream->device;
+  if (src_device->plugin != device->plugin) {
+    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                "%s: the source device belongs to another plugin instance", kSlot);
+  }
+  const int dst_ordinal = device->ordinal;
+  const int src_ordinal = src_device->ordinal;
+  try {
+    DeviceGuard guard(dst_ordinal);
+    if (guard.error() != cudaSuccess) {
+      return cuda_failure(host, kSlot, "making the device current", dst_ordinal, guard.error());
+    }
+    if (src_ordinal == dst_ordinal) {
+      if (xdev_status_t* s = check_copy(kSlot, stream, dst, src, size, true)) return s;
+      if (const cudaError_t e = cudaMemcpyAsync(dst, src, static_cast<size_t>(size),
+                                                cudaMemcpyDeviceToDevice, stream->stream);
+          e != cudaSuccess) {
+        return cuda_failure(host, kSlot, "cudaMemcpyAsync (same device)", dst_ordinal, e);
+      }
+      return nullptr;
+    }
+    if (!device->info->can_access_peer[static_cast<size_t>(src_ordinal)]) {
+      // No direct path (cudaDeviceCanAccessPeer): the core stages through
+      // host memory.
+      return fail(host, XDEV_STATUS_UNIMPLEMENTED,
+                  "%s: no peer access from cuda device %d to cuda device %d; stage through the "
+                  "host",
+                  kSlot, dst_ordinal, src_ordinal);
+    }
+    {
+      std::lock_guard lock(device->peer_mutex);
+      if (!device->peer_enabled[static_cast<size_t>(src_ordinal)]) {
+        // Maps the source device's memory into the destination's context.
+        const cudaError_t e = cudaDeviceEnablePeerAccess(src_ordinal, 0);
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
+          (void)cudaGetLastError();
+          return fail(host, XDEV_STATUS_UNIMPLEMENTED,
+                      "%s: enabling peer access from cuda device %d to %d failed: %s; stage "
+                      "through the host",
+                      kSlot, dst_ordinal, src_ordinal, cudaGetErrorString(e));
+        }
+        (void)cudaGetLastError();
+        device->peer_enabled[static_cast<size_t>(src_ordinal)] = true;
+      }
+    }
+    if (const cudaError_t e = cudaMemcpyPeerAsync(dst, dst_ordinal, src, src_ordinal,
+                                                  static_cast<size_t>(size), stream->stream);
+        e != cudaSuccess) {
+      char what[96];
+      std::snprintf(what, sizeof(what), "cudaMemcpyPeerAsync of %" PRIu64 " bytes from device %d",
+                    size, src_ordinal);
+      return cuda_failure(host, kSlot, what, dst_ordinal, e);
+    }
+    return nullptr;
+  } catch (...) {
+    return unexpected(host, kSlot);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Kernels (ops.cpp)
+
+xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out_kernels,
+                              uint32_t* out_count) noexcept {
+  constexpr const char* kSlot = "kernels";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
+  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
+  if (out_kernels == nullptr) return null_argument(host, kSlot, "out_kernels");
+  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  *out_kernels = kernel_list(out_count);
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// The table
+
+constexpr xdev_plugin_api_t kPluginApi = {
+    .struct_size = XDEV_PLUGIN_API_STRUCT_SIZE,
+    .ext = nullptr,
+    .abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
+    .name = "cuda",
+    .plugin_version = XDEV_CUDA_PLUGIN_VERSION,
+    .capabilities = XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS,
+    .initialize = &plugin_initialize,
+    .shutdown = &plugin_shutdown,
+    .describe_status = &plugin_describe_status,
+    .device_types = &plugin_device_types,
+    .device_count = &plugin_device_count,
+    .device_get_properties = &plugin_device_get_properties,
+    .device_open = &plugin_device_open,
+    .device_close = &plugin_device_close,
+    .memory_allocate = &plugin_memory_allocate,
+    .memory_free = &plugin_memory_free,
+    .memory_query = &plugin_memory_query,
+    .host_memory_allocate = &plugin_host_memory_allocate,
+    .host_memory_free = &plugin_host_memory_free,
+    .stream_create = &plugin_stream_create,
+    .stream_destroy = &plugin_stream_destroy,
+    .stream_synchronize = &plugin_stream_synchronize,
+    .event_create = &plugin_event_create,
+    .event_destroy = &plugin_event_destroy,
+    .event_record = &plugin_event_record,
+    .stream_wait_event = &plugin_stream_wait_event,
+    .event_synchronize = &plugin_event_synchronize,
+    .event_query = &plugin_event_query,
+    .copy_host_to_device = &plugin_copy_host_to_device,
+    .copy_device_to_host = &plugin_copy_device_to_host,
+    .copy_device_to_device = &plugin_copy_device_to_device,
+    .copy_peer = &plugin_copy_peer,
+    .kernels = &plugin_kernels,
+};
+
+bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {
+  return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
+}
+
+}  // namespace
+}  // namespace xdev::cuda
+
+// The entry point. Cheap: reads and writes the arguments, makes no CUDA call.
+extern "C" XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
+  using namespace xdev::cuda;
+  constexpr const char* kSlot = "xdev_plugin_query";
+  if (args == nullptr) return nullptr;
+  const xdev_host_api_t* host = nullptr;
+  if (XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, host)) host = args->host;
+  set_query_host(host);
+  if (!XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, plugin_api)) {
+    return fail(host, XDEV_STATUS_ABI_MISMATCH,
+                "%s: args->struct_size is %zu bytes; ABI v1.0 query arguments need %zu", kSlot,
+                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE));
+  }
+  args->plugin_api = nullptr;
+  const xdev_version_t mine = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
+  const xdev_version_t lowest = args->core_min_version;
+  const xdev_version_t highest = args->core_max_version;
+  if (!version_at_most(lowest, mine) || highest.major < mine.major) {
+    return fail(host, XDEV_STATUS_ABI_MISMATCH,
+                "%s: the cuda plugin implements ABI %" PRIu32 ".%" PRIu32
+                "; the core accepts %" PRIu32 ".%" PRIu32 " to %" PRIu32 ".%" PRIu32,
+                kSlot, mine.major, mine.minor, lowest.major, lowest.minor, highest.major,
+                highest.minor);
+  }
+  args->plugin_api = &kPluginApi;
+  return nullptr;
+}
