@@ -25,6 +25,7 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
       raw_(*opened_->plugin->api, opened_->handle, info_.name),
       pool_(raw_, pool_options) {
   check(api()->stream_create(handle(), &stream_), "creating a stream on " + info_.name);
+  concurrent_streams_ = (api()->capabilities & XDEV_CAP_CONCURRENT_STREAMS) != 0;
 }
 
 LogicalDeviceState::~LogicalDeviceState() {

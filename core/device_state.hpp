@@ -52,7 +52,10 @@ class LogicalDeviceState {
   void deallocate(void* ptr) noexcept;
   BfcPool& pool() { return pool_; }
 
-  // The device's stream. Use it only while holding stream_mutex().
+  // The plugin lets several threads use one stream at once.
+  bool concurrent_streams() const { return concurrent_streams_; }
+  // The device's stream. Use it only while holding stream_mutex(), unless
+  // concurrent_streams().
   xdev_stream_t* stream() const { return stream_; }
   std::mutex& stream_mutex() { return stream_mutex_; }
   // Waits for all work on the stream; throws naming the device.
@@ -69,6 +72,7 @@ class LogicalDeviceState {
   BfcPool pool_;
   std::mutex stream_mutex_;
   xdev_stream_t* stream_ = nullptr;
+  bool concurrent_streams_ = false;
 };
 
 }  // namespace xdev::detail

@@ -10,6 +10,7 @@
 #include "log.hpp"
 #include "runtime.hpp"
 #include "status.hpp"
+#include "thread_state.hpp"
 
 namespace xdev::detail {
 namespace {
@@ -143,12 +144,7 @@ const Decision* decide(Runtime& rt, OpId op, DType in, DType out, const ScopeEnt
   return &store().decisions.back();
 }
 
-struct CacheSlot {
-  uint64_t key = 0;
-  uint64_t generation = 0;
-  const Decision* decision = nullptr;
-};
-thread_local std::array<CacheSlot, 256> t_cache;
+using CacheSlot = PlacementCacheSlot;
 
 const Decision* place(Runtime& rt, OpId op, DType in, DType out,
                       LogicalDeviceState* inputs_device) {
@@ -170,7 +166,7 @@ const Decision* place(Runtime& rt, OpId op, DType in, DType out,
                  (static_cast<uint64_t>(inputs_device ? inputs_device->index() + 1 : 0) << 32) |
                  (uint64_t{1} << 63);
   uint64_t hash = key * 0x9E3779B97F4A7C15ull;
-  CacheSlot& slot = t_cache[(hash >> 56) & 0xFF];
+  CacheSlot& slot = thread_state().cache[(hash >> 56) & 0xFF];
   if (slot.key == key && slot.generation == generation) return slot.decision;
   const Decision* decision = decide(rt, op, in, out, scope, scope_device, inputs_device);
   slot = CacheSlot{key, generation, decision};
@@ -262,26 +258,25 @@ void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset
   src->synchronize();
 }
 
-std::shared_ptr<TensorImpl> copy_tensor(const std::shared_ptr<TensorImpl>& src,
-                                        LogicalDeviceState* dst) {
-  const uint64_t item = itemsize(src->dtype);
-  if (src->contiguous() || src->num_elements() == 0) {
-    auto out = make_tensor(dst, src->dtype, src->shape);
-    transfer(src->device(), static_cast<const char*>(src->storage->data) + src->byte_offset, dst,
-             static_cast<char*>(out->storage->data), src->num_elements() * item);
+std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst) {
+  const uint64_t item = itemsize(src.dtype);
+  if (src.contiguous() || src.num_elements() == 0) {
+    auto out = make_tensor(dst, src.dtype, src.shape);
+    transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset, dst,
+             static_cast<char*>(out->storage->data), src.num_elements() * item);
     return out;
   }
   // A strided view: move only the bytes it spans, keep its strides.
   auto out = std::make_shared<TensorImpl>();
-  auto storage = std::make_shared<Storage>(dst, std::max<uint64_t>(src->span_bytes(), 1));
+  auto storage = std::make_shared<Storage>(dst, std::max<uint64_t>(src.span_bytes(), 1));
   out->storage = storage.get();
   out->owner = storage;
-  out->dtype = src->dtype;
-  out->shape = src->shape;
-  out->strides = src->strides;
+  out->dtype = src.dtype;
+  out->shape = src.shape;
+  out->strides = src.strides;
   out->byte_offset = 0;
-  transfer(src->device(), static_cast<const char*>(src->storage->data) + src->byte_offset, dst,
-           static_cast<char*>(storage->data), src->span_bytes());
+  transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset, dst,
+           static_cast<char*>(storage->data), src.span_bytes());
   return out;
 }
 
@@ -329,12 +324,26 @@ LogicalDeviceState* place_creation(const char* op_name) {
 }
 
 Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const Attrs& attrs) {
+  constexpr size_t kInline = 8;
+  std::array<const Tensor*, kInline> inline_ptrs;
+  std::vector<const Tensor*> heap_ptrs;
+  const Tensor** ptrs = inline_ptrs.data();
+  if (inputs.size() > kInline) {
+    heap_ptrs.resize(inputs.size());
+    ptrs = heap_ptrs.data();
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) ptrs[i] = &inputs[i];
+  return run_op(request, std::span<const Tensor* const>(ptrs, inputs.size()), attrs);
+}
+
+Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
+              const Attrs& attrs) {
   Runtime& rt = Runtime::global();
   rt.ensure_initialized();
 
   LogicalDeviceState* inputs_device = nullptr;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    LogicalDeviceState* d = inputs[i].impl()->device();
+    LogicalDeviceState* d = inputs[i]->impl()->device();
     if (i == 0) {
       inputs_device = d;
     } else if (d != inputs_device) {
@@ -360,7 +369,7 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const At
   std::vector<std::shared_ptr<TensorImpl>> moved;
   uint64_t bytes_copied = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::shared_ptr<TensorImpl>& impl = inputs[i].impl_ptr();
+    const std::shared_ptr<TensorImpl>& impl = inputs[i]->impl_ptr();
     in[i] = impl.get();
     if (impl->device() != device && request.share_physical_inputs &&
         impl->device()->handle() == device->handle()) {
@@ -372,7 +381,7 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const At
                         " lives on " + impl->device()->name() + " but the op runs on " +
                         device->name() + " (strict placement: copy it with .to() first)");
       }
-      auto copy = copy_tensor(impl, device);
+      auto copy = copy_tensor(*impl, device);
       uint64_t bytes = copy->span_bytes();
       count_implicit_copy(impl->device()->name(), device->name(), bytes);
       bytes_copied += bytes;
@@ -430,7 +439,9 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const At
     call.attrs = attrs.data();
     call.attr_count = attrs.size();
     xdev_status_t* status;
-    {
+    if (device->concurrent_streams()) {
+      status = decision->kernel->fn(decision->kernel->context, &call);
+    } else {
       std::lock_guard lock(device->stream_mutex());
       status = decision->kernel->fn(decision->kernel->context, &call);
     }

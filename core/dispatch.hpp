@@ -54,7 +54,7 @@ class Attrs {
     a.kind = kind;
     return a;
   }
-  std::array<xdev_attr_t, 4> items_{};
+  std::array<xdev_attr_t, 4> items_;  // only [0, count_) is ever read
   uint32_t count_ = 0;
 };
 
@@ -70,7 +70,11 @@ struct OpRequest {
   bool share_physical_inputs = false;
 };
 
-// Places and runs `request` on `inputs`; returns the output tensor.
+// Places and runs `request` on `inputs`; returns the output tensor. The
+// pointer form costs no reference counting (the hot path); the inputs must
+// outlive the call.
+Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
+              const Attrs& attrs);
 Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const Attrs& attrs);
 
 // Where a tensor created from host data goes (logged as _EagerConst): the
@@ -80,8 +84,7 @@ LogicalDeviceState* place_creation(const char* op_name);
 // A copy of `src` on `dst` (a contiguous copy of the view's elements when the
 // view is not contiguous; the same strides otherwise). Synchronous with
 // respect to both devices.
-std::shared_ptr<TensorImpl> copy_tensor(const std::shared_ptr<TensorImpl>& src,
-                                        LogicalDeviceState* dst);
+std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst);
 
 // Uploads `bytes` of host memory into `dst` at `dst_offset`. Synchronous.
 void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,

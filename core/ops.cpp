@@ -159,8 +159,10 @@ Tensor elementwise(OpId op, const Tensor& x, const Tensor& y) {
     }
     out[static_cast<size_t>(i)] = da == 1 ? db : da;
   }
-  auto broadcast = [&](const Tensor& t) {
-    if (t.shape() == out) return t;
+  // Inputs of the output's shape go as they are; others as stride-0 views.
+  Tensor views[2];
+  auto broadcast = [&](const Tensor& t, Tensor& view) -> const Tensor* {
+    if (t.shape() == out) return &t;
     Shape strides;
     strides.resize(rank);
     const Shape& s = t.shape();
@@ -169,9 +171,10 @@ Tensor elementwise(OpId op, const Tensor& x, const Tensor& y) {
       strides[static_cast<size_t>(i)] =
           src < 0 || s[static_cast<size_t>(src)] == 1 ? 0 : t.strides()[static_cast<size_t>(src)];
     }
-    return Tensor(detail::make_view(t.impl_ptr(), out, strides, t.impl()->byte_offset));
+    view = Tensor(detail::make_view(t.impl_ptr(), out, strides, t.impl()->byte_offset));
+    return &view;
   };
-  const Tensor inputs[2] = {broadcast(x), broadcast(y)};
+  const Tensor* const inputs[2] = {broadcast(x, views[0]), broadcast(y, views[1])};
   return detail::run_op(OpRequest{op, x.dtype(), x.dtype(), out}, inputs, Attrs{});
 }
 
@@ -179,7 +182,7 @@ Tensor unary(OpId op, const Tensor& x) {
   const std::string name(detail::op_name(op));
   defined(name, x, "x");
   if (x.dtype() == DType::kBool) invalid(name, "bool input is not supported");
-  const Tensor inputs[1] = {x};
+  const Tensor* const inputs[1] = {&x};
   return detail::run_op(OpRequest{op, x.dtype(), x.dtype(), x.shape()}, inputs, Attrs{});
 }
 
@@ -197,7 +200,7 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepd
   Attrs attrs;
   attrs.add_ints("axes", reduced.data(), static_cast<int64_t>(reduced.size()));
   attrs.add_bool("keepdims", keepdims);
-  const Tensor inputs[1] = {x};
+  const Tensor* const inputs[1] = {&x};
   return detail::run_op(OpRequest{op, x.dtype(), x.dtype(), out}, inputs, attrs);
 }
 
@@ -232,7 +235,8 @@ Tensor constant(const void* data, DType dtype, const Shape& shape) {
 Tensor fill(const Shape& shape, double value, DType dtype) {
   Attrs attrs;
   attrs.add_float("value", value);
-  return detail::run_op(OpRequest{OpId::kFill, dtype, dtype, shape}, {}, attrs);
+  return detail::run_op(OpRequest{OpId::kFill, dtype, dtype, shape},
+                        std::span<const Tensor* const>{}, attrs);
 }
 
 Tensor zeros(const Shape& shape, DType dtype) { return fill(shape, 0.0, dtype); }
@@ -254,7 +258,8 @@ Tensor random_uniform(const Shape& shape, double minval, double maxval, DType dt
   attrs.add_int("seed", static_cast<int64_t>(seed ? *seed : g_seed_counter.fetch_add(1)));
   attrs.add_float("minval", minval);
   attrs.add_float("maxval", maxval);
-  return detail::run_op(OpRequest{OpId::kRandomUniform, dtype, dtype, shape}, {}, attrs);
+  return detail::run_op(OpRequest{OpId::kRandomUniform, dtype, dtype, shape},
+                        std::span<const Tensor* const>{}, attrs);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
@@ -278,7 +283,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
   attrs.add_bool("transpose_a", transpose_a);
   attrs.add_bool("transpose_b", transpose_b);
   OpRequest request{OpId::kMatMul, a.dtype(), a.dtype(), Shape{m, n}, true};
-  const Tensor inputs[2] = {a, b};
+  const Tensor* const inputs[2] = {&a, &b};
   return detail::run_op(request, inputs, attrs);
 }
 
@@ -311,7 +316,7 @@ Tensor cast(const Tensor& x, DType dtype) {
   defined("Cast", x, "x");
   Attrs attrs;
   attrs.add_dtype("dtype", dtype);
-  const Tensor inputs[1] = {x};
+  const Tensor* const inputs[1] = {&x};
   return detail::run_op(OpRequest{OpId::kCast, x.dtype(), dtype, x.shape()}, inputs, attrs);
 }
 

@@ -11,13 +11,12 @@
 #include "log.hpp"
 #include "placement_state.hpp"
 #include "runtime.hpp"
+#include "thread_state.hpp"
 
 namespace xdev {
 namespace detail {
 namespace {
 
-thread_local std::vector<ScopeEntry> t_scopes;
-thread_local bool t_strict = false;
 
 std::atomic<uint64_t> g_generation{1};
 std::atomic<bool> g_soft{true};
@@ -41,13 +40,7 @@ Counters& counters() {
   return *c;
 }
 
-struct Ring {
-  static constexpr size_t kSize = 64;
-  std::array<std::pair<const Decision*, uint64_t>, kSize> items{};
-  size_t next = 0;
-  size_t count = 0;
-};
-thread_local Ring t_ring;
+using Ring = PlacementRing;
 
 std::mutex g_callback_mutex;
 std::function<void(const PlacementRecord&)> g_callback;
@@ -59,8 +52,31 @@ PlacementRecord to_record(const Decision& d, uint64_t bytes) {
 
 }  // namespace
 
-ScopeEntry* current_scope() { return t_scopes.empty() ? nullptr : &t_scopes.back(); }
-bool strict_placement() { return t_strict; }
+thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
+
+namespace {
+// Owns the state and frees it at thread exit (touched once per thread).
+struct ThreadStateOwner {
+  ThreadState* state = nullptr;
+  ~ThreadStateOwner() {
+    t_thread_state = nullptr;
+    delete state;
+  }
+};
+thread_local ThreadStateOwner t_owner;
+}  // namespace
+
+ThreadState* create_thread_state() {
+  t_owner.state = new ThreadState;
+  t_thread_state = t_owner.state;
+  return t_owner.state;
+}
+
+ScopeEntry* current_scope() {
+  auto& scopes = thread_state().scopes;
+  return scopes.empty() ? nullptr : &scopes.back();
+}
+bool strict_placement() { return thread_state().strict; }
 uint64_t placement_generation() { return g_generation.load(std::memory_order_acquire); }
 void bump_placement_generation() { g_generation.fetch_add(1, std::memory_order_acq_rel); }
 bool log_placement_enabled() { return g_log.load(std::memory_order_relaxed); }
@@ -96,7 +112,7 @@ void count_soft_placement() {
 }
 
 void record_placement(const Decision* decision, uint64_t bytes_copied) {
-  Ring& ring = t_ring;
+  Ring& ring = thread_state().ring;
   ring.items[ring.next] = {decision, bytes_copied};
   ring.next = (ring.next + 1) % Ring::kSize;
   if (ring.count < Ring::kSize) ++ring.count;
@@ -118,17 +134,17 @@ DeviceScope::DeviceScope(std::string_view device) {
   detail::ScopeEntry entry;
   entry.text = std::string(device);
   entry.name = DeviceName::parse(device);
-  detail::t_scopes.push_back(std::move(entry));
+  detail::thread_state().scopes.push_back(std::move(entry));
 }
 
 DeviceScope::DeviceScope(const Device& device) : DeviceScope(std::string_view(device.name)) {}
 
-DeviceScope::~DeviceScope() { detail::t_scopes.pop_back(); }
+DeviceScope::~DeviceScope() { detail::thread_state().scopes.pop_back(); }
 
-StrictPlacement::StrictPlacement(bool strict) : previous_(detail::t_strict) {
-  detail::t_strict = strict;
+StrictPlacement::StrictPlacement(bool strict) : previous_(detail::thread_state().strict) {
+  detail::thread_state().strict = strict;
 }
-StrictPlacement::~StrictPlacement() { detail::t_strict = previous_; }
+StrictPlacement::~StrictPlacement() { detail::thread_state().strict = previous_; }
 
 void set_log_device_placement(bool enabled) { detail::g_log.store(enabled); }
 bool log_device_placement() { return detail::g_log.load(); }
@@ -168,7 +184,7 @@ void reset_placement_counters() {
 }
 
 std::vector<PlacementRecord> recent_placements() {
-  const detail::Ring& ring = detail::t_ring;
+  const detail::Ring& ring = detail::thread_state().ring;
   std::vector<PlacementRecord> out;
   size_t start = (ring.next + detail::Ring::kSize - ring.count) % detail::Ring::kSize;
   for (size_t i = 0; i < ring.count; ++i) {
@@ -179,8 +195,8 @@ std::vector<PlacementRecord> recent_placements() {
 }
 
 void clear_recent_placements() {
-  detail::t_ring.count = 0;
-  detail::t_ring.next = 0;
+  detail::thread_state().ring.count = 0;
+  detail::thread_state().ring.next = 0;
 }
 
 void set_placement_callback(std::function<void(const PlacementRecord&)> callback) {

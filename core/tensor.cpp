@@ -208,7 +208,8 @@ std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
   t.dtype = dtype;
   t.shape = shape;
   t.strides = contiguous_strides(shape);
-  return std::shared_ptr<TensorImpl>(block, &block->tensor);
+  // Aliasing constructor from an rvalue: no reference count is touched.
+  return std::shared_ptr<TensorImpl>(std::move(block), &t);
 }
 
 std::shared_ptr<TensorImpl> make_view(const std::shared_ptr<TensorImpl>& base, const Shape& shape,
@@ -279,7 +280,7 @@ Tensor Tensor::copy_to(const Device& device) const { return copy_to(std::string_
 Tensor Tensor::copy_to(std::string_view device) const {
   checked(*this);
   detail::LogicalDeviceState* target = detail::resolve_device(device);
-  auto copy = detail::copy_tensor(impl_ptr(), target);
+  auto copy = detail::copy_tensor(*impl(), target);
   detail::count_explicit_copy(copy->span_bytes());
   return Tensor(std::move(copy));
 }

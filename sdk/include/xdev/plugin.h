@@ -342,6 +342,11 @@ typedef struct xdev_plugin_init_args_t {
  * write them with the CPU (memcpy) once the stream that uses them is idle,
  * and copies to other devices need no staging. Needs no extra slot. */
 #define XDEV_CAP_HOST_ADDRESSABLE UINT64_C(0x8)
+/* Every slot that takes a stream may be called for the same stream from
+ * several threads at once (e.g. streams that run work synchronously). The
+ * core then does not serialize its use of a device's stream, which saves a
+ * lock per op. Needs no extra slot. */
+#define XDEV_CAP_CONCURRENT_STREAMS UINT64_C(0x10)
 
 /* ------------------------------------------------------------------------ */
 /* The plugin's table                                                       */
@@ -430,7 +435,8 @@ typedef struct xdev_plugin_api_t {
   /* --- streams and events --- */
 
   /* REQUIRED. Creates an in-order queue: work enqueued on it runs in
-   * enqueue order. Thread-safe. A stream is used by one thread at a time. */
+   * enqueue order. Thread-safe. A stream is used by one thread at a time,
+   * unless the plugin declares XDEV_CAP_CONCURRENT_STREAMS. */
   xdev_status_t* (*stream_create)(xdev_device_t* device, xdev_stream_t** out_stream);
   /* REQUIRED. Destroys a stream after all its work completed. */
   void (*stream_destroy)(xdev_stream_t* stream);
