@@ -25,16 +25,16 @@ std::string shape_text(const Shape& s) {
   return out.str();
 }
 
-[[noreturn]] void invalid(const std::string& op, const std::string& why) {
-  throw Error(ErrorCode::kInvalidArgument, op + ": " + why);
+[[noreturn]] void invalid(std::string_view op, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": " + why);
 }
 
-const Tensor& defined(const std::string& op, const Tensor& t, const char* which) {
+const Tensor& defined(std::string_view op, const Tensor& t, const char* which) {
   if (!t.defined()) invalid(op, std::string(which) + " is an empty (default-constructed) tensor");
   return t;
 }
 
-void same_dtype(const std::string& op, const Tensor& x, const Tensor& y) {
+void same_dtype(std::string_view op, const Tensor& x, const Tensor& y) {
   if (x.dtype() != y.dtype()) {
     invalid(op, "inputs have different dtypes, " + std::string(to_string(x.dtype())) + " and " +
                     std::string(to_string(y.dtype())) + " (cast one of them)");
@@ -115,7 +115,7 @@ void write_leaves(const std::vector<const Literal*>& leaves, std::vector<std::by
 
 std::atomic<uint64_t> g_seed_counter{0x5eed};
 
-std::vector<int64_t> normalize_axes(const std::string& op, const std::vector<int>& axes, int rank) {
+std::vector<int64_t> normalize_axes(std::string_view op, const std::vector<int>& axes, int rank) {
   std::vector<int64_t> out;
   if (axes.empty()) {
     for (int i = 0; i < rank; ++i) out.push_back(i);
@@ -136,7 +136,7 @@ std::vector<int64_t> normalize_axes(const std::string& op, const std::vector<int
 }
 
 Tensor elementwise(OpId op, const Tensor& x, const Tensor& y) {
-  const std::string name(detail::op_name(op));
+  const std::string_view name = detail::op_name(op);
   defined(name, x, "x");
   defined(name, y, "y");
   same_dtype(name, x, y);
@@ -179,7 +179,7 @@ Tensor elementwise(OpId op, const Tensor& x, const Tensor& y) {
 }
 
 Tensor unary(OpId op, const Tensor& x) {
-  const std::string name(detail::op_name(op));
+  const std::string_view name = detail::op_name(op);
   defined(name, x, "x");
   if (x.dtype() == DType::kBool) invalid(name, "bool input is not supported");
   const Tensor* const inputs[1] = {&x};
@@ -187,7 +187,7 @@ Tensor unary(OpId op, const Tensor& x) {
 }
 
 Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepdims) {
-  const std::string name(detail::op_name(op));
+  const std::string_view name = detail::op_name(op);
   defined(name, x, "x");
   if (x.dtype() == DType::kBool) invalid(name, "bool input is not supported (cast it first)");
   std::vector<int64_t> reduced = normalize_axes(name, axes, x.rank());
