@@ -4,7 +4,9 @@
 // Device memory is host memory. Streams run their work at enqueue time in
 // the calling thread, in order, so every event is complete when it is
 // recorded and synchronizing never waits. Large copies are split across
-// oneTBB's threads (copy.hpp); matrix products will use OpenBLAS.
+// oneTBB's threads (copy.hpp). The kernels (kernels/, docs/ops.md) run in
+// the calling thread too, splitting large work over oneTBB's threads;
+// matrix products use OpenBLAS.
 //
 // Every function reached through the table is noexcept: failures become
 // status objects made with the host's status_create, never exceptions.
@@ -35,6 +37,8 @@
 
 #include "copy.hpp"
 #include "cpu_plugin_config.hpp"
+#include "kernels/common.hpp"
+#include "kernels/kernels.hpp"
 #include "machine_info.hpp"
 
 static_assert(XDEV_ABI_VERSION_MAJOR == 1, "the cpu plugin implements ABI major version 1");
@@ -202,6 +206,33 @@ void describe_machine(xdev_plugin_t& plugin, const char* blas_threads_source) {
                        (machine.cores == 1 ? " core)" : " cores)");
 }
 
+// Debian's OpenBLAS (DYNAMIC_ARCH) picks its kernels from the CPU model and
+// falls back to the Prescott (SSE3) ones for models it does not know, e.g.
+// the Intel family 6 model 207 of the reference VM: matrix products then run
+// at about a fifth of the speed of its AVX-512 kernels (docs/performance.md).
+// The choice is made when the library loads, before this plugin runs; only
+// the user can change it (OPENBLAS_CORETYPE). Logged at INFO, with the hint.
+void hint_blas_core(const xdev_host_api_t* host, const MachineInfo& machine) noexcept {
+  const char* core = openblas_get_corename();
+  if (core == nullptr || std::strcmp(core, "Prescott") != 0) return;
+  auto has = [&](const char* feature) {
+    const std::string& simd = machine.simd;
+    const size_t n = std::strlen(feature);
+    for (size_t at = simd.find(feature); at != std::string::npos; at = simd.find(feature, at + 1)) {
+      const bool starts = at == 0 || simd[at - 1] == ' ';
+      const bool ends = at + n == simd.size() || simd[at + n] == ' ';
+      if (starts && ends) return true;
+    }
+    return false;
+  };
+  const char* better = has("avx512f") ? "SKYLAKEX" : has("avx2") ? "HASWELL" : nullptr;
+  if (better == nullptr) return;
+  log(host, XDEV_LOG_INFO,
+      "OpenBLAS chose its Prescott (SSE3) kernels on a CPU with %s; set "
+      "OPENBLAS_CORETYPE=%s before the program starts for much faster matrix products",
+      has("avx512f") ? "AVX-512" : "AVX2", better);
+}
+
 // ---------------------------------------------------------------------------
 // Life cycle
 
@@ -233,6 +264,7 @@ xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
     plugin->machine = read_machine_info();
     const char* blas_threads_source = configure_openblas_threads();
     describe_machine(*plugin, blas_threads_source);
+    hint_blas_core(host, plugin->machine);
     // Registers this plugin as a user of oneTBB's scheduler; starts no
     // thread. shutdown() finalizes it.
     plugin->tbb_handle = tbb::task_scheduler_handle{tbb::attach{}};
@@ -599,7 +631,7 @@ xdev_status_t* plugin_copy_device_to_device(xdev_stream_t* stream, void* dst, co
 }
 
 // ---------------------------------------------------------------------------
-// Kernels (none yet)
+// Kernels (kernels/registry.cpp lists them)
 
 xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out_kernels,
                               uint32_t* out_count) noexcept {
@@ -608,8 +640,7 @@ xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* c
   if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
   if (out_kernels == nullptr) return null_argument(host, kSlot, "out_kernels");
   if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
-  *out_kernels = nullptr;
-  *out_count = 0;
+  *out_kernels = kernel_infos(out_count);
   return nullptr;
 }
 
@@ -622,9 +653,11 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
     .name = "cpu",
     .plugin_version = XDEV_CPU_PLUGIN_VERSION,
-    // No pinned host memory (all memory is host memory), one device (no
-    // peers), events complete when recorded.
-    .capabilities = 0,
+    // Device memory is host memory: the core may memcpy it. Streams run work
+    // synchronously and never change after creation, so several threads may
+    // use one at once. No pinned host memory (all memory is host memory), one
+    // device (no peers), events complete when recorded.
+    .capabilities = XDEV_CAP_HOST_ADDRESSABLE | XDEV_CAP_CONCURRENT_STREAMS,
     .initialize = &plugin_initialize,
     .shutdown = &plugin_shutdown,
     .describe_status = &plugin_describe_status,
@@ -659,6 +692,38 @@ bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// Statuses of kernels (kernels/common.hpp)
+
+namespace {
+const xdev_host_api_t* call_host(const xdev_kernel_call_t* call) noexcept {
+  if (call != nullptr && XDEV_HAS_FIELD(call, xdev_kernel_call_t, device) &&
+      call->device != nullptr && call->device->plugin != nullptr) {
+    return call->device->plugin->host;
+  }
+  return global_host();
+}
+}  // namespace
+
+xdev_status_t* kernel_fail(const xdev_kernel_call_t* call, xdev_status_code_t code,
+                           const char* format, ...) noexcept {
+  const xdev_host_api_t* host = call_host(call);
+  if (!can_create_status(host)) host = global_host();
+  if (!can_create_status(host)) return nullptr;
+  char text[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof(text), format, args);
+  va_end(args);
+  return host->status_create(host->host_context, code, text);
+}
+
+xdev_status_t* kernel_unexpected(const xdev_kernel_call_t* call) noexcept {
+  const char* op = call != nullptr && call->op != nullptr ? call->op : "kernel";
+  return unexpected(call_host(call), op);
+}
+
 }  // namespace xdev::cpu
 
 // The entry point. Cheap: reads and writes the arguments, starts nothing.

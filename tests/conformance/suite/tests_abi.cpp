@@ -17,7 +17,8 @@ constexpr size_t kPluginApiV1Size = 264;
 // reader must skip it.
 constexpr uint32_t kUnknownExtension = 0x7fff0001u;
 constexpr uint64_t kKnownCapabilities =
-    XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_HOST_ADDRESSABLE;
+    XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_HOST_ADDRESSABLE |
+    XDEV_CAP_CONCURRENT_STREAMS;
 
 int thread_count() {
   int n = 0;

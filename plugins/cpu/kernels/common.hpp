@@ -1,0 +1,263 @@
+// Shared pieces of the cpu plugin's kernels (docs/ops.md is the contract):
+// dtype traits, tensor descriptor checks, attribute lookup, the size
+// thresholds that pick a kernel's path, and statuses.
+//
+// Every kernel is an xdev_kernel_fn_t that never throws: it validates the
+// call (counts, dtypes, ranks, shapes), picks a path, and turns any exception
+// into a status. Tensors of the cpu device are host memory, so a kernel does
+// its work before it returns (the plugin's streams are synchronous).
+#pragma once
+
+#include <xdev/plugin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace xdev::cpu {
+
+// ---------------------------------------------------------------------------
+// Thresholds (README.md "Kernels" says how they were chosen)
+
+// Elementwise, Cast, Copy, Fill, RandomUniform, AddN and reductions with
+// fewer elements run in the calling thread: no oneTBB task, no allocation.
+inline constexpr int64_t kParallelMinElements = int64_t{1} << 15;  // 32 Ki
+// The unit of work of a split elementwise loop (elements).
+inline constexpr int64_t kParallelGrainElements = int64_t{1} << 14;  // 16 Ki
+
+// ---------------------------------------------------------------------------
+// Statuses (implemented in plugin.cpp, which knows the device -> host path)
+
+// A status for `call` with a printf-formatted message, created with the host
+// table of the call's device (or the plugin's global one when the device is
+// NULL). Allocates nothing itself.
+[[gnu::format(printf, 3, 4)]] xdev_status_t* kernel_fail(const xdev_kernel_call_t* call,
+                                                         xdev_status_code_t code,
+                                                         const char* format, ...) noexcept;
+// Call inside a catch block: the exception in flight as a status
+// (OUT_OF_MEMORY for std::bad_alloc, INTERNAL otherwise) naming the op.
+xdev_status_t* kernel_unexpected(const xdev_kernel_call_t* call) noexcept;
+
+// ---------------------------------------------------------------------------
+// Dtypes
+
+inline constexpr uint64_t kF32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
+inline constexpr uint64_t kF64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
+inline constexpr uint64_t kI32 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT32);
+inline constexpr uint64_t kI64 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
+inline constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+inline constexpr uint64_t kNumeric = kF32 | kF64 | kI32 | kI64;
+inline constexpr uint64_t kAllDtypes = kNumeric | kBool;
+inline constexpr uint64_t kFloats = kF32 | kF64;
+
+const char* dtype_name(xdev_dtype_t dtype) noexcept;  // "float32", ..., "dtype 42"
+// "float32, float64, int32, int64" for a mask (static storage per mask).
+const char* dtype_list(uint64_t mask) noexcept;
+
+inline bool in_mask(xdev_dtype_t dtype, uint64_t mask) noexcept {
+  return static_cast<unsigned>(dtype) < 64 && (mask & XDEV_DTYPE_BIT(dtype)) != 0;
+}
+
+inline int64_t itemsize(xdev_dtype_t dtype) noexcept {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32:
+      return 4;
+    case XDEV_DTYPE_FLOAT64:
+      return 8;
+    case XDEV_DTYPE_INT32:
+      return 4;
+    case XDEV_DTYPE_INT64:
+      return 8;
+    case XDEV_DTYPE_BOOL:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+// Bool tensors are handled as bytes (0 or 1).
+using boolean = uint8_t;
+
+// Calls f(T{}) with T the C++ type of `dtype` (one of the five).
+template <typename F>
+decltype(auto) visit_dtype(xdev_dtype_t dtype, F&& f) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT64:
+      return f(double{});
+    case XDEV_DTYPE_INT32:
+      return f(int32_t{});
+    case XDEV_DTYPE_INT64:
+      return f(int64_t{});
+    case XDEV_DTYPE_BOOL:
+      return f(boolean{});
+    default:
+      return f(float{});
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tensor descriptors
+
+inline int64_t num_elements(const xdev_tensor_t& t) noexcept {
+  int64_t n = 1;
+  for (int32_t k = 0; k < t.rank; ++k) n *= t.shape[k];
+  return n;
+}
+
+template <typename T>
+inline T* data_of(const xdev_tensor_t& t) noexcept {
+  return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
+}
+
+// Row-major dense (dims of size 1 may have any stride).
+inline bool is_contiguous(const xdev_tensor_t& t) noexcept {
+  int64_t expected = 1;
+  for (int32_t k = t.rank - 1; k >= 0; --k) {
+    if (t.shape[k] != 1 && t.strides[k] != expected) return false;
+    expected *= t.shape[k];
+  }
+  return true;
+}
+
+// Every element is the same one (all strides 0 where the size is not 1).
+inline bool is_broadcast_scalar(const xdev_tensor_t& t) noexcept {
+  for (int32_t k = 0; k < t.rank; ++k) {
+    if (t.shape[k] != 1 && t.strides[k] != 0) return false;
+  }
+  return true;
+}
+
+inline bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b) noexcept {
+  if (a.rank != b.rank) return false;
+  for (int32_t k = 0; k < a.rank; ++k) {
+    if (a.shape[k] != b.shape[k]) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Call validation. Each returns NULL when the call is well-formed, else a
+// status naming the op.
+
+// The struct covers v1.0, the counts match, every descriptor is present and
+// sane (rank 0..8, shape/strides present, dims >= 0, data present when the
+// tensor has elements). `inputs == -1` accepts any count >= 1.
+xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs) noexcept;
+
+// All inputs share one dtype in `mask`, and the output has `output_dtype`
+// (XDEV_DTYPE_INVALID: the inputs' dtype). Writes the inputs' dtype (or the
+// output's when there are no inputs) to `*dtype`.
+xdev_status_t* check_dtypes(const xdev_kernel_call_t* call, uint64_t mask, xdev_dtype_t* dtype,
+                            xdev_dtype_t output_dtype = XDEV_DTYPE_INVALID) noexcept;
+
+// The output and every input have the same shape.
+xdev_status_t* check_same_shapes(const xdev_kernel_call_t* call) noexcept;
+
+// The common case of an elementwise call, checked inline and cheaply: N
+// inputs and one output, all present, of one dtype in `mask`, of one shape,
+// all dense, no attributes. Writes the dtype and the element count. False
+// means "take the general path", which validates everything and reports
+// what is wrong.
+template <uint32_t N>
+inline bool dense_elementwise_call(const xdev_kernel_call_t* call, uint64_t mask,
+                                   xdev_dtype_t* dtype, int64_t* count) noexcept {
+  if (call == nullptr || call->struct_size < XDEV_KERNEL_CALL_STRUCT_SIZE ||
+      call->input_count != N || call->output_count != 1 || call->attr_count != 0 ||
+      call->inputs == nullptr || call->outputs == nullptr) {
+    return false;
+  }
+  const xdev_tensor_t* out = call->outputs[0];
+  if (out == nullptr || !in_mask(out->dtype, mask)) return false;
+  const xdev_tensor_t* in[N];
+  for (uint32_t i = 0; i < N; ++i) {
+    in[i] = call->inputs[i];
+    if (in[i] == nullptr || in[i]->dtype != out->dtype || in[i]->rank != out->rank) return false;
+  }
+  const int32_t rank = out->rank;
+  if (rank < 0 || rank > XDEV_MAX_RANK) return false;
+  if (rank > 0) {
+    if (out->shape == nullptr || out->strides == nullptr) return false;
+    for (uint32_t i = 0; i < N; ++i) {
+      if (in[i]->shape == nullptr || in[i]->strides == nullptr) return false;
+    }
+  }
+  int64_t n = 1;
+  for (int32_t k = rank - 1; k >= 0; --k) {
+    const int64_t d = out->shape[k];
+    if (d < 0) return false;
+    for (uint32_t i = 0; i < N; ++i) {
+      if (in[i]->shape[k] != d) return false;
+    }
+    if (d != 1) {
+      if (out->strides[k] != n) return false;
+      for (uint32_t i = 0; i < N; ++i) {
+        if (in[i]->strides[k] != n) return false;
+      }
+    }
+    n *= d;
+  }
+  if (n > 0) {
+    if (out->data == nullptr) return false;
+    for (uint32_t i = 0; i < N; ++i) {
+      if (in[i]->data == nullptr) return false;
+    }
+  }
+  *dtype = out->dtype;
+  *count = n;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Attributes
+
+// `name == literal`, inline: compares character by character and stops at
+// the first difference, so it never reads past the end of `name`.
+template <size_t N>
+inline bool name_is(const char* name, const char (&literal)[N]) noexcept {
+  if (name == nullptr) return false;
+  for (size_t i = 0; i < N; ++i) {
+    if (name[i] != literal[i]) return false;
+  }
+  return true;
+}
+
+// The attribute `name`, or NULL when the call has none of that name.
+const xdev_attr_t* find_attr(const xdev_kernel_call_t* call, const char* name) noexcept;
+// NULL when every attribute's name is in `known` (NULL-terminated), else an
+// UNIMPLEMENTED status naming the unknown one.
+xdev_status_t* check_attr_names(const xdev_kernel_call_t* call, const char* const* known) noexcept;
+// A number attribute (FLOAT, INT or BOOL) as double; INVALID_ARGUMENT when
+// missing (and `required`) or of another kind.
+xdev_status_t* attr_number(const xdev_kernel_call_t* call, const char* name, bool required,
+                           double fallback, double* out) noexcept;
+xdev_status_t* attr_bool(const xdev_kernel_call_t* call, const char* name, bool fallback,
+                         bool* out) noexcept;
+
+// ---------------------------------------------------------------------------
+// Conversions shared by Cast and Fill (docs/ops.md "Cast")
+
+// Float -> integer rounds toward zero. Out of range values are unspecified by
+// the contract; here they saturate and NaN gives 0 (what CUDA's conversions
+// do), so the result is defined in C++ too.
+template <typename To, typename From>
+inline To convert(From v) noexcept {
+  if constexpr (std::is_same_v<To, boolean>) {
+    return v != From{0} ? 1 : 0;
+  } else if constexpr (std::is_same_v<From, boolean>) {
+    return v != 0 ? To{1} : To{0};
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    // 2^31 and 2^63 are exact in float and double.
+    constexpr From kHigh =
+        static_cast<From>(sizeof(To) == 4 ? 2147483648.0 : 9223372036854775808.0);
+    if (!(v == v)) return 0;
+    if (v >= kHigh) return std::numeric_limits<To>::max();
+    if (v < -kHigh) return std::numeric_limits<To>::min();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+}  // namespace xdev::cpu

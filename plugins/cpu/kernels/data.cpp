@@ -1,0 +1,244 @@
+// Cast, Copy, Fill, RandomUniform: ops that move or create data.
+//
+// Dense inputs take a flat loop (Copy: memcpy, split over threads from
+// 4 MiB, copy.hpp); strided ones the walk of strided.hpp. Fill and
+// RandomUniform write a dense output, split over oneTBB's threads from
+// kParallelMinElements elements.
+#include <cinttypes>
+#include <cstring>
+#include <type_traits>
+
+#include "copy.hpp"
+#include "kernels/common.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/strided.hpp"
+
+namespace xdev::cpu {
+namespace {
+
+constexpr const char* kNoAttrs[] = {nullptr};
+
+void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[XDEV_MAX_RANK]) noexcept {
+  int64_t expected = 1;
+  for (int32_t k = t.rank - 1; k >= 0; --k) {
+    strides[k] = expected;
+    expected *= t.shape[k];
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Cast
+
+template <typename From, typename To>
+void cast(const xdev_tensor_t& x, const xdev_tensor_t& out) {
+  const From* const a = data_of<const From>(x);
+  To* const o = data_of<To>(out);
+  if (is_contiguous(x)) {
+    parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+      To* __restrict po = o;
+      const From* __restrict pa = a;
+      for (int64_t i = begin; i < end; ++i) po[i] = convert<To>(pa[i]);
+    });
+    return;
+  }
+  int64_t out_strides[XDEV_MAX_RANK];
+  dense_strides(out, out_strides);
+  const int64_t* const strides[2] = {out_strides, x.strides};
+  const Layout<2> l =
+      make_layout<2>(out.rank, out.shape, strides, {int64_t{sizeof(To)}, int64_t{sizeof(From)}});
+  const int64_t sa = l.inner_stride(1) / int64_t{sizeof(From)};
+  char* const base[2] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<From*>(a))};
+  walk_all(l, base, [sa](char* const* p, int64_t count) {
+    To* __restrict po = reinterpret_cast<To*>(p[0]);
+    const From* __restrict pa = reinterpret_cast<const From*>(p[1]);
+    for (int64_t i = 0; i < count; ++i) po[i] = convert<To>(pa[i * sa]);
+  });
+}
+
+// Copy of a strided view into a dense output, element by element (bit
+// patterns preserved: Word is an unsigned integer of the element's size).
+template <typename Word>
+void copy_strided(const xdev_tensor_t& x, const xdev_tensor_t& out) {
+  int64_t out_strides[XDEV_MAX_RANK];
+  dense_strides(out, out_strides);
+  constexpr int64_t kSize = sizeof(Word);
+  const int64_t* const strides[2] = {out_strides, x.strides};
+  const Layout<2> l = make_layout<2>(out.rank, out.shape, strides, {kSize, kSize});
+  const int64_t sa = l.inner_stride(1) / kSize;
+  char* const base[2] = {static_cast<char*>(out.data) + out.byte_offset,
+                         static_cast<char*>(x.data) + x.byte_offset};
+  walk_all(l, base, [sa](char* const* p, int64_t count) {
+    Word* __restrict po = reinterpret_cast<Word*>(p[0]);
+    const Word* __restrict pa = reinterpret_cast<const Word*>(p[1]);
+    if (sa == 1) {
+      std::memcpy(po, pa, static_cast<size_t>(count) * sizeof(Word));
+    } else {
+      for (int64_t i = 0; i < count; ++i) po[i] = pa[i * sa];
+    }
+  });
+}
+
+void copy_any(const xdev_tensor_t& x, const xdev_tensor_t& out) {
+  const int64_t size = itemsize(x.dtype);
+  if (is_contiguous(x)) {
+    copy_bytes(static_cast<char*>(out.data) + out.byte_offset,
+               static_cast<const char*>(x.data) + x.byte_offset,
+               static_cast<size_t>(num_elements(out) * size));
+    return;
+  }
+  switch (size) {
+    case 1:
+      copy_strided<uint8_t>(x, out);
+      break;
+    case 4:
+      copy_strided<uint32_t>(x, out);
+      break;
+    default:
+      copy_strided<uint64_t>(x, out);
+      break;
+  }
+}
+
+template <typename T>
+void fill(const xdev_tensor_t& out, T value) {
+  T* const o = data_of<T>(out);
+  parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+    T* __restrict po = o;
+    for (int64_t i = begin; i < end; ++i) po[i] = value;
+  });
+}
+
+// docs/ops.md "RandomUniform", bit for bit (wrapping uint64 arithmetic).
+inline uint64_t random_bits(uint64_t seed, uint64_t i) noexcept {
+  uint64_t x = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// The plugin is compiled with -ffp-contract=off: `minval + range * u` must be
+// a multiply and an add, each rounded, never a fused multiply-add.
+template <typename T>
+void random_uniform(const xdev_tensor_t& out, uint64_t seed, T minval, T maxval) {
+  T* const o = data_of<T>(out);
+  const T range = maxval - minval;
+  parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+    T* __restrict po = o;
+    for (int64_t i = begin; i < end; ++i) {
+      const uint64_t x = random_bits(seed, static_cast<uint64_t>(i));
+      T u;
+      if constexpr (std::is_same_v<T, float>) {
+        u = static_cast<float>(x >> 40) * 0x1.0p-24f;
+      } else {
+        u = static_cast<double>(x >> 11) * 0x1.0p-53;
+      }
+      po[i] = minval + range * u;
+    }
+  });
+}
+
+}  // namespace
+
+xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
+  if (xdev_status_t* s = check_call(call, 1)) return s;
+  static constexpr const char* kKnown[] = {"dtype", nullptr};
+  if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
+  xdev_dtype_t target = call->outputs[0]->dtype;
+  if (const xdev_attr_t* a = find_attr(call, "dtype")) {
+    if (a->kind != XDEV_ATTR_DTYPE) {
+      return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                         "Cast: the attribute 'dtype' must be a dtype (kind %d given)",
+                         static_cast<int>(a->kind));
+    }
+    target = a->value.dtype;
+  }
+  if (!in_mask(target, kAllDtypes)) {
+    return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
+                       "Cast: the cpu plugin has no kernel for output dtype %s (it has %s)",
+                       dtype_name(target), dtype_list(kAllDtypes));
+  }
+  xdev_dtype_t source;
+  if (xdev_status_t* s = check_dtypes(call, kAllDtypes, &source, target)) return s;
+  if (xdev_status_t* s = check_same_shapes(call)) return s;
+  try {
+    const xdev_tensor_t& x = *call->inputs[0];
+    const xdev_tensor_t& out = *call->outputs[0];
+    if (source == target) {
+      copy_any(x, out);
+      return nullptr;
+    }
+    visit_dtype(source, [&](auto from) {
+      visit_dtype(target, [&](auto to) { cast<decltype(from), decltype(to)>(x, out); });
+    });
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* call) noexcept {
+  if (xdev_status_t* s = check_call(call, 1)) return s;
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_dtypes(call, kAllDtypes, &dtype)) return s;
+  if (xdev_status_t* s = check_same_shapes(call)) return s;
+  if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
+  try {
+    copy_any(*call->inputs[0], *call->outputs[0]);
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
+  if (xdev_status_t* s = check_call(call, 0)) return s;
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_dtypes(call, kAllDtypes, &dtype)) return s;
+  static constexpr const char* kKnown[] = {"value", nullptr};
+  if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
+  double value = 0;
+  if (xdev_status_t* s = attr_number(call, "value", true, 0.0, &value)) return s;
+  try {
+    const xdev_tensor_t& out = *call->outputs[0];
+    visit_dtype(dtype, [&](auto t) {
+      using T = decltype(t);
+      fill<T>(out, convert<T>(value));
+    });
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* call) noexcept {
+  if (xdev_status_t* s = check_call(call, 0)) return s;
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_dtypes(call, kFloats, &dtype)) return s;
+  static constexpr const char* kKnown[] = {"seed", "minval", "maxval", nullptr};
+  if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
+  const xdev_attr_t* seed = find_attr(call, "seed");
+  if (seed == nullptr || seed->kind != XDEV_ATTR_INT) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "RandomUniform: the attribute 'seed' is %s",
+                       seed == nullptr ? "missing" : "not an int");
+  }
+  double minval = 0, maxval = 0;
+  if (xdev_status_t* s = attr_number(call, "minval", true, 0.0, &minval)) return s;
+  if (xdev_status_t* s = attr_number(call, "maxval", true, 0.0, &maxval)) return s;
+  try {
+    const xdev_tensor_t& out = *call->outputs[0];
+    const auto bits = static_cast<uint64_t>(seed->value.i);
+    // "in the output dtype": the bounds are converted first, then the
+    // arithmetic is done in that dtype.
+    if (dtype == XDEV_DTYPE_FLOAT32) {
+      random_uniform<float>(out, bits, static_cast<float>(minval), static_cast<float>(maxval));
+    } else {
+      random_uniform<double>(out, bits, minval, maxval);
+    }
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+}  // namespace xdev::cpu

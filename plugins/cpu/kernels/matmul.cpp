@@ -1,0 +1,302 @@
+// MatMul: out[M, N] = op(a) · op(b), op(x) = x or xᵀ (transpose_a/_b).
+//
+// Paths:
+//  - tiny (M·N·K <= kTinyMatMulVolume = 192) and all integer products: plain
+//    loops. A BLAS call costs more than the arithmetic of, say, 2×3·3×2;
+//    integer products have no BLAS. Large integer products split their rows
+//    over oneTBB's threads.
+//  - float32/float64, up to kTiledMatMulFlops: one single-threaded
+//    cblas_sgemm/dgemm in the calling thread.
+//  - larger: the output is cut into tiles and each oneTBB task runs
+//    single-threaded OpenBLAS on its tile (the plugin set OpenBLAS to one
+//    thread at initialize; README.md "Threads"). If the user chose more
+//    OpenBLAS threads (OPENBLAS_NUM_THREADS), one call lets OpenBLAS split it.
+//
+// Inputs are contiguous (docs/ops.md). A view whose inner dim has stride 1
+// and whose outer stride is at least the inner size is accepted too (a BLAS
+// leading dimension), as is its transpose (the transpose flag flips).
+#include <cblas.h>
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <climits>
+#include <type_traits>
+
+#include "kernels/common.hpp"
+#include "kernels/kernels.hpp"
+
+namespace xdev::cpu {
+namespace {
+
+// M·N·K at or below which a plain loop beats a BLAS call. Measured on the
+// 2-core reference machine (single thread, float32, Debian's OpenBLAS with
+// the Prescott kernels it picks there; README.md): the dot product loop took
+// 13 ns for 2x2x3, 61 ns for 4x4x8 and 121 ns for 2x2x64, cblas_sgemm 93,
+// 107 and 158 ns; at 8x8x8 BLAS won (150 vs 213 ns).
+constexpr int64_t kTinyMatMulVolume = 192;
+// 2·M·N·K above which the product is tiled over oneTBB's threads.
+constexpr int64_t kTiledMatMulFlops = int64_t{1} << 22;  // ~ n = 128
+// Smallest tile edge (rows or columns) of a tiled product.
+constexpr int64_t kMinTileEdge = 64;
+
+// op(x) as (pointer, row stride, column stride) in elements: element (i, j)
+// of op(x) is at p[i * rs + j * cs]. For row-major BLAS: op(x) is either
+// stored row-major (cs == 1: no transpose, leading dimension rs) or
+// column-major (rs == 1: transpose, leading dimension cs).
+template <typename T>
+struct Operand {
+  const T* p;
+  int64_t rs;
+  int64_t cs;
+  bool trans;
+  int64_t ld;
+};
+
+// Describes op(x) for x of rank 2, `t` = transpose flag. Returns false when
+// no BLAS leading dimension describes it (not a dense matrix).
+template <typename T>
+bool operand(const xdev_tensor_t& x, bool t, Operand<T>* out) noexcept {
+  const int64_t rows = x.shape[t ? 1 : 0], cols = x.shape[t ? 0 : 1];
+  int64_t rs = x.strides[t ? 1 : 0], cs = x.strides[t ? 0 : 1];
+  // The stride of a dim of size 1 is never used: pick one BLAS accepts.
+  if (cols == 1) cs = 1;
+  if (rows == 1) rs = std::max<int64_t>(cols, 1);
+  out->p = data_of<const T>(x);
+  out->rs = rs;
+  out->cs = cs;
+  if (cs == 1 && rs >= std::max<int64_t>(cols, 1)) {
+    out->trans = false;
+    out->ld = rs;
+    return true;
+  }
+  if (rs == 1 && cs >= std::max<int64_t>(rows, 1)) {
+    out->trans = true;
+    out->ld = cs;
+    return true;
+  }
+  return false;
+}
+
+// Plain loops. C is dense M×N.
+template <typename T>
+void matmul_loop(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n, int64_t k,
+                 int64_t row_begin, int64_t row_end) noexcept {
+  // Integers accumulate in the unsigned type: wrapping, no undefined behaviour.
+  using Acc = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
+                                          std::type_identity<T>>::type;
+  if (b.cs == 1 && n >= 8 && m * n * k > kTinyMatMulVolume) {
+    // i-k-j: the inner loop runs along rows of op(b) and c (vectorizable);
+    // for tiny products the vector loop's set-up costs more than it saves.
+    for (int64_t i = row_begin; i < row_end; ++i) {
+      Acc* __restrict ci = reinterpret_cast<Acc*>(c + i * n);
+      for (int64_t j = 0; j < n; ++j) ci[j] = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const Acc aip = static_cast<Acc>(a.p[i * a.rs + p * a.cs]);
+        const Acc* __restrict bp = reinterpret_cast<const Acc*>(b.p + p * b.rs);
+        for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+      }
+    }
+  } else {
+    // i-j-p dot products: tiny products, and op(b) stored column-major.
+    // Pointers step by the strides: no index arithmetic in the inner loop.
+    for (int64_t i = row_begin; i < row_end; ++i) {
+      const T* const ai = a.p + i * a.rs;
+      for (int64_t j = 0; j < n; ++j) {
+        const T* pa = ai;
+        const T* pb = b.p + j * b.cs;
+        Acc sum = 0;
+        for (int64_t p = 0; p < k; ++p, pa += a.cs, pb += b.rs) {
+          sum += static_cast<Acc>(*pa) * static_cast<Acc>(*pb);
+        }
+        c[i * n + j] = static_cast<T>(sum);
+      }
+    }
+  }
+  (void)m;
+}
+
+template <typename T>
+void gemm(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n, int64_t k,
+          int64_t ldc) noexcept {
+  const auto ta = a.trans ? CblasTrans : CblasNoTrans;
+  const auto tb = b.trans ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, a.p, static_cast<int>(a.ld), b.p, static_cast<int>(b.ld),
+                0.0f, c, static_cast<int>(ldc));
+  } else {
+    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0, a.p, static_cast<int>(a.ld), b.p, static_cast<int>(b.ld),
+                0.0, c, static_cast<int>(ldc));
+  }
+}
+
+// op(x) restricted to rows [r0, ..) and columns [c0, ..).
+template <typename T>
+Operand<T> sub(const Operand<T>& x, int64_t r0, int64_t c0) noexcept {
+  Operand<T> s = x;
+  s.p = x.p + r0 * x.rs + c0 * x.cs;
+  return s;
+}
+
+template <typename T>
+void matmul(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n, int64_t k) {
+  const int64_t volume = m * n * k;
+  const bool fits_int =
+      m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && a.ld <= INT_MAX && b.ld <= INT_MAX;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (volume > kTinyMatMulVolume && fits_int) {
+      const int threads = tbb::this_task_arena::max_concurrency();
+      if (2 * volume <= kTiledMatMulFlops || threads <= 1 || openblas_get_num_threads() > 1) {
+        gemm(a, b, c, m, n, k, n);
+        return;
+      }
+      // Tiles: split the longer side of the output first, into about
+      // 2 tiles per thread, each at least kMinTileEdge wide.
+      const int64_t want = 2 * int64_t{threads};
+      int64_t row_tiles = 1, col_tiles = 1;
+      while (row_tiles * col_tiles < want) {
+        const bool rows_can = m / (row_tiles * 2) >= kMinTileEdge;
+        const bool cols_can = n / (col_tiles * 2) >= kMinTileEdge;
+        if (rows_can && (m / row_tiles >= n / col_tiles || !cols_can)) {
+          row_tiles *= 2;
+        } else if (cols_can) {
+          col_tiles *= 2;
+        } else {
+          break;
+        }
+      }
+      const int64_t tiles = row_tiles * col_tiles;
+      if (tiles == 1) {
+        gemm(a, b, c, m, n, k, n);
+        return;
+      }
+      tbb::parallel_for(
+          tbb::blocked_range<int64_t>(0, tiles, 1),
+          [&](const tbb::blocked_range<int64_t>& r) {
+            for (int64_t t = r.begin(); t < r.end(); ++t) {
+              const int64_t ti = t / col_tiles, tj = t % col_tiles;
+              const int64_t r0 = m * ti / row_tiles, r1 = m * (ti + 1) / row_tiles;
+              const int64_t c0 = n * tj / col_tiles, c1 = n * (tj + 1) / col_tiles;
+              gemm(sub(a, r0, 0), sub(b, 0, c0), c + r0 * n + c0, r1 - r0, c1 - c0, k, n);
+            }
+          },
+          tbb::simple_partitioner{});
+      return;
+    }
+  }
+  if (volume < kParallelMinElements * 4 || m == 1) {
+    matmul_loop(a, b, c, m, n, k, 0, m);
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, (kParallelMinElements * 4) / (n * k));
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, m, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      matmul_loop(a, b, c, m, n, k, r.begin(), r.end());
+                    });
+}
+
+// The common call checked inline and cheaply (this runs for every tiny
+// product): two inputs and an output, present, of one dtype of `mask`, rank
+// 2, with data. False: take check_call(), which reports what is wrong.
+bool plain_matmul_call(const xdev_kernel_call_t* call, uint64_t mask) noexcept {
+  if (call == nullptr || call->struct_size < XDEV_KERNEL_CALL_STRUCT_SIZE ||
+      call->input_count != 2 || call->output_count != 1 || call->inputs == nullptr ||
+      call->outputs == nullptr || (call->attr_count > 0 && call->attrs == nullptr)) {
+    return false;
+  }
+  const xdev_tensor_t* t[3] = {call->inputs[0], call->inputs[1], call->outputs[0]};
+  for (const xdev_tensor_t* x : t) {
+    if (x == nullptr || x->rank != 2 || x->shape == nullptr || x->strides == nullptr ||
+        x->shape[0] < 0 || x->shape[1] < 0 ||
+        (x->data == nullptr && x->shape[0] * x->shape[1] > 0)) {
+      return false;
+    }
+  }
+  return t[0]->dtype == t[2]->dtype && t[1]->dtype == t[2]->dtype && in_mask(t[2]->dtype, mask) &&
+         is_contiguous(*t[2]);
+}
+
+}  // namespace
+
+xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* call) noexcept {
+  xdev_dtype_t dtype;
+  if (plain_matmul_call(call, kNumeric)) {
+    dtype = call->outputs[0]->dtype;
+  } else {
+    if (xdev_status_t* s = check_call(call, 2)) return s;
+    if (xdev_status_t* s = check_dtypes(call, kNumeric, &dtype)) return s;
+  }
+  // One pass over the attributes (this runs for every tiny product too).
+  bool ta = false, tb = false;
+  for (uint32_t i = 0; i < call->attr_count; ++i) {
+    const xdev_attr_t& a = call->attrs[i];
+    const bool is_a = name_is(a.name, "transpose_a");
+    const bool is_b = !is_a && name_is(a.name, "transpose_b");
+    if (!is_a && !is_b) {
+      return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
+                         "MatMul: the cpu plugin does not know the attribute '%s'",
+                         a.name != nullptr ? a.name : "(NULL name)");
+    }
+    if (a.kind != XDEV_ATTR_BOOL && a.kind != XDEV_ATTR_INT) {
+      return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                         "MatMul: the attribute '%s' must be a bool (kind %d given)", a.name,
+                         static_cast<int>(a.kind));
+    }
+    (is_a ? ta : tb) = a.kind == XDEV_ATTR_BOOL ? a.value.b != 0 : a.value.i != 0;
+  }
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& y = *call->inputs[1];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (x.rank != 2 || y.rank != 2 || out.rank != 2) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "MatMul: a, b and the output must have rank 2, not %" PRId32 ", %" PRId32
+                       " and %" PRId32,
+                       x.rank, y.rank, out.rank);
+  }
+  const int64_t m = x.shape[ta ? 1 : 0], k = x.shape[ta ? 0 : 1];
+  const int64_t kb = y.shape[tb ? 1 : 0], n = y.shape[tb ? 0 : 1];
+  if (k != kb || out.shape[0] != m || out.shape[1] != n) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "MatMul: op(a) is %" PRId64 "x%" PRId64 ", op(b) %" PRId64 "x%" PRId64
+                       ", the output %" PRId64 "x%" PRId64,
+                       m, k, kb, n, out.shape[0], out.shape[1]);
+  }
+  try {
+    if (m == 0 || n == 0) return nullptr;
+    auto run = [&](auto zero) -> xdev_status_t* {
+      using T = decltype(zero);
+      if (k == 0) {  // empty inputs: the output is zeros
+        std::fill(data_of<T>(out), data_of<T>(out) + m * n, T{0});
+        return nullptr;
+      }
+      Operand<T> a, b;
+      if (!operand(x, ta, &a) || !operand(y, tb, &b)) {
+        return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                           "MatMul: inputs must be contiguous (a row-major or column-major "
+                           "matrix)");
+      }
+      matmul(a, b, data_of<T>(out), m, n, k);
+      return nullptr;
+    };
+    switch (dtype) {
+      case XDEV_DTYPE_FLOAT32:
+        return run(float{});
+      case XDEV_DTYPE_FLOAT64:
+        return run(double{});
+      case XDEV_DTYPE_INT32:
+        return run(int32_t{});
+      case XDEV_DTYPE_INT64:
+        return run(int64_t{});
+      default:
+        return nullptr;
+    }
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+}  // namespace xdev::cpu

@@ -1,0 +1,56 @@
+// The kernels the cpu plugin registers (device type index 0, "CPU").
+#include <array>
+#include <iterator>
+#include <utility>
+
+#include "kernels/common.hpp"
+#include "kernels/kernels.hpp"
+
+namespace xdev::cpu {
+namespace {
+
+constexpr xdev_kernel_info_t info(const char* op, uint64_t inputs, uint64_t outputs,
+                                  xdev_kernel_fn_t fn) {
+  return xdev_kernel_info_t{
+      .struct_size = XDEV_KERNEL_INFO_STRUCT_SIZE,
+      .ext = nullptr,
+      .op = op,
+      .type_index = 0,
+      .input_dtypes = inputs,
+      .output_dtypes = outputs,
+      .fn = fn,
+      .kernel_context = nullptr,
+  };
+}
+
+constexpr xdev_kernel_info_t kInfos[] = {
+    info("MatMul", kNumeric, kNumeric, &kernel_matmul),
+    info("Add", kNumeric | kBool, kNumeric | kBool, &kernel_add),
+    info("Sub", kNumeric, kNumeric, &kernel_sub),
+    info("Mul", kNumeric, kNumeric, &kernel_mul),
+    info("Div", kNumeric, kNumeric, &kernel_div),
+    info("Neg", kNumeric, kNumeric, &kernel_neg),
+    info("Relu", kNumeric, kNumeric, &kernel_relu),
+    info("AddN", kNumeric, kNumeric, &kernel_add_n),
+    info("Cast", kAllDtypes, kAllDtypes, &kernel_cast),
+    info("Sum", kNumeric, kNumeric, &kernel_sum),
+    info("Mean", kNumeric, kNumeric, &kernel_mean),
+    info("Copy", kAllDtypes, kAllDtypes, &kernel_copy),
+    info("Fill", kAllDtypes, kAllDtypes, &kernel_fill),
+    info("RandomUniform", kFloats, kFloats, &kernel_random_uniform),
+};
+
+template <size_t... I>
+constexpr auto pointers(std::index_sequence<I...>) {
+  return std::array<const xdev_kernel_info_t*, sizeof...(I)>{&kInfos[I]...};
+}
+constexpr auto kPointers = pointers(std::make_index_sequence<std::size(kInfos)>{});
+
+}  // namespace
+
+const xdev_kernel_info_t* const* kernel_infos(uint32_t* count) noexcept {
+  *count = static_cast<uint32_t>(kPointers.size());
+  return kPointers.data();
+}
+
+}  // namespace xdev::cpu

@@ -1,0 +1,1329 @@
+// The cpu plugin's kernels through the raw ABI: dlopen the plugin file named
+// by XDEV_TEST_CPU_PLUGIN, open device 0 and call each registered kernel
+// function the way the core does, against simple host references on seeded
+// random inputs (docs/ops.md is the contract).
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <oneapi/tbb/global_control.h>
+#include <xdev/plugin.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "host_api.hpp"
+#include "status.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+// ---------------------------------------------------------------------------
+// The plugin, loaded once for the whole test program.
+
+const xdev_host_api_t* host_api() {
+  static xdev::detail::HostContext context{"cpu"};
+  static const xdev_host_api_t host = xdev::detail::make_host_api(&context);
+  return &host;
+}
+
+struct Outcome {
+  xdev_status_code_t code = XDEV_STATUS_OK;
+  std::string message;
+};
+
+Outcome take(xdev_status_t* status) {
+  if (status == nullptr) return {};
+  xdev::detail::StatusPtr owned(status);
+  return {owned->code, owned->message};
+}
+
+class Plugin {
+ public:
+  static Plugin& get() {
+    static Plugin* plugin = new Plugin;  // stays loaded; shut down by Environment
+    return *plugin;
+  }
+
+  bool ready() const { return stream_ != nullptr; }
+  const std::string& error() const { return error_; }
+  const xdev_plugin_api_t* api() const { return api_; }
+  xdev_device_t* device() const { return device_; }
+  xdev_stream_t* stream() const { return stream_; }
+
+  // The kernel registered for (op, input dtype, output dtype), like the
+  // core's lookup: the first whose masks accept the dtypes.
+  const xdev_kernel_info_t* find(const std::string& op, xdev_dtype_t in, xdev_dtype_t out) const {
+    for (uint32_t i = 0; i < count_; ++i) {
+      const xdev_kernel_info_t* k = kernels_[i];
+      if (op != k->op) continue;
+      if ((k->input_dtypes & XDEV_DTYPE_BIT(in)) == 0) continue;
+      if (k->output_dtypes != 0 && (k->output_dtypes & XDEV_DTYPE_BIT(out)) == 0) continue;
+      return k;
+    }
+    return nullptr;
+  }
+  // Any kernel of `op` (for calls the kernel itself must refuse).
+  const xdev_kernel_info_t* any(const std::string& op) const {
+    for (uint32_t i = 0; i < count_; ++i) {
+      if (op == kernels_[i]->op) return kernels_[i];
+    }
+    return nullptr;
+  }
+  const xdev_kernel_info_t* const* kernels(uint32_t* count) const {
+    *count = count_;
+    return kernels_;
+  }
+
+  void shutdown() {
+    if (api_ == nullptr || plugin_ == nullptr) return;
+    if (stream_ != nullptr) api_->stream_destroy(stream_);
+    if (device_ != nullptr) api_->device_close(device_);
+    api_->shutdown(plugin_);
+    stream_ = nullptr;
+    device_ = nullptr;
+    plugin_ = nullptr;
+  }
+
+ private:
+  Plugin() {
+    const char* path = std::getenv("XDEV_TEST_CPU_PLUGIN");
+    if (path == nullptr) {
+      error_ = "XDEV_TEST_CPU_PLUGIN is not set (meson test sets it to the plugin file)";
+      return;
+    }
+    // Never unloaded: oneTBB's workers may outlive a test (TOOLCHAIN.md).
+    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (handle == nullptr) {
+      error_ = std::string("dlopen failed: ") + dlerror();
+      return;
+    }
+    auto query = reinterpret_cast<xdev_plugin_query_fn_t>(dlsym(handle, XDEV_PLUGIN_ENTRY_SYMBOL));
+    if (query == nullptr) {
+      error_ = "no entry symbol";
+      return;
+    }
+    xdev_plugin_query_args_t args{};
+    args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
+    args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
+    args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
+    args.host = host_api();
+    if (Outcome o = take(query(&args)); o.code != XDEV_STATUS_OK) {
+      error_ = "query: " + o.message;
+      return;
+    }
+    api_ = args.plugin_api;
+    xdev_plugin_init_args_t init{};
+    init.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
+    init.host = host_api();
+    if (Outcome o = take(api_->initialize(&init, &plugin_)); o.code != XDEV_STATUS_OK) {
+      error_ = "initialize: " + o.message;
+      return;
+    }
+    if (Outcome o = take(api_->device_open(plugin_, 0, &device_)); o.code != XDEV_STATUS_OK) {
+      error_ = "device_open: " + o.message;
+      return;
+    }
+    if (Outcome o = take(api_->kernels(plugin_, &kernels_, &count_)); o.code != XDEV_STATUS_OK) {
+      error_ = "kernels: " + o.message;
+      return;
+    }
+    if (Outcome o = take(api_->stream_create(device_, &stream_)); o.code != XDEV_STATUS_OK) {
+      error_ = "stream_create: " + o.message;
+      return;
+    }
+  }
+
+  std::string error_;
+  const xdev_plugin_api_t* api_ = nullptr;
+  xdev_plugin_t* plugin_ = nullptr;
+  xdev_device_t* device_ = nullptr;
+  xdev_stream_t* stream_ = nullptr;
+  const xdev_kernel_info_t* const* kernels_ = nullptr;
+  uint32_t count_ = 0;
+};
+
+class PluginEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override { Plugin::get().shutdown(); }
+};
+const auto* const g_environment = ::testing::AddGlobalTestEnvironment(new PluginEnvironment);
+
+// ---------------------------------------------------------------------------
+// Host tensors with any layout
+
+int64_t itemsize(xdev_dtype_t d) {
+  switch (d) {
+    case XDEV_DTYPE_FLOAT64:
+    case XDEV_DTYPE_INT64:
+      return 8;
+    case XDEV_DTYPE_BOOL:
+      return 1;
+    default:
+      return 4;
+  }
+}
+
+const char* name(xdev_dtype_t d) {
+  switch (d) {
+    case XDEV_DTYPE_FLOAT32:
+      return "float32";
+    case XDEV_DTYPE_FLOAT64:
+      return "float64";
+    case XDEV_DTYPE_INT32:
+      return "int32";
+    case XDEV_DTYPE_INT64:
+      return "int64";
+    case XDEV_DTYPE_BOOL:
+      return "bool";
+    default:
+      return "other";
+  }
+}
+
+using Shape = std::vector<int64_t>;
+
+int64_t numel(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+}
+
+// Calls f(index) for every multi-index of `shape`, row-major.
+void for_each_index(const Shape& shape, const std::function<void(const Shape&)>& f) {
+  if (numel(shape) == 0) return;
+  Shape index(shape.size(), 0);
+  for (;;) {
+    f(index);
+    int k = static_cast<int>(shape.size()) - 1;
+    for (; k >= 0; --k) {
+      if (++index[k] < shape[k]) break;
+      index[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
+
+// How a test tensor is laid out in memory.
+struct Layout {
+  std::vector<int> order;       // storage order of the axes, outermost first (empty: 0..r-1)
+  std::vector<bool> broadcast;  // axes stored once (stride 0); empty: none
+  int64_t offset = 0;           // elements before element 0 (byte_offset)
+};
+
+struct Tensor {
+  xdev_dtype_t dtype = XDEV_DTYPE_FLOAT32;
+  Shape shape;
+  Shape strides;  // elements
+  std::vector<uint64_t> storage;
+  uint64_t byte_offset = 0;
+
+  xdev_tensor_t desc() const {
+    return xdev_tensor_t{const_cast<uint64_t*>(storage.data()), byte_offset,  dtype,
+                         static_cast<int32_t>(shape.size()),    shape.data(), strides.data()};
+  }
+  char* address(const Shape& index) const {
+    int64_t e = 0;
+    for (size_t k = 0; k < index.size(); ++k) e += index[k] * strides[k];
+    return reinterpret_cast<char*>(const_cast<uint64_t*>(storage.data())) + byte_offset +
+           e * itemsize(dtype);
+  }
+  template <typename T>
+  T get(const Shape& index) const {
+    T v;
+    std::memcpy(&v, address(index), sizeof(T));
+    return v;
+  }
+  template <typename T>
+  void set(const Shape& index, T v) {
+    std::memcpy(address(index), &v, sizeof(T));
+  }
+  // Row-major flat index -> value.
+  template <typename T>
+  T flat(int64_t i) const {
+    Shape index(shape.size());
+    for (int k = static_cast<int>(shape.size()) - 1; k >= 0; --k) {
+      index[k] = i % shape[k];
+      i /= shape[k];
+    }
+    return get<T>(index);
+  }
+};
+
+Tensor make(xdev_dtype_t dtype, const Shape& shape, const Layout& layout = {}) {
+  Tensor t;
+  t.dtype = dtype;
+  t.shape = shape;
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int> order = layout.order;
+  if (order.empty()) {
+    for (int k = 0; k < rank; ++k) order.push_back(k);
+  }
+  t.strides.assign(shape.size(), 0);
+  int64_t acc = 1;
+  for (int j = rank - 1; j >= 0; --j) {
+    const int axis = order[j];
+    const bool b = !layout.broadcast.empty() && layout.broadcast[axis];
+    t.strides[axis] = b ? 0 : acc;
+    if (!b) acc *= shape[axis];
+  }
+  const int64_t bytes = (acc + layout.offset) * itemsize(dtype);
+  t.storage.assign(static_cast<size_t>(bytes / 8 + 2), 0);
+  t.byte_offset = static_cast<uint64_t>(layout.offset * itemsize(dtype));
+  return t;
+}
+
+// Random values: floats in [-8, 8), integers in [-50, 50], bools 0/1.
+void randomize(Tensor& t, std::mt19937_64& rng, double lo = -8, double hi = 8) {
+  std::uniform_real_distribution<double> real(lo, hi);
+  std::uniform_int_distribution<int64_t> integer(static_cast<int64_t>(lo * 6.25),
+                                                 static_cast<int64_t>(hi * 6.25));
+  for_each_index(t.shape, [&](const Shape& i) {
+    switch (t.dtype) {
+      case XDEV_DTYPE_FLOAT32:
+        t.set<float>(i, static_cast<float>(real(rng)));
+        break;
+      case XDEV_DTYPE_FLOAT64:
+        t.set<double>(i, real(rng));
+        break;
+      case XDEV_DTYPE_INT32:
+        t.set<int32_t>(i, static_cast<int32_t>(integer(rng)));
+        break;
+      case XDEV_DTYPE_INT64:
+        t.set<int64_t>(i, integer(rng));
+        break;
+      case XDEV_DTYPE_BOOL:
+        t.set<uint8_t>(i, static_cast<uint8_t>(rng() & 1));
+        break;
+      default:
+        break;
+    }
+  });
+}
+
+Tensor random(xdev_dtype_t dtype, const Shape& shape, std::mt19937_64& rng,
+              const Layout& layout = {}) {
+  Tensor t = make(dtype, shape, layout);
+  randomize(t, rng);
+  return t;
+}
+
+// Calls the kernel for `op` that the core would pick.
+Outcome run(const std::string& op, const std::vector<const Tensor*>& inputs, Tensor& out,
+            const std::vector<xdev_attr_t>& attrs = {}) {
+  Plugin& p = Plugin::get();
+  const xdev_dtype_t in = inputs.empty() ? out.dtype : inputs[0]->dtype;
+  const xdev_kernel_info_t* k = p.find(op, in, out.dtype);
+  if (k == nullptr) {
+    ADD_FAILURE() << "no kernel for " << op << "(" << name(in) << " -> " << name(out.dtype) << ")";
+    return {XDEV_STATUS_NOT_FOUND, "no kernel"};
+  }
+  std::vector<xdev_tensor_t> descs;
+  descs.reserve(inputs.size());
+  for (const Tensor* t : inputs) descs.push_back(t->desc());
+  std::vector<const xdev_tensor_t*> ptrs;
+  for (const auto& d : descs) ptrs.push_back(&d);
+  const xdev_tensor_t out_desc = out.desc();
+  const xdev_tensor_t* out_ptr = &out_desc;
+  xdev_kernel_call_t call{};
+  call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
+  call.op = k->op;
+  call.device = p.device();
+  call.stream = p.stream();
+  call.inputs = ptrs.data();
+  call.input_count = static_cast<uint32_t>(ptrs.size());
+  call.outputs = &out_ptr;
+  call.output_count = 1;
+  call.attrs = attrs.empty() ? nullptr : attrs.data();
+  call.attr_count = static_cast<uint32_t>(attrs.size());
+  Outcome o = take(k->fn(k->kernel_context, &call));
+  if (o.code == XDEV_STATUS_OK) {
+    if (Outcome s = take(p.api()->stream_synchronize(p.stream())); s.code != XDEV_STATUS_OK) {
+      return s;
+    }
+  }
+  return o;
+}
+
+xdev_attr_t attr_bool(const char* n, bool v) {
+  xdev_attr_t a{};
+  a.name = n;
+  a.kind = XDEV_ATTR_BOOL;
+  a.value.b = v ? 1 : 0;
+  return a;
+}
+xdev_attr_t attr_int(const char* n, int64_t v) {
+  xdev_attr_t a{};
+  a.name = n;
+  a.kind = XDEV_ATTR_INT;
+  a.value.i = v;
+  return a;
+}
+xdev_attr_t attr_float(const char* n, double v) {
+  xdev_attr_t a{};
+  a.name = n;
+  a.kind = XDEV_ATTR_FLOAT;
+  a.value.f = v;
+  return a;
+}
+xdev_attr_t attr_dtype(const char* n, xdev_dtype_t v) {
+  xdev_attr_t a{};
+  a.name = n;
+  a.kind = XDEV_ATTR_DTYPE;
+  a.value.dtype = v;
+  return a;
+}
+xdev_attr_t attr_ints(const char* n, const std::vector<int64_t>& v) {
+  xdev_attr_t a{};
+  a.name = n;
+  a.kind = XDEV_ATTR_INTS;
+  a.value.ints.values = v.data();
+  a.value.ints.count = static_cast<int64_t>(v.size());
+  return a;
+}
+
+// Calls f(T{}) for the C++ type of a dtype.
+template <typename F>
+void visit(xdev_dtype_t d, F&& f) {
+  switch (d) {
+    case XDEV_DTYPE_FLOAT32:
+      f(float{});
+      break;
+    case XDEV_DTYPE_FLOAT64:
+      f(double{});
+      break;
+    case XDEV_DTYPE_INT32:
+      f(int32_t{});
+      break;
+    case XDEV_DTYPE_INT64:
+      f(int64_t{});
+      break;
+    case XDEV_DTYPE_BOOL:
+      f(uint8_t{});
+      break;
+    default:
+      break;
+  }
+}
+
+template <typename T>
+bool same_value(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a) && std::isnan(b)) return true;
+  }
+  return a == b;
+}
+
+// Expects out == ref elementwise (exact; NaN equals NaN).
+template <typename T>
+::testing::AssertionResult equal(const Tensor& out, const std::function<T(const Shape&)>& ref) {
+  int64_t bad = 0;
+  std::string first;
+  for_each_index(out.shape, [&](const Shape& i) {
+    const T got = out.get<T>(i);
+    const T want = ref(i);
+    if (!same_value(got, want)) {
+      if (bad++ == 0) {
+        first = "at [";
+        for (int64_t v : i) first += std::to_string(v) + ",";
+        first += "] got " + std::to_string(+got) + " want " + std::to_string(+want);
+      }
+    }
+  });
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " wrong elements, first " << first;
+}
+
+constexpr xdev_dtype_t kNumeric[] = {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64, XDEV_DTYPE_INT32,
+                                     XDEV_DTYPE_INT64};
+constexpr xdev_dtype_t kAll[] = {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64, XDEV_DTYPE_INT32,
+                                 XDEV_DTYPE_INT64, XDEV_DTYPE_BOOL};
+
+class CpuKernels : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(Plugin::get().ready()) << Plugin::get().error(); }
+  std::mt19937_64 rng_{20240611};
+};
+
+// ---------------------------------------------------------------------------
+// Registration
+
+TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
+  uint32_t count = 0;
+  const xdev_kernel_info_t* const* kernels = Plugin::get().kernels(&count);
+  const uint64_t f = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
+  const uint64_t num = f | XDEV_DTYPE_BIT(XDEV_DTYPE_INT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
+  const uint64_t all = num | XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+  const std::vector<std::pair<std::string, uint64_t>> expected = {
+      {"MatMul", num}, {"Add", all},  {"Sub", num},  {"Mul", num},        {"Div", num},
+      {"Neg", num},    {"Relu", num}, {"AddN", num}, {"Cast", all},       {"Sum", num},
+      {"Mean", num},   {"Copy", all}, {"Fill", all}, {"RandomUniform", f}};
+  ASSERT_EQ(count, expected.size());
+  for (const auto& [op, mask] : expected) {
+    const xdev_kernel_info_t* k = Plugin::get().any(op);
+    ASSERT_NE(k, nullptr) << op;
+    EXPECT_EQ(k->struct_size, XDEV_KERNEL_INFO_STRUCT_SIZE) << op;
+    EXPECT_EQ(k->type_index, 0U) << op;
+    EXPECT_EQ(k->input_dtypes, mask) << op;
+    EXPECT_NE(k->fn, nullptr) << op;
+    if (op == "Cast") {
+      EXPECT_EQ(k->output_dtypes, all);
+    }
+  }
+  (void)kernels;
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise binary ops
+
+template <typename T>
+T ref_binary(const std::string& op, T a, T b) {
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    return (a != 0 || b != 0) ? 1 : 0;  // bool Add: logical or
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    if (op == "Add") return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    if (op == "Sub") return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+    if (op == "Mul") return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    if (b == 0) return 0;
+    if (b == -1) return static_cast<T>(U{0} - static_cast<U>(a));
+    const int64_t q = static_cast<int64_t>(a) / static_cast<int64_t>(b);
+    return static_cast<T>(q);
+  } else {
+    if (op == "Add") return a + b;
+    if (op == "Sub") return a - b;
+    if (op == "Mul") return a * b;
+    return a / b;
+  }
+}
+
+struct BinaryCase {
+  const char* what;
+  Shape shape;
+  Layout x, y;
+};
+
+std::vector<BinaryCase> binary_cases() {
+  return {
+      {"scalar rank 0", {}, {}, {}},
+      {"one element", {1}, {}, {}},
+      {"odd dense", {7}, {}, {}},
+      {"odd dense 2d", {13, 17}, {}, {}},
+      {"empty", {0, 5}, {}, {}},
+      {"dense parallel", {40001}, {}, {}},
+      {"offsets", {3, 11}, {{}, {}, 3}, {{}, {}, 5}},
+      {"y row broadcast", {9, 31}, {}, {{}, {true, false}, 0}},
+      {"x column broadcast", {9, 31}, {{}, {false, true}, 0}, {}},
+      {"y scalar broadcast", {5, 7}, {}, {{}, {true, true}, 1}},
+      {"x scalar broadcast parallel", {300, 200}, {{}, {true, true}, 0}, {}},
+      {"both broadcast (outer)", {6, 10}, {{}, {false, true}, 0}, {{}, {true, false}, 0}},
+      {"x transposed", {19, 23}, {{1, 0}, {}, 0}, {}},
+      {"both transposed 3d", {4, 5, 6}, {{2, 0, 1}, {}, 0}, {{1, 2, 0}, {}, 2}},
+      {"transposed parallel", {257, 255}, {{1, 0}, {}, 0}, {{}, {false, true}, 0}},
+      {"broadcast middle axis", {3, 4, 37}, {}, {{}, {false, true, false}, 0}},
+  };
+}
+
+TEST_F(CpuKernels, BinaryOpsMatchTheReferenceForEveryDtypeAndLayout) {
+  for (const std::string op : {"Add", "Sub", "Mul", "Div"}) {
+    for (xdev_dtype_t dtype : kAll) {
+      if (dtype == XDEV_DTYPE_BOOL && op != "Add") continue;
+      for (const BinaryCase& c : binary_cases()) {
+        SCOPED_TRACE(op + " " + name(dtype) + " " + c.what);
+        Tensor x = random(dtype, c.shape, rng_, c.x);
+        Tensor y = random(dtype, c.shape, rng_, c.y);
+        Tensor out = make(dtype, c.shape);
+        ASSERT_EQ(run(op, {&x, &y}, out).message, "");
+        visit(dtype, [&](auto zero) {
+          using T = decltype(zero);
+          EXPECT_TRUE(equal<T>(
+              out, [&](const Shape& i) { return ref_binary<T>(op, x.get<T>(i), y.get<T>(i)); }));
+        });
+      }
+    }
+  }
+}
+
+TEST_F(CpuKernels, IntegerDivRoundsTowardZeroAndZeroDivisorGivesZero) {
+  const std::vector<int32_t> a = {7, -7, 7, -7, 5, 0, -3, INT32_MIN, INT32_MIN, 1};
+  const std::vector<int32_t> b = {2, 2, -2, -2, 0, 0, 0, -1, 1, INT32_MIN};
+  const std::vector<int32_t> want = {3, -3, -3, 3, 0, 0, 0, INT32_MIN, INT32_MIN, 0};
+  for (xdev_dtype_t dtype : {XDEV_DTYPE_INT32, XDEV_DTYPE_INT64}) {
+    SCOPED_TRACE(name(dtype));
+    const int64_t n = static_cast<int64_t>(a.size());
+    Tensor x = make(dtype, {n}), y = make(dtype, {n}), out = make(dtype, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      // For int64 the int32 minimum is just a number: use int64's own.
+      const int64_t av = dtype == XDEV_DTYPE_INT64 && a[i] == INT32_MIN ? INT64_MIN : a[i];
+      const int64_t bv = dtype == XDEV_DTYPE_INT64 && b[i] == INT32_MIN ? INT64_MIN : b[i];
+      if (dtype == XDEV_DTYPE_INT32) {
+        x.set<int32_t>({i}, a[i]);
+        y.set<int32_t>({i}, b[i]);
+      } else {
+        x.set<int64_t>({i}, av);
+        y.set<int64_t>({i}, bv);
+      }
+    }
+    ASSERT_EQ(run("Div", {&x, &y}, out).message, "");
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t w = dtype == XDEV_DTYPE_INT64 && want[i] == INT32_MIN ? INT64_MIN : want[i];
+      const int64_t got = dtype == XDEV_DTYPE_INT32 ? out.get<int32_t>({i}) : out.get<int64_t>({i});
+      EXPECT_EQ(got, w) << a[i] << " / " << b[i];
+    }
+  }
+}
+
+TEST_F(CpuKernels, FloatDivFollowsIeee) {
+  Tensor x = make(XDEV_DTYPE_FLOAT32, {3}), y = make(XDEV_DTYPE_FLOAT32, {3});
+  Tensor out = make(XDEV_DTYPE_FLOAT32, {3});
+  x.set<float>({0}, 1.f);
+  x.set<float>({1}, -1.f);
+  x.set<float>({2}, 0.f);
+  for (int64_t i = 0; i < 3; ++i) y.set<float>({i}, 0.f);
+  ASSERT_EQ(run("Div", {&x, &y}, out).message, "");
+  EXPECT_EQ(out.get<float>({0}), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(out.get<float>({1}), -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(out.get<float>({2})));
+}
+
+TEST_F(CpuKernels, IntegerOverflowWraps) {
+  Tensor x = make(XDEV_DTYPE_INT32, {2}), y = make(XDEV_DTYPE_INT32, {2});
+  Tensor out = make(XDEV_DTYPE_INT32, {2});
+  x.set<int32_t>({0}, INT32_MAX);
+  y.set<int32_t>({0}, 1);
+  x.set<int32_t>({1}, INT32_MIN);
+  y.set<int32_t>({1}, 1);
+  ASSERT_EQ(run("Add", {&x, &y}, out).message, "");
+  EXPECT_EQ(out.get<int32_t>({0}), INT32_MIN);
+  ASSERT_EQ(run("Sub", {&x, &y}, out).message, "");
+  EXPECT_EQ(out.get<int32_t>({1}), INT32_MAX);
+  ASSERT_EQ(run("Mul", {&x, &x}, out).message, "");
+  EXPECT_EQ(out.get<int32_t>({0}), 1);
+}
+
+// ---------------------------------------------------------------------------
+// Unary ops
+
+TEST_F(CpuKernels, NegAndReluMatchTheReference) {
+  const std::vector<std::pair<Shape, Layout>> cases = {
+      {{}, {}},
+      {{1}, {}},
+      {{33}, {{}, {}, 1}},
+      {{50000}, {}},
+      {{0}, {}},
+      {{7, 9}, {{1, 0}, {}, 0}},
+      {{3, 5, 4}, {{}, {false, true, false}, 0}},
+      {{300, 301}, {{1, 0}, {}, 0}},
+  };
+  for (const std::string op : {"Neg", "Relu"}) {
+    for (xdev_dtype_t dtype : kNumeric) {
+      for (const auto& [shape, layout] : cases) {
+        SCOPED_TRACE(op + " " + name(dtype) + " rank " + std::to_string(shape.size()));
+        Tensor x = random(dtype, shape, rng_, layout);
+        Tensor out = make(dtype, shape);
+        ASSERT_EQ(run(op, {&x}, out).message, "");
+        visit(dtype, [&](auto zero) {
+          using T = decltype(zero);
+          EXPECT_TRUE(equal<T>(out, [&](const Shape& i) -> T {
+            const T v = x.get<T>(i);
+            if (op == "Relu") return v > T{0} ? v : T{0};
+            if constexpr (std::is_integral_v<T>) {
+              using U = std::make_unsigned_t<T>;
+              return static_cast<T>(U{0} - static_cast<U>(v));
+            } else {
+              return -v;
+            }
+          }));
+        });
+      }
+    }
+  }
+}
+
+TEST_F(CpuKernels, NegWrapsTheIntegerMinimumAndReluMapsNaNToZero) {
+  Tensor x = make(XDEV_DTYPE_INT64, {1}), out = make(XDEV_DTYPE_INT64, {1});
+  x.set<int64_t>({0}, INT64_MIN);
+  ASSERT_EQ(run("Neg", {&x}, out).message, "");
+  EXPECT_EQ(out.get<int64_t>({0}), INT64_MIN);
+  // x > 0 ? x : 0, like the cuda plugin and the conformance reference.
+  Tensor f = make(XDEV_DTYPE_FLOAT64, {4}), g = make(XDEV_DTYPE_FLOAT64, {4});
+  f.set<double>({0}, std::nan(""));
+  f.set<double>({1}, -std::numeric_limits<double>::infinity());
+  f.set<double>({2}, 2.5);
+  f.set<double>({3}, -0.0);
+  ASSERT_EQ(run("Relu", {&f}, g).message, "");
+  EXPECT_EQ(std::bit_cast<uint64_t>(g.get<double>({0})), 0U);
+  EXPECT_EQ(g.get<double>({1}), 0.0);
+  EXPECT_EQ(g.get<double>({2}), 2.5);
+  EXPECT_EQ(std::bit_cast<uint64_t>(g.get<double>({3})), 0U);
+}
+
+// ---------------------------------------------------------------------------
+// AddN
+
+TEST_F(CpuKernels, AddNSumsInputsInOrderForDenseAndStridedInputs) {
+  const std::vector<std::pair<Shape, std::vector<Layout>>> cases = {
+      {{}, {{}, {}, {}}},          {{5}, {{}}},
+      {{17, 3}, {{}, {}}},         {{9, 8}, {{}, {{1, 0}, {}, 0}, {}, {{}, {}, 3}, {}}},
+      {{40000}, {{}, {}, {}, {}}}, {{200, 201}, {{}, {{1, 0}, {}, 0}, {}}},
+      {{0, 3}, {{}, {}}},
+  };
+  for (xdev_dtype_t dtype : kNumeric) {
+    for (const auto& [shape, layouts] : cases) {
+      SCOPED_TRACE(std::string(name(dtype)) + " with " + std::to_string(layouts.size()) +
+                   " inputs");
+      std::vector<Tensor> xs;
+      for (const Layout& l : layouts) xs.push_back(random(dtype, shape, rng_, l));
+      std::vector<const Tensor*> ptrs;
+      for (const Tensor& t : xs) ptrs.push_back(&t);
+      Tensor out = make(dtype, shape);
+      ASSERT_EQ(run("AddN", ptrs, out).message, "");
+      visit(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        EXPECT_TRUE(equal<T>(out, [&](const Shape& i) {
+          T s = xs[0].get<T>(i);
+          for (size_t k = 1; k < xs.size(); ++k) s = ref_binary<T>("Add", s, xs[k].get<T>(i));
+          return s;
+        }));
+      });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Cast
+
+template <typename To, typename From>
+To ref_cast(From v) {
+  if constexpr (std::is_same_v<To, uint8_t>) {
+    return v != From{0} ? 1 : 0;
+  } else if constexpr (std::is_same_v<From, uint8_t>) {
+    return v != 0 ? To{1} : To{0};
+  } else {
+    return static_cast<To>(v);  // in range here: rounds toward zero for float -> int
+  }
+}
+
+TEST_F(CpuKernels, CastConvertsBetweenAllFiveDtypes) {
+  const std::vector<std::pair<Shape, Layout>> cases = {{{}, {}},
+                                                       {{11}, {}},
+                                                       {{6, 7}, {{1, 0}, {}, 2}},
+                                                       {{3, 1, 5}, {{}, {true, false, false}, 0}},
+                                                       {{40000}, {}}};
+  for (xdev_dtype_t from : kAll) {
+    for (xdev_dtype_t to : kAll) {
+      for (const auto& [shape, layout] : cases) {
+        SCOPED_TRACE(std::string(name(from)) + " -> " + name(to));
+        Tensor x = random(from, shape, rng_, layout);
+        Tensor out = make(to, shape);
+        ASSERT_EQ(run("Cast", {&x}, out, {attr_dtype("dtype", to)}).message, "");
+        visit(from, [&](auto f) {
+          using F = decltype(f);
+          visit(to, [&](auto t) {
+            using T = decltype(t);
+            EXPECT_TRUE(equal<T>(out, [&](const Shape& i) { return ref_cast<T>(x.get<F>(i)); }));
+          });
+        });
+      }
+    }
+  }
+}
+
+TEST_F(CpuKernels, CastEdgeCases) {
+  const std::vector<double> values = {2.7, -2.7, 0.5, -0.5, 0.0, -0.0, 1e30, -1e30, std::nan("")};
+  const int64_t n = static_cast<int64_t>(values.size());
+  Tensor x = make(XDEV_DTYPE_FLOAT64, {n});
+  for (int64_t i = 0; i < n; ++i) x.set<double>({i}, values[i]);
+
+  Tensor i32 = make(XDEV_DTYPE_INT32, {n});
+  ASSERT_EQ(run("Cast", {&x}, i32, {attr_dtype("dtype", XDEV_DTYPE_INT32)}).message, "");
+  EXPECT_EQ(i32.get<int32_t>({0}), 2);   // toward zero
+  EXPECT_EQ(i32.get<int32_t>({1}), -2);  // toward zero
+  EXPECT_EQ(i32.get<int32_t>({2}), 0);
+  EXPECT_EQ(i32.get<int32_t>({3}), 0);
+  // Out of range is unspecified by the contract; the cpu plugin saturates,
+  // NaN -> 0, and never traps.
+  EXPECT_EQ(i32.get<int32_t>({6}), INT32_MAX);
+  EXPECT_EQ(i32.get<int32_t>({7}), INT32_MIN);
+  EXPECT_EQ(i32.get<int32_t>({8}), 0);
+
+  Tensor b = make(XDEV_DTYPE_BOOL, {n});
+  ASSERT_EQ(run("Cast", {&x}, b, {attr_dtype("dtype", XDEV_DTYPE_BOOL)}).message, "");
+  const std::vector<uint8_t> want_bool = {1, 1, 1, 1, 0, 0, 1, 1, 1};  // x != 0 (NaN != 0)
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(b.get<uint8_t>({i}), want_bool[i]) << values[i];
+
+  Tensor back = make(XDEV_DTYPE_FLOAT32, {n});
+  ASSERT_EQ(run("Cast", {&b}, back, {attr_dtype("dtype", XDEV_DTYPE_FLOAT32)}).message, "");
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(back.get<float>({i}), want_bool[i] ? 1.f : 0.f);
+
+  Tensor big = make(XDEV_DTYPE_INT64, {1});
+  big.set<int64_t>({0}, (int64_t{1} << 40) + 3);
+  Tensor narrow = make(XDEV_DTYPE_INT32, {1});
+  ASSERT_EQ(run("Cast", {&big}, narrow, {attr_dtype("dtype", XDEV_DTYPE_INT32)}).message, "");
+  EXPECT_EQ(narrow.get<int32_t>({0}), 3);  // modulo 2^32, as C++ converts
+}
+
+// ---------------------------------------------------------------------------
+// Copy and Fill
+
+TEST_F(CpuKernels, CopyMakesAnyViewDense) {
+  const std::vector<std::pair<Shape, Layout>> cases = {
+      {{}, {}},
+      {{13}, {{}, {}, 3}},
+      {{5, 6, 7}, {{2, 0, 1}, {}, 0}},
+      {{5, 6, 7}, {{1, 2, 0}, {false, true, false}, 1}},
+      {{4, 1, 3}, {{2, 1, 0}, {}, 0}},
+      {{512, 600}, {{1, 0}, {}, 0}},
+      {{1 << 20}, {}},
+      {{0, 4}, {}},
+  };
+  for (xdev_dtype_t dtype : kAll) {
+    for (const auto& [shape, layout] : cases) {
+      SCOPED_TRACE(std::string(name(dtype)) + " rank " + std::to_string(shape.size()));
+      Tensor x = random(dtype, shape, rng_, layout);
+      Tensor out = make(dtype, shape);
+      ASSERT_EQ(run("Copy", {&x}, out).message, "");
+      visit(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        EXPECT_TRUE(equal<T>(out, [&](const Shape& i) { return x.get<T>(i); }));
+      });
+    }
+  }
+}
+
+TEST_F(CpuKernels, FillWritesTheValueConvertedToTheDtype) {
+  for (double value : {0.0, 1.0, 2.5, -2.5, -7.0}) {
+    for (xdev_dtype_t dtype : kAll) {
+      for (const Shape& shape : {Shape{}, Shape{3}, Shape{100, 401}}) {
+        SCOPED_TRACE(std::string(name(dtype)) + " " + std::to_string(value));
+        Tensor out = make(dtype, shape);
+        ASSERT_EQ(run("Fill", {}, out, {attr_float("value", value)}).message, "");
+        visit(dtype, [&](auto zero) {
+          using T = decltype(zero);
+          T want;
+          if constexpr (std::is_same_v<T, uint8_t>) {
+            want = value != 0 ? 1 : 0;
+          } else {
+            want = static_cast<T>(value);
+          }
+          EXPECT_TRUE(equal<T>(out, [&](const Shape&) { return want; }));
+        });
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// RandomUniform: bit for bit the generator of docs/ops.md
+
+uint64_t splitmix(uint64_t seed, uint64_t i) {
+  uint64_t x = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+TEST_F(CpuKernels, RandomUniformIsBitExactToTheContractsGenerator) {
+  const std::vector<uint64_t> seeds = {0, 1, 42, 0x5eed, uint64_t{1} << 63, ~uint64_t{0}};
+  const std::vector<std::pair<double, double>> ranges = {{0, 1}, {-3.5, 7.25}, {1e-3, 2e-3}};
+  for (uint64_t seed : seeds) {
+    for (const auto& [lo, hi] : ranges) {
+      for (const Shape& shape : {Shape{}, Shape{7, 3}, Shape{70000}}) {
+        SCOPED_TRACE("seed " + std::to_string(seed) + " n " + std::to_string(numel(shape)));
+        const std::vector<xdev_attr_t> attrs = {attr_int("seed", static_cast<int64_t>(seed)),
+                                                attr_float("minval", lo), attr_float("maxval", hi)};
+        Tensor f = make(XDEV_DTYPE_FLOAT32, shape);
+        ASSERT_EQ(run("RandomUniform", {}, f, attrs).message, "");
+        Tensor d = make(XDEV_DTYPE_FLOAT64, shape);
+        ASSERT_EQ(run("RandomUniform", {}, d, attrs).message, "");
+        int64_t bad = 0;
+        for (int64_t i = 0; i < numel(shape); ++i) {
+          const uint64_t x = splitmix(seed, static_cast<uint64_t>(i));
+          volatile float uf = static_cast<float>(x >> 40) * 0x1.0p-24f;
+          volatile float lf = static_cast<float>(lo), hf = static_cast<float>(hi);
+          volatile float rf = hf - lf;
+          volatile float pf = rf * uf;
+          const float want_f = lf + pf;
+          volatile double ud = static_cast<double>(x >> 11) * 0x1.0p-53;
+          volatile double pd = (hi - lo) * ud;
+          const double want_d = lo + pd;
+          const float got_f = f.flat<float>(i);
+          const double got_d = d.flat<double>(i);
+          if (std::bit_cast<uint32_t>(got_f) != std::bit_cast<uint32_t>(want_f) ||
+              std::bit_cast<uint64_t>(got_d) != std::bit_cast<uint64_t>(want_d)) {
+            if (bad++ == 0) {
+              ADD_FAILURE() << "element " << i << ": float32 " << got_f << " want " << want_f
+                            << ", float64 " << got_d << " want " << want_d;
+            }
+          }
+          if (!(got_d >= lo && got_d < hi)) ++bad;
+        }
+        EXPECT_EQ(bad, 0);
+      }
+    }
+  }
+}
+
+TEST_F(CpuKernels, RandomUniformKnownValues) {
+  // Seed 0, element 0: x = splitmix64's first output for state 0.
+  EXPECT_EQ(splitmix(0, 0), 0xE220A8397B1DCDAFull);
+  Tensor d = make(XDEV_DTYPE_FLOAT64, {1});
+  ASSERT_EQ(run("RandomUniform", {}, d,
+                {attr_int("seed", 0), attr_float("minval", 0), attr_float("maxval", 1)})
+                .message,
+            "");
+  EXPECT_EQ(d.get<double>({0}), static_cast<double>(0xE220A8397B1DCDAFull >> 11) * 0x1.0p-53);
+}
+
+// ---------------------------------------------------------------------------
+// Sum and Mean
+
+struct ReduceCase {
+  Shape shape;
+  std::vector<int64_t> axes;
+  Layout layout;
+};
+
+std::vector<ReduceCase> reduce_cases() {
+  return {
+      {{}, {}, {}},
+      {{1}, {0}, {}},
+      {{7}, {0}, {}},
+      {{7}, {}, {}},
+      {{33, 47}, {0}, {}},
+      {{33, 47}, {1}, {}},
+      {{33, 47}, {0, 1}, {}},
+      {{33, 47}, {}, {}},
+      {{33, 47}, {0}, {{1, 0}, {}, 0}},
+      {{33, 47}, {1}, {{1, 0}, {}, 3}},
+      {{5, 6, 7}, {1}, {{2, 0, 1}, {}, 0}},
+      {{5, 6, 7}, {0, 2}, {{}, {false, true, false}, 0}},
+      {{3, 4, 5, 6}, {1, 3}, {}},
+      {{3, 4, 5, 6}, {0, 2}, {}},
+      {{3, 4, 5, 6}, {2}, {}},
+      {{3, 4, 5, 6}, {0, 1, 2, 3}, {{3, 1, 0, 2}, {}, 0}},
+      {{3, 1, 5}, {1}, {}},
+      {{5, 0, 3}, {1}, {}},   // empty reduction: Sum 0, Mean NaN / 0
+      {{0}, {0}, {}},         // empty reduction to a scalar
+      {{300, 200}, {0}, {}},  // path B in parallel
+      {{200, 300}, {1}, {}},  // path A, outputs in parallel
+      {{2, 50001}, {1}, {}},  // path A, blocks in parallel
+      {{100003}, {0}, {}},    // a full reduction in parallel
+      {{64, 64, 20}, {0, 2}, {{}, {}, 1}},
+  };
+}
+
+template <typename T>
+void check_reduction(const Tensor& x, const Tensor& out, const std::vector<int64_t>& axes,
+                     bool keepdims, bool mean) {
+  const int rank = static_cast<int>(x.shape.size());
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a)] = true;
+  int64_t count = 1;
+  for (int k = 0; k < rank; ++k) {
+    if (reduced[k]) count *= x.shape[k];
+  }
+  // Sums per output (row-major over the kept dims), in long double / int64.
+  const int64_t outputs = numel(out.shape);
+  std::vector<long double> sums(static_cast<size_t>(outputs), 0), scale(sums);
+  std::vector<uint64_t> isums(static_cast<size_t>(outputs), 0);
+  for_each_index(x.shape, [&](const Shape& i) {
+    int64_t o = 0;
+    for (int k = 0; k < rank; ++k) {
+      if (!reduced[k]) o = o * x.shape[k] + i[k];
+    }
+    const T v = x.get<T>(i);
+    sums[o] += static_cast<long double>(v);
+    scale[o] += std::fabs(static_cast<long double>(v));
+    isums[o] += static_cast<uint64_t>(static_cast<int64_t>(v));
+  });
+  (void)keepdims;
+  const double eps = std::is_same_v<T, float> ? 1e-5 : 1e-13;
+  const double log_n = std::max(1.0, std::log2(static_cast<double>(std::max<int64_t>(count, 1))));
+  int64_t bad = 0;
+  for (int64_t o = 0; o < outputs; ++o) {
+    const T got = out.flat<T>(o);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (count == 0) {
+        if (mean ? !std::isnan(got) : got != 0) ++bad;
+        continue;
+      }
+      const long double want = mean ? sums[o] / count : sums[o];
+      const long double tol =
+          eps * log_n * (mean ? scale[o] / count : scale[o]) + std::numeric_limits<T>::min();
+      if (!(std::fabs(static_cast<long double>(got) - want) <= tol)) {
+        if (bad++ == 0) {
+          ADD_FAILURE() << "output " << o << ": got " << got << " want " << (double)want;
+        }
+      }
+    } else {
+      // The sum wraps to T, then divides toward zero.
+      const T s = static_cast<T>(static_cast<int64_t>(isums[o]));
+      const T want = count == 0 ? T{0} : static_cast<T>(mean ? int64_t{s} / count : s);
+      if (got != want && bad++ == 0) {
+        ADD_FAILURE() << "output " << o << ": got " << got << " want " << want;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_F(CpuKernels, SumAndMeanOverAxesWithKeepdims) {
+  for (const std::string op : {"Sum", "Mean"}) {
+    for (xdev_dtype_t dtype : kNumeric) {
+      for (const ReduceCase& c : reduce_cases()) {
+        for (bool keepdims : {false, true}) {
+          std::string what = op + " " + name(dtype) + " shape";
+          for (int64_t d : c.shape) what += " " + std::to_string(d);
+          what += " axes";
+          for (int64_t a : c.axes) what += " " + std::to_string(a);
+          what += keepdims ? " keepdims" : "";
+          SCOPED_TRACE(what);
+          Tensor x = random(dtype, c.shape, rng_, c.layout);
+          Shape out_shape;
+          for (size_t k = 0; k < c.shape.size(); ++k) {
+            const bool r = std::find(c.axes.begin(), c.axes.end(), int64_t(k)) != c.axes.end();
+            if (!r)
+              out_shape.push_back(c.shape[k]);
+            else if (keepdims)
+              out_shape.push_back(1);
+          }
+          Tensor out = make(dtype, out_shape);
+          ASSERT_EQ(run(op, {&x}, out, {attr_ints("axes", c.axes), attr_bool("keepdims", keepdims)})
+                        .message,
+                    "");
+          visit(dtype, [&](auto zero) {
+            using T = decltype(zero);
+            check_reduction<T>(x, out, c.axes, keepdims, op == "Mean");
+          });
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CpuKernels, IntegerMeanDividesTowardZero) {
+  Tensor x = make(XDEV_DTYPE_INT32, {2, 3});
+  const int32_t v[] = {-1, -1, -2, 5, 0, 0};  // sums -4 and 5; means -1 and 1
+  for (int64_t i = 0; i < 6; ++i) x.set<int32_t>({i / 3, i % 3}, v[i]);
+  Tensor out = make(XDEV_DTYPE_INT32, {2});
+  ASSERT_EQ(run("Mean", {&x}, out, {attr_ints("axes", {1}), attr_bool("keepdims", false)}).message,
+            "");
+  EXPECT_EQ(out.get<int32_t>({0}), -1);
+  EXPECT_EQ(out.get<int32_t>({1}), 1);
+}
+
+TEST_F(CpuKernels, IntegerMeanWrapsTheSumToTheDtypeFirst) {
+  // 3 * 2^30 wraps to -2^30 in int32; the mean of 3 such values is -2^30 / 3.
+  Tensor x = make(XDEV_DTYPE_INT32, {3});
+  for (int64_t i = 0; i < 3; ++i) x.set<int32_t>({i}, 1 << 30);
+  Tensor out = make(XDEV_DTYPE_INT32, {});
+  ASSERT_EQ(run("Mean", {&x}, out, {attr_ints("axes", {0}), attr_bool("keepdims", false)}).message,
+            "");
+  EXPECT_EQ(out.get<int32_t>({}), -(1 << 30) / 3);
+  ASSERT_EQ(run("Sum", {&x}, out, {attr_ints("axes", {0}), attr_bool("keepdims", false)}).message,
+            "");
+  EXPECT_EQ(out.get<int32_t>({}), -(1 << 30));
+}
+
+TEST_F(CpuKernels, FloatSumDoesNotDependOnTheThreadCount) {
+  Tensor x = random(XDEV_DTYPE_FLOAT32, {1 << 20}, rng_);
+  Tensor many = make(XDEV_DTYPE_FLOAT32, {}), one = make(XDEV_DTYPE_FLOAT32, {});
+  Tensor rows_many = make(XDEV_DTYPE_FLOAT32, {2}), rows_one = make(XDEV_DTYPE_FLOAT32, {2});
+  Tensor x2 = random(XDEV_DTYPE_FLOAT32, {2, 1 << 19}, rng_);
+  static const std::vector<int64_t> axis0 = {0};
+  static const std::vector<int64_t> axis1 = {1};
+  const std::vector<xdev_attr_t> all = {attr_ints("axes", axis0), attr_bool("keepdims", false)};
+  const std::vector<xdev_attr_t> rows = {attr_ints("axes", axis1), attr_bool("keepdims", false)};
+  ASSERT_EQ(run("Sum", {&x}, many, all).message, "");
+  ASSERT_EQ(run("Sum", {&x2}, rows_many, rows).message, "");
+  {
+    // The plugin uses the process's one oneTBB: this limits its threads too.
+    tbb::global_control serial(tbb::global_control::max_allowed_parallelism, 1);
+    ASSERT_EQ(run("Sum", {&x}, one, all).message, "");
+    ASSERT_EQ(run("Sum", {&x2}, rows_one, rows).message, "");
+  }
+  EXPECT_EQ(std::bit_cast<uint32_t>(many.get<float>({})),
+            std::bit_cast<uint32_t>(one.get<float>({})));
+  EXPECT_EQ(rows_many.get<float>({0}), rows_one.get<float>({0}));
+  EXPECT_EQ(rows_many.get<float>({1}), rows_one.get<float>({1}));
+}
+
+// ---------------------------------------------------------------------------
+// MatMul
+
+template <typename T>
+void check_matmul(const Tensor& a, const Tensor& b, const Tensor& c, bool ta, bool tb) {
+  const int64_t m = c.shape[0], n = c.shape[1];
+  const int64_t k = a.shape[ta ? 0 : 1];
+  // op(a) and op(b) read once into dense row-major arrays.
+  std::vector<T> opa(static_cast<size_t>(m * k)), opb(static_cast<size_t>(k * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t p = 0; p < k; ++p) opa[i * k + p] = ta ? a.get<T>({p, i}) : a.get<T>({i, p});
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    for (int64_t j = 0; j < n; ++j) opb[p * n + j] = tb ? b.get<T>({j, p}) : b.get<T>({p, j});
+  }
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      long double sum = 0, scale = 0;
+      uint64_t isum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const T av = opa[i * k + p];
+        const T bv = opb[p * n + j];
+        if constexpr (std::is_floating_point_v<T>) {
+          const long double prod = static_cast<long double>(av) * bv;
+          sum += prod;
+          scale += std::fabs(prod);
+        } else {
+          isum += static_cast<uint64_t>(static_cast<int64_t>(av)) *
+                  static_cast<uint64_t>(static_cast<int64_t>(bv));
+        }
+      }
+      const T got = c.get<T>({i, j});
+      bool ok;
+      if constexpr (std::is_floating_point_v<T>) {
+        const long double eps = std::is_same_v<T, float> ? 0x1p-23 : 0x1p-52;
+        ok = std::fabs(static_cast<long double>(got) - sum) <= eps * (k + 2) * scale + 1e-30L;
+      } else {
+        ok = got == static_cast<T>(static_cast<int64_t>(isum));
+      }
+      if (!ok && bad++ == 0) {
+        ADD_FAILURE() << "c[" << i << "," << j << "] = " << +got << ", want " << (double)sum;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_F(CpuKernels, MatMulMatchesTheReferenceOnEveryPathAndTransposeFlag) {
+  struct Size {
+    int64_t m, n, k;
+    const char* path;
+  };
+  const std::vector<Size> sizes = {
+      {2, 2, 3, "tiny (the walkthrough)"},
+      {1, 1, 1, "tiny"},
+      {5, 7, 1, "tiny, k=1"},
+      {3, 4, 0, "k=0"},
+      {1, 300, 9, "one row"},
+      {17, 33, 29, "one BLAS call"},
+      {129, 131, 127, "tiled"},
+      {260, 70, 130, "tiled, tall"},
+  };
+  for (xdev_dtype_t dtype : kNumeric) {
+    for (const Size& s : sizes) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          SCOPED_TRACE(std::string(name(dtype)) + " " + std::to_string(s.m) + "x" +
+                       std::to_string(s.k) + "x" + std::to_string(s.n) + " " + s.path +
+                       (ta ? " aT" : "") + (tb ? " bT" : ""));
+          Tensor a = random(dtype, ta ? Shape{s.k, s.m} : Shape{s.m, s.k}, rng_);
+          Tensor b = random(dtype, tb ? Shape{s.n, s.k} : Shape{s.k, s.n}, rng_);
+          Tensor c = make(dtype, {s.m, s.n});
+          ASSERT_EQ(run("MatMul", {&a, &b}, c,
+                        {attr_bool("transpose_a", ta), attr_bool("transpose_b", tb)})
+                        .message,
+                    "");
+          visit(dtype, [&](auto zero) {
+            using T = decltype(zero);
+            check_matmul<T>(a, b, c, ta, tb);
+          });
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CpuKernels, MatMulAcceptsAColumnMajorView) {
+  // a is a transposed view (strides (1, m)): the kernel flips the flag.
+  Tensor a = random(XDEV_DTYPE_FLOAT32, {40, 50}, rng_, {{1, 0}, {}, 0});
+  Tensor b = random(XDEV_DTYPE_FLOAT32, {50, 30}, rng_);
+  Tensor c = make(XDEV_DTYPE_FLOAT32, {40, 30});
+  ASSERT_EQ(run("MatMul", {&a, &b}, c).message, "");
+  check_matmul<float>(a, b, c, false, false);
+}
+
+TEST_F(CpuKernels, LargeIntegerMatMulRunsInParallel) {
+  Tensor a = random(XDEV_DTYPE_INT64, {150, 90}, rng_);
+  Tensor b = random(XDEV_DTYPE_INT64, {90, 120}, rng_);
+  Tensor c = make(XDEV_DTYPE_INT64, {150, 120});
+  ASSERT_EQ(run("MatMul", {&a, &b}, c).message, "");
+  check_matmul<int64_t>(a, b, c, false, false);
+}
+
+// ---------------------------------------------------------------------------
+// Bad calls: statuses, never a crash
+
+xdev_kernel_call_t call_of(const char* op, const xdev_tensor_t* const* in, uint32_t n,
+                           const xdev_tensor_t* const* out, const xdev_attr_t* attrs = nullptr,
+                           uint32_t attr_count = 0) {
+  xdev_kernel_call_t call{};
+  call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
+  call.op = op;
+  call.device = Plugin::get().device();
+  call.stream = Plugin::get().stream();
+  call.inputs = in;
+  call.input_count = n;
+  call.outputs = out;
+  call.output_count = 1;
+  call.attrs = attrs;
+  call.attr_count = attr_count;
+  return call;
+}
+
+Outcome call_any(const char* op, const xdev_kernel_call_t& call) {
+  const xdev_kernel_info_t* k = Plugin::get().any(op);
+  if (k == nullptr) return {XDEV_STATUS_NOT_FOUND, "no kernel"};
+  return take(k->fn(k->kernel_context, &call));
+}
+
+TEST_F(CpuKernels, BadCallsReturnStatusesNamingTheOp) {
+  Tensor f = make(XDEV_DTYPE_FLOAT32, {3});
+  Tensor f2 = make(XDEV_DTYPE_FLOAT32, {3});
+  Tensor i = make(XDEV_DTYPE_INT32, {3});
+  Tensor bo = make(XDEV_DTYPE_BOOL, {3});
+  Tensor wrong = make(XDEV_DTYPE_FLOAT32, {4});
+  const xdev_tensor_t fd = f.desc(), f2d = f2.desc(), id = i.desc(), bd = bo.desc(),
+                      wd = wrong.desc();
+  const xdev_tensor_t* out[] = {&f2d};
+
+  {  // wrong input count
+    const xdev_tensor_t* in[] = {&fd};
+    const auto call = call_of("Add", in, 1, out);
+    const Outcome o = call_any("Add", call);
+    EXPECT_EQ(o.code, XDEV_STATUS_INVALID_ARGUMENT);
+    EXPECT_THAT(o.message, HasSubstr("Add: takes 2 inputs, got 1"));
+  }
+  {  // unregistered dtype: Sub has no bool kernel
+    const xdev_tensor_t* in[] = {&bd, &bd};
+    const xdev_tensor_t* bout[] = {&bd};
+    const auto call = call_of("Sub", in, 2, bout);
+    const Outcome o = call_any("Sub", call);
+    EXPECT_EQ(o.code, XDEV_STATUS_UNIMPLEMENTED);
+    EXPECT_THAT(o.message, HasSubstr("Sub"));
+    EXPECT_THAT(o.message, HasSubstr("bool"));
+  }
+  {  // a dtype outside the five
+    xdev_tensor_t half = fd;
+    half.dtype = XDEV_DTYPE_FLOAT16;
+    const xdev_tensor_t* in[] = {&half, &half};
+    const xdev_tensor_t* hout[] = {&half};
+    const auto call = call_of("Mul", in, 2, hout);
+    const Outcome o = call_any("Mul", call);
+    EXPECT_EQ(o.code, XDEV_STATUS_UNIMPLEMENTED);
+    EXPECT_THAT(o.message, HasSubstr("float16"));
+  }
+  {  // mixed input dtypes
+    const xdev_tensor_t* in[] = {&fd, &id};
+    const auto call = call_of("Add", in, 2, out);
+    EXPECT_EQ(call_any("Add", call).code, XDEV_STATUS_INVALID_ARGUMENT);
+  }
+  {  // output dtype differs
+    const xdev_tensor_t* in[] = {&fd, &fd};
+    const xdev_tensor_t* iout[] = {&id};
+    const auto call = call_of("Add", in, 2, iout);
+    EXPECT_THAT(call_any("Add", call).message, HasSubstr("the output is int32, expected float32"));
+  }
+  {  // shapes differ
+    const xdev_tensor_t* in[] = {&fd, &wd};
+    const auto call = call_of("Div", in, 2, out);
+    const Outcome o = call_any("Div", call);
+    EXPECT_EQ(o.code, XDEV_STATUS_INVALID_ARGUMENT);
+    EXPECT_THAT(o.message, HasSubstr("input 1 has shape (4,)"));
+  }
+  {  // unknown attribute
+    const xdev_tensor_t* in[] = {&fd};
+    const xdev_attr_t attrs[] = {attr_bool("fast", true)};
+    const auto call = call_of("Neg", in, 1, out, attrs, 1);
+    const Outcome o = call_any("Neg", call);
+    EXPECT_EQ(o.code, XDEV_STATUS_UNIMPLEMENTED);
+    EXPECT_THAT(o.message, HasSubstr("'fast'"));
+  }
+  {  // Fill without its value
+    const auto call = call_of("Fill", nullptr, 0, out);
+    const Outcome o = call_any("Fill", call);
+    EXPECT_EQ(o.code, XDEV_STATUS_INVALID_ARGUMENT);
+    EXPECT_THAT(o.message, HasSubstr("'value' is missing"));
+  }
+  {  // RandomUniform for int32
+    const xdev_tensor_t* iout[] = {&id};
+    const xdev_attr_t attrs[] = {attr_int("seed", 1), attr_float("minval", 0),
+                                 attr_float("maxval", 1)};
+    const auto call = call_of("RandomUniform", nullptr, 0, iout, attrs, 3);
+    EXPECT_EQ(call_any("RandomUniform", call).code, XDEV_STATUS_UNIMPLEMENTED);
+  }
+  {  // Sum with unsorted axes and a wrong output shape
+    Tensor x = make(XDEV_DTYPE_FLOAT32, {2, 3});
+    const xdev_tensor_t xd = x.desc();
+    const xdev_tensor_t* in[] = {&xd};
+    const std::vector<int64_t> axes = {1, 0};
+    const xdev_attr_t attrs[] = {attr_ints("axes", axes)};
+    const auto call = call_of("Sum", in, 1, out, attrs, 1);
+    EXPECT_THAT(call_any("Sum", call).message, HasSubstr("sorted"));
+    const std::vector<int64_t> one = {1};
+    const xdev_attr_t attrs1[] = {attr_ints("axes", one)};
+    const auto call1 = call_of("Mean", in, 1, out, attrs1, 1);
+    EXPECT_THAT(call_any("Mean", call1).message, HasSubstr("shape does not match"));
+  }
+  {  // MatMul of a strided (non-matrix) view, and of mismatched sizes
+    Tensor a = make(XDEV_DTYPE_FLOAT32, {4, 4});
+    a.strides = {8, 2};
+    Tensor c = make(XDEV_DTYPE_FLOAT32, {4, 4});
+    const xdev_tensor_t ad = a.desc(), cd = c.desc();
+    const xdev_tensor_t* in[] = {&ad, &ad};
+    const xdev_tensor_t* cout[] = {&cd};
+    const auto call = call_of("MatMul", in, 2, cout);
+    EXPECT_THAT(call_any("MatMul", call).message, HasSubstr("contiguous"));
+    Tensor b = make(XDEV_DTYPE_FLOAT32, {5, 4});
+    const xdev_tensor_t bd2 = b.desc();
+    Tensor a2 = make(XDEV_DTYPE_FLOAT32, {4, 4});
+    const xdev_tensor_t a2d = a2.desc();
+    const xdev_tensor_t* in2[] = {&a2d, &bd2};
+    const auto call2 = call_of("MatMul", in2, 2, cout);
+    EXPECT_THAT(call_any("MatMul", call2).message, HasSubstr("op(b) 5x4"));
+    const xdev_attr_t attrs[] = {attr_bool("transpose_a", false), attr_bool("adjoint", true)};
+    const auto call3 = call_of("MatMul", in, 2, cout, attrs, 2);
+    const Outcome o = call_any("MatMul", call3);
+    EXPECT_EQ(o.code, XDEV_STATUS_UNIMPLEMENTED);
+    EXPECT_THAT(o.message, HasSubstr("'adjoint'"));
+  }
+  {  // rank beyond XDEV_MAX_RANK, NULL input, small struct
+    xdev_tensor_t deep = fd;
+    deep.rank = 9;
+    const xdev_tensor_t* in[] = {&deep};
+    const auto call = call_of("Relu", in, 1, out);
+    EXPECT_THAT(call_any("Relu", call).message, HasSubstr("rank 9"));
+    const xdev_tensor_t* null_in[] = {nullptr};
+    const auto call2 = call_of("Relu", null_in, 1, out);
+    EXPECT_THAT(call_any("Relu", call2).message, HasSubstr("input 0 is NULL"));
+    auto call3 = call_of("Relu", in, 1, out);
+    call3.struct_size = 16;
+    EXPECT_EQ(call_any("Relu", call3).code, XDEV_STATUS_ABI_MISMATCH);
+    const xdev_kernel_info_t* k = Plugin::get().any("Relu");
+    EXPECT_EQ(take(k->fn(nullptr, nullptr)).code, XDEV_STATUS_INVALID_ARGUMENT);
+  }
+  {  // Cast to a dtype outside the five
+    const xdev_tensor_t* in[] = {&fd};
+    const xdev_attr_t attrs[] = {attr_dtype("dtype", XDEV_DTYPE_INT8)};
+    xdev_tensor_t i8 = f2d;
+    i8.dtype = XDEV_DTYPE_INT8;
+    const xdev_tensor_t* i8out[] = {&i8};
+    const auto call = call_of("Cast", in, 1, i8out, attrs, 1);
+    const Outcome o = call_any("Cast", call);
+    EXPECT_EQ(o.code, XDEV_STATUS_UNIMPLEMENTED);
+    EXPECT_THAT(o.message, HasSubstr("int8"));
+  }
+}
+
+}  // namespace
