@@ -19,6 +19,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -1160,6 +1161,51 @@ TEST_F(CpuKernels, LargeIntegerMatMulRunsInParallel) {
   Tensor c = make(XDEV_DTYPE_INT64, {150, 120});
   ASSERT_EQ(run("MatMul", {&a, &b}, c).message, "");
   check_matmul<int64_t>(a, b, c, false, false);
+}
+
+// ---------------------------------------------------------------------------
+// XDEV_CAP_CONCURRENT_STREAMS: kernels on one stream from several threads
+
+TEST_F(CpuKernels, KernelsRunConcurrentlyOnOneStream) {
+  constexpr int kThreads = 4;
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &errors] {
+      std::mt19937_64 rng(100 + t);
+      for (int round = 0; round < 20; ++round) {
+        // Small (calling thread) and large (oneTBB) sizes, all on the one stream.
+        const int64_t n = round % 2 == 0 ? 33 : 40000;
+        Tensor x = random(XDEV_DTYPE_FLOAT32, {n}, rng), y = random(XDEV_DTYPE_FLOAT32, {n}, rng);
+        Tensor z = make(XDEV_DTYPE_FLOAT32, {n});
+        if (Outcome o = run("Add", {&x, &y}, z); o.code != XDEV_STATUS_OK) {
+          errors[t] = o.message;
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          if (z.flat<float>(i) != x.flat<float>(i) + y.flat<float>(i)) {
+            errors[t] = "wrong sum at " + std::to_string(i);
+            return;
+          }
+        }
+        Tensor a = random(XDEV_DTYPE_FLOAT64, {40, 50}, rng),
+               b = random(XDEV_DTYPE_FLOAT64, {50, 30}, rng);
+        Tensor c = make(XDEV_DTYPE_FLOAT64, {40, 30});
+        if (Outcome o = run("MatMul", {&a, &b}, c); o.code != XDEV_STATUS_OK) {
+          errors[t] = o.message;
+          return;
+        }
+        double want = 0;
+        for (int64_t p = 0; p < 50; ++p) want += a.get<double>({7, p}) * b.get<double>({p, 11});
+        if (std::fabs(c.get<double>({7, 11}) - want) > 1e-9) {
+          errors[t] = "wrong product";
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(errors[t], "") << "thread " << t;
 }
 
 // ---------------------------------------------------------------------------
