@@ -1146,6 +1146,40 @@ TEST_F(CpuKernels, MatMulMatchesTheReferenceOnEveryPathAndTransposeFlag) {
   }
 }
 
+TEST_F(CpuKernels, LargeTiledMatMulMatchesOnSampledEntries) {
+  // Above 2^31 flops: one tile per thread. Sizes that do not divide evenly;
+  // entries at the tile borders and at random places are checked.
+  for (bool tb : {false, true}) {
+    SCOPED_TRACE(tb ? "bT" : "");
+    const int64_t m = 1031, n = 1025, k = 1030;
+    Tensor a = random(XDEV_DTYPE_FLOAT32, {m, k}, rng_);
+    Tensor b = random(XDEV_DTYPE_FLOAT32, tb ? Shape{n, k} : Shape{k, n}, rng_);
+    Tensor c = make(XDEV_DTYPE_FLOAT32, {m, n});
+    ASSERT_EQ(run("MatMul", {&a, &b}, c, {attr_bool("transpose_b", tb)}).message, "");
+    std::vector<std::pair<int64_t, int64_t>> at;
+    for (int64_t i : {int64_t{0}, m / 2 - 1, m / 2, m - 1}) {
+      for (int64_t j : {int64_t{0}, n / 2 - 1, n / 2, n - 1}) at.emplace_back(i, j);
+    }
+    std::uniform_int_distribution<int64_t> ri(0, m - 1), rj(0, n - 1);
+    for (int s = 0; s < 200; ++s) at.emplace_back(ri(rng_), rj(rng_));
+    int64_t bad = 0;
+    for (const auto& [i, j] : at) {
+      long double sum = 0, scale = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const long double prod = static_cast<long double>(a.get<float>({i, p})) *
+                                 (tb ? b.get<float>({j, p}) : b.get<float>({p, j}));
+        sum += prod;
+        scale += std::fabs(prod);
+      }
+      const float got = c.get<float>({i, j});
+      if (!(std::fabs(got - sum) <= 0x1p-23L * (k + 2) * scale) && bad++ == 0) {
+        ADD_FAILURE() << "c[" << i << "," << j << "] = " << got << ", want " << (double)sum;
+      }
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
 TEST_F(CpuKernels, MatMulAcceptsAColumnMajorView) {
   // a is a transposed view (strides (1, m)): the kernel flips the flag.
   Tensor a = random(XDEV_DTYPE_FLOAT32, {40, 50}, rng_, {{1, 0}, {}, 0});

@@ -7,10 +7,11 @@
 //    over oneTBB's threads.
 //  - float32/float64, up to kTiledMatMulFlops: one single-threaded
 //    cblas_sgemm/dgemm in the calling thread.
-//  - larger: the output is cut into tiles and each oneTBB task runs
-//    single-threaded OpenBLAS on its tile (the plugin set OpenBLAS to one
-//    thread at initialize; README.md "Threads"). If the user chose more
-//    OpenBLAS threads (OPENBLAS_NUM_THREADS), one call lets OpenBLAS split it.
+//  - larger: the output is cut into tiles (two per thread, one from 2^31
+//    flops) and each oneTBB task runs single-threaded OpenBLAS on its tile
+//    (the plugin set OpenBLAS to one thread at initialize; README.md
+//    "Threads"). If the user chose more OpenBLAS threads
+//    (OPENBLAS_NUM_THREADS), one call lets OpenBLAS split it.
 //
 // Inputs are contiguous (docs/ops.md). A view whose inner dim has stride 1
 // and whose outer stride is at least the inner size is accepted too (a BLAS
@@ -41,6 +42,14 @@ constexpr int64_t kTinyMatMulVolume = 192;
 constexpr int64_t kTiledMatMulFlops = int64_t{1} << 22;  // ~ n = 128
 // Smallest tile edge (rows or columns) of a tiled product.
 constexpr int64_t kMinTileEdge = 64;
+// 2·M·N·K from which a tiled product gets one tile per thread instead of
+// two. Every tile packs its own panels of op(a) and op(b) (OpenBLAS's own
+// threads share them), so fewer tiles pack less: on the 2-core reference
+// machine n = 1024 and 2048 ran 4-13 % faster with one tile per thread in two
+// interleaved runs (OpenBLAS's AVX-512 kernels; no difference with its SSE3
+// ones). Smaller products keep two per thread, so that work can move off a
+// thread that is held up.
+constexpr int64_t kOneTilePerThreadFlops = int64_t{1} << 31;  // n = 1024
 
 // op(x) as (pointer, row stride, column stride) in elements: element (i, j)
 // of op(x) is at p[i * rs + j * cs]. For row-major BLAS: op(x) is either
@@ -154,9 +163,10 @@ void matmul(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n
         gemm(a, b, c, m, n, k, n);
         return;
       }
-      // Tiles: split the longer side of the output first, into about
-      // 2 tiles per thread, each at least kMinTileEdge wide.
-      const int64_t want = 2 * int64_t{threads};
+      // Tiles: split the longer side of the output first, into one or two
+      // tiles per thread, each at least kMinTileEdge wide.
+      const int64_t per_thread = 2 * volume >= kOneTilePerThreadFlops ? 1 : 2;
+      const int64_t want = per_thread * int64_t{threads};
       int64_t row_tiles = 1, col_tiles = 1;
       while (row_tiles * col_tiles < want) {
         const bool rows_can = m / (row_tiles * 2) >= kMinTileEdge;
