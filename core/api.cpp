@@ -5,24 +5,20 @@
 #include <cctype>
 #include <ostream>
 
+#include "text.hpp"
 #include "config.hpp"
 #include "runtime.hpp"
 
 namespace xdev {
 namespace {
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 }  // namespace
 
 std::string_view version() noexcept { return XDEV_VERSION_STRING; }
 
 std::vector<PhysicalDevice> list_physical_devices(std::string_view device_type) {
-  std::string type = upper(device_type);
+  std::string type = detail::to_upper(device_type);
   std::vector<PhysicalDevice> out;
   for (const auto& record : detail::Runtime::global().physical_devices()) {
     if (type.empty() || record.info.device_type == type) out.push_back(record.info);
@@ -31,7 +27,7 @@ std::vector<PhysicalDevice> list_physical_devices(std::string_view device_type) 
 }
 
 std::vector<Device> list_logical_devices(std::string_view device_type) {
-  std::string type = upper(device_type);
+  std::string type = detail::to_upper(device_type);
   std::vector<Device> out;
   for (const auto& d : detail::Runtime::global().logical_devices()) {
     if (type.empty() || d->info().device_type == type) out.push_back(d->info());

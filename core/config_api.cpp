@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "text.hpp"
 #include "dispatch.hpp"
 #include "placement_state.hpp"
 #include "runtime.hpp"
@@ -13,11 +14,6 @@
 namespace xdev {
 namespace {
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The runtime's record of a PhysicalDevice the user passed in.
 const detail::PhysicalDeviceRecord& record_of(const PhysicalDevice& device) {
@@ -27,7 +23,7 @@ const detail::PhysicalDeviceRecord& record_of(const PhysicalDevice& device) {
 }  // namespace
 
 void set_visible_devices(const std::vector<PhysicalDevice>& devices, std::string_view device_type) {
-  std::string type = upper(device_type);
+  std::string type = detail::to_upper(device_type);
   std::map<std::string, std::vector<int>> chosen;
   if (!type.empty()) chosen[type];  // an empty list hides every device of the type
   for (const PhysicalDevice& d : devices) {
@@ -45,29 +41,11 @@ void set_visible_devices(const std::vector<PhysicalDevice>& devices, std::string
 }
 
 std::vector<PhysicalDevice> get_visible_devices(std::string_view device_type) {
-  std::string type = upper(device_type);
+  std::string type = detail::to_upper(device_type);
   detail::Runtime& rt = detail::Runtime::global();
-  detail::DeviceConfig config = rt.config();
   std::vector<PhysicalDevice> out;
-  std::vector<std::string> types;
-  for (const auto& d : rt.physical_devices()) {
-    if (std::find(types.begin(), types.end(), d.info.device_type) == types.end())
-      types.push_back(d.info.device_type);
-  }
-  for (const auto& t : types) {
-    if (!type.empty() && t != type) continue;
-    auto it = config.visible.find(t);
-    for (const auto& d : rt.physical_devices()) {
-      if (d.info.device_type != t) continue;
-      if (it == config.visible.end()) out.push_back(d.info);
-    }
-    if (it != config.visible.end()) {
-      for (int id : it->second) {
-        for (const auto& d : rt.physical_devices()) {
-          if (d.info.device_type == t && d.info.id == id) out.push_back(d.info);
-        }
-      }
-    }
+  for (const detail::PhysicalDeviceRecord* d : rt.visible_devices(rt.config())) {
+    if (type.empty() || d->info.device_type == type) out.push_back(d->info);
   }
   return out;
 }

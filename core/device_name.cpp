@@ -6,6 +6,7 @@
 #include <charconv>
 #include <string>
 
+#include "text.hpp"
 namespace xdev {
 namespace {
 
@@ -46,11 +47,6 @@ bool is_type_name(std::string_view s) {
   return true;
 }
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Parses "TYPE", "TYPE:ID" or "TYPE:*" into name.type/name.id.
 void parse_device_part(std::string_view text, std::string_view part,
@@ -61,7 +57,7 @@ void parse_device_part(std::string_view text, std::string_view part,
     fail(text, "device type \"" + std::string(type) + "\" in \"" + std::string(component) +
                    "\" is not a type name (letters, digits and '_', starting with a letter)");
   }
-  name.type = upper(type);
+  name.type = detail::to_upper(type);
   if (colon == std::string_view::npos) return;
   std::string_view index = part.substr(colon + 1);
   if (index == "*") return;

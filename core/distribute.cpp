@@ -176,10 +176,8 @@ std::vector<std::vector<Tensor>> MirroredStrategy::run(
 }
 
 std::string MirroredStrategy::all_reduce_path() const {
-  detail::Runtime& rt = detail::Runtime::global();
   bool shared = true, direct = true;
   detail::LogicalDeviceState* root = detail::resolve_device(devices_[0].name);
-  (void)rt;
   for (const Device& d : devices_) {
     detail::LogicalDeviceState* s = detail::resolve_device(d.name);
     if (s->handle() != root->handle()) shared = false;

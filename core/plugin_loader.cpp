@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "text.hpp"
 #include "log.hpp"
 #include "plugin_probe.hpp"
 #include "status.hpp"
@@ -54,10 +55,6 @@ bool valid_type_name(const char* s) {
   return true;
 }
 
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string str_or_empty(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
 
@@ -135,7 +132,7 @@ void read_devices(LoadedPlugin& plugin) {
     if (t->platform == nullptr || t->platform[0] == '\0') {
       throw Skip{where + " (" + t->type + ") has no platform name"};
     }
-    PluginDeviceType info{upper(t->type), t->platform, t->priority};
+    PluginDeviceType info{to_upper(t->type), t->platform, t->priority};
     if (!seen_types.insert(info.type).second) {
       throw Skip{"device type " + info.type + " is offered twice"};
     }

@@ -26,6 +26,38 @@ std::string physical_description(const PluginDevice& device) {
 
 }  // namespace
 
+// Highest priority first, then type name, then id.
+bool placement_order(const PhysicalDeviceRecord& a, const PhysicalDeviceRecord& b) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.info.device_type != b.info.device_type) return a.info.device_type < b.info.device_type;
+  return a.info.id < b.info.id;
+}
+
+std::vector<const PhysicalDeviceRecord*> Runtime::visible_devices(
+    const DeviceConfig& config) const {
+  std::vector<const PhysicalDeviceRecord*> visible;
+  std::vector<std::string> types;
+  for (const auto& d : devices_) {
+    if (std::find(types.begin(), types.end(), d.info.device_type) == types.end())
+      types.push_back(d.info.device_type);
+  }
+  for (const std::string& type : types) {
+    auto it = config.visible.find(type);
+    if (it == config.visible.end()) {
+      for (const auto& d : devices_) {
+        if (d.info.device_type == type) visible.push_back(&d);
+      }
+      continue;
+    }
+    for (int id : it->second) {
+      for (const auto& d : devices_) {
+        if (d.info.device_type == type && d.info.id == id) visible.push_back(&d);
+      }
+    }
+  }
+  return visible;
+}
+
 std::vector<fs::path> split_path_list(const std::string& list) {
   std::vector<fs::path> out;
   size_t start = 0;
@@ -118,13 +150,7 @@ Runtime::Runtime(const RuntimeOptions& options) {
       devices_.push_back(std::move(record));
     }
   }
-  std::stable_sort(devices_.begin(), devices_.end(),
-                   [](const PhysicalDeviceRecord& a, const PhysicalDeviceRecord& b) {
-                     if (a.priority != b.priority) return a.priority > b.priority;
-                     if (a.info.device_type != b.info.device_type)
-                       return a.info.device_type < b.info.device_type;
-                     return a.info.id < b.info.id;
-                   });
+  std::stable_sort(devices_.begin(), devices_.end(), placement_order);
   if (options.use_environment) apply_visible_devices_variable();
   read_kernels();
 }
@@ -181,11 +207,7 @@ void Runtime::apply_visible_devices_variable() {
       }
     }
   }
-  std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
-    if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.info.device_type != b.info.device_type) return a.info.device_type < b.info.device_type;
-    return a.info.id < b.info.id;
-  });
+  std::stable_sort(kept.begin(), kept.end(), placement_order);
   devices_ = std::move(kept);
 }
 
@@ -263,27 +285,7 @@ void Runtime::initialize_devices() {
 
   std::vector<std::unique_ptr<LogicalDeviceState>> logical;
   std::map<std::string, int> next_id;
-  // Visible physical devices, type by type, in the configured order.
-  std::vector<const PhysicalDeviceRecord*> visible;
-  std::vector<std::string> types;
-  for (const auto& d : devices_) {
-    if (std::find(types.begin(), types.end(), d.info.device_type) == types.end())
-      types.push_back(d.info.device_type);
-  }
-  for (const std::string& type : types) {
-    auto it = config_.visible.find(type);
-    for (const auto& d : devices_) {
-      if (d.info.device_type != type) continue;
-      if (it == config_.visible.end()) visible.push_back(&d);
-    }
-    if (it != config_.visible.end()) {
-      for (int id : it->second) {
-        for (const auto& d : devices_) {
-          if (d.info.device_type == type && d.info.id == id) visible.push_back(&d);
-        }
-      }
-    }
-  }
+  const std::vector<const PhysicalDeviceRecord*> visible = visible_devices(config_);
 
   for (const PhysicalDeviceRecord* phys : visible) {
     auto opened = std::make_shared<OpenedDevice>();

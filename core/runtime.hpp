@@ -68,6 +68,9 @@ class Runtime {
   // The physical device with this name ("/physical_device:GPU:0"), or throws
   // Error(kNotFound).
   const PhysicalDeviceRecord& physical_device(const std::string& name) const;
+  // The physical devices that become logical ones under `config`: type by
+  // type, in the configured order (all of a type the config does not name).
+  std::vector<const PhysicalDeviceRecord*> visible_devices(const DeviceConfig& config) const;
 
   // --- configuration (before initialization; throws kFailedPrecondition after) ---
   // Runs `change` on the configuration under the lock, unless initialized.
@@ -120,6 +123,10 @@ class Runtime {
 // build directories of the in-tree plugins; in an installed tree,
 // <libdir>/xdev/plugins found relative to libxdev's own file.
 std::vector<std::filesystem::path> default_plugin_dirs();
+
+// The order of physical (and logical) devices: highest priority first, then
+// type name, then id.
+bool placement_order(const PhysicalDeviceRecord& a, const PhysicalDeviceRecord& b);
 
 // Splits a ':'-separated list, dropping empty entries.
 std::vector<std::filesystem::path> split_path_list(const std::string& list);

@@ -109,16 +109,16 @@ std::string format_value(const HostTensor& host, int64_t index) {
       }
       return buffer;
     }
-    case DType::kInt32:
-    case DType::kInt64:
-      std::snprintf(buffer, sizeof buffer, "%lld",
-                    static_cast<long long>(host.value_as_double(index)));
-      if (host.dtype() == DType::kInt64) {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        std::snprintf(buffer, sizeof buffer, "%lld", static_cast<long long>(v));
-      }
-      return buffer;
+    case DType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return std::to_string(v);
+    }
+    case DType::kInt64: {
+      int64_t v;  // not through double: int64 values past 2^53 must print exactly
+      std::memcpy(&v, p, 8);
+      return std::to_string(v);
+    }
     case DType::kBool: return static_cast<uint8_t>(*p) ? "True" : "False";
   }
   return "?";
