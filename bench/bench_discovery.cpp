@@ -12,7 +12,7 @@
 
 #include <chrono>
 
-#include "runtime.hpp"
+#include "devices/runtime.hpp"
 
 namespace {
 

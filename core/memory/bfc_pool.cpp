@@ -46,7 +46,7 @@
 
 #include <xdev/error.hpp>
 
-#include "log.hpp"
+#include "common/log.hpp"
 
 namespace xdev::detail {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <xdev/error.hpp>
 
-#include "log.hpp"
-#include "status.hpp"
+#include "common/log.hpp"
+#include "common/status.hpp"
 
 namespace xdev::detail {
 

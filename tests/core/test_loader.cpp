@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "plugin_loader.hpp"
-#include "runtime.hpp"
+#include "loader/plugin_loader.hpp"
+#include "devices/runtime.hpp"
 
 namespace fs = std::filesystem;
 
@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"xdev_test_no_entry.so",
                 "missing entry symbol 'xdev_plugin_query' (export it with XDEV_PLUGIN_EXPORT)"},
         BadCase{"xdev_test_wrong_major.so",
-                "built for plugin ABI 2.0, but this core supports ABI 1.x (up to 1.0); major "
+                "built for plugin ABI 2.0, but this core supports ABI 1.x (up to 1.1); major "
                 "versions must match"},
         BadCase{"xdev_test_init_fails.so",
                 "initialize failed: UNAVAILABLE: simulated init failure"},

@@ -23,8 +23,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "host_api.hpp"
-#include "status.hpp"
+#include "loader/host_api.hpp"
+#include "common/status.hpp"
 
 namespace {
 

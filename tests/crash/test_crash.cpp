@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include "plugin_loader.hpp"
-#include "plugin_probe.hpp"
-#include "runtime.hpp"
+#include "loader/plugin_loader.hpp"
+#include "loader/plugin_probe.hpp"
+#include "devices/runtime.hpp"
 
 namespace fs = std::filesystem;
 

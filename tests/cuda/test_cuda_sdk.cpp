@@ -11,6 +11,7 @@
 // memory as a clear error, and SPEC.md's walkthrough with MatMul on GPU:0.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <xdev/plugin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -92,7 +93,7 @@ TEST(CudaSdk, ThePluginIsListedWithItsDevicesOrTheReason) {
   }
   ASSERT_NE(cuda, nullptr) << "libxdev did not find the in-tree cuda plugin";
   EXPECT_TRUE(cuda->loaded) << cuda->reason;
-  EXPECT_EQ(cuda->abi_version, "1.0");
+  EXPECT_EQ(cuda->abi_version, "1." + std::to_string(XDEV_ABI_VERSION_MINOR));
   EXPECT_EQ(cuda->device_count, xdev::num_gpus());
   EXPECT_EQ(static_cast<size_t>(xdev::num_gpus()), xdev::list_physical_devices("GPU").size());
   std::cout << "Num GPUs Available: " << xdev::num_gpus() << "\n";

@@ -19,7 +19,7 @@
 #include <xdev/error.hpp>
 
 #include "fake_raw_allocator.hpp"
-#include "log.hpp"
+#include "common/log.hpp"
 #include "memory/bfc_pool.hpp"
 
 namespace xdev::detail {

@@ -9,7 +9,7 @@
 
 #include "memory/bfc_pool.hpp"
 #include "memory/plugin_raw_allocator.hpp"
-#include "status.hpp"
+#include "common/status.hpp"
 
 namespace xdev::detail {
 namespace {

@@ -43,7 +43,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define XDEV_ABI_VERSION_MAJOR 1
-#define XDEV_ABI_VERSION_MINOR 0
+#define XDEV_ABI_VERSION_MINOR 1
 
 /* The name of the one exported entry symbol. */
 #define XDEV_PLUGIN_ENTRY_SYMBOL "xdev_plugin_query"
@@ -342,7 +342,7 @@ typedef struct xdev_plugin_init_args_t {
  * write them with the CPU (memcpy) once the stream that uses them is idle,
  * and copies to other devices need no staging. Needs no extra slot. */
 #define XDEV_CAP_HOST_ADDRESSABLE UINT64_C(0x8)
-/* Every slot that takes a stream may be called for the same stream from
+/* Since 1.1. Every slot that takes a stream may be called for the same stream from
  * several threads at once (e.g. streams that run work synchronously). The
  * core then does not serialize its use of a device's stream, which saves a
  * lock per op. Needs no extra slot. */

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include "plugin_loader.hpp"
-#include "runtime.hpp"
+#include "loader/plugin_loader.hpp"
+#include "devices/runtime.hpp"
 
 namespace fs = std::filesystem;
 
@@ -49,8 +49,8 @@ TEST(AbiV1_0, AnotherMajorIsRefusedNamingBothVersions) {
   EXPECT_FALSE(plugin->loaded());
   EXPECT_EQ(plugin->reason,
             "built for plugin ABI 0.9, but this core supports ABI 1.x (up to " +
-                std::to_string(XDEV_ABI_VERSION_MAJOR) + "." +
-                std::to_string(XDEV_ABI_VERSION_MINOR) + "); major versions must match");
+                std::to_string(core_abi_version().major) + "." +
+                std::to_string(core_abi_version().minor) + "); major versions must match");
 }
 
 TEST(AbiV1_0, AllLoadSideBySideWithTheirKernels) {

@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "host_api.hpp"
-#include "status.hpp"
+#include "loader/host_api.hpp"
+#include "common/status.hpp"
 
 #ifndef XDEV_SIM_PLUGIN_FILE
 #error "XDEV_SIM_PLUGIN_FILE must name the built plugin"

@@ -5,9 +5,9 @@
 #include <cctype>
 #include <ostream>
 
-#include "text.hpp"
+#include "common/text.hpp"
 #include "config.hpp"
-#include "runtime.hpp"
+#include "devices/runtime.hpp"
 
 namespace xdev {
 namespace {

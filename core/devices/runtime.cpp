@@ -1,4 +1,4 @@
-#include "runtime.hpp"
+#include "devices/runtime.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,8 +10,8 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include "config.hpp"
-#include "log.hpp"
-#include "status.hpp"
+#include "common/log.hpp"
+#include "common/status.hpp"
 
 namespace fs = std::filesystem;
 

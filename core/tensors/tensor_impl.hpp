@@ -8,7 +8,7 @@
 
 #include <xdev/tensor.hpp>
 
-#include "device_state.hpp"
+#include "devices/logical_device.hpp"
 
 namespace xdev::detail {
 

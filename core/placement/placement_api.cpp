@@ -7,11 +7,11 @@
 
 #include <xdev/placement.hpp>
 
-#include "device_state.hpp"
-#include "log.hpp"
-#include "placement_state.hpp"
-#include "runtime.hpp"
-#include "thread_state.hpp"
+#include "devices/logical_device.hpp"
+#include "common/log.hpp"
+#include "placement/placement_state.hpp"
+#include "devices/runtime.hpp"
+#include "placement/thread_state.hpp"
 
 namespace xdev {
 namespace detail {

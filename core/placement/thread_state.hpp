@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "placement_state.hpp"
+#include "placement/placement_state.hpp"
 
 namespace xdev::detail {
 

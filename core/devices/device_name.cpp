@@ -6,7 +6,7 @@
 #include <charconv>
 #include <string>
 
-#include "text.hpp"
+#include "common/text.hpp"
 namespace xdev {
 namespace {
 

@@ -1,4 +1,4 @@
-#include "status.hpp"
+#include "common/status.hpp"
 
 #include <string>
 

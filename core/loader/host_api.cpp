@@ -1,10 +1,10 @@
-#include "host_api.hpp"
+#include "loader/host_api.hpp"
 
 #include <exception>
 #include <string>
 
-#include "log.hpp"
-#include "status.hpp"
+#include "common/log.hpp"
+#include "common/status.hpp"
 
 namespace xdev::detail {
 namespace {

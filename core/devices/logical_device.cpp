@@ -1,8 +1,8 @@
-#include "device_state.hpp"
+#include "devices/logical_device.hpp"
 
-#include "log.hpp"
-#include "runtime.hpp"
-#include "status.hpp"
+#include "common/log.hpp"
+#include "devices/runtime.hpp"
+#include "common/status.hpp"
 
 namespace xdev::detail {
 
@@ -25,7 +25,9 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
       raw_(*opened_->plugin->api, opened_->handle, info_.name),
       pool_(raw_, pool_options) {
   check(api()->stream_create(handle(), &stream_), "creating a stream on " + info_.name);
-  concurrent_streams_ = (api()->capabilities & XDEV_CAP_CONCURRENT_STREAMS) != 0;
+  // The bit exists since ABI 1.1: a 1.0 plugin's table never means it.
+  concurrent_streams_ = plugin()->abi_version.minor >= 1 &&
+                        (api()->capabilities & XDEV_CAP_CONCURRENT_STREAMS) != 0;
 }
 
 LogicalDeviceState::~LogicalDeviceState() {

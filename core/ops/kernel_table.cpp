@@ -1,4 +1,4 @@
-#include "kernel_table.hpp"
+#include "ops/kernel_table.hpp"
 
 namespace xdev::detail {
 namespace {

@@ -1,5 +1,6 @@
-// Running an op: choose its device (placement), bring inputs there, allocate
-// outputs, call the plugin's kernel on the device's stream.
+// Running an op eagerly: ask placement for its device, bring inputs there
+// (transfer), allocate outputs from the device's pool, call the plugin's
+// kernel on the device's stream.
 #pragma once
 
 #include <array>
@@ -12,9 +13,9 @@
 #include <xdev/plugin.h>
 #include <xdev/tensor.hpp>
 
-#include "kernel_table.hpp"
-#include "placement_state.hpp"
-#include "tensor_impl.hpp"
+#include "ops/kernel_table.hpp"
+#include "placement/placement_state.hpp"
+#include "tensors/tensor_impl.hpp"
 
 namespace xdev::detail {
 
@@ -76,25 +77,5 @@ struct OpRequest {
 Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
               const Attrs& attrs);
 Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const Attrs& attrs);
-
-// Where a tensor created from host data goes (logged as _EagerConst): the
-// scope's device, else the highest-priority device.
-LogicalDeviceState* place_creation(const char* op_name);
-
-// A copy of `src` on `dst` (a contiguous copy of the view's elements when the
-// view is not contiguous; the same strides otherwise). Synchronous with
-// respect to both devices.
-std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst);
-
-// Uploads `bytes` of host memory into `dst` at `dst_offset`. Synchronous.
-void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
-            uint64_t bytes);
-// Reads `bytes` at `src_data + src_offset` into host memory. Synchronous.
-void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset, void* host,
-              uint64_t bytes);
-
-// Resolves a user's device name to a logical device or throws
-// Error(kNotFound) naming it and listing the devices there are.
-LogicalDeviceState* resolve_device(std::string_view name);
 
 }  // namespace xdev::detail

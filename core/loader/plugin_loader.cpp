@@ -1,4 +1,4 @@
-#include "plugin_loader.hpp"
+#include "loader/plugin_loader.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -10,10 +10,10 @@
 #include <system_error>
 #include <utility>
 
-#include "text.hpp"
-#include "log.hpp"
-#include "plugin_probe.hpp"
-#include "status.hpp"
+#include "common/text.hpp"
+#include "common/log.hpp"
+#include "loader/plugin_probe.hpp"
+#include "common/status.hpp"
 
 namespace fs = std::filesystem;
 
@@ -274,6 +274,8 @@ LoadedPlugin::~LoadedPlugin() {
   shut_down();
   // The shared_library member unloads its reference; the pin keeps the code.
 }
+
+xdev_version_t core_abi_version() { return {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR}; }
 
 std::vector<fs::path> find_plugin_files(const std::vector<fs::path>& dirs) {
   std::vector<fs::path> files;

@@ -6,10 +6,11 @@
 #include <cctype>
 #include <cmath>
 
-#include "text.hpp"
-#include "dispatch.hpp"
-#include "placement_state.hpp"
-#include "runtime.hpp"
+#include "common/text.hpp"
+#include "ops/run_op.hpp"
+#include "placement/decide.hpp"
+#include "placement/placement_state.hpp"
+#include "devices/runtime.hpp"
 
 namespace xdev {
 namespace {

@@ -1,4 +1,4 @@
-#include "plugin_probe.hpp"
+#include "loader/plugin_probe.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -28,9 +28,9 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include "config.hpp"
-#include "log.hpp"
-#include "plugin_loader.hpp"
-#include "status.hpp"
+#include "common/log.hpp"
+#include "loader/plugin_loader.hpp"
+#include "common/status.hpp"
 
 extern char** environ;
 

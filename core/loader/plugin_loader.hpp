@@ -16,7 +16,7 @@
 
 #include <xdev/plugin.h>
 
-#include "host_api.hpp"
+#include "loader/host_api.hpp"
 
 namespace xdev::detail {
 
@@ -78,6 +78,10 @@ struct LoadedPlugin {
 // order of `dirs`, sorted by name within a directory. A file reached twice
 // (same path, or a link to the same file) is listed once. Missing or
 // unreadable directories are skipped.
+// The plugin ABI version this core was built with (its highest accepted
+// minor). Tests compiled against an older header ask for it here.
+xdev_version_t core_abi_version();
+
 std::vector<std::filesystem::path> find_plugin_files(
     const std::vector<std::filesystem::path>& dirs);
 

@@ -17,9 +17,9 @@
 #include <xdev/config.hpp>
 #include <xdev/device.hpp>
 
-#include "device_state.hpp"
-#include "kernel_table.hpp"
-#include "plugin_loader.hpp"
+#include "devices/logical_device.hpp"
+#include "ops/kernel_table.hpp"
+#include "loader/plugin_loader.hpp"
 
 namespace xdev::detail {
 

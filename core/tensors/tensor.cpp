@@ -8,10 +8,12 @@
 #include <ostream>
 #include <sstream>
 
-#include "dispatch.hpp"
-#include "placement_state.hpp"
-#include "runtime.hpp"
-#include "tensor_impl.hpp"
+#include "ops/run_op.hpp"
+#include "placement/decide.hpp"
+#include "transfer/copy.hpp"
+#include "placement/placement_state.hpp"
+#include "devices/runtime.hpp"
+#include "tensors/tensor_impl.hpp"
 
 namespace xdev {
 

@@ -8,11 +8,12 @@
 #include <sstream>
 #include <thread>
 
-#include "dispatch.hpp"
-#include "log.hpp"
-#include "placement_state.hpp"
-#include "runtime.hpp"
-#include "tensor_impl.hpp"
+#include "ops/run_op.hpp"
+#include "placement/decide.hpp"
+#include "common/log.hpp"
+#include "placement/placement_state.hpp"
+#include "devices/runtime.hpp"
+#include "tensors/tensor_impl.hpp"
 
 namespace xdev {
 namespace {

@@ -10,10 +10,10 @@
 #include <xdev/device.hpp>
 #include <xdev/plugin.h>
 
-#include "kernel_table.hpp"
+#include "ops/kernel_table.hpp"
 #include "memory/bfc_pool.hpp"
 #include "memory/plugin_raw_allocator.hpp"
-#include "plugin_loader.hpp"
+#include "loader/plugin_loader.hpp"
 
 namespace xdev::detail {
 

@@ -1,0 +1,170 @@
+#include "ops/run_op.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "common/status.hpp"
+#include "devices/runtime.hpp"
+#include "placement/decide.hpp"
+#include "transfer/copy.hpp"
+
+namespace xdev::detail {
+namespace {
+
+// Calls `kernel` for `op` on `device`'s stream with `inputs` and one output.
+void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* op, DType dtype,
+            std::span<TensorImpl* const> inputs, const TensorImpl& out, const Attrs& attrs) {
+  constexpr size_t kInline = 8;
+  std::array<xdev_tensor_t, kInline> inline_descs;
+  std::array<const xdev_tensor_t*, kInline> inline_desc_ptrs;
+  std::vector<xdev_tensor_t> heap_descs;
+  std::vector<const xdev_tensor_t*> heap_desc_ptrs;
+  xdev_tensor_t* descs = inline_descs.data();
+  const xdev_tensor_t** desc_ptrs = inline_desc_ptrs.data();
+  if (inputs.size() > kInline) {
+    heap_descs.resize(inputs.size());
+    heap_desc_ptrs.resize(inputs.size());
+    descs = heap_descs.data();
+    desc_ptrs = heap_desc_ptrs.data();
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorImpl* t = inputs[i];
+    descs[i] = xdev_tensor_t{t->storage->data, t->byte_offset,
+                             static_cast<xdev_dtype_t>(t->dtype), t->shape.rank(),
+                             t->shape.data(), t->strides.data()};
+    desc_ptrs[i] = &descs[i];
+  }
+  xdev_tensor_t out_desc{out.storage->data, out.byte_offset, static_cast<xdev_dtype_t>(out.dtype),
+                         out.shape.rank(), out.shape.data(), out.strides.data()};
+  const xdev_tensor_t* out_ptr = &out_desc;
+
+  xdev_kernel_call_t call{};
+  call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
+  call.op = op;
+  call.device = device->handle();
+  call.stream = device->stream();
+  call.inputs = desc_ptrs;
+  call.input_count = static_cast<uint32_t>(inputs.size());
+  call.outputs = &out_ptr;
+  call.output_count = 1;
+  call.attrs = attrs.data();
+  call.attr_count = attrs.size();
+  xdev_status_t* status;
+  if (device->concurrent_streams()) {
+    status = kernel.fn(kernel.context, &call);
+  } else {
+    std::lock_guard lock(device->stream_mutex());
+    status = kernel.fn(kernel.context, &call);
+  }
+  if (status != nullptr) {
+    check(status, std::string(op) + "(" + std::string(to_string(dtype)) + ") on " +
+                      device->name() + " (plugin " + device->plugin()->name + ")");
+  }
+}
+
+// A contiguous copy of the strided view `t` on `device` (where it lives),
+// made by the device's own Copy kernel: device memory never travels through
+// the host to change its layout. Only a device without a Copy kernel for the
+// dtype gathers through the host (exact, but two trips over the bus).
+std::shared_ptr<TensorImpl> make_contiguous(LogicalDeviceState* device, const TensorImpl& t) {
+  auto dense = make_tensor(device, t.dtype, t.shape);
+  if (dense->num_elements() == 0) return dense;
+  if (const KernelEntry* copy = device->kernels().find(OpId::kCopy, t.dtype, t.dtype)) {
+    TensorImpl* const inputs[1] = {const_cast<TensorImpl*>(&t)};
+    launch(device, *copy, "Copy", t.dtype, inputs, *dense, Attrs{});
+    return dense;
+  }
+  HostTensor host = read_to_host(t);
+  upload(device, dense->storage->data, 0, host.bytes(), host.byte_size());
+  return dense;
+}
+
+}  // namespace
+
+Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const Attrs& attrs) {
+  constexpr size_t kInline = 8;
+  std::array<const Tensor*, kInline> inline_ptrs;
+  std::vector<const Tensor*> heap_ptrs;
+  const Tensor** ptrs = inline_ptrs.data();
+  if (inputs.size() > kInline) {
+    heap_ptrs.resize(inputs.size());
+    ptrs = heap_ptrs.data();
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) ptrs[i] = &inputs[i];
+  return run_op(request, std::span<const Tensor* const>(ptrs, inputs.size()), attrs);
+}
+
+Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
+              const Attrs& attrs) {
+  Runtime& rt = Runtime::global();
+  rt.ensure_initialized();
+
+  LogicalDeviceState* inputs_device = nullptr;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    LogicalDeviceState* d = inputs[i]->impl()->device();
+    if (i == 0) {
+      inputs_device = d;
+    } else if (d != inputs_device) {
+      inputs_device = nullptr;
+      break;
+    }
+  }
+  const Decision* decision =
+      place(rt, request.op, request.input_dtype, request.output_dtype, inputs_device);
+  LogicalDeviceState* device = decision->device;
+  if (decision->fallback) count_fallback();
+  if (decision->soft) count_soft_placement();
+
+  // Inputs on the op's device (copies kept alive in `moved`).
+  constexpr size_t kInline = 8;
+  std::array<TensorImpl*, kInline> inline_ptrs{};
+  std::vector<TensorImpl*> heap_ptrs;
+  TensorImpl** in = inline_ptrs.data();
+  if (inputs.size() > kInline) {
+    heap_ptrs.resize(inputs.size());
+    in = heap_ptrs.data();
+  }
+  std::vector<std::shared_ptr<TensorImpl>> moved;
+  uint64_t bytes_copied = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::shared_ptr<TensorImpl>& impl = inputs[i]->impl_ptr();
+    in[i] = impl.get();
+    if (impl->device() != device && request.share_physical_inputs &&
+        impl->device()->handle() == device->handle()) {
+      impl->device()->synchronize();
+    } else if (impl->device() != device) {
+      if (strict_placement()) {
+        throw Error(ErrorCode::kFailedPrecondition,
+                    std::string(op_name(request.op)) + ": input " + std::to_string(i) +
+                        " lives on " + impl->device()->name() + " but the op runs on " +
+                        device->name() + " (strict placement: copy it with .to() first)");
+      }
+      auto copy = copy_tensor(*impl, device);
+      uint64_t bytes = copy->span_bytes();
+      count_implicit_copy(impl->device()->name(), device->name(), bytes);
+      bytes_copied += bytes;
+      in[i] = copy.get();
+      moved.push_back(std::move(copy));
+    }
+    if (request.contiguous_inputs && !in[i]->contiguous()) {
+      auto dense = make_contiguous(device, *in[i]);
+      in[i] = dense.get();
+      moved.push_back(std::move(dense));
+    }
+  }
+
+  std::shared_ptr<TensorImpl> out =
+      make_tensor(device, request.output_dtype, request.output_shape);
+  if (out->num_elements() > 0) {
+    launch(device, *decision->kernel, decision->op.c_str(), request.input_dtype,
+           std::span<TensorImpl* const>(in, inputs.size()), *out, attrs);
+  }
+  if (log_placement_enabled()) log_placement(decision->op, device->name());
+  record_placement(decision, bytes_copied);
+  return Tensor(std::move(out));
+}
+
+
+}  // namespace xdev::detail

@@ -1,0 +1,224 @@
+// The placement decision: which logical device runs an op (scope, inputs,
+// priority, fallback, soft placement) and where a new tensor goes. Decisions
+// are cached per thread (placement/thread_state.hpp) and kept for the life of
+// the process so the cache can point at them.
+#include "placement/decide.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "common/log.hpp"
+#include "devices/runtime.hpp"
+#include "placement/thread_state.hpp"
+
+namespace xdev::detail {
+namespace {
+
+std::string dtype_text(OpId op, DType in, DType out) {
+  std::string text(to_string(in));
+  if (op == OpId::kCast) {
+    text += " to ";
+    text += to_string(out);
+  }
+  return text;
+}
+
+std::string device_list(Runtime& rt) {
+  std::string out;
+  for (const auto& d : rt.logical_devices()) {
+    if (!out.empty()) out += ", ";
+    out += d->name();
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The canonical spelling of what a scope asked for (unset parts filled in).
+std::string requested_name(const DeviceName& name) {
+  std::string out = "/job:" + name.job.value_or("localhost");
+  out += "/replica:" + std::to_string(name.replica.value_or(0));
+  out += "/task:" + std::to_string(name.task.value_or(0));
+  if (name.type) {
+    out += "/device:" + *name.type + ":" + (name.id ? std::to_string(*name.id) : "*");
+  }
+  return out;
+}
+
+struct DecisionStore {
+  std::mutex mutex;
+  std::deque<Decision> decisions;        // never shrinks: cached pointers stay valid
+  std::set<std::string> warned;          // soft placements already reported
+};
+DecisionStore& store() {
+  static DecisionStore* s = new DecisionStore;
+  return *s;
+}
+
+const Decision* decide(Runtime& rt, OpId op, DType in, DType out, const ScopeEntry* scope,
+                       LogicalDeviceState* scope_device, LogicalDeviceState* inputs_device) {
+  const auto& devices = rt.logical_devices();
+  auto kernel_of = [&](LogicalDeviceState* d) { return d->kernels().find(op, in, out); };
+  const std::string what = std::string(op_name(op)) + "(" + dtype_text(op, in, out) + ")";
+  auto no_kernel = [&](LogicalDeviceState* d) {
+    return "has no kernel for " + what + " (type " + d->info().device_type + ", plugin " +
+           d->plugin()->name + ")";
+  };
+
+  LogicalDeviceState* best = nullptr;
+  for (const auto& d : devices) {
+    if (kernel_of(d.get()) != nullptr) {
+      best = d.get();
+      break;
+    }
+  }
+
+  Decision decision;
+  decision.op = std::string(op_name(op));
+  if (scope != nullptr) {
+    decision.requested = requested_name(scope->name);
+    if (scope_device != nullptr && kernel_of(scope_device) != nullptr) {
+      decision.device = scope_device;
+      decision.rule = "scope";
+    } else {
+      std::string reason = scope_device != nullptr ? no_kernel(scope_device) : "unknown device";
+      if (!soft_device_placement()) {
+        throw Error(scope_device != nullptr ? ErrorCode::kUnimplemented : ErrorCode::kNotFound,
+                    what + " cannot run: " + decision.requested + " " + reason +
+                        " (soft placement is off; devices: " + device_list(rt) + ")");
+      }
+      if (best == nullptr) {
+        throw Error(ErrorCode::kUnimplemented,
+                    what + " cannot run: " + decision.requested + " " + reason +
+                        ", and no other device has a kernel for it (devices: " +
+                        device_list(rt) + ")");
+      }
+      decision.device = best;
+      decision.soft = true;
+      decision.fallback = scope_device != nullptr;
+      decision.rule = decision.fallback ? "fallback" : "soft placement";
+      decision.rejected.emplace_back(decision.requested, reason);
+      std::lock_guard lock(store().mutex);
+      if (store().warned.insert(what + "@" + decision.requested).second) {
+        log(XDEV_LOG_WARNING, "soft placement: " + what + " asked for " + decision.requested +
+                                  ", which " + (scope_device ? reason : "is an unknown device") +
+                                  "; running it on " + best->name());
+      }
+    }
+  } else {
+    if (best == nullptr) {
+      throw Error(ErrorCode::kUnimplemented,
+                  what + ": no device has a kernel for it (devices: " + device_list(rt) + ")");
+    }
+    if (inputs_device != nullptr && kernel_of(inputs_device) != nullptr &&
+        inputs_device->priority() == best->priority()) {
+      decision.device = inputs_device;
+      decision.rule = "inputs";
+    } else {
+      decision.device = best;
+      decision.rule = "priority";
+    }
+    if (!devices.empty() && devices.front()->priority() > decision.device->priority()) {
+      decision.fallback = true;
+      decision.rule = "fallback";
+    }
+  }
+  decision.kernel = kernel_of(decision.device);
+  for (const auto& d : devices) {
+    if (d.get() == decision.device || d.get() == scope_device) continue;
+    std::string reason;
+    if (kernel_of(d.get()) == nullptr) {
+      reason = no_kernel(d.get());
+    } else if (scope != nullptr) {
+      reason = "not the scope's device";
+    } else if (d->priority() < decision.device->priority()) {
+      reason = "lower priority";
+    } else if (decision.rule == "inputs") {
+      reason = "the inputs live on " + decision.device->name();
+    } else {
+      reason = "higher id";
+    }
+    decision.rejected.emplace_back(d->name(), std::move(reason));
+  }
+  std::lock_guard lock(store().mutex);
+  store().decisions.push_back(std::move(decision));
+  return &store().decisions.back();
+}
+
+using CacheSlot = PlacementCacheSlot;
+
+}  // namespace
+
+const Decision* place(Runtime& rt, OpId op, DType in, DType out,
+                      LogicalDeviceState* inputs_device) {
+  const uint64_t generation = placement_generation();
+  ScopeEntry* scope = current_scope();
+  LogicalDeviceState* scope_device = nullptr;
+  if (scope != nullptr) {
+    if (scope->generation != generation) {
+      scope->device = rt.find_logical_device(scope->name);
+      scope->generation = generation;
+    }
+    scope_device = scope->device;
+    // An unknown device is rare: decide every time (the message names it).
+    if (scope_device == nullptr) return decide(rt, op, in, out, scope, nullptr, nullptr);
+  }
+  uint64_t key = static_cast<uint64_t>(op) | (static_cast<uint64_t>(in) << 8) |
+                 (static_cast<uint64_t>(out) << 12) |
+                 (static_cast<uint64_t>(scope_device ? scope_device->index() + 1 : 0) << 16) |
+                 (static_cast<uint64_t>(inputs_device ? inputs_device->index() + 1 : 0) << 32) |
+                 (uint64_t{1} << 63);
+  uint64_t hash = key * 0x9E3779B97F4A7C15ull;
+  CacheSlot& slot = thread_state().cache[(hash >> 56) & 0xFF];
+  if (slot.key == key && slot.generation == generation) return slot.decision;
+  const Decision* decision = decide(rt, op, in, out, scope, scope_device, inputs_device);
+  slot = CacheSlot{key, generation, decision};
+  return decision;
+}
+
+
+LogicalDeviceState* resolve_device(std::string_view text) {
+  Runtime& rt = Runtime::global();
+  DeviceName name = DeviceName::parse(text);
+  LogicalDeviceState* device = rt.find_logical_device(name);
+  if (device == nullptr) {
+    throw Error(ErrorCode::kNotFound, requested_name(name) + " unknown device (devices: " +
+                                          device_list(rt) + ")");
+  }
+  return device;
+}
+
+LogicalDeviceState* place_creation(const char* op_name) {
+  Runtime& rt = Runtime::global();
+  const auto& devices = rt.logical_devices();
+  if (devices.empty()) {
+    throw Error(ErrorCode::kUnavailable,
+                std::string(op_name) + ": there is no device (no plugin reported one; see "
+                                       "xdev-smi)");
+  }
+  ScopeEntry* scope = current_scope();
+  if (scope == nullptr) return devices.front().get();
+  const uint64_t generation = placement_generation();
+  if (scope->generation != generation) {
+    scope->device = rt.find_logical_device(scope->name);
+    scope->generation = generation;
+  }
+  if (scope->device != nullptr) return scope->device;
+  std::string requested = requested_name(scope->name);
+  if (!soft_device_placement()) {
+    throw Error(ErrorCode::kNotFound, std::string(op_name) + " cannot run: " + requested +
+                                          " unknown device (soft placement is off; devices: " +
+                                          device_list(rt) + ")");
+  }
+  count_soft_placement();
+  std::lock_guard lock(store().mutex);
+  if (store().warned.insert(std::string(op_name) + "@" + requested).second) {
+    log(XDEV_LOG_WARNING, std::string("soft placement: ") + op_name + " asked for " + requested +
+                              ", which is an unknown device; running it on " +
+                              devices.front()->name());
+  }
+  return devices.front().get();
+}
+
+}  // namespace xdev::detail

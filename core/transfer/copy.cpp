@@ -1,0 +1,124 @@
+// Copies between devices and between host and device: within one device,
+// between logical devices of one physical device, peer copies inside one
+// plugin, and staging through host memory otherwise.
+#include "transfer/copy.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+
+namespace xdev::detail {
+namespace {
+
+// Host <-> device transfers. The caller must not hold the device's stream lock.
+void copy_within(LogicalDeviceState* dev, void* dst, const void* src, uint64_t bytes) {
+  std::lock_guard lock(dev->stream_mutex());
+  check(dev->api()->copy_device_to_device(dev->stream(), dst, src, bytes),
+        "copying " + std::to_string(bytes) + " bytes within " + dev->name());
+}
+
+void transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* dst,
+              char* dst_ptr, uint64_t bytes) {
+  if (bytes == 0) return;
+  if (src == dst) {
+    copy_within(dst, dst_ptr, src_ptr, bytes);
+    return;
+  }
+  src->synchronize();
+  if (src->handle() == dst->handle()) {
+    // Two logical devices of one physical device.
+    copy_within(dst, dst_ptr, src_ptr, bytes);
+    dst->synchronize();
+    return;
+  }
+  if (src->plugin() == dst->plugin() && (dst->api()->capabilities & XDEV_CAP_PEER_COPY)) {
+    xdev_status_t* status;
+    {
+      std::lock_guard lock(dst->stream_mutex());
+      status = dst->api()->copy_peer(dst->stream(), dst_ptr, src->handle(), src_ptr, bytes);
+    }
+    if (status == nullptr) {
+      dst->synchronize();
+      return;
+    }
+    if (status->code != XDEV_STATUS_UNIMPLEMENTED) {
+      check(status, "peer copy of " + std::to_string(bytes) + " bytes from " + src->name() +
+                        " to " + dst->name());
+    }
+    StatusPtr ignored(status);  // no direct path for this pair: stage below
+  }
+  if (src->host_addressable()) {
+    upload(dst, dst_ptr, 0, src_ptr, bytes);
+  } else if (dst->host_addressable()) {
+    download(src, src_ptr, 0, dst_ptr, bytes);
+  } else {
+    std::vector<char> staging(bytes);
+    download(src, src_ptr, 0, staging.data(), bytes);
+    upload(dst, dst_ptr, 0, staging.data(), bytes);
+  }
+}
+
+}  // namespace
+
+void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
+            uint64_t bytes) {
+  if (bytes == 0) return;
+  char* target = static_cast<char*>(dst_data) + dst_offset;
+  if (dst->host_addressable()) {
+    dst->synchronize();
+    std::memcpy(target, host, bytes);
+    return;
+  }
+  {
+    std::lock_guard lock(dst->stream_mutex());
+    check(dst->api()->copy_host_to_device(dst->stream(), target, host, bytes),
+          "copying " + std::to_string(bytes) + " bytes to " + dst->name());
+  }
+  // The host buffer may go away when we return.
+  dst->synchronize();
+}
+
+void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset, void* host,
+              uint64_t bytes) {
+  if (bytes == 0) return;
+  const char* source = static_cast<const char*>(src_data) + src_offset;
+  if (src->host_addressable()) {
+    src->synchronize();
+    std::memcpy(host, source, bytes);
+    return;
+  }
+  {
+    std::lock_guard lock(src->stream_mutex());
+    check(src->api()->copy_device_to_host(src->stream(), host, source, bytes),
+          "copying " + std::to_string(bytes) + " bytes from " + src->name());
+  }
+  src->synchronize();
+}
+
+std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst) {
+  const uint64_t item = itemsize(src.dtype);
+  if (src.contiguous() || src.num_elements() == 0) {
+    auto out = make_tensor(dst, src.dtype, src.shape);
+    transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset, dst,
+             static_cast<char*>(out->storage->data), src.num_elements() * item);
+    return out;
+  }
+  // A strided view: move only the bytes it spans, keep its strides.
+  auto out = std::make_shared<TensorImpl>();
+  auto storage = std::make_shared<Storage>(dst, std::max<uint64_t>(src.span_bytes(), 1));
+  out->storage = storage.get();
+  out->owner = storage;
+  out->dtype = src.dtype;
+  out->shape = src.shape;
+  out->strides = src.strides;
+  out->byte_offset = 0;
+  transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset, dst,
+           static_cast<char*>(storage->data), src.span_bytes());
+  return out;
+}
+
+}  // namespace xdev::detail
