@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "kernel_scratch.hpp"
 #include "log.hpp"
 #include "runtime.hpp"
 #include "status.hpp"
@@ -438,11 +439,16 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
     call.output_count = 1;
     call.attrs = attrs.data();
     call.attr_count = attrs.size();
+    // ABI 1.2: scratch memory from this device's pool (kernel_scratch.hpp),
+    // returned to the pool when `scratch` dies, after the call.
+    KernelScratch scratch(device);
+    call.scratch_allocate = &KernelScratch::allocate;
+    call.scratch_context = &scratch;
     xdev_status_t* status;
     if (device->concurrent_streams()) {
       status = decision->kernel->fn(decision->kernel->context, &call);
     } else {
-      std::lock_guard lock(device->stream_mutex());
+      LogicalDeviceState::StreamLock lock(*device);
       status = decision->kernel->fn(decision->kernel->context, &call);
     }
     if (status != nullptr) {
