@@ -47,10 +47,15 @@ TEST(AbiV1_0, ANewerMinorLoads) {
 TEST(AbiV1_0, AnotherMajorIsRefusedNamingBothVersions) {
   auto plugin = load_plugin(kDir / "xdev_abi_major_0.so");
   EXPECT_FALSE(plugin->loaded());
-  EXPECT_EQ(plugin->reason,
-            "built for plugin ABI 0.9, but this core supports ABI 1.x (up to " +
-                std::to_string(XDEV_ABI_VERSION_MAJOR) + "." +
-                std::to_string(XDEV_ABI_VERSION_MINOR) + "); major versions must match");
+  // The core's own minor is the live header's, which this file (built
+  // against the frozen 1.0 header) does not know: any 1.x.
+  const std::string prefix = "built for plugin ABI 0.9, but this core supports ABI 1.x (up to " +
+                             std::to_string(XDEV_ABI_VERSION_MAJOR) + ".";
+  const std::string suffix = "); major versions must match";
+  EXPECT_EQ(plugin->reason.compare(0, prefix.size(), prefix), 0) << plugin->reason;
+  ASSERT_GE(plugin->reason.size(), suffix.size()) << plugin->reason;
+  EXPECT_EQ(plugin->reason.compare(plugin->reason.size() - suffix.size(), suffix.size(), suffix), 0)
+      << plugin->reason;
 }
 
 TEST(AbiV1_0, AllLoadSideBySideWithTheirKernels) {

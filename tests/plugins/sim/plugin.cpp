@@ -608,7 +608,10 @@ xdev_status_t* stream_synchronize(xdev_stream_t* stream) noexcept {
   try {
     Failure failure = stream->queue->synchronize();
     // Memory the core freed while queued work still used it (Arena::pin).
-    if (!failure) failure = stream->device->arena->take_violation();
+    // Taken either way: when that work failed on it too, this is the same
+    // core bug, reported once.
+    Failure violation = stream->device->arena->take_violation();
+    if (!failure) failure = std::move(violation);
     if (!failure) return nullptr;
     return fail(host, failure.code, "%s: asynchronous work failed: %s", kSlot,
                 failure.message.c_str());
