@@ -530,7 +530,8 @@ xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   DeviceGuard guard(device->ordinal);
   if (guard.error() != cudaSuccess) {
-    return cuda_failure(host, kSlot, "making the device current", device->ordinal, guard_error(guard));
+    return cuda_failure(host, kSlot, "making the device current", device->ordinal,
+                        guard_error(guard));
   }
   size_t free_bytes = 0, total_bytes = 0;
   if (const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes); e != cudaSuccess) {
@@ -558,7 +559,8 @@ xdev_status_t* plugin_host_memory_allocate(xdev_device_t* device, uint64_t size,
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   DeviceGuard guard(device->ordinal);
   if (guard.error() != cudaSuccess) {
-    return cuda_failure(host, kSlot, "making the device current", device->ordinal, guard_error(guard));
+    return cuda_failure(host, kSlot, "making the device current", device->ordinal,
+                        guard_error(guard));
   }
   void* ptr = nullptr;
   // Portable: pinned for every device of the process, not just this one.
@@ -625,8 +627,9 @@ xdev_status_t* create_blas_handle(xdev_stream_t* stream) noexcept {
   if (s == CUBLAS_STATUS_SUCCESS) s = blas->set_math_mode(handle, math);
   if (s != CUBLAS_STATUS_SUCCESS) {
     blas->destroy(handle);
-    return fail(host, XDEV_STATUS_INTERNAL, "%s: setting up the cuBLAS handle on cuda device %d: %s",
-                kSlot, device->ordinal, cublas_status_name(s));
+    return fail(host, XDEV_STATUS_INTERNAL,
+                "%s: setting up the cuBLAS handle on cuda device %d: %s", kSlot, device->ordinal,
+                cublas_status_name(s));
   }
   stream->blas = handle;
   return nullptr;
@@ -645,7 +648,8 @@ xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_s
   }
   DeviceGuard guard(device->ordinal);
   if (guard.error() != cudaSuccess) {
-    return cuda_failure(host, kSlot, "making the device current", device->ordinal, guard_error(guard));
+    return cuda_failure(host, kSlot, "making the device current", device->ordinal,
+                        guard_error(guard));
   }
   // Non-blocking: no implicit ordering with the legacy default stream that
   // the host program (or a library) may use.
@@ -716,7 +720,8 @@ xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_eve
   }
   DeviceGuard guard(device->ordinal);
   if (guard.error() != cudaSuccess) {
-    return cuda_failure(host, kSlot, "making the device current", device->ordinal, guard_error(guard));
+    return cuda_failure(host, kSlot, "making the device current", device->ordinal,
+                        guard_error(guard));
   }
   if (const cudaError_t e = cudaEventCreateWithFlags(&event->event, cudaEventDisableTiming);
       e != cudaSuccess) {
@@ -933,7 +938,8 @@ xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t*
   try {
     DeviceGuard guard(dst_ordinal);
     if (guard.error() != cudaSuccess) {
-      return cuda_failure(host, kSlot, "making the device current", dst_ordinal, guard_error(guard));
+      return cuda_failure(host, kSlot, "making the device current", dst_ordinal,
+                          guard_error(guard));
     }
     if (src_ordinal == dst_ordinal) {
       if (xdev_status_t* s = check_copy(kSlot, stream, dst, src, size, true)) return s;

@@ -201,7 +201,8 @@ cudaError_t reduce_typed(bool mean, const ReduceLayout& l, const void* x, void* 
   const int64_t outputs = l.outer_count;
   switch (plan.strategy) {
     case ReduceStrategy::kThreadPerOutput:
-      reduce_thread_per_output<T, Index><<<grid_for(outputs), kThreads, 0, stream>>>(l, in, o, mean);
+      reduce_thread_per_output<T, Index>
+          <<<grid_for(outputs), kThreads, 0, stream>>>(l, in, o, mean);
       return cudaGetLastError();
     case ReduceStrategy::kWarpPerRow:
       reduce_warp_per_row<T, Index>

@@ -287,6 +287,10 @@ xdev_status_t* no_implementation(const char* slot, const char* argument, const v
               argument);
 }
 
+xdev_status_t* null_plugin(const char* slot) {
+  return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: plugin is NULL", slot);
+}
+
 // ---- life cycle -------------------------------------------------------------
 
 xdev_status_t* shim_initialize(const xdev_plugin_init_args_t* args,
@@ -370,7 +374,7 @@ xdev_status_t* shim_device_types(xdev_plugin_t* plugin,
                                  const xdev_device_type_info_t* const** out_types,
                                  uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_types";
-  if (plugin == nullptr) return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: plugin is NULL", kSlot);
+  if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->device_types(plugin->impl, out_types, out_count);
   if (out_types == nullptr || out_count == nullptr) {
     return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", kSlot,
@@ -383,7 +387,7 @@ xdev_status_t* shim_device_types(xdev_plugin_t* plugin,
 
 xdev_status_t* shim_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_count";
-  if (plugin == nullptr) return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: plugin is NULL", kSlot);
+  if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->device_count(plugin->impl, out_count);
   if (out_count == nullptr) {
     return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_count is NULL", kSlot);
@@ -401,7 +405,7 @@ xdev_status_t* no_such_device(const xdev_plugin_t* plugin, const char* slot, uin
 xdev_status_t* shim_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                           xdev_device_properties_t* out_props) noexcept {
   constexpr const char* kSlot = "device_get_properties";
-  if (plugin == nullptr) return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: plugin is NULL", kSlot);
+  if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) {
     return impl_api()->device_get_properties(plugin->impl, ordinal, out_props);
   }
@@ -414,7 +418,7 @@ xdev_status_t* shim_device_get_properties(xdev_plugin_t* plugin, uint32_t ordina
 xdev_status_t* shim_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                 xdev_device_t** out_device) noexcept {
   constexpr const char* kSlot = "device_open";
-  if (plugin == nullptr) return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: plugin is NULL", kSlot);
+  if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->device_open(plugin->impl, ordinal, out_device);
   if (out_device == nullptr) {
     return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_device is NULL", kSlot);
@@ -426,7 +430,7 @@ xdev_status_t* shim_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
 xdev_status_t* shim_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out_kernels,
                             uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "kernels";
-  if (plugin == nullptr) return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: plugin is NULL", kSlot);
+  if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->kernels(plugin->impl, out_kernels, out_count);
   if (out_kernels == nullptr || out_count == nullptr) {
     return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", kSlot,

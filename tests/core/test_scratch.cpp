@@ -82,7 +82,7 @@ TEST_F(Scratch, ComesFromThePoolAndIsBackWhenTheOpReturns) {
     // The product is right (the sim checked the scratch range when it ran).
     const std::vector<float> got = c.to_vector<float>();
     float want = 0;
-    for (int k = 0; k < 64; ++k) want += values[static_cast<size_t>(k)] * values[static_cast<size_t>(k) * 64];
+    for (size_t k = 0; k < 64; ++k) want += values[k] * values[k * 64];
     EXPECT_EQ(got[0], want);
   });
 }

@@ -313,7 +313,9 @@ TEST(ReducePlan, SplitsCoverEveryInputWithinTheScratch) {
       ASSERT_GE(plan.chunks * plan.chunk_length, l.inner_count);
       ASSERT_LT((plan.chunks - 1) * plan.chunk_length, std::max<int64_t>(l.inner_count, 1));
     }
-    if (plan.strategy == ReduceStrategy::kBlocks) ASSERT_EQ(plan.blocks, l.outer_count * plan.chunks);
+    if (plan.strategy == ReduceStrategy::kBlocks) {
+      ASSERT_EQ(plan.blocks, l.outer_count * plan.chunks);
+    }
     if (plan.strategy == ReduceStrategy::kColumnTiles) {
       ASSERT_EQ(plan.blocks, (l.outer_count + 31) / 32);
       ASSERT_EQ(l.outer_strides[l.outer_rank - 1], 1);  // the kept axis is innermost

@@ -947,7 +947,8 @@ Failure use_scratch(const xdev_kernel_call_t& call, uint64_t bytes) {
     return failure;
   }
   call.stream->queue->enqueue(
-      [&arena, address = address_of(scratch), bytes, pin = arena.pin(address_of(scratch))]() -> Failure {
+      [&arena, address = address_of(scratch), bytes,
+       pin = arena.pin(address_of(scratch))]() -> Failure {
         std::byte* host = nullptr;
         if (Failure failure = arena.resolve(address, bytes, "MatMul scratch", &host)) {
           return failure;
