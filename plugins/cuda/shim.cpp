@@ -163,7 +163,10 @@ DriverProbe probe_driver() {
   // The runtime of the toolkit the plugin was built with runs on a driver of
   // the same major CUDA version or newer (minor version compatibility).
   int driver_version = 0;
-  if (get_version(&driver_version) != 0) driver_version = 0;
+  if (const int e = get_version(&driver_version); e != 0) {
+    probe.reason = "CUDA unavailable: cuDriverGetVersion: " + driver_error_text(driver, e);
+    return probe;
+  }
   const int needed = XDEV_CUDA_TOOLKIT_VERSION;
   if (driver_version / 1000 < needed / 1000) {
     const int branch = minimum_driver_branch(needed / 1000);
