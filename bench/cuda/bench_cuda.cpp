@@ -12,6 +12,16 @@
 //   Launch/{Xdev,Bare}         a small elementwise op (add of 1024 float32):
 //                              host time per op, synchronizing every 256 ops;
 //   Latency/{Xdev,Bare}        the same op, synchronized each time
+//   Reduce/Xdev/case           xdev::sum of 256 MiB of float32 (case 0: rows
+//                              [1Mi, 64] over axis 1, a warp per row; 1: the
+//                              same over axis 0, column tiles; 2, 3: [8192,
+//                              8192] over axis 1, axis 0); bytes read per
+//                              second vs Reduce/ReadPeer, a bare kernel
+//                              reading the same bytes once      [issue 20]
+//   Broadcast/Xdev/case        xdev::add of [8192, 8192] and a broadcast row
+//                              (case 0) or column (case 1); bytes read and
+//                              written per second vs Broadcast/CopyPeer,
+//                              cudaMemcpyAsync of the same bytes
 //
 // Without a CUDA device it prints why and exits 0. xdev's GPU pool grows on
 // demand here (XDEV_FORCE_GPU_ALLOW_GROWTH=true unless set), so the bare
@@ -26,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -370,6 +381,89 @@ void BM_Latency_Bare(benchmark::State& state) {
   cudaStreamDestroy(stream);
 }
 
+// ---------------------------------------------------------------------------
+// Reduction and broadcast bandwidth (issue 20)
+
+struct ReduceCase {
+  int64_t rows, cols;
+  int axis;
+};
+constexpr ReduceCase kReduceCases[] = {
+    {int64_t{1} << 20, 64, 1}, {int64_t{1} << 20, 64, 0}, {8192, 8192, 1}, {8192, 8192, 0}};
+
+void BM_Reduce_Xdev(benchmark::State& state) {
+  const ReduceCase c = kReduceCases[state.range(0)];
+  xdev::DeviceScope scope("/GPU:0");
+  const xdev::Tensor x =
+      xdev::random_uniform({c.rows, c.cols}, 0.0, 1.0, xdev::DType::kFloat32, kSeed);
+  xdev::Tensor s = xdev::sum(x, {c.axis});
+  sync_gpu0();
+  for (auto _ : state) {
+    s = xdev::sum(x, {c.axis});
+    sync_gpu0();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * c.rows * c.cols * 4);
+}
+
+void BM_Reduce_ReadPeer(benchmark::State& state) {
+  const ReduceCase c = kReduceCases[state.range(0)];
+  const int64_t n = c.rows * c.cols;
+  CUDA_OK(cudaSetDevice(0));
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  float *x, *sink;
+  CUDA_OK(cudaMalloc(&x, static_cast<size_t>(n) * 4));
+  CUDA_OK(cudaMalloc(&sink, 4));
+  CUDA_OK(xdev_bench::fill_random(x, n, kSeed, stream));
+  for (auto _ : state) {
+    CUDA_OK(xdev_bench::read_all(x, n, sink, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n * 4);
+  cudaFree(sink);
+  cudaFree(x);
+  cudaStreamDestroy(stream);
+}
+
+constexpr int64_t kBroadcastN = 8192;
+
+void BM_Broadcast_Xdev(benchmark::State& state) {
+  const bool column = state.range(0) == 1;
+  xdev::DeviceScope scope("/GPU:0");
+  const xdev::Tensor x = xdev::random_uniform({kBroadcastN, kBroadcastN}, 0.0, 1.0,
+                                              xdev::DType::kFloat32, kSeed);
+  const xdev::Tensor y =
+      xdev::random_uniform(column ? xdev::Shape{kBroadcastN, 1} : xdev::Shape{kBroadcastN}, 0.0,
+                           1.0, xdev::DType::kFloat32, kSeed + 1);
+  xdev::Tensor z = xdev::add(x, y);
+  sync_gpu0();
+  for (auto _ : state) {
+    z = xdev::add(x, y);
+    sync_gpu0();
+  }
+  // x read once, z written once (y is small).
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kBroadcastN * kBroadcastN *
+                          8);
+}
+
+void BM_Broadcast_CopyPeer(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(kBroadcastN * kBroadcastN) * 4;
+  CUDA_OK(cudaSetDevice(0));
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  void *x, *z;
+  CUDA_OK(cudaMalloc(&x, bytes));
+  CUDA_OK(cudaMalloc(&z, bytes));
+  for (auto _ : state) {
+    CUDA_OK(cudaMemcpyAsync(z, x, bytes, cudaMemcpyDeviceToDevice, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes * 2));
+  cudaFree(z);
+  cudaFree(x);
+  cudaStreamDestroy(stream);
+}
+
 void register_benchmarks() {
   for (int64_t n : {1024, 2048, 4096, 8192}) {
     benchmark::RegisterBenchmark("Sgemm/Xdev", BM_Sgemm_Xdev)->Arg(n)->UseRealTime()
@@ -408,6 +502,18 @@ void register_benchmarks() {
   benchmark::RegisterBenchmark("Latency/Xdev", BM_Latency_Xdev)->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("Latency/Bare", BM_Latency_Bare)->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+  for (int64_t c = 0; c < static_cast<int64_t>(std::size(kReduceCases)); ++c) {
+    benchmark::RegisterBenchmark("Reduce/Xdev", BM_Reduce_Xdev)->Arg(c)->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("Reduce/ReadPeer", BM_Reduce_ReadPeer)->Arg(c)->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  for (int64_t c : {0, 1}) {
+    benchmark::RegisterBenchmark("Broadcast/Xdev", BM_Broadcast_Xdev)->Arg(c)->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RegisterBenchmark("Broadcast/CopyPeer", BM_Broadcast_CopyPeer)->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
 }
 

@@ -14,4 +14,9 @@ cudaError_t fill_random(float* out, int64_t n, uint64_t seed, cudaStream_t strea
 // z = x + y, n float32 elements: the smallest useful kernel launch.
 cudaError_t add(const float* x, const float* y, float* z, int64_t n, cudaStream_t stream);
 
+// Reads all n float32 elements of x once, coalesced, and keeps nothing (a
+// sum per thread that is stored only if it equals an impossible value): the
+// read bandwidth a reduction of x can reach.
+cudaError_t read_all(const float* x, int64_t n, float* sink, cudaStream_t stream);
+
 }  // namespace xdev_bench

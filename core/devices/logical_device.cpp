@@ -5,6 +5,12 @@
 #include "common/status.hpp"
 
 namespace xdev::detail {
+namespace {
+
+// The logical device whose stream this thread holds (StreamLock), if any.
+thread_local LogicalDeviceState* t_stream_holder = nullptr;
+
+}  // namespace
 
 OpenedDevice::~OpenedDevice() {
   if (handle != nullptr && plugin != nullptr && plugin->api != nullptr && plugin->handle) {
@@ -28,9 +34,16 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
   // The bit exists since ABI 1.1: a 1.0 plugin's table never means it.
   concurrent_streams_ = plugin()->abi_version.minor >= 1 &&
                         (api()->capabilities & XDEV_CAP_CONCURRENT_STREAMS) != 0;
+  if (xdev_status_t* s = api()->event_create(handle(), &queue_event_)) {
+    api()->stream_destroy(stream_);
+    stream_ = nullptr;
+    check(s, "creating an event on " + info_.name);
+  }
+  raw_.set_wait_for_device_work([this] { return wait_for_queued_work(); });
 }
 
 LogicalDeviceState::~LogicalDeviceState() {
+  if (queue_event_ != nullptr) api()->event_destroy(queue_event_);
   if (stream_ != nullptr) {
     if (xdev_status_t* s = api()->stream_synchronize(stream_)) {
       log(XDEV_LOG_WARNING, "at shutdown, " + info_.name + ": " + take_message(s));
@@ -50,6 +63,30 @@ void LogicalDeviceState::deallocate(void* ptr) noexcept {
 void LogicalDeviceState::synchronize() {
   std::lock_guard lock(stream_mutex_);
   check(api()->stream_synchronize(stream_), "synchronizing " + info_.name);
+}
+
+LogicalDeviceState::StreamLock::StreamLock(LogicalDeviceState& device)
+    : lock_(device.stream_mutex_), previous_(t_stream_holder) {
+  t_stream_holder = &device;
+}
+
+LogicalDeviceState::StreamLock::~StreamLock() { t_stream_holder = previous_; }
+
+bool LogicalDeviceState::wait_for_queued_work() {
+  auto record_and_wait = [this] {
+    check(api()->event_record(queue_event_, stream_),
+          "marking the end of the stream of " + info_.name);
+    check(api()->event_synchronize(queue_event_),
+          "waiting for the queued work of " + info_.name);
+  };
+  if (concurrent_streams_ || t_stream_holder == this) {
+    record_and_wait();
+    return true;
+  }
+  std::unique_lock lock(stream_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  record_and_wait();
+  return true;
 }
 
 }  // namespace xdev::detail

@@ -61,6 +61,29 @@ class LogicalDeviceState {
   // Waits for all work on the stream; throws naming the device.
   void synchronize();
 
+  // --- Issue 20: ordering of the pool's give-backs (cuda readiness) ---
+  // Holds the stream (stream_mutex()) and marks this thread as its user, so
+  // that the pool's out-of-memory retry, reached from inside a kernel call
+  // (kernel scratch), can wait for the stream without locking it again.
+  class StreamLock {
+   public:
+    explicit StreamLock(LogicalDeviceState& device);
+    ~StreamLock();
+    StreamLock(const StreamLock&) = delete;
+    StreamLock& operator=(const StreamLock&) = delete;
+
+   private:
+    std::lock_guard<std::mutex> lock_;
+    LogicalDeviceState* previous_;
+  };
+  // Blocks until the work enqueued so far on the stream completed, through
+  // an event (events carry no errors: a pending asynchronous error stays for
+  // the next synchronize). False when another thread is using the stream
+  // right now: waiting for it could deadlock with the pool's lock, so the
+  // caller gives up (the pool then keeps its regions). Throws on a device
+  // failure, naming the device.
+  bool wait_for_queued_work();
+
  private:
   Device info_;
   int index_;
@@ -73,6 +96,8 @@ class LogicalDeviceState {
   std::mutex stream_mutex_;
   xdev_stream_t* stream_ = nullptr;
   bool concurrent_streams_ = false;
+  // Marks the end of the stream for wait_for_queued_work (created with it).
+  xdev_event_t* queue_event_ = nullptr;
 };
 
 }  // namespace xdev::detail

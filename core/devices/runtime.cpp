@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "common/log.hpp"
 #include "common/status.hpp"
+#include "loader/plugin_filter.hpp"
 
 namespace fs = std::filesystem;
 
@@ -94,9 +95,43 @@ Runtime::Runtime(const RuntimeOptions& options) {
     for (fs::path& p : default_plugin_dirs()) search_path_.push_back(std::move(p));
   }
 
+  // XDEV_PLUGINS (plugin_filter.hpp): only the plugins named are loaded;
+  // files named by path join the candidates after the search path's.
+  std::optional<PluginFilter> filter;
+  if (options.use_environment) filter = PluginFilter::from_environment();
+  std::vector<fs::path> candidates = find_plugin_files(search_path_);
+  if (filter) {
+    for (const fs::path& named : filter->paths()) {
+      if (std::find(candidates.begin(), candidates.end(), named) == candidates.end()) {
+        candidates.push_back(named);
+      }
+    }
+  }
+
   std::map<std::string, fs::path> loaded_names;
-  for (const fs::path& file : find_plugin_files(search_path_)) {
+  for (const fs::path& file : candidates) {
+    if (filter && !filter->selects(file)) {
+      // Not named: listed as skipped, never opened.
+      auto skipped = std::make_unique<LoadedPlugin>();
+      skipped->path = file;
+      skipped->reason = filter->skip_reason();
+      log(XDEV_LOG_DEBUG, "not loading plugin " + file.string() + ": " + skipped->reason);
+      plugins_.push_back(std::move(skipped));
+      continue;
+    }
     std::unique_ptr<LoadedPlugin> plugin = load_plugin(file);
+    if (filter && plugin->loaded()) {
+      const std::string expected = filter->expected_name(file);
+      if (!expected.empty() && plugin->name != expected) {
+        // The file name matched an entry, the plugin inside is another one.
+        plugin->shut_down();
+        plugin->state = LoadedPlugin::State::kSkipped;
+        plugin->reason = "the file name matches '" + expected + "' in XDEV_PLUGINS, but the "
+                         "plugin is named '" + plugin->name + "'";
+        plugin->types.clear();
+        plugin->devices.clear();
+      }
+    }
     if (plugin->loaded()) {
       auto [it, fresh] = loaded_names.emplace(plugin->name, plugin->path);
       if (!fresh) {

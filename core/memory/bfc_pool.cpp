@@ -909,6 +909,10 @@ uint64_t BfcPoolImpl::releasable_bytes() const {
 }
 
 uint64_t BfcPoolImpl::release_free_regions_locked() {
+  // Queued device work may still read a block of a fully free region: wait
+  // for it before the memory goes back to the device, or give nothing back
+  // when that cannot be waited for now (raw_allocator.hpp).
+  if (releasable_bytes() == 0 || !raw_.wait_for_device_work()) return 0;
   uint64_t released = 0;
   std::erase_if(regions_, [&](const std::unique_ptr<Region>& region) {
     Chunk* first = region->first;
@@ -935,7 +939,7 @@ bool BfcPoolImpl::release_and_extend(uint64_t rounded) {
   const uint64_t need = region_need(rounded);
   const uint64_t unreserved = options_.limit_bytes > reserved_ ? options_.limit_bytes - reserved_ : 0;
   if (unreserved + releasable < need) return false;
-  release_free_regions_locked();
+  if (release_free_regions_locked() == 0) return false;
   return extend(rounded);
 }
 

@@ -26,6 +26,17 @@ class RawAllocator {
   // Frees memory from allocate(). nullptr is a no-op. Thread-safe.
   virtual void deallocate(void* ptr) noexcept = 0;
 
+  // Device work is asynchronous: a block the pool holds as free may still be
+  // read by work queued before its tensor was freed (stream order makes
+  // reusing it safe, handing it back to the device is not). The pool calls
+  // this before it gives regions back with deallocate() while the device may
+  // be busy (its out-of-memory retry, release_free_regions): true once all
+  // work queued so far that may use this memory has completed, false when
+  // that cannot be waited for now (the pool then gives nothing back). May
+  // throw xdev::Error (a device fault). Called with the pool's lock held.
+  // The default (host memory, test allocators) has nothing to wait for.
+  virtual bool wait_for_device_work() { return true; }
+
   // The device in messages, e.g. "/job:localhost/replica:0/task:0/device:GPU:0".
   std::string device_name;
 };

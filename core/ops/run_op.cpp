@@ -7,6 +7,7 @@
 
 #include "common/status.hpp"
 #include "devices/runtime.hpp"
+#include "ops/kernel_scratch.hpp"
 #include "placement/decide.hpp"
 #include "transfer/copy.hpp"
 
@@ -51,11 +52,16 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
   call.output_count = 1;
   call.attrs = attrs.data();
   call.attr_count = attrs.size();
+  // ABI 1.2: scratch memory from this device's pool (kernel_scratch.hpp),
+  // returned to the pool when `scratch` dies, after the call.
+  KernelScratch scratch(device);
+  call.scratch_allocate = &KernelScratch::allocate;
+  call.scratch_context = &scratch;
   xdev_status_t* status;
   if (device->concurrent_streams()) {
     status = kernel.fn(kernel.context, &call);
   } else {
-    std::lock_guard lock(device->stream_mutex());
+    LogicalDeviceState::StreamLock lock(*device);
     status = kernel.fn(kernel.context, &call);
   }
   if (status != nullptr) {

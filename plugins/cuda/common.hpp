@@ -10,6 +10,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "device_guard.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -50,6 +52,9 @@ struct xdev_plugin_t {
   int driver_version = 0;   // cudaDriverGetVersion, 0 when no driver
   std::mutex mutex;         // guards `open`
   std::vector<bool> open;   // per ordinal: device_open'ed and not closed
+  // XDEV_CUDA_ALLOW_TF32=1 at initialize: cuBLAS may round float32 inputs
+  // of MatMul to TF32 (10-bit mantissa). Off unless the user asks.
+  bool allow_tf32 = false;
 };
 
 // An opened CUDA device.
@@ -77,11 +82,13 @@ struct xdev_device_t {
 struct xdev_stream_t {
   xdev_device_t* device = nullptr;
   cudaStream_t stream = nullptr;
-  // Created at the first MatMul on this stream, bound to it for life.
+  // Created with the stream (cuBLAS loaded then, on the first stream of the
+  // process), bound to it for life, so MatMul never creates one while the
+  // core's pool holds most of the device. Its workspace is kernel scratch
+  // from the pool, set per call (ops.cpp). NULL when cuBLAS could not be
+  // loaded (`blas_error` says why; float MatMul then fails with it).
   cublasHandle_t blas = nullptr;
-  // Partial sums of multi-block reductions; created at the first one.
-  void* scratch = nullptr;
-  size_t scratch_bytes = 0;
+  std::string blas_error;
 };
 
 // A CUDA event created with cudaEventDisableTiming. CUDA requires an event
@@ -121,28 +128,27 @@ xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
 xdev_status_code_t status_code(cudaError_t error) noexcept;
 // "slot: what on cuda device N: <description> (cudaErrorName)". Clears the
 // thread's last-error state, so a handled error does not resurface at the
-// next kernel launch check.
+// next kernel launch check. A sticky error (below) also marks the device
+// unusable and says so.
 xdev_status_t* cuda_failure(const xdev_host_api_t* host, const char* slot, const char* what,
                             int ordinal, cudaError_t error) noexcept;
 const char* cublas_status_name(cublasStatus_t status) noexcept;
 
-// Makes `ordinal` the calling thread's current CUDA device for the guard's
-// lifetime and restores the previous one afterwards (the host program may
-// use CUDA itself). Cheap when it is already current.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int ordinal) noexcept;
-  ~DeviceGuard();
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-  // cudaSuccess when the device could be made current.
-  cudaError_t error() const noexcept { return error_; }
-
- private:
-  int previous_ = -1;
-  bool switched_ = false;
-  cudaError_t error_ = cudaSuccess;
-};
+// Sticky errors (issue 20). After a device fault (an illegal address, a
+// trap, an uncorrectable ECC error) CUDA refuses every later call on that
+// device's context for the rest of the process; no synchronize clears it.
+// The plugin remembers the first such error per CUDA ordinal (process-wide:
+// plugin instances share the primary context) and from then on answers
+// every call on that device with XDEV_STATUS_UNAVAILABLE naming it, without
+// calling CUDA; other devices are not affected.
+bool is_sticky(cudaError_t error) noexcept;
+// NULL while device `ordinal` is usable, else the UNAVAILABLE status.
+xdev_status_t* check_usable(const xdev_host_api_t* host, const char* slot, int ordinal) noexcept;
+bool is_unusable(int ordinal) noexcept;
+// The guard's error as a CUDA error code.
+inline cudaError_t guard_error(const DeviceGuard& guard) noexcept {
+  return static_cast<cudaError_t>(guard.error());
+}
 
 // The kernels this plugin registers (ops.cpp).
 const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept;

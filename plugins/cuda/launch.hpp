@@ -82,15 +82,16 @@ cudaError_t launch_fill(size_t element_size, uint64_t pattern, void* out, int64_
 cudaError_t launch_random_uniform(xdev_dtype_t dtype, uint64_t seed, double minval, double maxval,
                                   void* out, int64_t count, cudaStream_t stream);
 
-// Sum or Mean over ReduceLayout's inner index space. `scratch` (device
-// memory, `scratch_bytes`) holds partial results of multi-block reductions;
-// `multiprocessors` sizes the grid. inner_count may be 0 (Sum 0, Mean NaN
-// for floats, 0 for integers).
+// Sum or Mean over ReduceLayout's inner index space, planned by
+// reduce_plan.hpp. `scratch` (device memory, `scratch_bytes`, may be NULL)
+// holds the partial results of split reductions; `multiprocessors` sizes
+// the grid. inner_count may be 0 (Sum 0, Mean NaN for floats, 0 for
+// integers).
 cudaError_t launch_reduce(bool mean, xdev_dtype_t dtype, const ReduceLayout& layout,
                           const void* x, void* out, void* scratch, size_t scratch_bytes,
                           int multiprocessors, cudaStream_t stream);
-// Bytes of scratch launch_reduce may use at most.
-inline constexpr size_t kReduceScratchBytes = size_t{256} << 10;
+// The scratch launch_reduce would use for this reduction (0: none).
+size_t reduce_scratch_bytes(xdev_dtype_t dtype, const ReduceLayout& layout, int multiprocessors);
 
 // Integer C[M,N] = A[M,K] * B[K,N] with wrapping arithmetic, for i32 and
 // i64. A(i, k) is at a[i * a_row_stride + k * a_col_stride] (transposes are

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "blas.hpp"
 #include "common.hpp"
 #include "launch.hpp"
 #include "layout.hpp"
@@ -127,9 +128,11 @@ class Call {
     if (out->rank < 0 || out->rank > kMaxRank || (out->rank > 0 && out->shape == nullptr)) {
       return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape", op_);
     }
+    if (xdev_status_t* s = check_usable(host_, op_, ordinal())) return s;
     guard_.emplace(stream_->device->ordinal);
     if (guard_->error() != cudaSuccess) {
-      return cuda_failure(host_, op_, "making the device current", ordinal(), guard_->error());
+      return cuda_failure(host_, op_, "making the device current", ordinal(),
+                          static_cast<cudaError_t>(guard_->error()));
     }
     // A stale error of an earlier, already reported call must not be taken
     // for this call's launch error.
@@ -146,6 +149,17 @@ class Call {
   const xdev_host_api_t* host() const { return host_; }
   int ordinal() const { return stream_->device->ordinal; }
   const char* op() const { return op_; }
+
+  // Kernel scratch from the core's pool (ABI 1.2), `bytes` aligned to 256;
+  // NULL when the core offers none or its pool cannot provide it. Valid for
+  // the work this call enqueues; the core takes it back after the call.
+  void* scratch(uint64_t bytes) const {
+    if (!XDEV_HAS_FIELD(call_, xdev_kernel_call_t, scratch_context) ||
+        call_->scratch_allocate == nullptr || bytes == 0) {
+      return nullptr;
+    }
+    return call_->scratch_allocate(call_->scratch_context, bytes);
+  }
 
   xdev_status_t* launched(cudaError_t error, const char* what = "launching the kernel") {
     if (error == cudaSuccess) return nullptr;
@@ -451,21 +465,14 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
     }
 
     xdev_stream_t* stream = call.stream();
-    if (stream->scratch == nullptr && l.inner_count > 0 && l.outer_count < (1 << 16)) {
-      // Per-stream scratch for partial sums; without it (out of memory) the
-      // reduction uses one block per output.
-      void* scratch = nullptr;
-      if (cudaMalloc(&scratch, kReduceScratchBytes) == cudaSuccess) {
-        stream->scratch = scratch;
-        stream->scratch_bytes = kReduceScratchBytes;
-      } else {
-        (void)cudaGetLastError();
-      }
-    }
+    const int multiprocessors = stream->device->info->multiprocessor_count;
+    // Partial sums of a split reduction live in kernel scratch from the
+    // core's pool (issue 20); without it the reduction is not split.
+    const size_t scratch_bytes = reduce_scratch_bytes(out.dtype, l, multiprocessors);
+    void* scratch = call.scratch(scratch_bytes);
     return call.launched(launch_reduce(mean, out.dtype, l, data_of(x), data_of_output(out),
-                                       stream->scratch, stream->scratch_bytes,
-                                       stream->device->info->multiprocessor_count,
-                                       call.cuda_stream()));
+                                       scratch, scratch != nullptr ? scratch_bytes : 0,
+                                       multiprocessors, call.cuda_stream()));
   } catch (...) {
     return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
                       name);
@@ -482,29 +489,37 @@ xdev_status_t* kernel_mean(void*, const xdev_kernel_call_t* call) noexcept {
 // ---------------------------------------------------------------------------
 // MatMul
 
-xdev_status_t* blas_handle(Call& call, cublasHandle_t* out) {
+// The cuBLAS workspace NVIDIA recommends: 32 MiB on Hopper and newer, 4 MiB
+// before (cublasSetWorkspace).
+uint64_t blas_workspace_bytes(const DeviceInfo& info) {
+  return info.cc_major >= 9 ? uint64_t{32} << 20 : uint64_t{4} << 20;
+}
+
+// The stream's cuBLAS handle (created with the stream, plugin.cpp), with its
+// workspace for this call taken from kernel scratch, so it counts against
+// the logical device's memory limit (issue 20). Without scratch (a core
+// older than ABI 1.2, or a pool too full) the handle uses its own default
+// workspace, restored by re-binding the stream (cublasSetStream resets it).
+xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* out) {
   xdev_stream_t* stream = call.stream();
-  if (stream->blas == nullptr) {
-    cublasHandle_t handle = nullptr;
-    if (const cublasStatus_t s = cublasCreate(&handle); s != CUBLAS_STATUS_SUCCESS) {
-      (void)cudaGetLastError();
-      return fail(call.host(),
-                  s == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY
-                                                  : XDEV_STATUS_UNAVAILABLE,
-                  "%s: cublasCreate on cuda device %d failed: %s", call.op(), call.ordinal(),
-                  cublas_status_name(s));
-    }
-    // One handle per stream, bound to it for its lifetime; default math
-    // (no TF32): float32 results stay float32-accurate, as on the CPU.
-    if (const cublasStatus_t s = cublasSetStream(handle, stream->stream);
-        s != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(handle);
-      return fail(call.host(), XDEV_STATUS_INTERNAL, "%s: cublasSetStream failed: %s", call.op(),
-                  cublas_status_name(s));
-    }
-    cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);
-    stream->blas = handle;
+  std::string error;
+  const Blas* blas = load_blas(&error);
+  if (blas == nullptr || stream->blas == nullptr) {
+    return fail(call.host(), XDEV_STATUS_UNAVAILABLE, "%s: no cuBLAS on cuda device %d: %s",
+                call.op(), call.ordinal(),
+                stream->blas_error.empty() ? error.c_str() : stream->blas_error.c_str());
   }
+  const uint64_t bytes = blas_workspace_bytes(*stream->device->info);
+  void* workspace = call.scratch(bytes);
+  const cublasStatus_t s =
+      workspace != nullptr
+          ? blas->set_workspace(stream->blas, workspace, static_cast<size_t>(bytes))
+          : blas->set_stream(stream->blas, stream->stream);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    return fail(call.host(), XDEV_STATUS_INTERNAL, "%s: setting the cuBLAS workspace on cuda "
+                "device %d: %s", call.op(), call.ordinal(), cublas_status_name(s));
+  }
+  *out_blas = blas;
   *out = stream->blas;
   return nullptr;
 }
@@ -571,8 +586,9 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: pass
     // B first. A row-major operand seen column-major is its transpose, so
     // the flag flips for column-major storage.
+    const Blas* blas = nullptr;
     cublasHandle_t handle = nullptr;
-    if (xdev_status_t* s = blas_handle(call, &handle)) return s;
+    if (xdev_status_t* s = blas_for_call(call, &blas, &handle)) return s;
     const cublasOperation_t op_b = (tb != mb.column_major) ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t op_a = (ta != ma.column_major) ? CUBLAS_OP_T : CUBLAS_OP_N;
     constexpr int64_t kIntMax = std::numeric_limits<int>::max();
@@ -584,20 +600,20 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
       const auto* A = static_cast<const float*>(data_of(a));
       const auto* B = static_cast<const float*>(data_of(b));
       auto* C = static_cast<float*>(c_ptr);
-      status = fits_int ? cublasSgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
+      status = fits_int ? blas->sgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
                                       static_cast<int>(k), &alpha, B, static_cast<int>(mb.ld), A,
                                       static_cast<int>(ma.ld), &beta, C, static_cast<int>(n))
-                        : cublasSgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
+                        : blas->sgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
                                          &beta, C, n);
     } else {
       const double alpha = 1.0, beta = 0.0;
       const auto* A = static_cast<const double*>(data_of(a));
       const auto* B = static_cast<const double*>(data_of(b));
       auto* C = static_cast<double*>(c_ptr);
-      status = fits_int ? cublasDgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
+      status = fits_int ? blas->dgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
                                       static_cast<int>(k), &alpha, B, static_cast<int>(mb.ld), A,
                                       static_cast<int>(ma.ld), &beta, C, static_cast<int>(n))
-                        : cublasDgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
+                        : blas->dgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
                                          &beta, C, n);
     }
     if (status != CUBLAS_STATUS_SUCCESS) {

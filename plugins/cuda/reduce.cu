@@ -1,15 +1,13 @@
 // Sum and Mean over axes (docs/ops.md). Floats accumulate in double,
 // integers in 64-bit wrapping arithmetic. Results are deterministic: every
-// reduction order is fixed by the launch configuration, no atomics.
+// reduction order is fixed by the plan (reduce_plan.hpp), no atomics.
 //
-// Three shapes of work:
-//  - one thread per output element, looping over its inputs (many outputs,
-//    or few inputs each; coalesced when the kept axes are innermost);
-//  - one block per output element (long rows), with a fixed tree inside the
-//    block;
-//  - several blocks per output element when there are too few outputs to
-//    fill the GPU: each writes a partial to per-stream scratch memory and a
-//    second kernel adds the partials in order.
+// The plan picks one of four kernels: a thread per output, a warp per row
+// (the reduced axis innermost), tiles of 32 columns (the kept axis
+// innermost, reads coalesced across the warp), or a block per output for
+// long rows. The last two split an output's inputs into chunks when there
+// are too few outputs to fill the GPU: each chunk writes a partial to kernel
+// scratch (from the core's pool) and a second kernel adds them in order.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -18,9 +16,12 @@
 
 #include "kernel_util.cuh"
 #include "launch.hpp"
+#include "reduce_plan.hpp"
 
 namespace xdev::cuda {
 namespace {
+
+static_assert(kThreads == kReduceThreads, "reduce_plan.hpp plans for the kernels' block size");
 
 template <typename T>
 using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
@@ -122,46 +123,108 @@ __global__ void reduce_partials(const Acc<T>* __restrict__ partials, T* __restri
   }
 }
 
+// One warp per output row: lane k reads inputs k, k + 32, ... (consecutive
+// across the warp when the reduced axis is innermost), then a fixed
+// shuffle tree. Every lane of a warp walks the same rows, so the full-mask
+// shuffles are safe.
+template <typename T, typename Index>
+__global__ void __launch_bounds__(kThreads)
+    reduce_warp_per_row(ReduceLayout l, const T* __restrict__ x, T* __restrict__ out,
+                        bool mean) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kReduceWarps + threadIdx.x / 32;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kReduceWarps;
+  const Index inputs = static_cast<Index>(l.inner_count);
+  for (int64_t o = first; o < l.outer_count; o += stride) {
+    const T* base = x + outer_offset<Index>(l, static_cast<Index>(o));
+    Acc<T> acc = 0;
+    for (Index r = static_cast<Index>(lane); r < inputs; r += 32) {
+      acc += widen(base[inner_offset<Index>(l, r)]);
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      acc += __shfl_down_sync(0xffffffffu, acc, offset);
+    }
+    if (lane == 0) out[o] = finish<T>(acc, l.inner_count, mean);
+  }
+}
+
+// Tiles of 32 neighbouring outputs (the kept axis innermost): lane k of
+// every warp owns output 32 * blockIdx.x + k, warp w reads input rows
+// begin + w, begin + w + 8, ... of chunk blockIdx.y, so each read of a warp
+// is 32 consecutive elements. The 8 warps' sums meet in shared memory and
+// are added in warp order.
+template <typename T, typename Index>
+__global__ void __launch_bounds__(kThreads)
+    reduce_column_tiles(ReduceLayout l, const T* __restrict__ x, T* __restrict__ out,
+                        Acc<T>* __restrict__ partials, int64_t chunks, int64_t chunk_length,
+                        bool mean) {
+  __shared__ Acc<T> tile[kReduceWarps][33];  // padded: no bank conflicts
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * 32 + lane;
+  const int64_t chunk = blockIdx.y;
+  const bool active = o < l.outer_count;
+  Acc<T> acc = 0;
+  if (active) {
+    const T* base = x + outer_offset<Index>(l, static_cast<Index>(o));
+    const int64_t begin = chunk * chunk_length;
+    const int64_t end64 = begin + chunk_length < l.inner_count ? begin + chunk_length
+                                                              : l.inner_count;
+    const Index end = static_cast<Index>(end64);
+    for (Index r = static_cast<Index>(begin + warp); r < end; r += kReduceWarps) {
+      acc += widen(base[inner_offset<Index>(l, r)]);
+    }
+  }
+  tile[warp][lane] = acc;
+  __syncthreads();
+  if (warp != 0 || !active) return;
+  Acc<T> sum = 0;
+#pragma unroll
+  for (int w = 0; w < kReduceWarps; ++w) sum += tile[w][lane];
+  if (chunks == 1) {
+    out[o] = finish<T>(sum, l.inner_count, mean);
+  } else {
+    partials[o * chunks + chunk] = sum;
+  }
+}
+
 template <typename T, typename Index>
 cudaError_t reduce_typed(bool mean, const ReduceLayout& l, const void* x, void* out,
                          void* scratch, size_t scratch_bytes, int multiprocessors,
                          cudaStream_t stream) {
   const auto* in = static_cast<const T*>(x);
   auto* o = static_cast<T*>(out);
+  auto* partials = static_cast<Acc<T>*>(scratch);
+  const ReducePlan plan =
+      plan_reduce(l, sizeof(Acc<T>), multiprocessors, scratch != nullptr ? scratch_bytes : 0);
   const int64_t outputs = l.outer_count;
-  const int64_t inputs = l.inner_count;
-  const int64_t sms = multiprocessors > 0 ? multiprocessors : 1;
-  // Does a block read consecutive elements (the reduced axes innermost)?
-  const bool rows = l.inner_rank >= 1 && l.inner_strides[l.inner_rank - 1] == 1 &&
-                    l.inner_shape[l.inner_rank - 1] >= 32;
-  const bool many_outputs = outputs >= sms * kThreads * 2;
-  if (inputs <= 32 || (!rows && many_outputs)) {
-    reduce_thread_per_output<T, Index>
-        <<<grid_for(outputs), kThreads, 0, stream>>>(l, in, o, mean);
-    return cudaGetLastError();
+  switch (plan.strategy) {
+    case ReduceStrategy::kThreadPerOutput:
+      reduce_thread_per_output<T, Index>
+          <<<grid_for(outputs), kThreads, 0, stream>>>(l, in, o, mean);
+      return cudaGetLastError();
+    case ReduceStrategy::kWarpPerRow:
+      reduce_warp_per_row<T, Index>
+          <<<grid_for(outputs, kReduceWarps), kThreads, 0, stream>>>(l, in, o, mean);
+      return cudaGetLastError();
+    case ReduceStrategy::kColumnTiles: {
+      if (plan.blocks > 0x7FFFFFFF) return cudaErrorInvalidConfiguration;
+      const dim3 grid(static_cast<unsigned>(plan.blocks), static_cast<unsigned>(plan.chunks));
+      reduce_column_tiles<T, Index><<<grid, kThreads, 0, stream>>>(
+          l, in, o, partials, plan.chunks, plan.chunk_length, mean);
+      break;
+    }
+    case ReduceStrategy::kBlocks:
+      if (plan.blocks > 0x7FFFFFFF) return cudaErrorInvalidConfiguration;
+      reduce_blocks<T, Index><<<static_cast<unsigned>(plan.blocks), kThreads, 0, stream>>>(
+          l, in, o, partials, plan.chunks, plan.chunk_length, mean);
+      break;
   }
-  // Blocks per output: enough blocks to fill the GPU about 4 times, each
-  // with at least 4 elements per thread, within the scratch memory.
-  int64_t chunks = 1;
-  const int64_t target_blocks = sms * 4;
-  if (outputs < target_blocks && scratch != nullptr) {
-    chunks = (target_blocks + outputs - 1) / outputs;
-    const int64_t by_length = (inputs + kThreads * 4 - 1) / (kThreads * 4);
-    const int64_t by_scratch =
-        static_cast<int64_t>(scratch_bytes / sizeof(Acc<T>)) / (outputs > 0 ? outputs : 1);
-    chunks = chunks < by_length ? chunks : by_length;
-    chunks = chunks < by_scratch ? chunks : by_scratch;
-    if (chunks < 1) chunks = 1;
-  }
-  const int64_t chunk_length = (inputs + chunks - 1) / chunks;
-  const int64_t blocks = outputs * chunks;
-  if (blocks > 0x7FFFFFFF) return cudaErrorInvalidConfiguration;
-  reduce_blocks<T, Index><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      l, in, o, static_cast<Acc<T>*>(scratch), chunks, chunk_length, mean);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  if (chunks > 1) {
+  if (plan.chunks > 1) {
     reduce_partials<T><<<grid_for(outputs), kThreads, 0, stream>>>(
-        static_cast<const Acc<T>*>(scratch), o, outputs, chunks, inputs, mean);
+        partials, o, outputs, plan.chunks, l.inner_count, mean);
     return cudaGetLastError();
   }
   return cudaSuccess;
@@ -180,6 +243,13 @@ cudaError_t reduce_dispatch(bool mean, const ReduceLayout& l, const void* x, voi
 }
 
 }  // namespace
+
+size_t reduce_scratch_bytes(xdev_dtype_t dtype, const ReduceLayout& layout,
+                            int multiprocessors) {
+  const size_t acc = dtype == XDEV_DTYPE_FLOAT32 || dtype == XDEV_DTYPE_FLOAT64 ? sizeof(double)
+                                                                                : sizeof(uint64_t);
+  return plan_reduce(layout, acc, multiprocessors, SIZE_MAX).scratch_bytes;
+}
 
 cudaError_t launch_reduce(bool mean, xdev_dtype_t dtype, const ReduceLayout& layout,
                           const void* x, void* out, void* scratch, size_t scratch_bytes,

@@ -195,7 +195,7 @@ TEST(CpuPluginQuery, ReturnsAV1TableWithEveryRequiredSlot) {
   EXPECT_EQ(api->struct_size, XDEV_PLUGIN_API_STRUCT_SIZE);
   EXPECT_EQ(api->ext, nullptr);
   EXPECT_EQ(api->abi_version.major, 1U);
-  EXPECT_EQ(api->abi_version.minor, static_cast<uint32_t>(XDEV_ABI_VERSION_MINOR));
+  EXPECT_EQ(api->abi_version.minor, uint32_t{XDEV_ABI_VERSION_MINOR});
   EXPECT_STREQ(api->name, "cpu");
   ASSERT_NE(api->plugin_version, nullptr);
   EXPECT_STRNE(api->plugin_version, "");
@@ -262,7 +262,8 @@ TEST(CpuPluginQuery, RefusesACoreOfAnotherMajorVersion) {
   args = query_args();
   args.core_min_version = {0, 1};
   args.core_max_version = {0, 9};
-  EXPECT_STATUS(library.query()(&args), XDEV_STATUS_ABI_MISMATCH, "implements ABI 1." + std::to_string(XDEV_ABI_VERSION_MINOR));
+  EXPECT_STATUS(library.query()(&args), XDEV_STATUS_ABI_MISMATCH,
+                "implements ABI 1." + std::to_string(XDEV_ABI_VERSION_MINOR));
   EXPECT_EQ(args.plugin_api, nullptr);
 }
 

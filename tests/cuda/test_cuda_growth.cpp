@@ -1,4 +1,4 @@
-// Visible devices and memory growth on the GPU (SPEC.md B14, B20;
+// Visible devices and memory growth on the GPU (docs/user-guide.md;
 // walkthrough step 4). Configuration happens once per process, before the
 // devices are initialized, so this is its own test program.
 #include <gmock/gmock.h>

@@ -1,18 +1,27 @@
-// The cuda plugin's index arithmetic, on the host (no GPU needed): the
+// The cuda plugin's host-side logic, on the host (no GPU needed): the
 // simplified layouts (plugins/cuda/layout.cpp) and the offset functions the
 // kernels use (plugins/cuda/indexing.hpp) must address exactly the elements
 // that naive strided indexing does, for random shapes, broadcasts, strides
-// (also negative and padded) and reduction axes.
+// (also negative and padded) and reduction axes; the reduction plans
+// (reduce_plan.hpp) cover every input and pick the issue 20 strategies; the
+// device guard (device_guard.hpp) restores exactly the caller's context; and
+// the MatMul error bound of the GPU tests (matmul_bound.hpp) rejects TF32.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "device_guard.hpp"
 #include "indexing.hpp"
 #include "layout.hpp"
+#include "matmul_bound.hpp"
+#include "reduce_plan.hpp"
 
 namespace {
 
@@ -213,6 +222,238 @@ TEST(CudaLayout, MatrixOperandsAddressEveryElementOrAreRefused) {
     }
   }
   EXPECT_GT(accepted, 500);
+}
+
+// ---------------------------------------------------------------------------
+// Reduction plans (issue 20)
+
+ReduceLayout reduce_of(std::vector<int64_t> shape, std::vector<bool> axes) {
+  View v;
+  v.shape = shape;
+  v.strides.assign(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) v.strides[d - 1] = v.strides[d] * shape[d];
+  bool reduced[xdev::cuda::kMaxRank] = {};
+  for (size_t d = 0; d < axes.size(); ++d) reduced[d] = axes[d];
+  const xdev_tensor_t t = v.tensor();
+  return xdev::cuda::reduce_layout(t, reduced);
+}
+
+using xdev::cuda::plan_reduce;
+using xdev::cuda::ReduceStrategy;
+constexpr int kH100Sms = 132;
+
+TEST(ReducePlan, ManyShortRowsGetAWarpEach) {
+  // The issue's case: [1e6, 64] over the last axis used to launch a million
+  // 256-thread blocks with 64 elements each.
+  const auto plan = plan_reduce(reduce_of({1000000, 64}, {false, true}), 8, kH100Sms, SIZE_MAX);
+  EXPECT_EQ(plan.strategy, ReduceStrategy::kWarpPerRow);
+  EXPECT_EQ(plan.scratch_bytes, 0u);
+}
+
+TEST(ReducePlan, FewWideColumnsAreTiledAndSplit) {
+  // [65536, 64] over axis 0: 64 outputs, each a column read with stride 64.
+  const auto plan = plan_reduce(reduce_of({65536, 64}, {true, false}), 8, kH100Sms, SIZE_MAX);
+  EXPECT_EQ(plan.strategy, ReduceStrategy::kColumnTiles);
+  EXPECT_EQ(plan.blocks, 2);  // tiles of 32 columns
+  EXPECT_GT(plan.chunks, 1);
+  EXPECT_GE(plan.blocks * plan.chunks, 4 * kH100Sms);  // fills the GPU
+  EXPECT_EQ(plan.scratch_bytes, static_cast<size_t>(64 * plan.chunks * 8));
+  // Without scratch it still runs, unsplit.
+  const auto unsplit = plan_reduce(reduce_of({65536, 64}, {true, false}), 8, kH100Sms, 0);
+  EXPECT_EQ(unsplit.strategy, ReduceStrategy::kColumnTiles);
+  EXPECT_EQ(unsplit.chunks, 1);
+  EXPECT_EQ(unsplit.scratch_bytes, 0u);
+}
+
+TEST(ReducePlan, OtherShapes) {
+  // Square, both ways.
+  EXPECT_EQ(plan_reduce(reduce_of({4096, 4096}, {true, false}), 8, kH100Sms, SIZE_MAX).strategy,
+            ReduceStrategy::kColumnTiles);
+  EXPECT_EQ(plan_reduce(reduce_of({4096, 4096}, {false, true}), 8, kH100Sms, SIZE_MAX).strategy,
+            ReduceStrategy::kBlocks);
+  // Few long rows: blocks, split to fill the GPU.
+  const auto few = plan_reduce(reduce_of({64, 4096}, {false, true}), 8, kH100Sms, SIZE_MAX);
+  EXPECT_EQ(few.strategy, ReduceStrategy::kBlocks);
+  EXPECT_EQ(few.chunks, 4);  // at least 4 elements per thread of a 256-thread block
+  EXPECT_EQ(few.blocks, 64 * 4);
+  // Short reductions: a thread per output.
+  EXPECT_EQ(plan_reduce(reduce_of({100, 20}, {false, true}), 8, kH100Sms, SIZE_MAX).strategy,
+            ReduceStrategy::kThreadPerOutput);
+  // Many wide outputs with the kept axis innermost: a thread each (coalesced).
+  EXPECT_EQ(plan_reduce(reduce_of({64, 1 << 20}, {true, false}), 8, kH100Sms, SIZE_MAX).strategy,
+            ReduceStrategy::kThreadPerOutput);
+}
+
+// Whatever the layout, a split covers every input exactly once and stays
+// within the scratch it was given.
+TEST(ReducePlan, SplitsCoverEveryInputWithinTheScratch) {
+  std::mt19937_64 rng(20);
+  for (int trial = 0; trial < 5000; ++trial) {
+    const int rank = 1 + static_cast<int>(rng() % 3);
+    std::vector<int64_t> shape;
+    std::vector<bool> axes;
+    for (int d = 0; d < rank; ++d) {
+      shape.push_back(1 + static_cast<int64_t>(rng() % (d == rank - 1 ? 5000 : 300)));
+      axes.push_back(rng() % 2 == 0);
+    }
+    const ReduceLayout l = reduce_of(shape, axes);
+    const int sms = 1 + static_cast<int>(rng() % 160);
+    const size_t scratch = rng() % 3 == 0 ? 0 : static_cast<size_t>(rng() % (1 << 18));
+    const auto plan = plan_reduce(l, 8, sms, scratch);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    ASSERT_GE(plan.chunks, 1);
+    ASSERT_LE(plan.chunks, 65535);
+    ASSERT_LE(plan.scratch_bytes, scratch);
+    if (plan.chunks > 1) {
+      ASSERT_EQ(plan.scratch_bytes, static_cast<size_t>(l.outer_count * plan.chunks * 8));
+    } else {
+      ASSERT_EQ(plan.scratch_bytes, 0u);
+    }
+    if (plan.strategy == ReduceStrategy::kBlocks || plan.strategy == ReduceStrategy::kColumnTiles) {
+      ASSERT_GE(plan.chunks * plan.chunk_length, l.inner_count);
+      ASSERT_LT((plan.chunks - 1) * plan.chunk_length, std::max<int64_t>(l.inner_count, 1));
+    }
+    if (plan.strategy == ReduceStrategy::kBlocks) {
+      ASSERT_EQ(plan.blocks, l.outer_count * plan.chunks);
+    }
+    if (plan.strategy == ReduceStrategy::kColumnTiles) {
+      ASSERT_EQ(plan.blocks, (l.outer_count + 31) / 32);
+      ASSERT_EQ(l.outer_strides[l.outer_rank - 1], 1);  // the kept axis is innermost
+    }
+    if (plan.strategy == ReduceStrategy::kWarpPerRow) {
+      ASSERT_EQ(l.inner_strides[l.inner_rank - 1], 1);  // the reduced axis is innermost
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The device guard (issue 20), with fake contexts: contexts are the numbers
+// 100 + ordinal (primary) or anything else (the host program's own).
+
+struct FakeContexts {
+  static inline void* current = nullptr;
+  static inline std::map<int, void*> primary;  // made current at least once
+  static inline std::vector<std::string> calls;
+  static inline bool fail = false;
+
+  static void reset() {
+    current = nullptr;
+    primary.clear();
+    calls.clear();
+    fail = false;
+  }
+  static void* primary_of(int ordinal) { return reinterpret_cast<void*>(uintptr_t{100} + ordinal); }
+  static const xdev::cuda::ContextOps& ops() {
+    static const xdev::cuda::ContextOps table = {
+        [] { return current; },
+        [](void* context) {
+          calls.push_back("bind " + std::to_string(reinterpret_cast<uintptr_t>(context)));
+          current = context;
+          return true;
+        },
+        [](int ordinal, void** out) {
+          calls.push_back("make_current " + std::to_string(ordinal));
+          if (fail) return 101;  // cudaErrorInvalidDevice
+          current = *out = primary_of(ordinal);
+          primary[ordinal] = current;
+          return 0;
+        },
+        [](int ordinal) -> void* {
+          auto it = primary.find(ordinal);
+          return it == primary.end() ? nullptr : it->second;
+        },
+    };
+    return table;
+  }
+};
+
+TEST(DeviceGuard, AThreadWithoutAContextEndsWithoutOne) {
+  FakeContexts::reset();
+  {
+    xdev::cuda::DeviceGuard guard(FakeContexts::ops(), 1);
+    EXPECT_EQ(guard.error(), 0);
+    EXPECT_EQ(FakeContexts::current, FakeContexts::primary_of(1));
+  }
+  EXPECT_EQ(FakeContexts::current, nullptr);
+  // Never device 0 (the old guard's cudaSetDevice(0) created its context).
+  EXPECT_EQ(FakeContexts::calls, (std::vector<std::string>{"make_current 1", "bind 0"}));
+  // Later calls bind the known primary context directly.
+  FakeContexts::calls.clear();
+  { xdev::cuda::DeviceGuard guard(FakeContexts::ops(), 1); }
+  EXPECT_EQ(FakeContexts::calls, (std::vector<std::string>{"bind 101", "bind 0"}));
+}
+
+TEST(DeviceGuard, TheCallersOwnContextIsPutBack) {
+  FakeContexts::reset();
+  void* mine = reinterpret_cast<void*>(uintptr_t{7});
+  FakeContexts::current = mine;
+  { xdev::cuda::DeviceGuard guard(FakeContexts::ops(), 2); }
+  EXPECT_EQ(FakeContexts::current, mine);
+  EXPECT_EQ(FakeContexts::calls, (std::vector<std::string>{"make_current 2", "bind 7"}));
+}
+
+TEST(DeviceGuard, NothingHappensWhenTheDeviceIsAlreadyCurrent) {
+  FakeContexts::reset();
+  { xdev::cuda::DeviceGuard guard(FakeContexts::ops(), 0); }  // learns device 0's context
+  FakeContexts::current = FakeContexts::primary_of(0);
+  FakeContexts::calls.clear();
+  { xdev::cuda::DeviceGuard guard(FakeContexts::ops(), 0); }
+  EXPECT_TRUE(FakeContexts::calls.empty());
+  EXPECT_EQ(FakeContexts::current, FakeContexts::primary_of(0));
+}
+
+TEST(DeviceGuard, AFailureLeavesTheContextAlone) {
+  FakeContexts::reset();
+  FakeContexts::fail = true;
+  {
+    xdev::cuda::DeviceGuard guard(FakeContexts::ops(), 3);
+    EXPECT_EQ(guard.error(), 101);
+  }
+  EXPECT_EQ(FakeContexts::current, nullptr);
+  EXPECT_EQ(FakeContexts::calls, (std::vector<std::string>{"make_current 3"}));
+}
+
+// ---------------------------------------------------------------------------
+// The MatMul error bound of the GPU tests (issue 20): a float32 product
+// meets it, the same product with TF32 inputs does not, on the shapes of
+// CudaGpu.MatMulMatchesTheCpu with its input range.
+
+template <typename Round>
+std::vector<float> host_gemm(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                             int64_t k, int64_t n, Round round) {
+  std::vector<float> c(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        sum += round(a[static_cast<size_t>(i * k + p)]) * round(b[static_cast<size_t>(p * n + j)]);
+      }
+      c[static_cast<size_t>(i * n + j)] = sum;
+    }
+  }
+  return c;
+}
+
+TEST(MatMulBound, Float32PassesAndTf32Fails) {
+  std::mt19937_64 rng(100);
+  std::uniform_real_distribution<double> real(-4.0, 4.0);
+  for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{37, 53, 29},
+                         {1, 7, 1}, {2, 3, 2}, {256, 300, 130}}) {
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
+    std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+    for (auto& x : a) x = static_cast<float>(real(rng));
+    for (auto& x : b) x = static_cast<float>(real(rng));
+    const auto fp32 = host_gemm(a, b, m, k, n, [](float x) { return x; });
+    EXPECT_EQ(xdev_cuda_test::matmul_outside_bound(a, b, fp32, m, k, n,
+                                                   xdev_cuda_test::kFloat32Roundoff),
+              "");
+    const auto tf32 = host_gemm(a, b, m, k, n, &xdev_cuda_test::to_tf32);
+    EXPECT_NE(xdev_cuda_test::matmul_outside_bound(a, b, tf32, m, k, n,
+                                                   xdev_cuda_test::kFloat32Roundoff),
+              "");
+  }
+  EXPECT_EQ(xdev_cuda_test::to_tf32(1.0f + 0x1p-12f), 1.0f);  // below TF32's precision
+  EXPECT_EQ(xdev_cuda_test::to_tf32(1.0f + 0x1p-10f), 1.0f + 0x1p-10f);
 }
 
 }  // namespace

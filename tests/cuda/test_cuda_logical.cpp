@@ -1,4 +1,4 @@
-// Logical GPUs with memory limits (SPEC.md B16, B17, B19; walkthrough step
+// Logical GPUs with memory limits (docs/user-guide.md; walkthrough step
 // 6). Configuration happens once per process, before the devices are
 // initialized, so this is its own test program and its tests run in order.
 #include <gmock/gmock.h>

@@ -27,6 +27,10 @@ flags=$(pkg-config --cflags --libs xdev)
 libdir=$(pkg-config --variable=libdir xdev)
 plugindir=$(pkg-config --variable=plugindir xdev)
 [ -f "$plugindir/xdev_plugin_cpu.so" ] || { echo "FAIL: plugindir $plugindir has no cpu plugin"; exit 1; }
+# The cuda plugin's shim finds its implementation in cuda_impl/ beside it.
+if [ -f "$plugindir/xdev_plugin_cuda.so" ] && [ ! -f "$plugindir/cuda_impl/xdev_cuda_impl.so" ]; then
+  echo "FAIL: $plugindir has the cuda plugin but not cuda_impl/xdev_cuda_impl.so"; exit 1
+fi
 case "$libdir" in "$work/moved"*) ;; *) echo "FAIL: pkg-config libdir $libdir is not in the moved tree"; exit 1;; esac
 
 cat > "$work/list.cpp" <<'CPP'

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <xdev/error.hpp>
@@ -58,6 +59,7 @@ class FakeRawAllocator final : public detail::RawAllocator {
     if (ptr == nullptr) return;
     std::lock_guard lock(mu_);
     ++deallocate_calls_;
+    calls_.push_back('f');
     auto it = live_.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == live_.end()) {
       ++bad_frees_;
@@ -65,6 +67,15 @@ class FakeRawAllocator final : public detail::RawAllocator {
     }
     outstanding_ -= it->second;
     live_.erase(it);
+  }
+
+  // Plays a device with queued work: counts the waits and answers
+  // `wait_result_` (false: "cannot wait now").
+  bool wait_for_device_work() override {
+    std::lock_guard lock(mu_);
+    ++wait_calls_;
+    calls_.push_back('w');
+    return wait_result_;
   }
 
   // Whether [ptr, ptr+size) lies inside one live raw block.
@@ -80,6 +91,10 @@ class FakeRawAllocator final : public detail::RawAllocator {
   void set_max_alignment(uint64_t a) { std::lock_guard lock(mu_); max_alignment_ = a; }
   void set_misalign(uint64_t m) { std::lock_guard lock(mu_); misalign_ = m; }
   void throw_on_next_allocate() { std::lock_guard lock(mu_); throw_next_ = true; }
+  void set_wait_result(bool result) { std::lock_guard lock(mu_); wait_result_ = result; }
+  uint64_t wait_calls() const { std::lock_guard lock(mu_); return wait_calls_; }
+  // 'w' for each wait_for_device_work, 'f' for each deallocate, in order.
+  std::string calls() const { std::lock_guard lock(mu_); return calls_; }
 
   uint64_t outstanding() const { std::lock_guard lock(mu_); return outstanding_; }
   uint64_t peak_outstanding() const { std::lock_guard lock(mu_); return peak_outstanding_; }
@@ -113,6 +128,9 @@ class FakeRawAllocator final : public detail::RawAllocator {
   uint64_t failed_calls_ = 0;
   uint64_t deallocate_calls_ = 0;
   uint64_t bad_frees_ = 0;
+  uint64_t wait_calls_ = 0;
+  bool wait_result_ = true;
+  std::string calls_;
 };
 
 }  // namespace xdev::testing

@@ -433,6 +433,39 @@ TEST(BfcPool, ReleasesFreeRegionsAndRetriesOnceOnOutOfMemory) {
   pool.deallocate(c);
 }
 
+// Queued device work may still use a free block: regions go back to the
+// device only after the raw allocator waited for it (issue 20).
+TEST(BfcPool, WaitsForTheDeviceBeforeGivingRegionsBack) {
+  FakeRawAllocator raw(8 * MiB);
+  BfcPool pool(raw, growth(16 * MiB, 2 * MiB));
+  pool.deallocate(pool.allocate(MiB + MiB / 2));
+  pool.deallocate(pool.allocate(3 * MiB));
+  void* c = pool.allocate(7 * MiB);
+  EXPECT_EQ(raw.calls(), "wff");  // one wait, then both regions
+  EXPECT_EQ(raw.wait_calls(), 1u);
+  pool.deallocate(c);
+  EXPECT_EQ(pool.release_free_regions(), 8 * MiB);
+  EXPECT_EQ(raw.calls(), "wffwf");
+  EXPECT_EQ(pool.release_free_regions(), 0u);  // nothing free: no wait
+  EXPECT_EQ(raw.wait_calls(), 2u);
+}
+
+TEST(BfcPool, KeepsItsRegionsWhenTheDeviceCannotBeWaitedFor) {
+  FakeRawAllocator raw(8 * MiB);
+  BfcPool pool(raw, growth(16 * MiB, 2 * MiB));
+  pool.deallocate(pool.allocate(MiB + MiB / 2));
+  pool.deallocate(pool.allocate(3 * MiB));
+  raw.set_wait_result(false);
+  const PoolStats before = pool.stats();
+  oom_message([&] { pool.allocate(7 * MiB); });
+  EXPECT_EQ(raw.calls(), "w");
+  EXPECT_EQ(raw.deallocate_calls(), 0u);
+  EXPECT_EQ(pool.stats().bytes_reserved, before.bytes_reserved);
+  EXPECT_EQ(pool.release_free_regions(), 0u);
+  raw.set_wait_result(true);
+  EXPECT_EQ(pool.release_free_regions(), 6 * MiB);
+}
+
 TEST(BfcPool, RetriesOnlyOnceThenFails) {
   FakeRawAllocator raw(8 * MiB);
   BfcPool pool(raw, growth(16 * MiB, 2 * MiB));
@@ -461,6 +494,7 @@ TEST(BfcPool, DoesNotReleaseWhenThatCannotHelp) {
   oom_message([&] { pool.allocate(7 * MiB); });  // 2 + 4 < 7: releasing cannot help
   expect_same(before, pool.stats());
   EXPECT_EQ(raw.deallocate_calls(), 0u);
+  EXPECT_EQ(raw.wait_calls(), 0u);  // and nothing to wait for
   pool.deallocate(a);
 }
 

@@ -195,7 +195,7 @@ static xdev_plugin_api_t make_api(void) {
   api.abi_version.minor = XDEV_ABI_VERSION_MINOR;
 #ifdef XDEV_TEST_WRONG_MAJOR
   api.abi_version.major = 2;
-  api.abi_version.minor = 0;
+  api.abi_version.minor = 0; /* "2.0", whatever the live minor is */
 #endif
 #ifdef XDEV_TEST_SMALL_TABLE
   api.struct_size = 100;

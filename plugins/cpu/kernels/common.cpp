@@ -66,7 +66,7 @@ xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs) noexcept {
   if (!XDEV_HAS_FIELD(call, xdev_kernel_call_t, attr_count)) {
     return kernel_fail(call, XDEV_STATUS_ABI_MISMATCH,
                        "%s: call->struct_size is %zu bytes; ABI v1.0 kernel calls need %zu", op,
-                       call->struct_size, static_cast<size_t>(XDEV_KERNEL_CALL_STRUCT_SIZE));
+                       call->struct_size, static_cast<size_t>(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0));
   }
   if (inputs >= 0 ? call->input_count != static_cast<uint32_t>(inputs) : call->input_count == 0) {
     if (inputs >= 0) {

@@ -163,7 +163,7 @@ xdev_status_t* check_same_shapes(const xdev_kernel_call_t* call) noexcept;
 template <uint32_t N>
 inline bool dense_elementwise_call(const xdev_kernel_call_t* call, uint64_t mask,
                                    xdev_dtype_t* dtype, int64_t* count) noexcept {
-  if (call == nullptr || call->struct_size < XDEV_KERNEL_CALL_STRUCT_SIZE ||
+  if (call == nullptr || call->struct_size < XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 ||
       call->input_count != N || call->output_count != 1 || call->attr_count != 0 ||
       call->inputs == nullptr || call->outputs == nullptr) {
     return false;

@@ -213,7 +213,7 @@ void matmul(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n
 // product): two inputs and an output, present, of one dtype of `mask`, rank
 // 2, with data. False: take check_call(), which reports what is wrong.
 bool plain_matmul_call(const xdev_kernel_call_t* call, uint64_t mask) noexcept {
-  if (call == nullptr || call->struct_size < XDEV_KERNEL_CALL_STRUCT_SIZE ||
+  if (call == nullptr || call->struct_size < XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 ||
       call->input_count != 2 || call->output_count != 1 || call->inputs == nullptr ||
       call->outputs == nullptr || (call->attr_count > 0 && call->attrs == nullptr)) {
     return false;

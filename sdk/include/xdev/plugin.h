@@ -43,7 +43,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define XDEV_ABI_VERSION_MAJOR 1
-#define XDEV_ABI_VERSION_MINOR 1
+#define XDEV_ABI_VERSION_MINOR 2
 
 /* The name of the one exported entry symbol. */
 #define XDEV_PLUGIN_ENTRY_SYMBOL "xdev_plugin_query"
@@ -293,9 +293,33 @@ typedef struct xdev_kernel_call_t {
   uint32_t output_count;
   const xdev_attr_t* attrs;
   uint32_t attr_count;
+
+  /* --- 1.2: temporary device memory (read with XDEV_HAS_FIELD) --- */
+
+  /* Scratch memory for this call (partial sums of a reduction, a BLAS
+   * workspace), taken from the pool of the call's logical device: it counts
+   * against that device's memory limit and never competes with the pool for
+   * the device's free memory. Returns `size` bytes (> 0) aligned to at least
+   * 256 bytes, or NULL when the pool cannot provide them (the kernel then
+   * runs without, e.g. a slower path, or returns XDEV_STATUS_OUT_OF_MEMORY
+   * naming the request). Call it only during the kernel call, from the
+   * calling thread, with `scratch_context`; any number of times.
+   * Lifetime: the memory stays valid for the work the kernel enqueues on
+   * `stream` before it returns. When the kernel returns, the core gives it
+   * back to the pool, which hands it out again only for work enqueued later
+   * on the same stream (stream order), so the kernel never frees it and must
+   * not use it from another stream. The core never reads or writes it.
+   * NULL when the caller offers no scratch (a core older than 1.2, a test
+   * harness): kernels must then work without it. */
+  void* (*scratch_allocate)(void* scratch_context, uint64_t size);
+  /* Opaque; owned by the core, valid during the call. */
+  void* scratch_context;
 } xdev_kernel_call_t;
-#define XDEV_KERNEL_CALL_STRUCT_SIZE \
+/* The v1.0 call ended at attr_count. */
+#define XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 \
   XDEV_STRUCT_SIZE(xdev_kernel_call_t, attr_count)
+#define XDEV_KERNEL_CALL_STRUCT_SIZE \
+  XDEV_STRUCT_SIZE(xdev_kernel_call_t, scratch_context)
 
 /* A kernel function. `kernel_context` is the value registered with it.
  * Must be thread-safe for calls on different streams. */
@@ -443,7 +467,12 @@ typedef struct xdev_plugin_api_t {
   /* REQUIRED. Blocks until all work enqueued so far on `stream` completed;
    * returns the first asynchronous error since the last synchronize and
    * clears it (work enqueued after a failed item may be skipped; say so in
-   * the plugin's documentation). */
+   * the plugin's documentation).
+   * A fault that leaves the device unusable cannot be cleared (a sticky
+   * error: CUDA's illegal address, a lost device). The plugin then returns
+   * XDEV_STATUS_UNAVAILABLE naming the device, here and from every later
+   * call that uses that device, and its other devices keep working. Only
+   * errors that left the device usable are cleared. */
   xdev_status_t* (*stream_synchronize)(xdev_stream_t* stream);
   /* REQUIRED. Creates an event. Thread-safe. */
   xdev_status_t* (*event_create)(xdev_device_t* device, xdev_event_t** out_event);
@@ -546,11 +575,13 @@ XDEV_STATIC_ASSERT(sizeof(xdev_tensor_t) == 40, "xdev_tensor_t changed");
 XDEV_STATIC_ASSERT(sizeof(xdev_attr_t) == 32, "xdev_attr_t changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE == 36, "xdev_device_type_info_t changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 76, "xdev_device_properties_t changed");
-XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE == 84, "xdev_kernel_call_t changed");
+XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 == 84, "xdev_kernel_call_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_INFO_STRUCT_SIZE == 64, "xdev_kernel_info_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE == 24, "xdev_plugin_init_args_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 264, "xdev_plugin_api_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE == 48, "xdev_plugin_query_args_t changed");
+/* Appended in 1.2. */
+XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE == 104, "xdev_kernel_call_t 1.2 changed");
 #endif
 
 #endif /* XDEV_PLUGIN_H_ */

@@ -65,7 +65,7 @@ Failure Arena::allocate(uint64_t size, uint64_t alignment, uint64_t* out_address
       // Split the free block into [begin, offset) | allocation | rest. Both
       // pieces stay granule-aligned: every offset and size here is. The
       // steps that allocate come first, so a bad_alloc changes nothing.
-      live_.emplace(offset, Block{reserved, size});
+      live_.emplace(offset, Block{reserved, size, next_id_++});
       if (offset + reserved < end) {
         try {
           free_.emplace(offset + reserved, end - offset - reserved);
@@ -98,6 +98,17 @@ bool Arena::free(uint64_t address) noexcept {
   std::lock_guard lock(mutex_);
   auto it = live_.find(offset);
   if (it == live_.end()) return false;
+  if (auto pinned = pins_.find(it->second.id); pinned != pins_.end() && !violation_) {
+    try {
+      violation_ = make_failure(
+          XDEV_STATUS_INVALID_ARGUMENT,
+          "%s: the allocation at 0x%" PRIx64 " (%" PRIu64 " bytes) was freed while %" PRIu32
+          " queued operations still use it (memory_free before the work that uses it completed)",
+          label_.c_str(), address, it->second.requested, pinned->second);
+    } catch (...) {
+      violation_ = Failure{XDEV_STATUS_INVALID_ARGUMENT, {}};
+    }
+  }
   const uint64_t reserved = it->second.reserved;
   live_.erase(it);
   free_bytes_ += reserved;
@@ -134,6 +145,27 @@ void Arena::release_locked(uint64_t offset, uint64_t size) {
     return;
   }
   free_.emplace(offset, size);
+}
+
+std::shared_ptr<const void> Arena::pin(uint64_t address) const {
+  const uint64_t offset = address - first_address();  // wraps when outside
+  std::lock_guard lock(mutex_);
+  auto it = live_.upper_bound(offset);
+  if (it == live_.begin()) return nullptr;
+  --it;
+  if (offset - it->first > it->second.requested) return nullptr;
+  const uint64_t id = it->second.id;
+  ++pins_[id];
+  // A token with no object: only its deleter matters.
+  return std::shared_ptr<const void>(nullptr, [this, id](const void*) {
+    std::lock_guard unpin_lock(mutex_);
+    if (auto p = pins_.find(id); p != pins_.end() && --p->second == 0) pins_.erase(p);
+  });
+}
+
+Failure Arena::take_violation() const {
+  std::lock_guard lock(mutex_);
+  return std::exchange(violation_, Failure{});
 }
 
 uint64_t Arena::largest_free_locked() const {

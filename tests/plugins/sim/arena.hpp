@@ -49,10 +49,21 @@ class Arena {
   // ("destination") and the address otherwise.
   Failure resolve(uint64_t address, uint64_t size, const char* role, std::byte** out_host) const;
 
+  // Marks the live allocation holding `address` as used by queued work for
+  // as long as the returned token lives (work items capture it). free() of
+  // an allocation with a live token is a violation of the ABI's
+  // memory_free ("all work that uses it has completed"): it is recorded and
+  // take_violation() returns it once. NULL when no allocation holds
+  // `address` (the caller has already reported that).
+  std::shared_ptr<const void> pin(uint64_t address) const;
+  // The first violation since the last call (an empty Failure when none).
+  Failure take_violation() const;
+
  private:
   struct Block {
     uint64_t reserved;   // bytes taken from the free list (size rounded up)
     uint64_t requested;  // bytes the caller asked for: the usable range
+    uint64_t id;         // unique per allocation: a token outlives a free
   };
 
   Arena(uint64_t base, uint64_t size, std::string label);
@@ -68,6 +79,9 @@ class Arena {
   std::map<uint64_t, uint64_t> free_;  // offset -> bytes, never adjacent
   std::map<uint64_t, Block> live_;     // offset -> allocation
   uint64_t free_bytes_;
+  uint64_t next_id_ = 1;
+  mutable std::map<uint64_t, uint32_t> pins_;  // Block::id -> live tokens
+  mutable Failure violation_;
 };
 
 }  // namespace xdev::sim

@@ -23,6 +23,7 @@ struct Config {
   uint32_t device_count = 2;             // XDEV_SIM_DEVICES
   uint64_t memory_mb = 256;              // XDEV_SIM_MEMORY_MB, per device
   std::chrono::microseconds delay{0};    // XDEV_SIM_DELAY_US, per copy/kernel
+  uint64_t scratch_bytes = 0;            // XDEV_SIM_SCRATCH_BYTES, per MatMul
 };
 
 // What device_get_properties hands out for one device; lives in the plugin

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@ struct TensorView {
   uint64_t begin = 0;        // device address of the lowest byte touched
   uint64_t bytes = 0;        // bytes from `begin` to past the highest; 0 when empty
   uint64_t first_shift = 0;  // element 0 is at begin + first_shift
+  std::shared_ptr<const void> pin;  // Arena::pin of its allocation, while queued
 };
 
 // "MatMul on Sim Accelerator 0 (sim:00)", the start of every message.
@@ -96,7 +98,9 @@ Failure make_view(std::string role, const xdev_tensor_t* tensor, const Arena& ar
   out->begin = first - out->first_shift;
   out->bytes = bytes;
   std::byte* host = nullptr;
-  return arena.resolve(out->begin, out->bytes, name, &host);
+  if (Failure failure = arena.resolve(out->begin, out->bytes, name, &host)) return failure;
+  out->pin = arena.pin(out->begin);
+  return {};
 }
 
 // Where element 0 of `view` is in host memory now; checks again that its

@@ -189,6 +189,10 @@ Failure read_config(Config* config) {
   if (Failure failure = read_env("XDEV_SIM_DELAY_US", 0, 0, kMaxDelayUs, &delay_us)) {
     return failure;
   }
+  if (Failure failure = read_env("XDEV_SIM_SCRATCH_BYTES", 0, 0, kMaxMemoryMb << 20,
+                                 &config->scratch_bytes)) {
+    return failure;
+  }
   config->device_count = static_cast<uint32_t>(devices);
   config->memory_mb = memory_mb;
   config->delay = std::chrono::microseconds(delay_us);
@@ -602,7 +606,12 @@ xdev_status_t* stream_synchronize(xdev_stream_t* stream) noexcept {
   if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
   const xdev_host_api_t* host = host_of(stream);
   try {
-    const Failure failure = stream->queue->synchronize();
+    Failure failure = stream->queue->synchronize();
+    // Memory the core freed while queued work still used it (Arena::pin).
+    // Taken either way: when that work failed on it too, this is the same
+    // core bug, reported once.
+    Failure violation = stream->device->arena->take_violation();
+    if (!failure) failure = std::move(violation);
     if (!failure) return nullptr;
     return fail(host, failure.code, "%s: asynchronous work failed: %s", kSlot,
                 failure.message.c_str());
@@ -749,7 +758,7 @@ xdev_status_t* copy_host_to_device(xdev_stream_t* stream, void* dst, const void*
     // valid and unchanged until then, and a snapshot would hide a core that
     // does not.
     stream->queue->enqueue(
-        [&arena, dst = address_of(dst), src, size]() -> Failure {
+        [&arena, dst = address_of(dst), src, size, pin = arena.pin(address_of(dst))]() -> Failure {
           std::byte* target = nullptr;
           if (Failure failure = arena.resolve(dst, size, "destination", &target)) {
             return prefixed(kSlot, std::move(failure));
@@ -781,7 +790,7 @@ xdev_status_t* copy_device_to_host(xdev_stream_t* stream, void* dst, const void*
       return to_status(host, kSlot, failure);
     }
     stream->queue->enqueue(
-        [&arena, dst, src = address_of(src), size]() -> Failure {
+        [&arena, dst, src = address_of(src), size, pin = arena.pin(address_of(src))]() -> Failure {
           std::byte* source = nullptr;
           if (Failure failure = arena.resolve(src, size, "source", &source)) {
             return prefixed(kSlot, std::move(failure));
@@ -816,7 +825,8 @@ xdev_status_t* copy_between_devices(const char* slot, xdev_stream_t* stream, uin
                 slot, size, src, dst);
   }
   stream->queue->enqueue(
-      [slot, &source_arena, &target_arena, dst, src, size]() -> Failure {
+      [slot, &source_arena, &target_arena, dst, src, size, source_pin = source_arena.pin(src),
+       target_pin = target_arena.pin(dst)]() -> Failure {
         std::byte* source = nullptr;
         std::byte* target = nullptr;
         if (Failure failure = source_arena.resolve(src, size, "source", &source)) {
@@ -890,7 +900,7 @@ xdev_status_t* run_kernel(void* context, const xdev_kernel_call_t* call, const c
   if (!XDEV_HAS_FIELD(call, xdev_kernel_call_t, attr_count)) {
     return fail(host, XDEV_STATUS_ABI_MISMATCH,
                 "%s: call->struct_size is %zu bytes; a v1.0 kernel call needs %zu", op,
-                call->struct_size, static_cast<size_t>(XDEV_KERNEL_CALL_STRUCT_SIZE));
+                call->struct_size, static_cast<size_t>(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0));
   }
   if (call->device == nullptr) return null_argument(host, op, "call->device");
   if (call->stream == nullptr) return null_argument(host, op, "call->stream");
@@ -912,7 +922,57 @@ xdev_status_t* run_kernel(void* context, const xdev_kernel_call_t* call, const c
   }
 }
 
+// XDEV_SIM_SCRATCH_BYTES (ABI 1.2 kernel scratch, issue 20): MatMul asks
+// the core for that many bytes of scratch and fills them on the stream before
+// the product, like a BLAS workspace. The range is checked to lie in a live
+// allocation when the call is made and again when the work runs, so scratch
+// the core gave back to the device too early shows at the next synchronize.
+Failure use_scratch(const xdev_kernel_call_t& call, uint64_t bytes) {
+  const Arena& arena = *call.device->arena;
+  if (!XDEV_HAS_FIELD(&call, xdev_kernel_call_t, scratch_context) ||
+      call.scratch_allocate == nullptr) {
+    return make_failure(XDEV_STATUS_FAILED_PRECONDITION,
+                        "MatMul on %s: XDEV_SIM_SCRATCH_BYTES asks for scratch, but the caller "
+                        "offers none (ABI 1.2 scratch_allocate)",
+                        arena.label().c_str());
+  }
+  void* scratch = call.scratch_allocate(call.scratch_context, bytes);
+  if (scratch == nullptr) {
+    return make_failure(XDEV_STATUS_OUT_OF_MEMORY,
+                        "MatMul on %s: no scratch of %" PRIu64 " bytes (XDEV_SIM_SCRATCH_BYTES)",
+                        arena.label().c_str(), bytes);
+  }
+  std::byte* unused = nullptr;
+  if (Failure failure = arena.resolve(address_of(scratch), bytes, "MatMul scratch", &unused)) {
+    return failure;
+  }
+  call.stream->queue->enqueue(
+      [&arena, address = address_of(scratch), bytes,
+       pin = arena.pin(address_of(scratch))]() -> Failure {
+        std::byte* host = nullptr;
+        if (Failure failure = arena.resolve(address, bytes, "MatMul scratch", &host)) {
+          return failure;
+        }
+        std::memset(host, 0x5c, bytes);
+        return {};
+      },
+      /*delayed=*/true);
+  return {};
+}
+
 xdev_status_t* matmul_kernel(void* context, const xdev_kernel_call_t* call) noexcept {
+  const auto* plugin = static_cast<const xdev_plugin_t*>(context);
+  if (plugin != nullptr && plugin->config.scratch_bytes > 0 && call != nullptr &&
+      call->device != nullptr && call->stream != nullptr &&
+      call->stream->device == call->device) {
+    try {
+      if (Failure failure = use_scratch(*call, plugin->config.scratch_bytes)) {
+        return fail(plugin->host, failure.code, "%s", failure.message.c_str());
+      }
+    } catch (...) {
+      return unexpected(plugin->host, "MatMul");
+    }
+  }
   return run_kernel(context, call, "MatMul", &enqueue_matmul);
 }
 
