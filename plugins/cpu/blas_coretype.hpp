@@ -12,34 +12,9 @@
 
 #include <string>
 
+#include "cpu_features.hpp"
+
 namespace xdev::cpu {
-
-// What cpuid (and xgetbv) report, reduced to what the choice needs. All
-// false on a processor that is not x86.
-struct X86Features {
-  bool x86 = false;    // cpuid was read at all
-  bool intel = false;  // vendor "GenuineIntel"
-  bool amd = false;    // vendor "AuthenticAMD" or "HygonGenuine"
-  bool ssse3 = false;
-  bool sse4_2 = false;
-  bool avx = false;
-  bool fma = false;
-  bool avx2 = false;
-  bool avx512f = false;
-  bool avx512dq = false;
-  bool avx512cd = false;
-  bool avx512bw = false;
-  bool avx512vl = false;
-  bool avx512_bf16 = false;
-  // XCR0 (xgetbv): the OS saves the SSE and AVX (YMM) state, and the
-  // AVX-512 state (opmask, ZMM 0-15 upper halves, ZMM 16-31). Without them
-  // the instructions fault even where cpuid lists them.
-  bool os_avx = false;
-  bool os_avx512 = false;
-};
-
-// Reads cpuid leaves 0, 1, 7.0 and 7.1 and XCR0. Never fails.
-X86Features read_x86_features() noexcept;
 
 // The choice: `coretype` is the value for OPENBLAS_CORETYPE, empty to leave
 // the choice to OpenBLAS; `reason` says why, for the log
