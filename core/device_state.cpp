@@ -3,6 +3,7 @@
 #include "log.hpp"
 #include "runtime.hpp"
 #include "status.hpp"
+#include "transfer/staging.hpp"
 
 namespace xdev::detail {
 
@@ -26,6 +27,7 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
       pool_(raw_, pool_options) {
   check(api()->stream_create(handle(), &stream_), "creating a stream on " + info_.name);
   concurrent_streams_ = (api()->capabilities & XDEV_CAP_CONCURRENT_STREAMS) != 0;
+  staging_ = std::make_unique<StagingBuffers>(*this);
 }
 
 LogicalDeviceState::~LogicalDeviceState() {
@@ -33,6 +35,7 @@ LogicalDeviceState::~LogicalDeviceState() {
     if (xdev_status_t* s = api()->stream_synchronize(stream_)) {
       log(XDEV_LOG_WARNING, "at shutdown, " + info_.name + ": " + take_message(s));
     }
+    staging_.reset();  // its events and pinned buffers, while the stream exists
     api()->stream_destroy(stream_);
   }
 }

@@ -18,6 +18,7 @@
 namespace xdev::detail {
 
 struct PhysicalDeviceRecord;
+class StagingBuffers;  // transfer/staging.hpp
 
 // A physical device opened through its plugin (shared by its logical devices).
 struct OpenedDevice {
@@ -61,6 +62,9 @@ class LogicalDeviceState {
   // Waits for all work on the stream; throws naming the device.
   void synchronize();
 
+  // Pinned buffers for host <-> device copies (transfer/staging.hpp).
+  StagingBuffers& staging() { return *staging_; }
+
  private:
   Device info_;
   int index_;
@@ -73,6 +77,7 @@ class LogicalDeviceState {
   std::mutex stream_mutex_;
   xdev_stream_t* stream_ = nullptr;
   bool concurrent_streams_ = false;
+  std::unique_ptr<StagingBuffers> staging_;  // released before the stream
 };
 
 }  // namespace xdev::detail
