@@ -17,6 +17,10 @@
 //   list/cpu_eager  as list/cpu with OpenBLAS preloaded (LD_PRELOAD): what
 //                   discovery cost when the cpu plugin linked OpenBLAS
 //   matmul/cpu      lists, then one 64×64 product: OpenBLAS loads
+//   list/other      lists its devices, the one plugin file named by
+//                   XDEV_BENCH_STARTUP_OTHER_PLUGIN installed (only when that
+//                   is set: e.g. an older build of the cpu plugin, to measure
+//                   a change in the same run)
 //
 // Each process is started once untimed first (page cache, probe cache). Run
 // with --benchmark_repetitions and --benchmark_enable_random_interleaving;
@@ -35,6 +39,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -76,6 +81,7 @@ const fs::path& stage_root() {
 }
 
 std::vector<std::string> plugin_files(const std::string& set) {
+  if (set == "other") return {std::getenv("XDEV_BENCH_STARTUP_OTHER_PLUGIN")};
   std::vector<std::string> files = {XDEV_BENCH_CPU_PLUGIN};
   if (set == "all" && std::strlen(XDEV_BENCH_CUDA_PLUGIN) > 0) {
     files.push_back(XDEV_BENCH_CUDA_PLUGIN);
@@ -184,8 +190,12 @@ void BM_Startup(benchmark::State& state, const char* mode, std::string set, bool
   const double n = static_cast<double>(state.iterations());
   state.counters["peak_rss_MiB"] = rss / n / 1024.0;
   state.counters["child_cpu_ms"] = cpu / n * 1e3;
-  state.SetLabel(set == "all" && std::strlen(XDEV_BENCH_CUDA_PLUGIN) > 0 ? "plugins: cpu, cuda"
-                                                                         : "plugins: " + set);
+  if (set == "other") {
+    state.SetLabel(std::string("plugin: ") + std::getenv("XDEV_BENCH_STARTUP_OTHER_PLUGIN"));
+  } else {
+    state.SetLabel(set == "all" && std::strlen(XDEV_BENCH_CUDA_PLUGIN) > 0 ? "plugins: cpu, cuda"
+                                                                           : "plugins: " + set);
+  }
 }
 
 void register_all() {
@@ -202,7 +212,11 @@ void register_all() {
       {"BM_Startup/list/cpu_eager", "list", "cpu", true},
       {"BM_Startup/matmul/cpu", "matmul", "cpu", false},
   };
-  for (const Case& c : cases) {
+  std::vector<Case> all(std::begin(cases), std::end(cases));
+  if (const char* other = std::getenv("XDEV_BENCH_STARTUP_OTHER_PLUGIN"); other && *other) {
+    all.push_back({"BM_Startup/list/other", "list", "other", false});
+  }
+  for (const Case& c : all) {
     benchmark::RegisterBenchmark(c.name, BM_Startup, c.mode, std::string(c.set), c.preload)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)

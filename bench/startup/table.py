@@ -22,6 +22,7 @@ ROWS = [
      "lists its devices, cpu plugin only, OpenBLAS preloaded (`LD_PRELOAD`: its cost when "
      "the plugin linked it)"),
     ("BM_Startup/matmul/cpu", "lists, then one 64×64 `xdev::matmul` (OpenBLAS loads)"),
+    ("BM_Startup/list/other", "lists its devices, the plugin in XDEV_BENCH_STARTUP_OTHER_PLUGIN"),
 ]
 GOAL_MS = 1.5
 GOAL_MIB = 16.0
@@ -52,7 +53,7 @@ def main():
             continue
         delta = "" if b is base else f"{ms(b) - ms(base):+.2f} ms"
         cpu_delta = "" if b is base else f"{b['child_cpu_ms'] - base['child_cpu_ms']:+.2f} ms"
-        print(f"| {what} | {b.get('label', '').replace('plugins: ', '')} | {ms(b):.2f} ms | "
+        print(f"| {what} | {b.get('label', '').replace('plugins: ', '').replace('plugin: ', '')} | {ms(b):.2f} ms | "
               f"{delta} | {b['peak_rss_MiB']:.1f} MiB | {b['child_cpu_ms']:.2f} ms | "
               f"{cpu_delta} |")
     listing = medians.get("BM_Startup/list/all")
