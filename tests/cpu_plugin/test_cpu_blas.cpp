@@ -493,6 +493,9 @@ TEST(CpuPluginBlas, ChoosesTheKernelSetFromCpuidWhenTheUserDidNot) {
 }
 
 TEST(CpuPluginBlas, KeepsTheUsersKernelSet) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "uses OpenBLAS's x86 kernel set PRESCOTT as the user's choice";
+#endif
   // Prescott (SSE3) runs on every x86-64 CPU, and the plugin never picks it.
   const ChildRun run = run_child("plugin", {{"OPENBLAS_CORETYPE", "PRESCOTT"}},
                                  {"OPENBLAS_NUM_THREADS"});
