@@ -12,6 +12,9 @@
 //      then dlopen()s the library and restores the environment;
 //   3. logs what it loaded at INFO: library, kernel set and who chose it,
 //      threads and who chose them.
+// setenv/unsetenv are not thread-safe against getenv in other threads
+// (glibc); the window is the load itself, once per process, and the
+// variables touched are OpenBLAS's own.
 //
 // Threads: oneTBB owns the plugin's parallelism; OpenBLAS runs in the calling
 // thread (one OpenBLAS thread per oneTBB task, no oversubscription) and large
