@@ -1,7 +1,8 @@
 // Plugin discovery + init of the cpu plugin: what every program pays at start.
 //
 //   Cold   the first discovery in this process (dlopen of the plugin and its
-//          libraries: oneTBB, OpenBLAS), measured once.
+//          library oneTBB; OpenBLAS loads only at the first matrix product),
+//          measured once. bench/startup measures whole processes.
 //   Warm   a whole Runtime again (find files, load, validate, initialize, read
 //          devices, shut down); the libraries are mapped already.
 //   Reference: a bare dlopen + dlsym + dlclose of the same file, the least any

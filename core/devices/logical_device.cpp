@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "devices/runtime.hpp"
 #include "common/status.hpp"
+#include "transfer/staging.hpp"
 
 namespace xdev::detail {
 namespace {
@@ -40,6 +41,7 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
     check(s, "creating an event on " + info_.name);
   }
   raw_.set_wait_for_device_work([this] { return wait_for_queued_work(); });
+  staging_ = std::make_unique<StagingBuffers>(*this);
 }
 
 LogicalDeviceState::~LogicalDeviceState() {
@@ -48,6 +50,7 @@ LogicalDeviceState::~LogicalDeviceState() {
     if (xdev_status_t* s = api()->stream_synchronize(stream_)) {
       log(XDEV_LOG_WARNING, "at shutdown, " + info_.name + ": " + take_message(s));
     }
+    staging_.reset();  // its events and pinned buffers, while the stream exists
     api()->stream_destroy(stream_);
   }
 }

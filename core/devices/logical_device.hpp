@@ -18,6 +18,7 @@
 namespace xdev::detail {
 
 struct PhysicalDeviceRecord;
+class StagingBuffers;  // transfer/staging.hpp
 
 // A physical device opened through its plugin (shared by its logical devices).
 struct OpenedDevice {
@@ -83,6 +84,8 @@ class LogicalDeviceState {
   // caller gives up (the pool then keeps its regions). Throws on a device
   // failure, naming the device.
   bool wait_for_queued_work();
+  // Pinned buffers for host <-> device copies (transfer/staging.hpp).
+  StagingBuffers& staging() { return *staging_; }
 
  private:
   Device info_;
@@ -98,6 +101,7 @@ class LogicalDeviceState {
   bool concurrent_streams_ = false;
   // Marks the end of the stream for wait_for_queued_work (created with it).
   xdev_event_t* queue_event_ = nullptr;
+  std::unique_ptr<StagingBuffers> staging_;  // released before the stream
 };
 
 }  // namespace xdev::detail

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/status.hpp"
+#include "transfer/staging.hpp"
 
 namespace xdev::detail {
 namespace {
@@ -73,6 +74,7 @@ void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const 
     std::memcpy(target, host, bytes);
     return;
   }
+  if (dst->staging().upload(target, host, bytes)) return;  // pinned, double-buffered
   {
     std::lock_guard lock(dst->stream_mutex());
     check(dst->api()->copy_host_to_device(dst->stream(), target, host, bytes),
@@ -91,6 +93,7 @@ void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset
     std::memcpy(host, source, bytes);
     return;
   }
+  if (src->staging().download(host, source, bytes)) return;  // pinned, double-buffered
   {
     std::lock_guard lock(src->stream_mutex());
     check(src->api()->copy_device_to_host(src->stream(), host, source, bytes),

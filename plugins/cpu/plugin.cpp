@@ -12,7 +12,6 @@
 // status objects made with the host's status_create, never exceptions.
 #include <xdev/plugin.h>
 
-#include <cblas.h>
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/version.h>
 #include <unistd.h>
@@ -32,9 +31,11 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "blas.hpp"
 #include "copy.hpp"
 #include "cpu_plugin_config.hpp"
 #include "kernels/common.hpp"
@@ -57,7 +58,8 @@ struct xdev_plugin_t {
   std::string description;                  // xdev_device_properties_t
   std::string status_line;                  // describe_status
   // Keeps oneTBB's worker threads joinable: finalized in shutdown so the
-  // library can be unloaded while no worker runs its code (TOOLCHAIN.md).
+  // library can be unloaded while no worker runs its code. Attached at the
+  // first device_open (guarded by `mutex`); empty until then.
   tbb::task_scheduler_handle tbb_handle;
   std::mutex mutex;                   // guards open_device
   xdev_device_t* open_device = nullptr;  // device 0 while it is open
@@ -168,30 +170,39 @@ xdev_status_t* no_such_device(const xdev_host_api_t* host, const char* slot,
 // ---------------------------------------------------------------------------
 // Plugin state
 
-// Thread policy (README.md): oneTBB owns the plugin's parallelism. Debian's
-// OpenBLAS (pthread build) would otherwise run every GEMM on its own pool
-// sized to all cores, whose idle threads keep spinning after a call; called
-// from oneTBB tasks that oversubscribes the cores. So OpenBLAS runs in the
-// calling thread and kernels split large products across oneTBB tasks. A
-// user who set OPENBLAS_NUM_THREADS keeps that choice. This is
-// process-wide: OpenBLAS has one setting for the whole process.
-const char* configure_openblas_threads() noexcept {
-  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return "OPENBLAS_NUM_THREADS";
-  openblas_set_num_threads(1);
-  return "the cpu plugin";
+// The value of one of the device's properties ("" when there is none).
+const char* property_value(const xdev_plugin_t& plugin, std::string_view key) noexcept {
+  for (const auto& [k, value] : plugin.property_text) {
+    if (k == key) return value.c_str();
+  }
+  return "";
 }
 
-void describe_machine(xdev_plugin_t& plugin, const char* blas_threads_source) {
+// blas()'s log lines go to the host's log.
+void log_to_host(void* host, xdev_log_level_t level, const char* message) {
+  log(static_cast<const xdev_host_api_t*>(host), level, "%s", message);
+}
+
+// OpenBLAS loads at the first matrix product (blas.hpp): until then the
+// blas properties say what will load and how it will be set up. When the
+// program has loaded OpenBLAS already, nothing is left to decide: the plugin
+// takes it now (no load cost) and reports what it is.
+void describe_machine(xdev_plugin_t& plugin) {
   const MachineInfo& machine = plugin.machine;
-  const char* blas_config = openblas_get_config();
-  const char* blas_core = openblas_get_corename();
+  if (blas_if_loaded() == nullptr && blas_in_process()) {
+    blas(&log_to_host, const_cast<xdev_host_api_t*>(plugin.host));
+  }
+  const BlasApi* loaded = blas_if_loaded();
+  const char* blas_config = loaded != nullptr ? loaded->get_config() : nullptr;
   plugin.property_text = {
       {"cores", std::to_string(machine.cores)},
       {"simd", machine.simd},
-      {"blas", blas_config != nullptr ? blas_config : "OpenBLAS (unknown configuration)"},
-      {"blas_core", blas_core != nullptr ? blas_core : "unknown"},
-      {"blas_threads", std::to_string(openblas_get_num_threads()) + " (set by " +
-                           blas_threads_source + ")"},
+      {"blas", loaded == nullptr ? std::string("OpenBLAS (") + blas_library_name() +
+                                       ", loaded at the first matrix product)"
+               : blas_config != nullptr ? blas_config
+                                        : "OpenBLAS (unknown configuration)"},
+      {"blas_core", planned_blas_core()},
+      {"blas_threads", planned_blas_threads()},
       {"tbb", std::string("oneTBB ") + TBB_runtime_version()},
   };
   plugin.properties.clear();
@@ -204,33 +215,6 @@ void describe_machine(xdev_plugin_t& plugin, const char* blas_threads_source) {
   plugin.status_line = "1 device (" + machine.model_name + ", " +
                        std::to_string(machine.cores) +
                        (machine.cores == 1 ? " core)" : " cores)");
-}
-
-// Debian's OpenBLAS (DYNAMIC_ARCH) picks its kernels from the CPU model and
-// falls back to the Prescott (SSE3) ones for models it does not know, e.g.
-// the Intel family 6 model 207 of the reference VM: matrix products then run
-// at about a fifth of the speed of its AVX-512 kernels (docs/performance.md).
-// The choice is made when the library loads, before this plugin runs; only
-// the user can change it (OPENBLAS_CORETYPE). Logged at INFO, with the hint.
-void hint_blas_core(const xdev_host_api_t* host, const MachineInfo& machine) noexcept {
-  const char* core = openblas_get_corename();
-  if (core == nullptr || std::strcmp(core, "Prescott") != 0) return;
-  auto has = [&](const char* feature) {
-    const std::string& simd = machine.simd;
-    const size_t n = std::strlen(feature);
-    for (size_t at = simd.find(feature); at != std::string::npos; at = simd.find(feature, at + 1)) {
-      const bool starts = at == 0 || simd[at - 1] == ' ';
-      const bool ends = at + n == simd.size() || simd[at + n] == ' ';
-      if (starts && ends) return true;
-    }
-    return false;
-  };
-  const char* better = has("avx512f") ? "SKYLAKEX" : has("avx2") ? "HASWELL" : nullptr;
-  if (better == nullptr) return;
-  log(host, XDEV_LOG_INFO,
-      "OpenBLAS chose its Prescott (SSE3) kernels on a CPU with %s; set "
-      "OPENBLAS_CORETYPE=%s before the program starts for much faster matrix products",
-      has("avx512f") ? "AVX-512" : "AVX2", better);
 }
 
 // ---------------------------------------------------------------------------
@@ -262,19 +246,15 @@ xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
     auto plugin = std::make_unique<xdev_plugin_t>();
     plugin->host = host;
     plugin->machine = read_machine_info();
-    const char* blas_threads_source = configure_openblas_threads();
-    describe_machine(*plugin, blas_threads_source);
-    hint_blas_core(host, plugin->machine);
-    // Registers this plugin as a user of oneTBB's scheduler; starts no
-    // thread. shutdown() finalizes it.
-    plugin->tbb_handle = tbb::task_scheduler_handle{tbb::attach{}};
+    describe_machine(*plugin);
     {
       std::lock_guard lock(g_instances_mutex);
       g_instance_hosts.push_back(host);
       g_host.store(host, std::memory_order_release);
     }
-    log(host, XDEV_LOG_DEBUG, "initialized: %s; OpenBLAS threads: %d (set by %s)",
-        plugin->status_line.c_str(), openblas_get_num_threads(), blas_threads_source);
+    log(host, XDEV_LOG_DEBUG, "initialized: %s; BLAS: %s; kernels: %s; threads: %s",
+        plugin->status_line.c_str(), property_value(*plugin, "blas"),
+        property_value(*plugin, "blas_core"), property_value(*plugin, "blas_threads"));
     *out_plugin = plugin.release();
     return nullptr;
   } catch (...) {
@@ -293,7 +273,7 @@ void plugin_shutdown(xdev_plugin_t* plugin) noexcept {
   }
   // Joins oneTBB's worker threads (when no one else holds the scheduler), so
   // that unloading the library cannot leave a worker running unmapped code.
-  if (!tbb::finalize(owned->tbb_handle, std::nothrow)) {
+  if (owned->tbb_handle && !tbb::finalize(owned->tbb_handle, std::nothrow)) {
     log(host, XDEV_LOG_WARNING,
         "shutdown: oneTBB's worker threads were not joined because other threads or "
         "libraries still use oneTBB; keep this library loaded (RTLD_NODELETE)");
@@ -388,6 +368,12 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
       return fail(host, XDEV_STATUS_FAILED_PRECONDITION,
                   "%s: device %" PRIu32 " is already open", kSlot, ordinal);
     }
+    // Registers this instance as a user of oneTBB's scheduler (starts no
+    // thread), so that shutdown() can join oneTBB's workers. Only kernels and
+    // copies use oneTBB, and both need an open device; attaching here rather
+    // than at initialize keeps oneTBB's set-up (it loads tbbmalloc: ~0.25 ms)
+    // out of a process that only lists its devices.
+    if (!plugin->tbb_handle) plugin->tbb_handle = tbb::task_scheduler_handle{tbb::attach{}};
     auto* device = new xdev_device_t;
     device->plugin = plugin;
     plugin->open_device = device;
@@ -717,6 +703,17 @@ xdev_status_t* kernel_fail(const xdev_kernel_call_t* call, xdev_status_code_t co
   std::vsnprintf(text, sizeof(text), format, args);
   va_end(args);
   return host->status_create(host->host_context, code, text);
+}
+
+void kernel_log(const xdev_kernel_call_t* call, xdev_log_level_t level, const char* format,
+                ...) noexcept {
+  const xdev_host_api_t* host = call_host(call);
+  char text[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof(text), format, args);
+  va_end(args);
+  log(host, level, "%s", text);
 }
 
 xdev_status_t* kernel_unexpected(const xdev_kernel_call_t* call) noexcept {

@@ -474,16 +474,8 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                         "RandomUniform"}));
 }
 
-TEST_F(CpuPlugin, RunsOpenBlasSingleThreadedUnlessTheUserChose) {
-  // dlsym on the plugin's handle searches its dependencies: OpenBLAS.
-  using GetThreads = int (*)();
-  auto get_threads = reinterpret_cast<GetThreads>(library_.symbol("openblas_get_num_threads"));
-  ASSERT_NE(get_threads, nullptr) << "OpenBLAS is not a dependency of the plugin";
-  if (const char* chosen = std::getenv("OPENBLAS_NUM_THREADS")) {
-    GTEST_SKIP() << "OPENBLAS_NUM_THREADS=" << chosen << " is set: the plugin keeps it";
-  }
-  EXPECT_EQ(get_threads(), 1);
-}
+// OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp
+// (each case needs a fresh process).
 
 // A second instance of the same library, alive at the same time: shutting
 // one down leaves the other fully working (also its NULL-argument errors,

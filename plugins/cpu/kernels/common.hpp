@@ -36,6 +36,11 @@ inline constexpr int64_t kParallelGrainElements = int64_t{1} << 14;  // 16 Ki
 [[gnu::format(printf, 3, 4)]] xdev_status_t* kernel_fail(const xdev_kernel_call_t* call,
                                                          xdev_status_code_t code,
                                                          const char* format, ...) noexcept;
+// Writes a printf-formatted line to the log of the call's plugin instance
+// (or the plugin's global host table when the call has no device).
+[[gnu::format(printf, 3, 4)]] void kernel_log(const xdev_kernel_call_t* call,
+                                              xdev_log_level_t level, const char* format,
+                                              ...) noexcept;
 // Call inside a catch block: the exception in flight as a status
 // (OUT_OF_MEMORY for std::bad_alloc, INTERNAL otherwise) naming the op.
 xdev_status_t* kernel_unexpected(const xdev_kernel_call_t* call) noexcept;

@@ -6,7 +6,9 @@
 //    integer products have no BLAS. Large integer products split their rows
 //    over oneTBB's threads.
 //  - float32/float64, up to kTiledMatMulFlops: one single-threaded
-//    cblas_sgemm/dgemm in the calling thread.
+//    cblas_sgemm/dgemm in the calling thread. OpenBLAS is loaded here, at
+//    the first product that needs it (blas.hpp); if it cannot be loaded the
+//    plain loops run instead.
 //  - larger: the output is cut into tiles (two per thread, one from 2^31
 //    flops) and each oneTBB task runs single-threaded OpenBLAS on its tile
 //    (the plugin set OpenBLAS to one thread at initialize; README.md
@@ -16,7 +18,6 @@
 // Inputs are contiguous (docs/ops.md). A view whose inner dim has stride 1
 // and whose outer stride is at least the inner size is accepted too (a BLAS
 // leading dimension), as is its transpose (the transpose flag flips).
-#include <cblas.h>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
@@ -26,6 +27,7 @@
 #include <climits>
 #include <type_traits>
 
+#include "blas.hpp"
 #include "kernels/common.hpp"
 #include "kernels/kernels.hpp"
 
@@ -128,16 +130,16 @@ void matmul_loop(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int6
 }
 
 template <typename T>
-void gemm(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n, int64_t k,
-          int64_t ldc) noexcept {
+void gemm(const BlasApi& lib, const Operand<T>& a, const Operand<T>& b, T* c, int64_t m,
+          int64_t n, int64_t k, int64_t ldc) noexcept {
   const auto ta = a.trans ? CblasTrans : CblasNoTrans;
   const auto tb = b.trans ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n),
+    lib.sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n),
                 static_cast<int>(k), 1.0f, a.p, static_cast<int>(a.ld), b.p, static_cast<int>(b.ld),
                 0.0f, c, static_cast<int>(ldc));
   } else {
-    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n),
+    lib.dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n),
                 static_cast<int>(k), 1.0, a.p, static_cast<int>(a.ld), b.p, static_cast<int>(b.ld),
                 0.0, c, static_cast<int>(ldc));
   }
@@ -151,16 +153,29 @@ Operand<T> sub(const Operand<T>& x, int64_t r0, int64_t c0) noexcept {
   return s;
 }
 
+// Writes blas()'s log lines to the log of the call's plugin instance.
+void log_to_call(void* call, xdev_log_level_t level, const char* message) {
+  kernel_log(static_cast<const xdev_kernel_call_t*>(call), level, "%s", message);
+}
+
 template <typename T>
-void matmul(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n, int64_t k) {
+void matmul(const xdev_kernel_call_t* call, const Operand<T>& a, const Operand<T>& b, T* c,
+            int64_t m, int64_t n, int64_t k) {
   const int64_t volume = m * n * k;
   const bool fits_int =
       m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && a.ld <= INT_MAX && b.ld <= INT_MAX;
+  const BlasApi* api = nullptr;
   if constexpr (std::is_floating_point_v<T>) {
     if (volume > kTinyMatMulVolume && fits_int) {
+      api = blas(&log_to_call, const_cast<xdev_kernel_call_t*>(call));
+    }
+  }
+  if (api != nullptr) {
+    if constexpr (std::is_floating_point_v<T>) {
+      const BlasApi& lib = *api;
       const int threads = tbb::this_task_arena::max_concurrency();
-      if (2 * volume <= kTiledMatMulFlops || threads <= 1 || openblas_get_num_threads() > 1) {
-        gemm(a, b, c, m, n, k, n);
+      if (2 * volume <= kTiledMatMulFlops || threads <= 1 || lib.get_num_threads() > 1) {
+        gemm(lib, a, b, c, m, n, k, n);
         return;
       }
       // Tiles: split the longer side of the output first, into one or two
@@ -181,7 +196,7 @@ void matmul(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n
       }
       const int64_t tiles = row_tiles * col_tiles;
       if (tiles == 1) {
-        gemm(a, b, c, m, n, k, n);
+        gemm(lib, a, b, c, m, n, k, n);
         return;
       }
       tbb::parallel_for(
@@ -191,7 +206,8 @@ void matmul(const Operand<T>& a, const Operand<T>& b, T* c, int64_t m, int64_t n
               const int64_t ti = t / col_tiles, tj = t % col_tiles;
               const int64_t r0 = m * ti / row_tiles, r1 = m * (ti + 1) / row_tiles;
               const int64_t c0 = n * tj / col_tiles, c1 = n * (tj + 1) / col_tiles;
-              gemm(sub(a, r0, 0), sub(b, 0, c0), c + r0 * n + c0, r1 - r0, c1 - c0, k, n);
+              gemm(lib, sub(a, r0, 0), sub(b, 0, c0), c + r0 * n + c0, r1 - r0, c1 - c0, k,
+                   n);
             }
           },
           tbb::simple_partitioner{});
@@ -289,7 +305,7 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* call) noexcept {
                            "MatMul: inputs must be contiguous (a row-major or column-major "
                            "matrix)");
       }
-      matmul(a, b, data_of<T>(out), m, n, k);
+      matmul(call, a, b, data_of<T>(out), m, n, k);
       return nullptr;
     };
     switch (dtype) {

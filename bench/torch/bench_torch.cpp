@@ -1,0 +1,387 @@
+// xdev beside libtorch (Debian's libtorch 1.13, its ATen C++ op layer) in
+// one process, on the same inputs and the same thread count, plus direct
+// OpenBLAS and oneTBB where those are what a program would call instead
+// (docs/performance.md "Beside libtorch"; bench/torch/table.py prints it):
+//
+//   Add1          1-element float32 add, end to end (output tensor included)
+//   MatMul2x3x2   the walkthrough's product
+//   Sgemm/n       n×n float32 products, n = 256, 1024, 2048; the direct peer is
+//                 cblas_sgemm of the very OpenBLAS the cpu plugin loaded
+//                 (with the kernel set it chose), on all cores
+//   Add16M        add of 16 Mi float32 (a fresh output each time; libtorch
+//                 also into a preallocated one); the direct peer a oneTBB
+//                 parallel_for
+//   Zeros         a fresh tensor of zeros and its release (allocation + fill +
+//                 free), 256 and 1 Mi floats; at::empty shows torch's
+//                 allocation alone
+//
+// Threads: libtorch runs on at::set_num_threads(T) (OpenMP) and its OpenBLAS
+// (Debian's libblas.so.3) on its default of all cores; xdev runs on oneTBB's
+// T threads; T = the cores of this process. Every timed loop after parallel
+// work starts after a 250 ms pause so that spinning OpenMP/OpenBLAS threads
+// of the previous benchmark are asleep. Softmax and Conv2D are not xdev ops
+// yet.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <dlfcn.h>
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+#include <xdev/xdev.hpp>
+
+namespace {
+
+void quiesce() { std::this_thread::sleep_for(std::chrono::milliseconds(250)); }
+
+int threads() { return tbb::this_task_arena::max_concurrency(); }
+
+// Same values for both sides: uniform in [-1, 1) from a fixed seed.
+std::vector<float> random_values(int64_t n, uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = uniform(engine);
+  return v;
+}
+
+xdev::Tensor xdev_tensor(const std::vector<float>& v, const xdev::Shape& shape) {
+  return xdev::constant(v, shape);
+}
+
+at::Tensor torch_tensor(const std::vector<float>& v, at::IntArrayRef shape) {
+  return at::from_blob(const_cast<float*>(v.data()), shape, at::kFloat).clone();
+}
+
+// Once per process: libtorch's thread count, and the xdev CPU device.
+// xdev runs every op of this benchmark on the CPU (a GPU, if any, would
+// otherwise get them).
+#define XDEV_ON_CPU xdev::DeviceScope xdev_cpu_scope_("/device:CPU:0")
+
+void setup_once() {
+  static const bool done = [] {
+    at::set_num_threads(threads());
+    return true;
+  }();
+  (void)done;
+}
+
+// The OpenBLAS the cpu plugin loaded (after an xdev product that needs it).
+struct OpenBlas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&openblas_get_num_threads) get_num_threads = nullptr;
+  decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+  decltype(&openblas_get_corename) get_corename = nullptr;
+};
+const OpenBlas* plugin_openblas() {
+  static const OpenBlas* blas = []() -> const OpenBlas* {
+    XDEV_ON_CPU;
+    xdev::Tensor a = xdev::ones({64, 64});
+    (void)xdev::matmul(a, a).to_host();  // the plugin loads OpenBLAS here
+    void* handle = dlopen(XDEV_BENCH_OPENBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD);
+    if (handle == nullptr) return nullptr;
+    auto* b = new OpenBlas;
+    b->sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(handle, "cblas_sgemm"));
+    b->get_num_threads =
+        reinterpret_cast<decltype(&openblas_get_num_threads)>(dlsym(handle, "openblas_get_num_threads"));
+    b->set_num_threads =
+        reinterpret_cast<decltype(&openblas_set_num_threads)>(dlsym(handle, "openblas_set_num_threads"));
+    b->get_corename =
+        reinterpret_cast<decltype(&openblas_get_corename)>(dlsym(handle, "openblas_get_corename"));
+    if (!b->sgemm || !b->get_num_threads || !b->set_num_threads || !b->get_corename) return nullptr;
+    return b;
+  }();
+  return blas;
+}
+
+// ---------------------------------------------------------------------------
+// 1-element add
+
+void BM_Add1_Xdev(benchmark::State& state) {
+  setup_once();
+  XDEV_ON_CPU;
+  const xdev::Tensor a = xdev::constant({1.f});
+  const xdev::Tensor b = xdev::constant({2.f});
+  for (auto _ : state) {
+    xdev::Tensor c = xdev::add(a, b);
+    benchmark::DoNotOptimize(c.impl());
+  }
+  if (xdev::add(a, b).item<float>() != 3.f) state.SkipWithError("wrong result");
+}
+BENCHMARK(BM_Add1_Xdev);
+
+void BM_Add1_Torch(benchmark::State& state) {
+  setup_once();
+  const at::Tensor a = at::full({1}, 1.f);
+  const at::Tensor b = at::full({1}, 2.f);
+  for (auto _ : state) {
+    at::Tensor c = at::add(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  if (at::add(a, b).item<float>() != 3.f) state.SkipWithError("wrong result");
+}
+BENCHMARK(BM_Add1_Torch);
+
+// ---------------------------------------------------------------------------
+// The walkthrough's 2×3 · 3×2
+
+void BM_MatMul2x3x2_Xdev(benchmark::State& state) {
+  setup_once();
+  XDEV_ON_CPU;
+  const xdev::Tensor a = xdev::constant({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+  const xdev::Tensor b = xdev::constant({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}});
+  for (auto _ : state) {
+    xdev::Tensor c = xdev::matmul(a, b);
+    benchmark::DoNotOptimize(c.impl());
+  }
+  if (xdev::matmul(a, b).to_vector<float>() != std::vector<float>{22, 28, 49, 64}) {
+    state.SkipWithError("wrong result");
+  }
+}
+BENCHMARK(BM_MatMul2x3x2_Xdev);
+
+void BM_MatMul2x3x2_Torch(benchmark::State& state) {
+  setup_once();
+  const std::vector<float> av{1, 2, 3, 4, 5, 6}, bv{1, 2, 3, 4, 5, 6};
+  const at::Tensor a = torch_tensor(av, {2, 3});
+  const at::Tensor b = torch_tensor(bv, {3, 2});
+  for (auto _ : state) {
+    at::Tensor c = at::mm(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  if (at::mm(a, b)[1][1].item<float>() != 64.f) state.SkipWithError("wrong result");
+}
+BENCHMARK(BM_MatMul2x3x2_Torch);
+
+// ---------------------------------------------------------------------------
+// SGEMM n×n
+
+void set_gemm_counters(benchmark::State& state, int64_t n) {
+  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+                       static_cast<double>(n);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Sgemm_Xdev(benchmark::State& state) {
+  setup_once();
+  XDEV_ON_CPU;
+  const int64_t n = state.range(0);
+  const xdev::Tensor a = xdev_tensor(random_values(n * n, 1), {n, n});
+  const xdev::Tensor b = xdev_tensor(random_values(n * n, 2), {n, n});
+  xdev::matmul(a, b);  // warm the pool and the threads
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor c = xdev::matmul(a, b);
+    benchmark::DoNotOptimize(c.impl());
+  }
+  set_gemm_counters(state, n);
+  // Same result as libtorch's (float32 rounding of different summation orders).
+  const at::Tensor reference = at::mm(torch_tensor(random_values(n * n, 1), {n, n}),
+                                      torch_tensor(random_values(n * n, 2), {n, n}));
+  const std::vector<float> mine = xdev::matmul(a, b).to_vector<float>();
+  const float* theirs = reference.data_ptr<float>();
+  double worst = 0;
+  for (size_t i = 0; i < mine.size(); i += 97) {
+    worst = std::max(worst, std::fabs(static_cast<double>(mine[i]) - theirs[i]));
+  }
+  if (worst > 1e-5 * static_cast<double>(n)) state.SkipWithError("xdev and libtorch disagree");
+}
+
+void BM_Sgemm_Torch(benchmark::State& state) {
+  setup_once();
+  const int64_t n = state.range(0);
+  const at::Tensor a = torch_tensor(random_values(n * n, 1), {n, n});
+  const at::Tensor b = torch_tensor(random_values(n * n, 2), {n, n});
+  at::mm(a, b);
+  quiesce();
+  for (auto _ : state) {
+    at::Tensor c = at::mm(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  set_gemm_counters(state, n);
+}
+
+void BM_Sgemm_OpenBlas(benchmark::State& state) {
+  setup_once();
+  const OpenBlas* blas = plugin_openblas();
+  if (blas == nullptr) {
+    state.SkipWithError("the cpu plugin loaded no OpenBLAS");
+    return;
+  }
+  const int64_t n = state.range(0);
+  const std::vector<float> a = random_values(n * n, 1), b = random_values(n * n, 2);
+  std::vector<float> c(a.size());
+  // A program calling OpenBLAS itself lets it use every core; the plugin set
+  // it to one thread (process-wide): set it for the peer, then put it back.
+  const int plugin_setting = blas->get_num_threads();
+  blas->set_num_threads(threads());
+  const int ni = static_cast<int>(n);
+  auto run = [&] {
+    blas->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.f, a.data(), ni,
+                b.data(), ni, 0.f, c.data(), ni);
+  };
+  run();
+  quiesce();
+  for (auto _ : state) {
+    run();
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  blas->set_num_threads(plugin_setting);
+  set_gemm_counters(state, n);
+  state.SetLabel(std::string("OpenBLAS kernels ") + blas->get_corename());
+}
+
+BENCHMARK(BM_Sgemm_Xdev)->Arg(256)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_Torch)->Arg(256)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_OpenBlas)->Arg(256)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_Xdev)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_Torch)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_OpenBlas)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_Xdev)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_Torch)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_OpenBlas)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---------------------------------------------------------------------------
+// Add of 16 Mi floats
+
+constexpr int64_t kBig = int64_t{16} << 20;
+
+void set_stream_counters(benchmark::State& state, int64_t n) {
+  // Bytes moved: read x, read y, write z.
+  state.counters["GB/s"] = benchmark::Counter(3.0 * 4.0 * static_cast<double>(n) / 1e9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Add16M_Xdev(benchmark::State& state) {
+  setup_once();
+  XDEV_ON_CPU;
+  const xdev::Tensor a = xdev_tensor(random_values(kBig, 3), {kBig});
+  const xdev::Tensor b = xdev_tensor(random_values(kBig, 4), {kBig});
+  xdev::add(a, b);  // warm the pool (the output block is reused)
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor c = xdev::add(a, b);
+    benchmark::DoNotOptimize(c.impl());
+  }
+  set_stream_counters(state, kBig);
+}
+BENCHMARK(BM_Add16M_Xdev)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_Add16M_Torch(benchmark::State& state) {
+  setup_once();
+  const at::Tensor a = torch_tensor(random_values(kBig, 3), {kBig});
+  const at::Tensor b = torch_tensor(random_values(kBig, 4), {kBig});
+  at::add(a, b);
+  quiesce();
+  for (auto _ : state) {
+    at::Tensor c = at::add(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  set_stream_counters(state, kBig);
+}
+BENCHMARK(BM_Add16M_Torch)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// libtorch's default CPU allocator gives a fresh 64 MiB output back to the
+// OS at every free (glibc mmap), so each at::add pays its page faults; xdev's
+// pool keeps the block. at::add_out into a preallocated output shows
+// libtorch's kernel alone.
+void BM_Add16M_TorchOut(benchmark::State& state) {
+  setup_once();
+  const at::Tensor a = torch_tensor(random_values(kBig, 3), {kBig});
+  const at::Tensor b = torch_tensor(random_values(kBig, 4), {kBig});
+  at::Tensor c = at::add(a, b);
+  quiesce();
+  for (auto _ : state) {
+    at::add_out(c, a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+    benchmark::ClobberMemory();
+  }
+  set_stream_counters(state, kBig);
+}
+BENCHMARK(BM_Add16M_TorchOut)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_Add16M_TbbLoop(benchmark::State& state) {
+  setup_once();
+  const size_t n = static_cast<size_t>(kBig);
+  // Page-aligned like the pool's blocks, and touched before timing.
+  auto alloc = [n] {
+    return std::unique_ptr<float[], void (*)(float*)>(
+        static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t{4096})),
+        [](float* p) { ::operator delete[](p, std::align_val_t{4096}); });
+  };
+  auto x = alloc(), y = alloc(), z = alloc();
+  const std::vector<float> xv = random_values(kBig, 3), yv = random_values(kBig, 4);
+  std::memcpy(x.get(), xv.data(), n * sizeof(float));
+  std::memcpy(y.get(), yv.data(), n * sizeof(float));
+  std::memset(z.get(), 0, n * sizeof(float));
+  float* px = x.get();
+  float* py = y.get();
+  float* pz = z.get();
+  auto loop = [=] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n), [=](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i < r.end(); ++i) pz[i] = px[i] + py[i];
+    });
+  };
+  loop();
+  quiesce();
+  for (auto _ : state) {
+    loop();
+    benchmark::ClobberMemory();
+  }
+  set_stream_counters(state, kBig);
+}
+BENCHMARK(BM_Add16M_TbbLoop)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// ---------------------------------------------------------------------------
+// A fresh tensor of zeros and its release
+
+void BM_Zeros_Xdev(benchmark::State& state) {
+  setup_once();
+  XDEV_ON_CPU;
+  const int64_t n = state.range(0);
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor t = xdev::zeros({n});
+    benchmark::DoNotOptimize(t.impl());
+  }
+}
+BENCHMARK(BM_Zeros_Xdev)->Arg(256)->Arg(int64_t{1} << 20)->UseRealTime();
+
+void BM_Zeros_Torch(benchmark::State& state) {
+  setup_once();
+  const int64_t n = state.range(0);
+  quiesce();
+  for (auto _ : state) {
+    at::Tensor t = at::zeros({n});
+    benchmark::DoNotOptimize(t.data_ptr());
+  }
+}
+BENCHMARK(BM_Zeros_Torch)->Arg(256)->Arg(int64_t{1} << 20)->UseRealTime();
+
+void BM_Empty_Torch(benchmark::State& state) {
+  setup_once();
+  const int64_t n = state.range(0);
+  for (auto _ : state) {
+    at::Tensor t = at::empty({n});
+    benchmark::DoNotOptimize(t.data_ptr());
+  }
+}
+BENCHMARK(BM_Empty_Torch)->Arg(256)->Arg(int64_t{1} << 20)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

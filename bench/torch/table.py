@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Prints the xdev-beside-libtorch table of docs/performance.md from one run of bench_torch.
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_NUM_THREADS build/bench/torch/bench_torch \
+        --benchmark_min_time=0.3 --benchmark_repetitions=5 \
+        --benchmark_enable_random_interleaving=true \
+        --benchmark_report_aggregates_only=true --benchmark_out=torch.json
+    bench/torch/table.py torch.json
+
+Medians of the repetitions, wall time; every ratio compares benchmarks of the same run.
+Goals (issue "Performance"): small ops at most 1/8 of libtorch's time, a 1-element add at
+most 100 ns, SGEMM and the large add at least 0.97x the throughput of the better of
+libtorch and direct OpenBLAS/oneTBB.
+"""
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        data = json.load(f)
+    medians = {}
+    for b in data["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            medians[b["run_name"].replace("/real_time", "")] = b
+    return data.get("context", {}), medians
+
+
+def ns(b, key="real_time"):
+    unit = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[b.get("time_unit", "ns")]
+    return b[key] * unit
+
+
+def fmt_time(v):
+    if v < 1e3:
+        return f"{v:.0f} ns"
+    if v < 1e6:
+        return f"{v / 1e3:.1f} µs"
+    return f"{v / 1e6:.2f} ms"
+
+
+def verdict(ok):
+    return "**met**" if ok else "**missed**"
+
+
+def main():
+    context, m = load(sys.argv[1])
+
+    def get(name):
+        b = m.get(name)
+        if b is None:
+            sys.exit(f"{name} is missing from {sys.argv[1]}")
+        return b
+
+    print("| benchmark | xdev | libtorch 1.13 | direct peer | xdev vs best peer | goal |")
+    print("| --- | --- | --- | --- | --- | --- |")
+
+    # Small ops: time ratio against libtorch. They run in the calling thread,
+    # so their CPU time is shown too (wall time includes preemption by other
+    # processes on a shared machine); the verdicts use wall time.
+    for case, label in (("Add1", "1-element add (f32)"),
+                        ("MatMul2x3x2", "2×3·3×2 matmul (f32)")):
+        xb, tb = get(f"BM_{case}_Xdev"), get(f"BM_{case}_Torch")
+        x, t = ns(xb), ns(tb)
+        xc, tc = ns(xb, "cpu_time"), ns(tb, "cpu_time")
+        goal = [f"≤ 1/8 of libtorch's time: {verdict(x <= t / 8)}"]
+        if case == "Add1":
+            goal.append(f"≤ 100 ns: {verdict(x <= 100)}")
+        print(f"| {label} | {fmt_time(x)} (CPU {fmt_time(xc)}) | {fmt_time(t)} (CPU "
+              f"{fmt_time(tc)}) | – | 1/{t / x:.1f} of libtorch's time (CPU: 1/{tc / xc:.1f}) | "
+              f"{'; '.join(goal)} |")
+
+    for n in (256, 1024, 2048):
+        x = get(f"BM_Sgemm_Xdev/{n}")["GFLOP/s"]
+        t = get(f"BM_Sgemm_Torch/{n}")["GFLOP/s"]
+        ob = get(f"BM_Sgemm_OpenBlas/{n}")
+        o = ob["GFLOP/s"]
+        best = max(t, o)
+        kernels = ob.get("label", "").replace("OpenBLAS kernels ", "")
+        print(f"| SGEMM n={n} | {x:.1f} GFLOP/s | {t:.1f} GFLOP/s | OpenBLAS ({kernels}), all "
+              f"cores: {o:.1f} GFLOP/s | {x / best:.3f}× | ≥ 0.97×: {verdict(x / best >= 0.97)} |")
+
+    x = get("BM_Add16M_Xdev")["GB/s"]
+    t = get("BM_Add16M_Torch")["GB/s"]
+    to = get("BM_Add16M_TorchOut")["GB/s"]
+    loop = get("BM_Add16M_TbbLoop")["GB/s"]
+    best = max(t, to, loop)
+    print(f"| add of 16 Mi f32 | {x:.2f} GB/s | {t:.2f} GB/s (into a preallocated output: "
+          f"{to:.2f} GB/s) | oneTBB loop: {loop:.2f} GB/s | {x / best:.3f}× | "
+          f"≥ 0.97×: {verdict(x / best >= 0.97)} |")
+
+    for n, label in ((256, "256"), (1 << 20, "1 Mi")):
+        x, t = ns(get(f"BM_Zeros_Xdev/{n}")), ns(get(f"BM_Zeros_Torch/{n}"))
+        e = ns(get(f"BM_Empty_Torch/{n}"))
+        print(f"| zeros of {label} f32 + free | {fmt_time(x)} | {fmt_time(t)} (`at::empty` "
+              f"alone: {fmt_time(e)}) | – | {x / t:.3f}× libtorch's time | – |")
+    print("| Softmax, Conv2D | not xdev ops yet | | | | |")
+
+    print()
+    print(f"({context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs, load average "
+          f"{(context.get('load_avg') or ['?'])[0]} at the start, {context.get('date', '?')})")
+
+
+if __name__ == "__main__":
+    main()
