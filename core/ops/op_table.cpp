@@ -155,8 +155,8 @@ constexpr AttrDef kMatMulAttrs[] = {
 constexpr AttrDef kReduceAttrs[] = {
     {.name = "axes",
      .kind = XDEV_ATTR_INTS,
-     .doc = "the axes to reduce: sorted, unique, in [0, rank) (the SDK maps negative axes and "
-            "\"none\" = all)",
+     .doc = "the axes to reduce: sorted, unique, < rank (the SDK maps negative axes, and none "
+            "given to all)",
      .min = 0,
      .max = kMaxRank - 1},
     {.name = "keepdims", .kind = XDEV_ATTR_BOOL, .doc = "keep reduced axes as 1",
@@ -168,24 +168,24 @@ constexpr AttrDef kCastAttrs[] = {
 // A creation op's shape and dtype reach the kernel as its output tensor.
 constexpr AttrDef kShapeAttr = {.name = "shape",
                                 .kind = XDEV_ATTR_INTS,
-                                .doc = "the output shape (core only)",
+                                .doc = "the output shape",
                                 .min = 0,
                                 .to_kernel = false};
 constexpr AttrDef kFillAttrs[] = {
     {.name = "value", .kind = XDEV_ATTR_FLOAT,
      .doc = "converted to the output dtype as `Cast` converts"},
     kShapeAttr,
-    {.name = "dtype", .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype (core only)",
+    {.name = "dtype", .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
      .required = false, .default_dtype = DType::kFloat32, .to_kernel = false},
 };
 constexpr AttrDef kRandomUniformAttrs[] = {
     {.name = "seed", .kind = XDEV_ATTR_INT, .doc = "the generator's seed (any int64)"},
-    {.name = "minval", .kind = XDEV_ATTR_FLOAT, .doc = "finite, < maxval", .required = false,
+    {.name = "minval", .kind = XDEV_ATTR_FLOAT, .doc = "the interval's start, < maxval", .required = false,
      .default_float = 0.0, .finite = true},
-    {.name = "maxval", .kind = XDEV_ATTR_FLOAT, .doc = "finite", .required = false,
+    {.name = "maxval", .kind = XDEV_ATTR_FLOAT, .doc = "the interval's end", .required = false,
      .default_float = 1.0, .finite = true},
     kShapeAttr,
-    {.name = "dtype", .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype (core only)",
+    {.name = "dtype", .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
      .required = false, .default_dtype = DType::kFloat32, .dtypes = kFloatDTypes,
      .to_kernel = false},
 };
@@ -251,7 +251,7 @@ constexpr OpDef kNegDef = unary(OpId::kNeg, "Neg", "-x");
 constexpr OpDef kReluDef = unary(OpId::kRelu, "Relu", "x > 0 ? x : 0");
 constexpr OpDef kAddNDef = {.id = OpId::kAddN,
                             .name = "AddN",
-                            .summary = "x0 + x1 + … (no broadcasting)",
+                            .summary = "x0 + x1 + …",
                             .inputs = kVariadicNumberX,
                             .variadic = true,
                             .min_inputs = 1,
@@ -261,7 +261,7 @@ constexpr OpDef kAddNDef = {.id = OpId::kAddN,
                             .output_doc = "the inputs' shape"};
 constexpr OpDef kCastDef = {.id = OpId::kCast,
                             .name = "Cast",
-                            .summary = "x converted to `dtype` (see \"Semantics\")",
+                            .summary = "x converted to `dtype` (see below)",
                             .inputs = kAnyX,
                             .attrs = kCastAttrs,
                             .outputs = kOutputOfDtypeAttr,
@@ -282,7 +282,7 @@ constexpr OpDef kFillDef = {.id = OpId::kFill,
 constexpr OpDef kRandomUniformDef = {.id = OpId::kRandomUniform,
                                      .name = "RandomUniform",
                                      .summary = "uniform in [minval, maxval), bit-exact (see "
-                                                "\"Semantics\")",
+                                                "below)",
                                      .attrs = kRandomUniformAttrs,
                                      .outputs = kOutputOfDtypeAttr,
                                      .shape_class = ShapeClass::kFromAttr,
