@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -125,13 +126,41 @@ void attr_shape(const OpDef& def, std::span<const Shape* const>, const AttrValue
   for (Shape& s : out) s = Shape(dims);
 }
 
-// RandomUniform: the shape attribute, and an interval that is not empty.
+// RandomUniform: the shape attribute, and an interval whose values are
+// finite in the output dtype: minval < maxval, both (rounded to the dtype)
+// finite, and maxval - minval finite there too (docs/ops.md computes
+// minval + (maxval - minval) * u in the output dtype; an infinite width gives
+// infinities and NaN).
 void random_uniform_shape(const OpDef& def, std::span<const Shape* const> in,
                           const AttrValues& attrs, std::span<Shape> out) {
   const double lo = attrs.get_float("minval"), hi = attrs.get_float("maxval");
+  auto number = [](double v) {
+    std::ostringstream text;
+    text << v;
+    return text.str();
+  };
   if (!(lo < hi)) {
-    throw_invalid(def, "minval " + std::to_string(lo) + " must be less than maxval " +
-                           std::to_string(hi));
+    throw_invalid(def, "minval " + number(lo) + " must be less than maxval " + number(hi));
+  }
+  const DType dtype = attrs.get_dtype("dtype");
+  bool finite_width = std::isfinite(hi - lo);
+  if (dtype == DType::kFloat32) {
+    constexpr double kMax = std::numeric_limits<float>::max();
+    if (std::fabs(lo) > kMax || std::fabs(hi) > kMax) {
+      throw_invalid(def, "minval " + number(lo) + " and maxval " + number(hi) +
+                             " must lie within float32's finite range (±" + number(kMax) + ")");
+    }
+    const auto flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+    if (!(flo < fhi)) {
+      throw_invalid(def, "minval " + number(lo) + " and maxval " + number(hi) +
+                             " are the same float32 number: the interval is empty in float32");
+    }
+    finite_width = std::isfinite(fhi - flo);
+  }
+  if (!finite_width) {
+    throw_invalid(def, "maxval - minval (" + number(hi) + " - " + number(lo) + ") overflows " +
+                           std::string(to_string(dtype)) +
+                           ": the values would be infinite or NaN");
   }
   attr_shape(def, in, attrs, out);
 }
