@@ -145,8 +145,8 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepd
   defined(name, x, "x");
   std::vector<int64_t> reduced = normalize_axes(name, axes, x.rank());
   Attrs attrs;
-  attrs.add_ints("axes", reduced.data(), static_cast<int64_t>(reduced.size()));
-  attrs.add_bool("keepdims", keepdims);
+  attrs.add_ints(detail::attr::kAxes, reduced.data(), static_cast<int64_t>(reduced.size()));
+  attrs.add_bool(detail::attr::kKeepdims, keepdims);
   const Tensor* const inputs[1] = {&x};
   return detail::run_defined_op(op, inputs, attrs);
 }
@@ -180,9 +180,9 @@ Tensor constant(const void* data, DType dtype, const Shape& shape) {
 
 Tensor fill(const Shape& shape, double value, DType dtype) {
   Attrs attrs;
-  attrs.add_float("value", value);
-  attrs.add_ints("shape", shape.data(), shape.rank());
-  attrs.add_dtype("dtype", dtype);
+  attrs.add_float(detail::attr::kValue, value);
+  attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+  attrs.add_dtype(detail::attr::kDtype, dtype);
   return detail::run_defined_op(OpId::kFill, {}, attrs);
 }
 
@@ -194,28 +194,28 @@ void set_random_seed(uint64_t seed) { g_seed_counter.store(seed); }
 Tensor random_uniform(const Shape& shape, double minval, double maxval, DType dtype,
                       std::optional<uint64_t> seed) {
   Attrs attrs;
-  attrs.add_int("seed", static_cast<int64_t>(seed.value_or(0)));
-  attrs.add_float("minval", minval);
-  attrs.add_float("maxval", maxval);
-  attrs.add_ints("shape", shape.data(), shape.rank());
-  attrs.add_dtype("dtype", dtype);
+  attrs.add_int(detail::attr::kSeed, static_cast<int64_t>(seed.value_or(0)));
+  attrs.add_float(detail::attr::kMinval, minval);
+  attrs.add_float(detail::attr::kMaxval, maxval);
+  attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+  attrs.add_dtype(detail::attr::kDtype, dtype);
   if (!seed) {
     // A call that is refused takes no value from the counter.
     detail::check_defined_op(OpId::kRandomUniform, {}, attrs);
     attrs = Attrs{};
-    attrs.add_int("seed", static_cast<int64_t>(g_seed_counter.fetch_add(1)));
-    attrs.add_float("minval", minval);
-    attrs.add_float("maxval", maxval);
-    attrs.add_ints("shape", shape.data(), shape.rank());
-    attrs.add_dtype("dtype", dtype);
+    attrs.add_int(detail::attr::kSeed, static_cast<int64_t>(g_seed_counter.fetch_add(1)));
+    attrs.add_float(detail::attr::kMinval, minval);
+    attrs.add_float(detail::attr::kMaxval, maxval);
+    attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+    attrs.add_dtype(detail::attr::kDtype, dtype);
   }
   return detail::run_defined_op(OpId::kRandomUniform, {}, attrs);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
   Attrs attrs;
-  attrs.add_bool("transpose_a", transpose_a);
-  attrs.add_bool("transpose_b", transpose_b);
+  attrs.add_bool(detail::attr::kTransposeA, transpose_a);
+  attrs.add_bool(detail::attr::kTransposeB, transpose_b);
   const Tensor* const inputs[2] = {&a, &b};
   return detail::run_defined_op(OpId::kMatMul, inputs, attrs);
 }
@@ -236,7 +236,7 @@ Tensor add_n(const std::vector<Tensor>& inputs) {
 
 Tensor cast(const Tensor& x, DType dtype) {
   Attrs attrs;
-  attrs.add_dtype("dtype", dtype);
+  attrs.add_dtype(detail::attr::kDtype, dtype);
   const Tensor* const inputs[1] = {&x};
   return detail::run_defined_op(OpId::kCast, inputs, attrs);
 }

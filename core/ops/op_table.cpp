@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -46,6 +47,12 @@ void same_shape(const OpDef& def, std::span<const Shape* const> in, const AttrVa
 // kBroadcast: NumPy broadcasting of all inputs.
 void broadcast_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues&,
                      std::span<Shape> out) {
+  bool same = true;  // the usual case: nothing to broadcast
+  for (size_t k = 1; k < in.size(); ++k) same = same && *in[k] == *in[0];
+  if (same) {
+    for (Shape& s : out) s = *in[0];
+    return;
+  }
   Shape result = *in[0];
   for (size_t k = 1; k < in.size(); ++k) {
     const Shape& a = result;
@@ -74,8 +81,8 @@ void broadcast_shape(const OpDef& def, std::span<const Shape* const> in, const A
 void reduce_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                   std::span<Shape> out) {
   const Shape& x = *in[0];
-  const std::span<const int64_t> axes = attrs.get_ints("axes");
-  const bool keepdims = attrs.get_bool("keepdims");
+  const std::span<const int64_t> axes = attrs.get_ints(attr::kAxes);
+  const bool keepdims = attrs.get_bool(attr::kKeepdims);
   for (size_t k = 0; k < axes.size(); ++k) {
     if (axes[k] >= x.rank() || (k > 0 && axes[k] <= axes[k - 1])) {
       std::string list;
@@ -104,7 +111,7 @@ void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
     throw_invalid(def, "inputs must have rank 2, not shapes " + shape_text(a) + " and " +
                            shape_text(b));
   }
-  const bool ta = attrs.get_bool("transpose_a"), tb = attrs.get_bool("transpose_b");
+  const bool ta = attrs.get_bool(attr::kTransposeA), tb = attrs.get_bool(attr::kTransposeB);
   const int64_t m = a[ta ? 1 : 0], k = a[ta ? 0 : 1];
   const int64_t kb = b[tb ? 1 : 0], n = b[tb ? 0 : 1];
   if (k != kb) {
@@ -112,13 +119,17 @@ void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
                            shape_text(b) + (tb ? "ᵀ" : "") + " (" + std::to_string(k) + " vs " +
                            std::to_string(kb) + ")");
   }
-  for (Shape& s : out) s = Shape{m, n};
+  for (Shape& s : out) {
+    s.resize(2);
+    s[0] = m;
+    s[1] = n;
+  }
 }
 
 // kFromAttr: the `shape` attribute (its dimensions are >= 0 by its range).
 void attr_shape(const OpDef& def, std::span<const Shape* const>, const AttrValues& attrs,
                 std::span<Shape> out) {
-  const std::span<const int64_t> dims = attrs.get_ints("shape");
+  const std::span<const int64_t> dims = attrs.get_ints(attr::kShape);
   if (dims.size() > static_cast<size_t>(kMaxRank)) {
     throw_invalid(def, "the shape has " + std::to_string(dims.size()) +
                            " dimensions; a shape has at most " + std::to_string(kMaxRank));
@@ -133,7 +144,7 @@ void attr_shape(const OpDef& def, std::span<const Shape* const>, const AttrValue
 // infinities and NaN).
 void random_uniform_shape(const OpDef& def, std::span<const Shape* const> in,
                           const AttrValues& attrs, std::span<Shape> out) {
-  const double lo = attrs.get_float("minval"), hi = attrs.get_float("maxval");
+  const double lo = attrs.get_float(attr::kMinval), hi = attrs.get_float(attr::kMaxval);
   auto number = [](double v) {
     std::ostringstream text;
     text << v;
@@ -142,7 +153,7 @@ void random_uniform_shape(const OpDef& def, std::span<const Shape* const> in,
   if (!(lo < hi)) {
     throw_invalid(def, "minval " + number(lo) + " must be less than maxval " + number(hi));
   }
-  const DType dtype = attrs.get_dtype("dtype");
+  const DType dtype = attrs.get_dtype(attr::kDtype);
   bool finite_width = std::isfinite(hi - lo);
   if (dtype == DType::kFloat32) {
     constexpr double kMax = std::numeric_limits<float>::max();
@@ -175,46 +186,46 @@ constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes,
 constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
 
 constexpr OutputDef kOutputLikeInput[] = {{"out"}};
-constexpr OutputDef kOutputOfDtypeAttr[] = {{"out", DTypeRule::kAttr, 0, "dtype"}};
+constexpr OutputDef kOutputOfDtypeAttr[] = {{"out", DTypeRule::kAttr, 0, attr::kDtype}};
 
 constexpr AttrDef kMatMulAttrs[] = {
-    {.name = "transpose_a", .kind = XDEV_ATTR_BOOL, .doc = "use aᵀ", .required = false},
-    {.name = "transpose_b", .kind = XDEV_ATTR_BOOL, .doc = "use bᵀ", .required = false},
+    {.name = attr::kTransposeA, .kind = XDEV_ATTR_BOOL, .doc = "use aᵀ", .required = false},
+    {.name = attr::kTransposeB, .kind = XDEV_ATTR_BOOL, .doc = "use bᵀ", .required = false},
 };
 constexpr AttrDef kReduceAttrs[] = {
-    {.name = "axes",
+    {.name = attr::kAxes,
      .kind = XDEV_ATTR_INTS,
      .doc = "the axes to reduce: sorted, unique, < rank (the SDK maps negative axes, and none "
             "given to all)",
      .min = 0,
      .max = kMaxRank - 1},
-    {.name = "keepdims", .kind = XDEV_ATTR_BOOL, .doc = "keep reduced axes as 1",
+    {.name = attr::kKeepdims, .kind = XDEV_ATTR_BOOL, .doc = "keep reduced axes as 1",
      .required = false},
 };
 constexpr AttrDef kCastAttrs[] = {
-    {.name = "dtype", .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype"},
+    {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype"},
 };
 // A creation op's shape and dtype reach the kernel as its output tensor.
-constexpr AttrDef kShapeAttr = {.name = "shape",
+constexpr AttrDef kShapeAttr = {.name = attr::kShape,
                                 .kind = XDEV_ATTR_INTS,
                                 .doc = "the output shape",
                                 .min = 0,
                                 .to_kernel = false};
 constexpr AttrDef kFillAttrs[] = {
-    {.name = "value", .kind = XDEV_ATTR_FLOAT,
+    {.name = attr::kValue, .kind = XDEV_ATTR_FLOAT,
      .doc = "converted to the output dtype as `Cast` converts"},
     kShapeAttr,
-    {.name = "dtype", .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
+    {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
      .required = false, .default_dtype = DType::kFloat32, .to_kernel = false},
 };
 constexpr AttrDef kRandomUniformAttrs[] = {
-    {.name = "seed", .kind = XDEV_ATTR_INT, .doc = "the generator's seed (any int64)"},
-    {.name = "minval", .kind = XDEV_ATTR_FLOAT, .doc = "the interval's start, < maxval", .required = false,
+    {.name = attr::kSeed, .kind = XDEV_ATTR_INT, .doc = "the generator's seed (any int64)"},
+    {.name = attr::kMinval, .kind = XDEV_ATTR_FLOAT, .doc = "the interval's start, < maxval", .required = false,
      .default_float = 0.0, .finite = true},
-    {.name = "maxval", .kind = XDEV_ATTR_FLOAT, .doc = "the interval's end", .required = false,
+    {.name = attr::kMaxval, .kind = XDEV_ATTR_FLOAT, .doc = "the interval's end", .required = false,
      .default_float = 1.0, .finite = true},
     kShapeAttr,
-    {.name = "dtype", .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
+    {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
      .required = false, .default_dtype = DType::kFloat32, .dtypes = kFloatDTypes,
      .to_kernel = false},
 };
@@ -382,7 +393,33 @@ std::string range_text(const AttrDef& a) {
   return "in [" + std::to_string(a.min) + ", " + std::to_string(a.max) + "]";
 }
 
-// One given attribute against its definition.
+// One given attribute against its definition, quickly: true when it is fine
+// (check_attr then says what is wrong).
+inline bool attr_fits(const AttrDef& a, const xdev_attr_t& v) {
+  if (v.kind != a.kind) return false;
+  switch (a.kind) {
+    case XDEV_ATTR_BOOL: return v.value.b == 0 || v.value.b == 1;
+    case XDEV_ATTR_INT: return v.value.i >= a.min && v.value.i <= a.max;
+    case XDEV_ATTR_FLOAT: return !a.finite || std::isfinite(v.value.f);
+    case XDEV_ATTR_DTYPE: {
+      const auto dtype = static_cast<DType>(v.value.dtype);
+      return is_valid(dtype) && (a.dtypes & dtype_bit(dtype)) != 0;
+    }
+    case XDEV_ATTR_INTS: {
+      if (v.value.ints.count < 0 || (v.value.ints.count > 0 && v.value.ints.values == nullptr)) {
+        return false;
+      }
+      for (int64_t k = 0; k < v.value.ints.count; ++k) {
+        if (v.value.ints.values[k] < a.min || v.value.ints.values[k] > a.max) return false;
+      }
+      return true;
+    }
+    case XDEV_ATTR_STRING: return true;
+  }
+  return false;
+}
+
+// One given attribute against its definition; throws naming what is wrong.
 void check_attr(const OpDef& def, const AttrDef& a, const xdev_attr_t& v) {
   auto what = [&] { return std::string("attribute '") + a.name + "'"; };  // only on errors
   if (v.kind != a.kind) {
@@ -469,22 +506,41 @@ std::string dtype_set_text(uint64_t dtypes) {
   return text;
 }
 
-const AttrDef* OpDef::attr(std::string_view attr_name) const {
-  for (const AttrDef& a : attrs) {
-    if (attr_name == a.name) return &a;
+// Names are compared by address first: the table's literals and the shape
+// functions' are the same objects, so the usual lookup costs no strcmp.
+static bool same_name(const char* a, const char* b) {
+  return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
+}
+
+int OpDef::index_of(const char* attr_name) const {
+  for (size_t j = 0; j < attrs.size(); ++j) {
+    if (attrs[j].name == attr_name) return static_cast<int>(j);
   }
-  return nullptr;
+  for (size_t j = 0; j < attrs.size(); ++j) {
+    if (same_name(attrs[j].name, attr_name)) return static_cast<int>(j);
+  }
+  return -1;
+}
+
+const AttrDef* OpDef::attr(const char* attr_name) const {
+  const int j = index_of(attr_name);
+  return j < 0 ? nullptr : &attrs[static_cast<size_t>(j)];
 }
 
 std::span<const OpDef> op_defs() noexcept { return kDefs; }
 
 const OpDef& op_def(OpId op) noexcept { return kDefs[static_cast<size_t>(op)]; }
 
-std::string_view op_name(OpId op) noexcept { return kDefs[static_cast<size_t>(op)].name; }
+// The names as views, their lengths counted at compile time.
+#define XDEV_OP_VIEW(name) std::string_view(#name),
+constexpr std::string_view kNameViews[] = {XDEV_OPS(XDEV_OP_VIEW)};
+#undef XDEV_OP_VIEW
+
+std::string_view op_name(OpId op) noexcept { return kNameViews[static_cast<size_t>(op)]; }
 
 std::optional<OpId> op_from_name(std::string_view name) noexcept {
-  for (const OpDef& d : kDefs) {
-    if (name == d.name) return d.id;
+  for (size_t i = 0; i < std::size(kNameViews); ++i) {
+    if (kNameViews[i] == name) return static_cast<OpId>(i);
   }
   return std::nullopt;
 }
@@ -495,47 +551,44 @@ void throw_invalid(const OpDef& def, const std::string& why) {
 
 // --- AttrValues ---------------------------------------------------------------------
 
-const xdev_attr_t* AttrValues::find(const char* name, xdev_attr_kind_t kind) const {
-  for (const xdev_attr_t& a : given_) {
-    if (a.name != nullptr && std::strcmp(a.name, name) == 0) return a.kind == kind ? &a : nullptr;
+const AttrDef& AttrValues::find(const char* name, xdev_attr_kind_t kind,
+                                const xdev_attr_t*& given) const {
+  const int j = def_.index_of(name);
+  if (j < 0 || def_.attrs[static_cast<size_t>(j)].kind != kind) {
+    // Asking for an attribute the op does not define is a bug in a shape function.
+    throw Error(ErrorCode::kInternal, std::string(def_.name) + ": the shape function reads "
+                                          "attribute '" + name + "', which the op does not "
+                                          "define as " + attr_kind_name(kind));
   }
-  return nullptr;
-}
-
-// The def's attribute `name`; asking for one the op does not define is a bug
-// in a shape function.
-static const AttrDef& defined_attr(const OpDef& def, const char* name, xdev_attr_kind_t kind) {
-  const AttrDef* a = def.attr(name);
-  if (a == nullptr || a->kind != kind) {
-    throw Error(ErrorCode::kInternal, std::string(def.name) + ": the shape function reads "
-                                          "attribute '" + name + "', which the op does not define "
-                                          "as " + attr_kind_name(kind));
-  }
-  return *a;
+  given = given_[j];
+  return def_.attrs[static_cast<size_t>(j)];
 }
 
 bool AttrValues::get_bool(const char* name) const {
-  if (const xdev_attr_t* a = find(name, XDEV_ATTR_BOOL)) return a->value.b != 0;
-  return defined_attr(def_, name, XDEV_ATTR_BOOL).default_bool;
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_BOOL, v);
+  return v != nullptr ? v->value.b != 0 : a.default_bool;
 }
 int64_t AttrValues::get_int(const char* name) const {
-  if (const xdev_attr_t* a = find(name, XDEV_ATTR_INT)) return a->value.i;
-  return defined_attr(def_, name, XDEV_ATTR_INT).default_int;
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_INT, v);
+  return v != nullptr ? v->value.i : a.default_int;
 }
 double AttrValues::get_float(const char* name) const {
-  if (const xdev_attr_t* a = find(name, XDEV_ATTR_FLOAT)) return a->value.f;
-  return defined_attr(def_, name, XDEV_ATTR_FLOAT).default_float;
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_FLOAT, v);
+  return v != nullptr ? v->value.f : a.default_float;
 }
 DType AttrValues::get_dtype(const char* name) const {
-  if (const xdev_attr_t* a = find(name, XDEV_ATTR_DTYPE)) return static_cast<DType>(a->value.dtype);
-  return defined_attr(def_, name, XDEV_ATTR_DTYPE).default_dtype;
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_DTYPE, v);
+  return v != nullptr ? static_cast<DType>(v->value.dtype) : a.default_dtype;
 }
 std::span<const int64_t> AttrValues::get_ints(const char* name) const {
-  if (const xdev_attr_t* a = find(name, XDEV_ATTR_INTS)) {
-    return {a->value.ints.values, static_cast<size_t>(a->value.ints.count)};
-  }
-  defined_attr(def_, name, XDEV_ATTR_INTS);
-  return {};
+  const xdev_attr_t* v;
+  find(name, XDEV_ATTR_INTS, v);
+  if (v == nullptr) return {};
+  return {v->value.ints.values, static_cast<size_t>(v->value.ints.count)};
 }
 
 // --- check_call ---------------------------------------------------------------------
@@ -576,33 +629,35 @@ void check_call(const OpDef& def, std::span<const InputInfo> inputs,
   }
 
   // Attributes: each given one known, once, of its kind and in range; the
-  // kernel's list in the def's order with defaults filled in.
-  for (size_t i = 0; i < attrs.size(); ++i) {
-    const xdev_attr_t& v = attrs[i];
-    const AttrDef* a = v.name != nullptr ? def.attr(v.name) : nullptr;
-    if (a == nullptr) {
+  // kernel's list in the def's order with defaults filled in. Callers give
+  // them in the def's order, so each is first looked for where it should be.
+  std::array<const xdev_attr_t*, kMaxOpAttrs> by_def{};
+  size_t next = 0;
+  for (const xdev_attr_t& v : attrs) {
+    int j = next < def.attrs.size() && same_name(def.attrs[next].name, v.name)
+                ? static_cast<int>(next)
+                : (v.name != nullptr ? def.index_of(v.name) : -1);
+    if (j < 0) {
       throw_invalid(def, std::string("unknown attribute '") + (v.name ? v.name : "(NULL)") + "'");
     }
-    for (size_t j = 0; j < i; ++j) {
-      if (std::strcmp(attrs[j].name, v.name) == 0) {
-        throw_invalid(def, std::string("attribute '") + v.name + "' is given twice");
-      }
+    const auto at = static_cast<size_t>(j);
+    if (by_def[at] != nullptr) {
+      throw_invalid(def, std::string("attribute '") + v.name + "' is given twice");
     }
-    check_attr(def, *a, v);
+    if (!attr_fits(def.attrs[at], v)) check_attr(def, def.attrs[at], v);
+    by_def[at] = &v;
+    next = at + 1;
   }
   out.kernel_attr_count = 0;
-  for (const AttrDef& a : def.attrs) {
-    const xdev_attr_t* given = nullptr;
-    for (const xdev_attr_t& v : attrs) {
-      if (std::strcmp(v.name, a.name) == 0) given = &v;
-    }
-    if (given == nullptr && a.required) {
+  for (size_t j = 0; j < def.attrs.size(); ++j) {
+    const AttrDef& a = def.attrs[j];
+    if (by_def[j] == nullptr && a.required) {
       throw_invalid(def, std::string("attribute '") + a.name + "' (" + attr_kind_name(a.kind) +
                              ") is missing");
     }
-    if (a.to_kernel) out.kernel_attrs[out.kernel_attr_count++] = kernel_attr(a, given);
+    if (a.to_kernel) out.kernel_attrs[out.kernel_attr_count++] = kernel_attr(a, by_def[j]);
   }
-  const AttrValues values(def, attrs);
+  const AttrValues values(def, by_def.data());
 
   // Output dtypes.
   out.output_count = def.outputs.size();
@@ -619,17 +674,18 @@ void check_call(const OpDef& def, std::span<const InputInfo> inputs,
   // Output shapes from the shape function, and their sizes.
   constexpr size_t kInline = 8;
   std::array<const Shape*, kInline> inline_shapes;
-  std::vector<const Shape*> heap_shapes;
+  std::unique_ptr<const Shape*[]> heap_shapes;  // AddN of many inputs
   const Shape** shapes = inline_shapes.data();
   if (inputs.size() > kInline) {
-    heap_shapes.resize(inputs.size());
-    shapes = heap_shapes.data();
+    heap_shapes.reset(new const Shape*[inputs.size()]);
+    shapes = heap_shapes.get();
   }
   for (size_t i = 0; i < inputs.size(); ++i) shapes[i] = inputs[i].shape;
   def.shape(def, std::span<const Shape* const>(shapes, inputs.size()), values,
             std::span<Shape>(out.output_shapes.data(), out.output_count));
   for (size_t o = 0; o < out.output_count; ++o) {
-    out.output_bytes[o] = checked_byte_size(def.name, out.output_dtypes[o], out.output_shapes[o]);
+    out.output_bytes[o] =
+        checked_byte_size(op_name(def.id), out.output_dtypes[o], out.output_shapes[o]);
   }
 }
 

@@ -61,6 +61,25 @@ inline constexpr int kOpCount = static_cast<int>(OpId::kCount);
 inline constexpr size_t kMaxOpAttrs = 8;
 inline constexpr size_t kMaxOpOutputs = 4;
 
+// --- attribute names ---------------------------------------------------------
+//
+// The names of the attributes the table defines, one object each: the
+// entries, the shape functions and the SDK wrappers all use these, so a
+// lookup matches by address before it compares characters (and a typo does
+// not compile).
+namespace attr {
+inline constexpr char kTransposeA[] = "transpose_a";
+inline constexpr char kTransposeB[] = "transpose_b";
+inline constexpr char kAxes[] = "axes";
+inline constexpr char kKeepdims[] = "keepdims";
+inline constexpr char kDtype[] = "dtype";
+inline constexpr char kValue[] = "value";
+inline constexpr char kShape[] = "shape";
+inline constexpr char kSeed[] = "seed";
+inline constexpr char kMinval[] = "minval";
+inline constexpr char kMaxval[] = "maxval";
+}  // namespace attr
+
 // --- dtype sets ------------------------------------------------------------
 
 constexpr uint64_t dtype_bit(DType dtype) noexcept {
@@ -158,7 +177,9 @@ struct OpDef {
   const InputDef& input(size_t i) const {
     return inputs[i < inputs.size() ? i : inputs.size() - 1];
   }
-  const AttrDef* attr(std::string_view attr_name) const;
+  // The attribute `attr_name`, or nullptr; index_of gives its position.
+  const AttrDef* attr(const char* attr_name) const;
+  int index_of(const char* attr_name) const;
 };
 
 // Every definition, indexed by OpId.
@@ -171,10 +192,11 @@ std::optional<OpId> op_from_name(std::string_view name) noexcept;
 // --- checking one call --------------------------------------------------------
 
 // The attributes of one call as the shape function sees them: the given
-// ones, else the def's defaults. Only valid after check_call accepted them.
+// ones, else the def's defaults. Made by check_call once it accepted them.
 class AttrValues {
  public:
-  AttrValues(const OpDef& def, std::span<const xdev_attr_t> given) : def_(def), given_(given) {}
+  // `given[j]`: the value given for def.attrs[j], or nullptr.
+  AttrValues(const OpDef& def, const xdev_attr_t* const* given) : def_(def), given_(given) {}
   bool get_bool(const char* name) const;
   int64_t get_int(const char* name) const;
   double get_float(const char* name) const;
@@ -182,9 +204,10 @@ class AttrValues {
   std::span<const int64_t> get_ints(const char* name) const;
 
  private:
-  const xdev_attr_t* find(const char* name, xdev_attr_kind_t kind) const;
+  // The def's attribute `name` of `kind` and its given value (or nullptr).
+  const AttrDef& find(const char* name, xdev_attr_kind_t kind, const xdev_attr_t*& given) const;
   const OpDef& def_;
-  std::span<const xdev_attr_t> given_;
+  const xdev_attr_t* const* given_;
 };
 
 // What the caller knows about one input.

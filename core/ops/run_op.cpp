@@ -194,15 +194,15 @@ template <typename T>
 class PerInput {
  public:
   explicit PerInput(size_t n) {
-    if (n > inline_.size()) heap_.resize(n);
-    data_ = n > inline_.size() ? heap_.data() : inline_.data();
+    if (n > inline_.size()) heap_.reset(new T[n]);
+    data_ = n > inline_.size() ? heap_.get() : inline_.data();
   }
   T* data() { return data_; }
   T& operator[](size_t i) { return data_[i]; }
 
  private:
   std::array<T, 8> inline_;
-  std::vector<T> heap_;
+  std::unique_ptr<T[]> heap_;
   T* data_;
 };
 
@@ -231,7 +231,11 @@ Tensor run_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attr
                     def.contiguous_inputs};
   const std::span<const xdev_attr_t> kernel_attrs(call.kernel_attrs.data(),
                                                   call.kernel_attr_count);
-  if (!def.broadcast_inputs) return run_op(request, inputs, kernel_attrs);
+  bool broadcast = false;
+  if (def.broadcast_inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) broadcast = broadcast || !(*info[i].shape == out);
+  }
+  if (!broadcast) return run_op(request, inputs, kernel_attrs);
 
   // Inputs of the output's shape go as they are; others as stride-0 views.
   PerInput<const Tensor*> ptrs(inputs.size());

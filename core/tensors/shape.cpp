@@ -71,31 +71,26 @@ std::string shape_text(const Shape& shape) {
   return out.str();
 }
 
-uint64_t checked_byte_size(std::string_view what, DType dtype, const Shape& shape) {
-  auto fail = [&](const std::string& why) -> uint64_t {
+void throw_bad_size(std::string_view what, DType dtype, const Shape& shape) {
+  auto fail = [&](const std::string& why) {
     throw Error(ErrorCode::kInvalidArgument, std::string(what) + ": " + why);
   };
   if (!is_valid(dtype)) {
-    return fail("dtype code " + std::to_string(static_cast<int32_t>(dtype)) +
-                " is not a dtype (float32, float64, int32, int64 or bool)");
+    fail("dtype code " + std::to_string(static_cast<int32_t>(dtype)) +
+         " is not a dtype (float32, float64, int32, int64 or bool)");
   }
   for (int64_t d : shape) {
-    if (d < 0) {
-      return fail("negative dimension " + std::to_string(d) + " in shape " + shape_text(shape));
-    }
+    if (d < 0) fail("negative dimension " + std::to_string(d) + " in shape " + shape_text(shape));
   }
   const auto elements = checked_elements(std::span<const int64_t>(shape.begin(), shape.end()));
   if (!elements) {
-    return fail("shape " + shape_text(shape) +
-                " has more elements than an int64 can count (its dimensions multiply past 2^63)");
+    fail("shape " + shape_text(shape) +
+         " has more elements than an int64 can count (its dimensions multiply past 2^63)");
   }
-  const auto bytes = checked_bytes(*elements, itemsize(dtype));
-  if (!bytes) {
-    return fail("shape " + shape_text(shape) + " of " + std::string(to_string(dtype)) + " is " +
-                std::to_string(*elements) + " elements of " + std::to_string(itemsize(dtype)) +
-                " bytes, more than the 2^48 bytes (256 TiB) any device can address");
-  }
-  return *bytes;
+  fail("shape " + shape_text(shape) + " of " + std::string(to_string(dtype)) + " is " +
+       std::to_string(*elements) + " elements of " + std::to_string(itemsize(dtype)) +
+       " bytes, more than the 2^48 bytes (256 TiB) any device can address");
+  throw Error(ErrorCode::kInternal, "throw_bad_size: the size is valid");  // not reached
 }
 
 }  // namespace detail
