@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "common/checked_math.hpp"
 #include "common/text.hpp"
 #include "ops/run_op.hpp"
 #include "placement/decide.hpp"
@@ -89,8 +90,16 @@ void set_logical_device_configuration(const PhysicalDevice& device,
                       "memory_limit (entry " + std::to_string(i) + " has none)");
     }
   }
-  uint64_t total = 0;
-  for (const auto& e : entries) total += e.memory_limit ? static_cast<uint64_t>(*e.memory_limit) << 20 : 0;
+  uint64_t total = 0;  // bytes, checked: a limit in MiB may not fit once shifted
+  for (const auto& e : entries) {
+    auto bytes = e.memory_limit ? detail::checked_mib_to_bytes(*e.memory_limit) : uint64_t{0};
+    auto sum = bytes ? detail::checked_add(total, *bytes) : std::nullopt;
+    if (!sum) {
+      throw Error(ErrorCode::kInvalidArgument, "set_logical_device_configuration: the limits for " +
+                                                   record.info.name + " add up past 2^64 bytes");
+    }
+    total = *sum;
+  }
   if (total > record.info.memory_limit) {
     throw Error(ErrorCode::kInvalidArgument,
                 "set_logical_device_configuration: the limits add up to " +

@@ -1,41 +1,16 @@
-// Ops the core defines (docs/ops.md) and the kernels plugins register for them.
+// The kernels plugins register for the ops of the op table (op_table.hpp).
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <optional>
-#include <string_view>
 #include <vector>
 
 #include <xdev/dtype.hpp>
 #include <xdev/plugin.h>
 
+#include "ops/op_table.hpp"
+
 namespace xdev::detail {
-
-enum class OpId : uint8_t {
-  kMatMul,
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kNeg,
-  kRelu,
-  kAddN,
-  kCast,
-  kSum,
-  kMean,
-  kCopy,
-  kFill,
-  kRandomUniform,
-  kCount
-};
-inline constexpr int kOpCount = static_cast<int>(OpId::kCount);
-
-// The ABI name: "MatMul", "Add", ...
-std::string_view op_name(OpId op) noexcept;
-std::optional<OpId> op_from_name(std::string_view name) noexcept;
-
-inline uint64_t dtype_bit(DType dtype) { return XDEV_DTYPE_BIT(static_cast<unsigned>(dtype)); }
 
 struct KernelEntry {
   xdev_kernel_fn_t fn = nullptr;

@@ -1,17 +1,20 @@
-// The op definitions (docs/ops.md): inputs, attributes, shape and dtype
-// rules, and the errors for bad arguments. Kernels live in plugins.
+// The SDK's op functions (<xdev/ops.hpp>): thin wrappers that put their
+// arguments into an op call and hand it to run_defined_op, which checks it
+// against the op's table entry (op_table.cpp) and runs it. What is here is
+// only the SDK's own convenience: nested-list constants, negative and
+// "all" axes, the seed counter, views for transpose and reshape.
 #include <xdev/ops.hpp>
 
 #include <algorithm>
 #include <atomic>
-#include <numeric>
-#include <sstream>
 
+#include "common/checked_math.hpp"
 #include "ops/run_op.hpp"
 #include "placement/decide.hpp"
 #include "transfer/copy.hpp"
 #include "placement/placement_state.hpp"
 #include "devices/runtime.hpp"
+#include "tensors/shape.hpp"
 #include "tensors/tensor_impl.hpp"
 
 namespace xdev {
@@ -19,38 +22,26 @@ namespace {
 
 using detail::Attrs;
 using detail::OpId;
-using detail::OpRequest;
-
-std::string shape_text(const Shape& s) {
-  std::ostringstream out;
-  out << s;
-  return out.str();
-}
+using detail::shape_text;
 
 [[noreturn]] void invalid(std::string_view op, const std::string& why) {
   throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": " + why);
 }
 
+// For wrappers that look at an input before the generic checks do.
 const Tensor& defined(std::string_view op, const Tensor& t, const char* which) {
   if (!t.defined()) invalid(op, std::string(which) + " is an empty (default-constructed) tensor");
   return t;
 }
 
-void same_dtype(std::string_view op, const Tensor& x, const Tensor& y) {
-  if (x.dtype() != y.dtype()) {
-    invalid(op, "inputs have different dtypes, " + std::string(to_string(x.dtype())) + " and " +
-                    std::string(to_string(y.dtype())) + " (cast one of them)");
-  }
-}
-
 // --- creation ---
 
 Tensor upload_host(const void* data, DType dtype, const Shape& shape) {
+  const uint64_t bytes = detail::checked_byte_size("constant", dtype, shape);
   detail::Runtime::global().ensure_initialized();
   detail::LogicalDeviceState* device = detail::place_creation("_EagerConst");
-  auto out = detail::make_tensor(device, dtype, shape);
-  detail::upload(device, out->storage->data, 0, data,
-                 static_cast<uint64_t>(shape.num_elements()) * itemsize(dtype));
+  auto out = detail::make_tensor(device, dtype, shape, "constant");
+  detail::upload(device, out->storage->data, 0, data, bytes);
   if (detail::log_placement_enabled()) detail::log_placement("_EagerConst", device->name());
   return Tensor(std::move(out));
 }
@@ -137,73 +128,27 @@ std::vector<int64_t> normalize_axes(std::string_view op, const std::vector<int>&
   return out;
 }
 
-Tensor elementwise(OpId op, const Tensor& x, const Tensor& y) {
-  const std::string_view name = detail::op_name(op);
-  defined(name, x, "x");
-  defined(name, y, "y");
-  same_dtype(name, x, y);
-  if (x.dtype() == DType::kBool && op != OpId::kAdd) {
-    invalid(name, "bool inputs are not supported (cast to a number first)");
-  }
-  // NumPy broadcasting.
-  const Shape& a = x.shape();
-  const Shape& b = y.shape();
-  int rank = std::max(a.rank(), b.rank());
-  Shape out;
-  out.resize(rank);
-  for (int i = 0; i < rank; ++i) {
-    int64_t da = i - (rank - a.rank()) >= 0 ? a[static_cast<size_t>(i - (rank - a.rank()))] : 1;
-    int64_t db = i - (rank - b.rank()) >= 0 ? b[static_cast<size_t>(i - (rank - b.rank()))] : 1;
-    if (da != db && da != 1 && db != 1) {
-      invalid(name, "shapes " + shape_text(a) + " and " + shape_text(b) +
-                        " cannot be broadcast together (dimension " + std::to_string(i) +
-                        ": " + std::to_string(da) + " vs " + std::to_string(db) + ")");
-    }
-    out[static_cast<size_t>(i)] = da == 1 ? db : da;
-  }
-  // Inputs of the output's shape go as they are; others as stride-0 views.
-  Tensor views[2];
-  auto broadcast = [&](const Tensor& t, Tensor& view) -> const Tensor* {
-    if (t.shape() == out) return &t;
-    Shape strides;
-    strides.resize(rank);
-    const Shape& s = t.shape();
-    for (int i = 0; i < rank; ++i) {
-      int src = i - (rank - s.rank());
-      strides[static_cast<size_t>(i)] =
-          src < 0 || s[static_cast<size_t>(src)] == 1 ? 0 : t.strides()[static_cast<size_t>(src)];
-    }
-    view = Tensor(detail::make_view(t.impl_ptr(), out, strides, t.impl()->byte_offset));
-    return &view;
-  };
-  const Tensor* const inputs[2] = {broadcast(x, views[0]), broadcast(y, views[1])};
-  return detail::run_op(OpRequest{op, x.dtype(), x.dtype(), out}, inputs, Attrs{});
+Tensor binary(OpId op, const Tensor& x, const Tensor& y) {
+  const Tensor* const inputs[2] = {&x, &y};
+  return detail::run_defined_op(op, inputs, Attrs{});
 }
 
 Tensor unary(OpId op, const Tensor& x) {
-  const std::string_view name = detail::op_name(op);
-  defined(name, x, "x");
-  if (x.dtype() == DType::kBool) invalid(name, "bool input is not supported");
   const Tensor* const inputs[1] = {&x};
-  return detail::run_op(OpRequest{op, x.dtype(), x.dtype(), x.shape()}, inputs, Attrs{});
+  return detail::run_defined_op(op, inputs, Attrs{});
 }
 
+// The SDK's axes (negative from the end, empty for all) as the op's `axes`
+// attribute (sorted, unique, in [0, rank)).
 Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepdims) {
   const std::string_view name = detail::op_name(op);
   defined(name, x, "x");
-  if (x.dtype() == DType::kBool) invalid(name, "bool input is not supported (cast it first)");
   std::vector<int64_t> reduced = normalize_axes(name, axes, x.rank());
-  Shape out;
-  for (int i = 0; i < x.rank(); ++i) {
-    bool r = std::binary_search(reduced.begin(), reduced.end(), i);
-    if (!r) out.push_back(x.shape()[static_cast<size_t>(i)]);
-    else if (keepdims) out.push_back(1);
-  }
   Attrs attrs;
-  attrs.add_ints("axes", reduced.data(), static_cast<int64_t>(reduced.size()));
-  attrs.add_bool("keepdims", keepdims);
+  attrs.add_ints(detail::attr::kAxes, reduced.data(), static_cast<int64_t>(reduced.size()));
+  attrs.add_bool(detail::attr::kKeepdims, keepdims);
   const Tensor* const inputs[1] = {&x};
-  return detail::run_op(OpRequest{op, x.dtype(), x.dtype(), out}, inputs, attrs);
+  return detail::run_defined_op(op, inputs, attrs);
 }
 
 }  // namespace
@@ -215,6 +160,7 @@ Tensor constant(const Literal& value, std::optional<DType> dtype) {
   collect_leaves(value, shape, 0, leaves, kind);
   if (leaves.empty()) kind = DType::kFloat32;  // only empty lists
   DType target = dtype.value_or(kind);
+  detail::checked_byte_size("constant", target, shape);  // a valid dtype before converting
   std::vector<std::byte> bytes;
   switch (target) {
     case DType::kFloat32: write_leaves<float>(leaves, bytes); break;
@@ -227,18 +173,17 @@ Tensor constant(const Literal& value, std::optional<DType> dtype) {
 }
 
 Tensor constant(const void* data, DType dtype, const Shape& shape) {
-  if (data == nullptr && shape.num_elements() > 0) invalid("constant", "data is NULL");
-  for (int64_t d : shape) {
-    if (d < 0) invalid("constant", "negative dimension in shape " + shape_text(shape));
-  }
+  const uint64_t bytes = detail::checked_byte_size("constant", dtype, shape);
+  if (data == nullptr && bytes > 0) invalid("constant", "data is NULL");
   return upload_host(data, dtype, shape);
 }
 
 Tensor fill(const Shape& shape, double value, DType dtype) {
   Attrs attrs;
-  attrs.add_float("value", value);
-  return detail::run_op(OpRequest{OpId::kFill, dtype, dtype, shape},
-                        std::span<const Tensor* const>{}, attrs);
+  attrs.add_float(detail::attr::kValue, value);
+  attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+  attrs.add_dtype(detail::attr::kDtype, dtype);
+  return detail::run_defined_op(OpId::kFill, {}, attrs);
 }
 
 Tensor zeros(const Shape& shape, DType dtype) { return fill(shape, 0.0, dtype); }
@@ -248,78 +193,52 @@ void set_random_seed(uint64_t seed) { g_seed_counter.store(seed); }
 
 Tensor random_uniform(const Shape& shape, double minval, double maxval, DType dtype,
                       std::optional<uint64_t> seed) {
-  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
-    invalid("RandomUniform", "dtype must be float32 or float64, not " +
-                                 std::string(to_string(dtype)));
-  }
-  if (!(minval < maxval)) {
-    invalid("RandomUniform", "minval " + std::to_string(minval) + " must be less than maxval " +
-                                 std::to_string(maxval));
-  }
   Attrs attrs;
-  attrs.add_int("seed", static_cast<int64_t>(seed ? *seed : g_seed_counter.fetch_add(1)));
-  attrs.add_float("minval", minval);
-  attrs.add_float("maxval", maxval);
-  return detail::run_op(OpRequest{OpId::kRandomUniform, dtype, dtype, shape},
-                        std::span<const Tensor* const>{}, attrs);
+  attrs.add_int(detail::attr::kSeed, static_cast<int64_t>(seed.value_or(0)));
+  attrs.add_float(detail::attr::kMinval, minval);
+  attrs.add_float(detail::attr::kMaxval, maxval);
+  attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+  attrs.add_dtype(detail::attr::kDtype, dtype);
+  if (!seed) {
+    // A call that is refused takes no value from the counter.
+    detail::check_defined_op(OpId::kRandomUniform, {}, attrs);
+    attrs = Attrs{};
+    attrs.add_int(detail::attr::kSeed, static_cast<int64_t>(g_seed_counter.fetch_add(1)));
+    attrs.add_float(detail::attr::kMinval, minval);
+    attrs.add_float(detail::attr::kMaxval, maxval);
+    attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+    attrs.add_dtype(detail::attr::kDtype, dtype);
+  }
+  return detail::run_defined_op(OpId::kRandomUniform, {}, attrs);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
-  defined("MatMul", a, "a");
-  defined("MatMul", b, "b");
-  same_dtype("MatMul", a, b);
-  if (a.rank() != 2 || b.rank() != 2) {
-    invalid("MatMul", "inputs must have rank 2, not shapes " + shape_text(a.shape()) + " and " +
-                          shape_text(b.shape()));
-  }
-  if (a.dtype() == DType::kBool) invalid("MatMul", "bool inputs are not supported");
-  int64_t m = a.shape()[transpose_a ? 1 : 0], k = a.shape()[transpose_a ? 0 : 1];
-  int64_t kb = b.shape()[transpose_b ? 1 : 0], n = b.shape()[transpose_b ? 0 : 1];
-  if (k != kb) {
-    invalid("MatMul", "inner dimensions differ: " + shape_text(a.shape()) +
-                          (transpose_a ? "ᵀ" : "") + " · " + shape_text(b.shape()) +
-                          (transpose_b ? "ᵀ" : "") + " (" + std::to_string(k) + " vs " +
-                          std::to_string(kb) + ")");
-  }
   Attrs attrs;
-  attrs.add_bool("transpose_a", transpose_a);
-  attrs.add_bool("transpose_b", transpose_b);
-  OpRequest request{OpId::kMatMul, a.dtype(), a.dtype(), Shape{m, n}, true};
+  attrs.add_bool(detail::attr::kTransposeA, transpose_a);
+  attrs.add_bool(detail::attr::kTransposeB, transpose_b);
   const Tensor* const inputs[2] = {&a, &b};
-  return detail::run_op(request, inputs, attrs);
+  return detail::run_defined_op(OpId::kMatMul, inputs, attrs);
 }
 
-Tensor add(const Tensor& x, const Tensor& y) { return elementwise(OpId::kAdd, x, y); }
-Tensor sub(const Tensor& x, const Tensor& y) { return elementwise(OpId::kSub, x, y); }
-Tensor mul(const Tensor& x, const Tensor& y) { return elementwise(OpId::kMul, x, y); }
-Tensor div(const Tensor& x, const Tensor& y) { return elementwise(OpId::kDiv, x, y); }
+Tensor add(const Tensor& x, const Tensor& y) { return binary(OpId::kAdd, x, y); }
+Tensor sub(const Tensor& x, const Tensor& y) { return binary(OpId::kSub, x, y); }
+Tensor mul(const Tensor& x, const Tensor& y) { return binary(OpId::kMul, x, y); }
+Tensor div(const Tensor& x, const Tensor& y) { return binary(OpId::kDiv, x, y); }
 Tensor neg(const Tensor& x) { return unary(OpId::kNeg, x); }
 Tensor relu(const Tensor& x) { return unary(OpId::kRelu, x); }
 
 Tensor add_n(const std::vector<Tensor>& inputs) {
-  if (inputs.empty()) invalid("AddN", "needs at least one input");
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    defined("AddN", inputs[i], ("input " + std::to_string(i)).c_str());
-    if (inputs[i].dtype() != inputs[0].dtype() || !(inputs[i].shape() == inputs[0].shape())) {
-      invalid("AddN", "input " + std::to_string(i) + " is " + shape_text(inputs[i].shape()) + " " +
-                          std::string(to_string(inputs[i].dtype())) + ", input 0 is " +
-                          shape_text(inputs[0].shape()) + " " +
-                          std::string(to_string(inputs[0].dtype())) +
-                          " (all inputs need the same shape and dtype)");
-    }
-  }
-  if (inputs[0].dtype() == DType::kBool) invalid("AddN", "bool inputs are not supported");
-  return detail::run_op(
-      OpRequest{OpId::kAddN, inputs[0].dtype(), inputs[0].dtype(), inputs[0].shape()}, inputs,
-      Attrs{});
+  std::vector<const Tensor*> ptrs;
+  ptrs.reserve(inputs.size());
+  for (const Tensor& t : inputs) ptrs.push_back(&t);
+  return detail::run_defined_op(OpId::kAddN, ptrs, Attrs{});
 }
 
 Tensor cast(const Tensor& x, DType dtype) {
-  defined("Cast", x, "x");
   Attrs attrs;
-  attrs.add_dtype("dtype", dtype);
+  attrs.add_dtype(detail::attr::kDtype, dtype);
   const Tensor* const inputs[1] = {&x};
-  return detail::run_op(OpRequest{OpId::kCast, x.dtype(), dtype, x.shape()}, inputs, attrs);
+  return detail::run_defined_op(OpId::kCast, inputs, attrs);
 }
 
 Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
@@ -329,6 +248,7 @@ Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
   return reduce(OpId::kMean, x, axes, keepdims);
 }
 
+// A strided view with the axes permuted, made contiguous by Copy.
 Tensor transpose(const Tensor& x, const std::vector<int>& perm) {
   defined("Transpose", x, "x");
   const int rank = x.rank();
@@ -351,15 +271,16 @@ Tensor transpose(const Tensor& x, const std::vector<int>& perm) {
     strides.push_back(x.strides()[static_cast<size_t>(axis)]);
   }
   Tensor view(detail::make_view(x.impl_ptr(), shape, strides, x.impl()->byte_offset));
-  const Tensor inputs[1] = {view};
-  return detail::run_op(OpRequest{OpId::kCopy, x.dtype(), x.dtype(), shape}, inputs, Attrs{});
+  const Tensor* const inputs[1] = {&view};
+  return detail::run_defined_op(OpId::kCopy, inputs, Attrs{});
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
   defined("Reshape", x, "x");
   Shape target = shape;
   int infer = -1;
-  int64_t known = 1;
+  uint64_t extent = 1;  // product of the given dimensions, each counted as at least 1
+  bool has_zero = false;
   for (int i = 0; i < target.rank(); ++i) {
     int64_t d = target[static_cast<size_t>(i)];
     if (d == -1) {
@@ -368,26 +289,33 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
     } else if (d < 0) {
       invalid("Reshape", "negative dimension in " + shape_text(shape));
     } else {
-      known *= d;
+      auto next = detail::checked_mul(extent, d == 0 ? 1 : static_cast<uint64_t>(d));
+      if (!next || *next > static_cast<uint64_t>(INT64_MAX)) {
+        invalid("Reshape", "shape " + shape_text(shape) +
+                               " has more elements than an int64 can count");
+      }
+      extent = *next;
+      has_zero = has_zero || d == 0;
     }
   }
+  const int64_t elements = x.num_elements();
   if (infer >= 0) {
-    if (known == 0 || x.num_elements() % known != 0) {
+    const auto known = static_cast<int64_t>(has_zero ? 0 : extent);
+    if (known == 0 || elements % known != 0) {
       invalid("Reshape", "cannot infer the -1 in " + shape_text(shape) + " for " +
-                             std::to_string(x.num_elements()) + " elements");
+                             std::to_string(elements) + " elements");
     }
-    target[static_cast<size_t>(infer)] = x.num_elements() / known;
+    target[static_cast<size_t>(infer)] = elements / known;
   }
-  if (target.num_elements() != x.num_elements()) {
+  detail::checked_byte_size("Reshape", x.dtype(), target);
+  if (target.num_elements() != elements) {
     invalid("Reshape", "cannot reshape " + shape_text(x.shape()) + " (" +
-                           std::to_string(x.num_elements()) + " elements) into " +
-                           shape_text(shape));
+                           std::to_string(elements) + " elements) into " + shape_text(shape));
   }
   Tensor source = x;
   if (!x.is_contiguous()) {
-    const Tensor inputs[1] = {x};
-    source = detail::run_op(OpRequest{OpId::kCopy, x.dtype(), x.dtype(), x.shape()}, inputs,
-                            Attrs{});
+    const Tensor* const inputs[1] = {&x};
+    source = detail::run_defined_op(OpId::kCopy, inputs, Attrs{});
   }
   return Tensor(detail::make_view(source.impl_ptr(), target, detail::contiguous_strides(target),
                                   source.impl()->byte_offset));

@@ -16,7 +16,8 @@ namespace {
 
 // Calls `kernel` for `op` on `device`'s stream with `inputs` and one output.
 void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* op, DType dtype,
-            std::span<TensorImpl* const> inputs, const TensorImpl& out, const Attrs& attrs) {
+            std::span<TensorImpl* const> inputs, const TensorImpl& out,
+            std::span<const xdev_attr_t> attrs) {
   constexpr size_t kInline = 8;
   std::array<xdev_tensor_t, kInline> inline_descs;
   std::array<const xdev_tensor_t*, kInline> inline_desc_ptrs;
@@ -50,8 +51,8 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
   call.input_count = static_cast<uint32_t>(inputs.size());
   call.outputs = &out_ptr;
   call.output_count = 1;
-  call.attrs = attrs.data();
-  call.attr_count = attrs.size();
+  call.attrs = attrs.empty() ? nullptr : attrs.data();
+  call.attr_count = static_cast<uint32_t>(attrs.size());
   // ABI 1.2: scratch memory from this device's pool (kernel_scratch.hpp),
   // returned to the pool when `scratch` dies, after the call.
   KernelScratch scratch(device);
@@ -75,11 +76,11 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
 // the host to change its layout. Only a device without a Copy kernel for the
 // dtype gathers through the host (exact, but two trips over the bus).
 std::shared_ptr<TensorImpl> make_contiguous(LogicalDeviceState* device, const TensorImpl& t) {
-  auto dense = make_tensor(device, t.dtype, t.shape);
+  auto dense = make_tensor(device, t.dtype, t.shape, "Copy");
   if (dense->num_elements() == 0) return dense;
   if (const KernelEntry* copy = device->kernels().find(OpId::kCopy, t.dtype, t.dtype)) {
     TensorImpl* const inputs[1] = {const_cast<TensorImpl*>(&t)};
-    launch(device, *copy, "Copy", t.dtype, inputs, *dense, Attrs{});
+    launch(device, *copy, "Copy", t.dtype, inputs, *dense, {});
     return dense;
   }
   HostTensor host = read_to_host(t);
@@ -89,7 +90,8 @@ std::shared_ptr<TensorImpl> make_contiguous(LogicalDeviceState* device, const Te
 
 }  // namespace
 
-Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const Attrs& attrs) {
+Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs,
+              std::span<const xdev_attr_t> attrs) {
   constexpr size_t kInline = 8;
   std::array<const Tensor*, kInline> inline_ptrs;
   std::vector<const Tensor*> heap_ptrs;
@@ -103,7 +105,7 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const At
 }
 
 Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
-              const Attrs& attrs) {
+              std::span<const xdev_attr_t> attrs) {
   Runtime& rt = Runtime::global();
   rt.ensure_initialized();
 
@@ -162,7 +164,7 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
   }
 
   std::shared_ptr<TensorImpl> out =
-      make_tensor(device, request.output_dtype, request.output_shape);
+      make_tensor(device, request.output_dtype, request.output_shape, op_name(request.op));
   if (out->num_elements() > 0) {
     launch(device, *decision->kernel, decision->op.c_str(), request.input_dtype,
            std::span<TensorImpl* const>(in, inputs.size()), *out, attrs);
@@ -172,5 +174,99 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
   return Tensor(std::move(out));
 }
 
+void Attrs::throw_full(const char* name) {
+  throw Error(ErrorCode::kInternal, std::string("attribute '") + name + "' is one more than the " +
+                                        std::to_string(kMaxOpAttrs) + " an op call can carry");
+}
+
+namespace {
+
+// The inputs' dtypes and shapes for check_call; `info` has room for them.
+void describe_inputs(const OpDef& def, std::span<const Tensor* const> inputs, InputInfo* info) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorImpl* impl = inputs[i]->impl();
+    if (impl == nullptr) {
+      throw_invalid(def, (def.variadic && i + 1 >= def.inputs.size()
+                              ? "input " + std::to_string(i)
+                              : std::string(def.input(i).name)) +
+                             " is an empty (default-constructed) tensor");
+    }
+    info[i] = InputInfo{impl->dtype, &impl->shape};
+  }
+}
+
+// Storage for one entry per input: inline for the usual few, else on the heap.
+template <typename T>
+class PerInput {
+ public:
+  explicit PerInput(size_t n) {
+    if (n > inline_.size()) heap_.reset(new T[n]);
+    data_ = n > inline_.size() ? heap_.get() : inline_.data();
+  }
+  T* data() { return data_; }
+  T& operator[](size_t i) { return data_[i]; }
+
+ private:
+  std::array<T, 8> inline_;
+  std::unique_ptr<T[]> heap_;
+  T* data_;
+};
+
+}  // namespace
+
+void check_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs) {
+  const OpDef& def = op_def(op);
+  PerInput<InputInfo> info(inputs.size());
+  describe_inputs(def, inputs, info.data());
+  CheckedCall call;
+  check_call(def, std::span<const InputInfo>(info.data(), inputs.size()), attrs, call);
+}
+
+Tensor run_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs) {
+  const OpDef& def = op_def(op);
+  PerInput<InputInfo> info(inputs.size());
+  describe_inputs(def, inputs, info.data());
+  CheckedCall call;
+  check_call(def, std::span<const InputInfo>(info.data(), inputs.size()), attrs, call);
+  if (call.output_count != 1) {
+    throw Error(ErrorCode::kUnimplemented,
+                std::string(def.name) + ": the eager path runs ops of one output (run_op.hpp)");
+  }
+  const Shape& out = call.output_shapes[0];
+  OpRequest request{op, call.kernel_input_dtype, call.output_dtypes[0], out,
+                    def.contiguous_inputs};
+  const std::span<const xdev_attr_t> kernel_attrs(call.kernel_attrs.data(),
+                                                  call.kernel_attr_count);
+  bool broadcast = false;
+  if (def.broadcast_inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) broadcast = broadcast || !(*info[i].shape == out);
+  }
+  if (!broadcast) return run_op(request, inputs, kernel_attrs);
+
+  // Inputs of the output's shape go as they are; others as stride-0 views.
+  PerInput<const Tensor*> ptrs(inputs.size());
+  PerInput<Tensor> views(inputs.size());
+  const int rank = out.rank();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = *inputs[i];
+    const TensorImpl& impl = *t.impl();
+    if (impl.shape == out) {
+      ptrs[i] = &t;
+      continue;
+    }
+    Shape strides;
+    strides.resize(rank);
+    for (int k = 0; k < rank; ++k) {
+      const int src = k - (rank - impl.shape.rank());
+      strides[static_cast<size_t>(k)] =
+          src < 0 || impl.shape[static_cast<size_t>(src)] == 1
+              ? 0
+              : impl.strides[static_cast<size_t>(src)];
+    }
+    views[i] = Tensor(make_view(t.impl_ptr(), out, strides, impl.byte_offset));
+    ptrs[i] = &views[i];
+  }
+  return run_op(request, std::span<const Tensor* const>(ptrs.data(), inputs.size()), kernel_attrs);
+}
 
 }  // namespace xdev::detail

@@ -14,12 +14,15 @@
 #include <xdev/tensor.hpp>
 
 #include "ops/kernel_table.hpp"
+#include "ops/op_table.hpp"
 #include "placement/placement_state.hpp"
 #include "tensors/tensor_impl.hpp"
 
 namespace xdev::detail {
 
-// Up to 4 attributes of an op call, built on the stack.
+// The attributes of one op call, built on the stack: at most kMaxOpAttrs
+// (the most any op of the table defines; a static_assert there keeps it so).
+// One more is an xdev::Error(kInternal), never a write past the array.
 class Attrs {
  public:
   Attrs& add_bool(const char* name, bool v) {
@@ -47,15 +50,18 @@ class Attrs {
   }
   const xdev_attr_t* data() const { return items_.data(); }
   uint32_t size() const { return count_; }
+  operator std::span<const xdev_attr_t>() const { return {items_.data(), count_}; }
 
  private:
   xdev_attr_t& add(const char* name, xdev_attr_kind_t kind) {
+    if (count_ >= items_.size()) throw_full(name);
     xdev_attr_t& a = items_[count_++];
     a.name = name;
     a.kind = kind;
     return a;
   }
-  std::array<xdev_attr_t, 4> items_;  // only [0, count_) is ever read
+  [[noreturn]] static void throw_full(const char* name);
+  std::array<xdev_attr_t, kMaxOpAttrs> items_;  // only [0, count_) is ever read
   uint32_t count_ = 0;
 };
 
@@ -73,9 +79,22 @@ struct OpRequest {
 
 // Places and runs `request` on `inputs`; returns the output tensor. The
 // pointer form costs no reference counting (the hot path); the inputs must
-// outlive the call.
+// outlive the call. `attrs` go to the kernel as they are: the caller checked
+// them (run_defined_op does).
 Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
-              const Attrs& attrs);
-Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs, const Attrs& attrs);
+              std::span<const xdev_attr_t> attrs);
+Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs,
+              std::span<const xdev_attr_t> attrs);
+
+// Checks a call of `op` against its table entry (op_table.hpp: check_call)
+// without running it. Throws xdev::Error(kInvalidArgument) naming the op and
+// the value at fault; touches no device.
+void check_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs);
+
+// The generic entry of every SDK op: checks the call against the op's entry
+// (as check_defined_op), passes broadcast inputs as stride-0 views of the
+// output shape when the entry says so, and runs it with the attributes the
+// kernel gets (defaults filled in, core-only ones left out).
+Tensor run_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs);
 
 }  // namespace xdev::detail

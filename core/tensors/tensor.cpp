@@ -13,65 +13,18 @@
 #include "transfer/copy.hpp"
 #include "placement/placement_state.hpp"
 #include "devices/runtime.hpp"
+#include "common/checked_math.hpp"
+#include "tensors/shape.hpp"
 #include "tensors/tensor_impl.hpp"
 
 namespace xdev {
-
-// --- DType and Shape ---
-
-std::string_view to_string(DType dtype) noexcept {
-  switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kBool: return "bool";
-  }
-  return "invalid";
-}
-
-std::ostream& operator<<(std::ostream& os, DType dtype) { return os << to_string(dtype); }
-
-void Shape::push_back(int64_t d) {
-  if (rank_ >= kMaxRank) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "a shape has at most " + std::to_string(kMaxRank) + " dimensions");
-  }
-  dims_[static_cast<size_t>(rank_++)] = d;
-}
-
-void Shape::resize(int rank, int64_t fill) {
-  if (rank < 0 || rank > kMaxRank) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "a shape has at most " + std::to_string(kMaxRank) + " dimensions, not " +
-                    std::to_string(rank));
-  }
-  for (int i = rank_; i < rank; ++i) dims_[static_cast<size_t>(i)] = fill;
-  rank_ = rank;
-}
-
-int64_t Shape::num_elements() const {
-  int64_t n = 1;
-  for (int64_t d : *this) n *= d;
-  return n;
-}
-
-std::ostream& operator<<(std::ostream& os, const Shape& shape) {
-  os << '(';
-  for (int i = 0; i < shape.rank(); ++i) {
-    if (i > 0) os << ", ";
-    os << shape[static_cast<size_t>(i)];
-  }
-  if (shape.rank() == 1) os << ',';
-  return os << ')';
-}
 
 // --- HostTensor ---
 
 HostTensor::HostTensor(DType dtype, Shape shape)
     : dtype_(dtype),
       shape_(shape),
-      data_(static_cast<size_t>(shape.num_elements()) * itemsize(dtype)) {}
+      data_(detail::checked_byte_size("HostTensor", dtype, shape)) {}
 
 void HostTensor::check_type(DType requested) const {
   if (requested != dtype_) {
@@ -189,19 +142,9 @@ struct Fresh {
 }  // namespace
 
 std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
-                                        const Shape& shape) {
-  for (int64_t d : shape) {
-    if (d < 0) {
-      throw Error(ErrorCode::kInvalidArgument, "negative dimension " + std::to_string(d) +
-                                                   " in shape " + [&] {
-                                                     std::ostringstream s;
-                                                     s << shape;
-                                                     return s.str();
-                                                   }());
-    }
-  }
+                                        const Shape& shape, std::string_view what) {
+  const uint64_t bytes = checked_byte_size(what, dtype, shape);
   auto block = std::make_shared<Fresh>();
-  uint64_t bytes = static_cast<uint64_t>(shape.num_elements()) * itemsize(dtype);
   block->storage.device = device;
   block->storage.bytes = bytes;
   block->storage.data = device->allocate(std::max<uint64_t>(bytes, 1));
@@ -216,6 +159,34 @@ std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
 
 std::shared_ptr<TensorImpl> make_view(const std::shared_ptr<TensorImpl>& base, const Shape& shape,
                                       const Shape& strides, uint64_t byte_offset) {
+  // The view must lie inside the storage: a kernel reads every byte from
+  // byte_offset to the last element the strides reach.
+  checked_byte_size("view", base->dtype, shape);
+  auto out_of_storage = [&](const std::string& why) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "view " + shape_text(shape) + " with strides " + shape_text(strides) +
+                    " at byte offset " + std::to_string(byte_offset) + " of a " +
+                    std::to_string(base->storage->bytes) + "-byte buffer: " + why);
+  };
+  if (strides.rank() != shape.rank()) out_of_storage("shape and strides differ in rank");
+  uint64_t end = byte_offset;  // one past the last byte the view touches
+  if (shape.num_elements() > 0) {
+    uint64_t last = 0;  // element offset of the last element
+    for (int i = 0; i < shape.rank(); ++i) {
+      const int64_t stride = strides[static_cast<size_t>(i)];
+      if (stride < 0) out_of_storage("negative stride");
+      auto step = checked_mul(static_cast<uint64_t>(shape[static_cast<size_t>(i)] - 1),
+                              static_cast<uint64_t>(stride));
+      auto sum = step ? checked_add(last, *step) : std::nullopt;
+      if (!sum) out_of_storage("the strides overflow");
+      last = *sum;
+    }
+    auto bytes = checked_mul(last + 1, itemsize(base->dtype));
+    auto total = bytes ? checked_add(byte_offset, *bytes) : std::nullopt;
+    if (!total) out_of_storage("the extent overflows");
+    end = *total;
+  }
+  if (end > base->storage->bytes) out_of_storage("it reaches byte " + std::to_string(end));
   auto view = std::make_shared<TensorImpl>();
   view->storage = base->storage;
   view->owner = base->owner ? base->owner : std::shared_ptr<void>(base);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include <xdev/tensor.hpp>
 
@@ -46,11 +47,16 @@ struct TensorImpl {
 Shape contiguous_strides(const Shape& shape);
 
 // A new contiguous tensor on `device` (one allocation for header + storage
-// bookkeeping, one from the device pool for the data).
+// bookkeeping, one from the device pool for the data). The byte size is
+// checked first (tensors/shape.hpp: dtype, negative dimensions, overflow);
+// a bad one throws xdev::Error(kInvalidArgument) starting with `what` (the
+// op) before anything is allocated.
 std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
-                                        const Shape& shape);
+                                        const Shape& shape, std::string_view what = "tensor");
 
-// A view of `base`'s storage with other shape/strides/offset.
+// A view of `base`'s storage with other shape/strides/offset. Throws
+// xdev::Error(kInvalidArgument) unless the view's dimensions are valid and
+// every byte it can reach lies inside the storage.
 std::shared_ptr<TensorImpl> make_view(const std::shared_ptr<TensorImpl>& base,
                                       const Shape& shape, const Shape& strides,
                                       uint64_t byte_offset);

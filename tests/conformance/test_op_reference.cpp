@@ -31,6 +31,46 @@ xdev_attr_t bool_attr(const char* name, bool v) {
   return a;
 }
 
+// docs/adding-an-op.md: an op of the core's table without a reference does
+// not build (a static_assert in op_reference.cpp); this names it as well, and
+// checks that the suite can make test data for it: every attribute it needs
+// a value for is chosen by its shape class, a dtype attribute, or given by
+// the reference's attr_sets.
+TEST(OpReference, EveryOpOfTheTableHasAReference) {
+  for (const xdev::detail::OpDef& def : xdev::detail::op_defs()) {
+    const Reference& r = reference(def.id);
+    EXPECT_NE(r.run, nullptr) << def.name << " has no host reference";
+    for (const xdev::detail::AttrDef& a : def.attrs) {
+      if (!a.required || a.kind == XDEV_ATTR_DTYPE) continue;
+      const bool by_class = (def.shape_class == xdev::detail::ShapeClass::kReduce &&
+                             std::string(a.name) == "axes") ||
+                            (def.shape_class == xdev::detail::ShapeClass::kFromAttr &&
+                             std::string(a.name) == "shape");
+      if (by_class) continue;
+      ASSERT_NE(r.attr_sets, nullptr)
+          << def.name << ": required attribute '" << a.name << "' has no sample values";
+      for (const AttrSet& set : r.attr_sets(XDEV_DTYPE_FLOAT32)) {
+        bool found = false;
+        for (const AttrSample& s : set) found = found || s.name == a.name;
+        EXPECT_TRUE(found) << def.name << ": an attribute set lacks '" << a.name << "'";
+      }
+    }
+  }
+}
+
+// The references run by the op's table entry give what they give by name.
+TEST(OpReference, RunByEntryAndByNameAgree) {
+  Tensor x = from(XDEV_DTYPE_INT32, {3}, {-2, 0, 5});
+  Tensor by_name = make_contiguous(XDEV_DTYPE_INT32, {3});
+  Tensor by_entry = make_contiguous(XDEV_DTYPE_INT32, {3});
+  const Tensor* in[] = {&x};
+  ASSERT_FALSE(run("Relu", in, {}, by_name));
+  ASSERT_FALSE(reference(OpId::kRelu).run(Call{OpId::kRelu, in, {}, std::span<Tensor>(&by_entry, 1)}));
+  EXPECT_EQ(values(by_name), (std::vector<double>{0, 0, 5}));
+  EXPECT_EQ(values(by_entry), values(by_name));
+  EXPECT_TRUE(run("NoSuchOp", in, {}, by_name).has_value());
+}
+
 TEST(OpReference, MatMulOfTheWalkthrough) {
   Tensor a = from(XDEV_DTYPE_FLOAT32, {2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor b = from(XDEV_DTYPE_FLOAT32, {3, 2}, {1, 2, 3, 4, 5, 6});

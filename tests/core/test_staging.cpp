@@ -19,6 +19,8 @@
 #include <xdev/xdev.hpp>
 
 #include "ops/run_op.hpp"
+#include "placement/decide.hpp"
+#include "transfer/copy.hpp"
 #include "tensors/tensor_impl.hpp"
 #include "transfer/staging.hpp"
 

@@ -1,10 +1,12 @@
-// Element types of tensors. Values match the plugin ABI's xdev_dtype_t.
+// Element types of tensors. Values match the plugin ABI's xdev_dtype_t
+// (checked at compile time where the core includes both headers).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <string_view>
+#include <type_traits>
 
 #include <xdev/export.hpp>
 
@@ -18,11 +20,26 @@ enum class DType : int32_t {
   kBool = 5,  // one byte, 0 or 1
 };
 
-// "float32", "float64", "int32", "int64", "bool".
+// True for the five enumerators above. A DType made from any other integer
+// (static_cast<DType>(99)) is refused by every SDK function with
+// xdev::Error(kInvalidArgument).
+constexpr bool is_valid(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::kFloat32:
+    case DType::kFloat64:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kBool:
+      return true;
+  }
+  return false;
+}
+
+// "float32", "float64", "int32", "int64", "bool" ("invalid" for others).
 XDEV_API std::string_view to_string(DType dtype) noexcept;
 XDEV_API std::ostream& operator<<(std::ostream& os, DType dtype);
 
-// Bytes per element.
+// Bytes per element (0 for an invalid dtype).
 constexpr std::size_t itemsize(DType dtype) noexcept {
   switch (dtype) {
     case DType::kFloat32: return 4;
@@ -34,11 +51,22 @@ constexpr std::size_t itemsize(DType dtype) noexcept {
   return 0;
 }
 
-// The DType of a C++ element type: dtype_of<float> == DType::kFloat32.
-template <typename T> inline constexpr DType dtype_of = DType::kFloat32;
-template <> inline constexpr DType dtype_of<double> = DType::kFloat64;
-template <> inline constexpr DType dtype_of<int32_t> = DType::kInt32;
-template <> inline constexpr DType dtype_of<int64_t> = DType::kInt64;
-template <> inline constexpr DType dtype_of<bool> = DType::kBool;
+// The C++ element types of the five dtypes: float, double, int32_t,
+// int64_t, bool. Templates over element types (constant(std::vector<T>),
+// HostTensor::values<T>()) accept only these: any other type (uint8_t,
+// int16_t, long double, ...) does not compile, instead of being read as
+// float32.
+template <typename T>
+concept Element = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
+                  std::is_same_v<T, bool>;
+
+// The DType of an element type: dtype_of<float> == DType::kFloat32.
+template <Element T>
+inline constexpr DType dtype_of = std::is_same_v<T, float>     ? DType::kFloat32
+                                  : std::is_same_v<T, double>  ? DType::kFloat64
+                                  : std::is_same_v<T, int32_t> ? DType::kInt32
+                                  : std::is_same_v<T, int64_t> ? DType::kInt64
+                                                               : DType::kBool;
 
 }  // namespace xdev

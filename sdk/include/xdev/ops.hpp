@@ -52,7 +52,9 @@ XDEV_API Tensor constant(const Literal& value, std::optional<DType> dtype = std:
 // From host memory: `data` holds shape.num_elements() values of `dtype`,
 // row-major. The data is copied; the caller keeps ownership.
 XDEV_API Tensor constant(const void* data, DType dtype, const Shape& shape);
-template <typename T>
+// T is one of the five element types (xdev::Element): a vector of any other
+// type does not compile.
+template <Element T>
 Tensor constant(std::span<const T> values, const Shape& shape) {
   if (static_cast<int64_t>(values.size()) != shape.num_elements()) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -61,7 +63,7 @@ Tensor constant(std::span<const T> values, const Shape& shape) {
   }
   return constant(values.data(), dtype_of<T>, shape);
 }
-template <typename T>
+template <Element T>
 Tensor constant(const std::vector<T>& values, const Shape& shape) {
   return constant(std::span<const T>(values.data(), values.size()), shape);
 }

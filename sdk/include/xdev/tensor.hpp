@@ -15,10 +15,13 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <span>
+#include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <xdev/device.hpp>
@@ -50,7 +53,8 @@ class XDEV_API Shape {
   const int64_t* end() const { return dims_.data() + rank_; }
   void push_back(int64_t d);
   void resize(int rank, int64_t fill = 0);
-  // Product of the dimensions (1 for rank 0).
+  // Product of the dimensions (1 for rank 0); throws xdev::Error
+  // (kInvalidArgument) when it overflows int64.
   int64_t num_elements() const;
   std::vector<int64_t> to_vector() const { return {begin(), end()}; }
 
@@ -91,20 +95,73 @@ class XDEV_API HostTensor {
   std::size_t byte_size() const { return data_.size(); }
 
   // The values as T; T must match dtype() (throws xdev::Error otherwise).
-  template <typename T>
+  template <Element T>
   std::span<const T> values() const {
     check_type(dtype_of<T>);
     return {reinterpret_cast<const T*>(data_.data()), static_cast<std::size_t>(num_elements())};
   }
-  template <typename T>
+  template <Element T>
   std::vector<T> to_vector() const {
     auto v = values<T>();
     return {v.begin(), v.end()};
   }
   // One value converted to double (index in row-major order).
   double value_as_double(int64_t index) const;
+  // One value (index in row-major order) converted to T without a detour:
+  // an integer or bool element converts to an integer T exactly (int64
+  // values past 2^53 included; a narrower T wraps like static_cast), to a
+  // floating T with one rounding. A float element converts to an integer T
+  // like the Cast op (docs/ops.md): toward zero, saturating, NaN gives 0.
+  template <typename T>
+    requires std::is_arithmetic_v<T>
+  T value_as(int64_t index) const {
+    if (index < 0 || index >= num_elements()) throw_bad_index(index);
+    const std::byte* p = data_.data() + static_cast<std::size_t>(index) * itemsize(dtype_);
+    switch (dtype_) {
+      case DType::kFloat32: {
+        float v;
+        std::memcpy(&v, p, sizeof v);
+        return from_float<T>(v);
+      }
+      case DType::kFloat64: {
+        double v;
+        std::memcpy(&v, p, sizeof v);
+        return from_float<T>(v);
+      }
+      case DType::kInt32: {
+        int32_t v;
+        std::memcpy(&v, p, sizeof v);
+        return static_cast<T>(v);
+      }
+      case DType::kInt64: {
+        int64_t v;
+        std::memcpy(&v, p, sizeof v);
+        return static_cast<T>(v);
+      }
+      case DType::kBool: return static_cast<T>(static_cast<uint8_t>(*p) != 0);
+    }
+    return T{};
+  }
 
  private:
+  template <typename T, typename F>
+  static T from_float(F v) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return static_cast<T>(v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return v != 0;
+    } else {
+      if (v != v) return 0;  // NaN
+      if (v <= static_cast<F>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+      if (v >= static_cast<F>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+      return static_cast<T>(v);
+    }
+  }
+  [[noreturn]] void throw_bad_index(int64_t index) const {
+    throw Error(ErrorCode::kInvalidArgument,
+                "index " + std::to_string(index) + " is out of range for " +
+                    std::to_string(num_elements()) + " elements");
+  }
   void check_type(DType requested) const;
   DType dtype_;
   Shape shape_;
@@ -142,16 +199,18 @@ class XDEV_API Tensor {
   // Explicit read-back: waits for the values and copies them to host memory.
   // Counted in placement_counters().read_backs.
   HostTensor to_host() const;
-  template <typename T>
+  template <Element T>
   std::vector<T> to_vector() const {
     return to_host().to_vector<T>();
   }
-  // The value of a one-element tensor, converted to T.
+  // The value of a one-element tensor, converted to T as
+  // HostTensor::value_as does (integers exactly).
   template <typename T>
+    requires std::is_arithmetic_v<T>
   T item() const {
     HostTensor host = to_host();
     if (host.num_elements() != 1) throw_not_scalar();
-    return static_cast<T>(host.value_as_double(0));
+    return host.value_as<T>(0);
   }
 
   // Views and shape changes (see also the free functions in ops.hpp).

@@ -235,250 +235,388 @@ Tensor to_contiguous(const Tensor& t) {
   return out;
 }
 
-std::optional<std::string> run(const std::string& op, std::span<const Tensor* const> inputs,
-                               std::span<const xdev_attr_t> attrs, Tensor& out) {
-  const int64_t n = out.num_elements();
-  auto need_inputs = [&](size_t count) -> std::optional<std::string> {
-    if (inputs.size() != count) {
-      return op + " takes " + std::to_string(count) + " input(s), got " +
-             std::to_string(inputs.size());
-    }
-    return std::nullopt;
-  };
+namespace {
 
-  if (op == "MatMul") {
-    if (auto e = need_inputs(2)) return e;
-    const Tensor& a = *inputs[0];
-    const Tensor& b = *inputs[1];
-    const bool ta = attr_bool(attrs, "transpose_a", false);
-    const bool tb = attr_bool(attrs, "transpose_b", false);
-    const int64_t m = out.shape[0], cols = out.shape[1];
-    const int64_t k = ta ? a.shape[0] : a.shape[1];
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < cols; ++j) {
-        double facc = 0.0;
-        uint64_t iacc = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
-          int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
-          if (is_float(out.dtype)) {
-            facc += a.get_double(ai) * b.get_double(bi);
-          } else {
-            iacc += static_cast<uint64_t>(a.get_int(ai)) * static_cast<uint64_t>(b.get_int(bi));
-          }
-        }
-        if (is_float(out.dtype)) out.set_double(i * cols + j, facc);
-        else out.set_int(i * cols + j, static_cast<int64_t>(iacc));
-      }
-    }
-    return std::nullopt;
+using OpId = xdev::detail::OpId;
+
+std::string op_text(OpId op) { return std::string(xdev::detail::op_name(op)); }
+
+std::optional<std::string> need_inputs(const Call& c, size_t count) {
+  if (c.inputs.size() != count) {
+    return op_text(c.op) + " takes " + std::to_string(count) + " input(s), got " +
+           std::to_string(c.inputs.size());
   }
+  if (c.outputs.size() != 1) return op_text(c.op) + " has one output";
+  return std::nullopt;
+}
 
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-    if (auto e = need_inputs(2)) return e;
-    const Tensor& x = *inputs[0];
-    const Tensor& y = *inputs[1];
-    for (int64_t i = 0; i < n; ++i) {
-      if (out.dtype == XDEV_DTYPE_FLOAT32) {
-        out.set_double(i, float_binary<float>(op, static_cast<float>(x.get_double(i)),
-                                              static_cast<float>(y.get_double(i))));
-      } else if (out.dtype == XDEV_DTYPE_FLOAT64) {
-        out.set_double(i, float_binary<double>(op, x.get_double(i), y.get_double(i)));
-      } else {
-        out.set_int(i, int_binary(op, x.get_int(i), y.get_int(i), out.dtype));
-      }
-    }
-    return std::nullopt;
-  }
+// --- the references ---------------------------------------------------------------
 
-  if (op == "Neg" || op == "Relu" || op == "Copy") {
-    if (auto e = need_inputs(1)) return e;
-    const Tensor& x = *inputs[0];
-    for (int64_t i = 0; i < n; ++i) {
-      if (is_float(out.dtype)) {
-        double v = x.get_double(i);
-        if (op == "Neg") v = -v;
-        if (op == "Relu") v = v > 0.0 ? v : 0.0;
-        out.set_double(i, v);
-      } else {
-        int64_t v = x.get_int(i);
-        if (op == "Neg") v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
-        if (op == "Relu") v = v > 0 ? v : 0;
-        out.set_int(i, v);
-      }
-    }
-    return std::nullopt;
-  }
-
-  if (op == "AddN") {
-    if (inputs.empty()) return std::string("AddN takes at least one input");
-    for (int64_t i = 0; i < n; ++i) {
+std::optional<std::string> matmul(const Call& c) {
+  if (auto e = need_inputs(c, 2)) return e;
+  const Tensor& a = *c.inputs[0];
+  const Tensor& b = *c.inputs[1];
+  Tensor& out = c.outputs[0];
+  const bool ta = attr_bool(c.attrs, "transpose_a", false);
+  const bool tb = attr_bool(c.attrs, "transpose_b", false);
+  const int64_t m = out.shape[0], cols = out.shape[1];
+  const int64_t k = ta ? a.shape[0] : a.shape[1];
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
       double facc = 0.0;
       uint64_t iacc = 0;
-      for (const Tensor* x : inputs) {
-        if (is_float(out.dtype)) facc += x->get_double(i);
-        else iacc += static_cast<uint64_t>(x->get_int(i));
+      for (int64_t p = 0; p < k; ++p) {
+        int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
+        int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
+        if (is_float(out.dtype)) {
+          facc += a.get_double(ai) * b.get_double(bi);
+        } else {
+          iacc += static_cast<uint64_t>(a.get_int(ai)) * static_cast<uint64_t>(b.get_int(bi));
+        }
       }
-      if (is_float(out.dtype)) out.set_double(i, facc);
-      else out.set_int(i, static_cast<int64_t>(iacc));
+      if (is_float(out.dtype)) out.set_double(i * cols + j, facc);
+      else out.set_int(i * cols + j, static_cast<int64_t>(iacc));
     }
-    return std::nullopt;
   }
+  return std::nullopt;
+}
 
-  if (op == "Cast") {
-    if (auto e = need_inputs(1)) return e;
-    const Tensor& x = *inputs[0];
-    for (int64_t i = 0; i < n; ++i) {
-      if (out.dtype == XDEV_DTYPE_BOOL) {
-        out.set_int(i, x.get_double(i) != 0.0 ? 1 : 0);
-      } else if (is_float(x.dtype)) {
-        out.set_double(i, x.get_double(i));  // float -> int truncates (set_double)
-      } else {
-        out.set_int(i, x.get_int(i));
+// Add, Sub, Mul, Div on inputs already broadcast to the output's shape.
+std::optional<std::string> binary(const Call& c) {
+  if (auto e = need_inputs(c, 2)) return e;
+  const std::string op = op_text(c.op);
+  const Tensor& x = *c.inputs[0];
+  const Tensor& y = *c.inputs[1];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (out.dtype == XDEV_DTYPE_FLOAT32) {
+      out.set_double(i, float_binary<float>(op, static_cast<float>(x.get_double(i)),
+                                            static_cast<float>(y.get_double(i))));
+    } else if (out.dtype == XDEV_DTYPE_FLOAT64) {
+      out.set_double(i, float_binary<double>(op, x.get_double(i), y.get_double(i)));
+    } else {
+      out.set_int(i, int_binary(op, x.get_int(i), y.get_int(i), out.dtype));
+    }
+  }
+  return std::nullopt;
+}
+
+// Neg, Relu, Copy.
+std::optional<std::string> unary(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (is_float(out.dtype)) {
+      double v = x.get_double(i);
+      if (c.op == OpId::kNeg) v = -v;
+      if (c.op == OpId::kRelu) v = v > 0.0 ? v : 0.0;
+      out.set_double(i, v);
+    } else {
+      int64_t v = x.get_int(i);
+      if (c.op == OpId::kNeg) v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
+      if (c.op == OpId::kRelu) v = v > 0 ? v : 0;
+      out.set_int(i, v);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> add_n(const Call& c) {
+  if (c.inputs.empty()) return std::string("AddN takes at least one input");
+  if (c.outputs.size() != 1) return std::string("AddN has one output");
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    double facc = 0.0;
+    uint64_t iacc = 0;
+    for (const Tensor* x : c.inputs) {
+      if (is_float(out.dtype)) facc += x->get_double(i);
+      else iacc += static_cast<uint64_t>(x->get_int(i));
+    }
+    if (is_float(out.dtype)) out.set_double(i, facc);
+    else out.set_int(i, static_cast<int64_t>(iacc));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> cast(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (out.dtype == XDEV_DTYPE_BOOL) {
+      out.set_int(i, x.get_double(i) != 0.0 ? 1 : 0);
+    } else if (is_float(x.dtype)) {
+      out.set_double(i, x.get_double(i));  // float -> int truncates (set_double)
+    } else {
+      out.set_int(i, x.get_int(i));
+    }
+  }
+  return std::nullopt;
+}
+
+// Sum, Mean.
+std::optional<std::string> reduce(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const int64_t n = out.num_elements();
+  std::vector<bool> reduced;
+  if (auto e = reduced_axes(x, c.attrs, reduced)) return e;
+  int64_t count = 1;
+  for (size_t k = 0; k < reduced.size(); ++k) {
+    if (reduced[k]) count *= x.shape[k];
+  }
+  std::vector<double> facc(static_cast<size_t>(n), 0.0);
+  std::vector<uint64_t> iacc(static_cast<size_t>(n), 0);
+  std::vector<int64_t> map = reduce_map(x, reduced);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    auto o = static_cast<size_t>(map[static_cast<size_t>(i)]);
+    if (is_float(x.dtype)) facc[o] += x.get_double(i);
+    else iacc[o] += static_cast<uint64_t>(x.get_int(i));
+  }
+  const bool mean = c.op == OpId::kMean;
+  for (int64_t o = 0; o < n; ++o) {
+    auto u = static_cast<size_t>(o);
+    if (is_float(out.dtype)) {
+      double v = facc[u];
+      if (mean) v = count == 0 ? std::numeric_limits<double>::quiet_NaN()
+                               : v / static_cast<double>(count);
+      out.set_double(o, v);
+    } else {
+      // Wrap the sum to the element type first, then divide toward zero.
+      Tensor tmp = make_contiguous(out.dtype, {1});
+      tmp.set_int(0, static_cast<int64_t>(iacc[u]));
+      int64_t v = tmp.get_int(0);
+      if (mean) v = count == 0 ? 0 : v / count;
+      out.set_int(o, v);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> fill(const Call& c) {
+  if (auto e = need_inputs(c, 0)) return e;
+  const xdev_attr_t* value = find_attr(c.attrs, "value");
+  if (value == nullptr || value->kind != XDEV_ATTR_FLOAT) {
+    return std::string("attribute 'value' (float) missing");
+  }
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) out.set_double(i, value->value.f);
+  return std::nullopt;
+}
+
+std::optional<std::string> random_uniform(const Call& c) {
+  if (auto e = need_inputs(c, 0)) return e;
+  const xdev_attr_t* seed = find_attr(c.attrs, "seed");
+  const xdev_attr_t* lo = find_attr(c.attrs, "minval");
+  const xdev_attr_t* hi = find_attr(c.attrs, "maxval");
+  if (seed == nullptr || seed->kind != XDEV_ATTR_INT || lo == nullptr ||
+      lo->kind != XDEV_ATTR_FLOAT || hi == nullptr || hi->kind != XDEV_ATTR_FLOAT) {
+    return std::string("attributes 'seed' (int), 'minval', 'maxval' (float) missing");
+  }
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    auto s = static_cast<uint64_t>(seed->value.i);
+    auto u = static_cast<uint64_t>(i);
+    if (out.dtype == XDEV_DTYPE_FLOAT32) {
+      out.set_double(i, random_uniform_f32(s, u, lo->value.f, hi->value.f));
+    } else if (out.dtype == XDEV_DTYPE_FLOAT64) {
+      out.set_double(i, random_uniform_f64(s, u, lo->value.f, hi->value.f));
+    } else {
+      return "RandomUniform is defined for float32 and float64 only, not " +
+             dtype_name(out.dtype);
+    }
+  }
+  return std::nullopt;
+}
+
+// --- tolerances -------------------------------------------------------------------
+
+// Floats: the smallest normal number (flush-to-zero of subnormals).
+std::vector<Tolerance> base_tolerance(const Tensor& out) {
+  std::vector<Tolerance> tol(static_cast<size_t>(out.num_elements()));
+  if (!is_float(out.dtype)) return tol;  // integers and bool: exact
+  for (Tolerance& t : tol) t.abs = smallest_normal(out.dtype);
+  return tol;
+}
+
+std::vector<Tolerance> div_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype)) return tol;
+  for (Tolerance& t : tol) t.rel = 2 * epsilon(out.dtype);  // approximate division on accelerators
+  return tol;
+}
+
+std::vector<Tolerance> random_uniform_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype)) return tol;
+  const xdev_attr_t* lo = find_attr(c.attrs, "minval");
+  const xdev_attr_t* hi = find_attr(c.attrs, "maxval");
+  double scale = std::max(lo ? std::fabs(lo->value.f) : 1.0, hi ? std::fabs(hi->value.f) : 1.0);
+  for (Tolerance& t : tol) t.abs += epsilon(out.dtype) * scale;  // one rounding (FMA or not)
+  return tol;
+}
+
+// |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
+std::vector<Tolerance> matmul_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype) || c.inputs.size() != 2) return tol;
+  const double eps = epsilon(out.dtype);
+  const Tensor& a = *c.inputs[0];
+  const Tensor& b = *c.inputs[1];
+  const bool ta = attr_bool(c.attrs, "transpose_a", false);
+  const bool tb = attr_bool(c.attrs, "transpose_b", false);
+  const int64_t m = out.shape[0], cols = out.shape[1];
+  const int64_t k = ta ? a.shape[0] : a.shape[1];
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      double s = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
+        int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
+        s += std::fabs(a.get_double(ai) * b.get_double(bi));
       }
+      tol[static_cast<size_t>(i * cols + j)].abs += static_cast<double>(k + 2) * eps * s;
     }
-    return std::nullopt;
   }
+  return tol;
+}
 
-  if (op == "Sum" || op == "Mean") {
-    if (auto e = need_inputs(1)) return e;
-    const Tensor& x = *inputs[0];
-    std::vector<bool> reduced;
-    if (auto e = reduced_axes(x, attrs, reduced)) return e;
-    int64_t count = 1;
-    for (size_t k = 0; k < reduced.size(); ++k) {
-      if (reduced[k]) count *= x.shape[k];
-    }
-    std::vector<double> facc(static_cast<size_t>(n), 0.0);
-    std::vector<uint64_t> iacc(static_cast<size_t>(n), 0);
-    std::vector<int64_t> map = reduce_map(x, reduced);
-    for (int64_t i = 0; i < x.num_elements(); ++i) {
-      auto o = static_cast<size_t>(map[static_cast<size_t>(i)]);
-      if (is_float(x.dtype)) facc[o] += x.get_double(i);
-      else iacc[o] += static_cast<uint64_t>(x.get_int(i));
-    }
-    for (int64_t o = 0; o < n; ++o) {
-      auto u = static_cast<size_t>(o);
-      if (is_float(out.dtype)) {
-        double v = facc[u];
-        if (op == "Mean") v = count == 0 ? std::numeric_limits<double>::quiet_NaN()
-                                         : v / static_cast<double>(count);
-        out.set_double(o, v);
-      } else {
-        // Wrap the sum to the element type first, then divide toward zero.
-        Tensor tmp = make_contiguous(out.dtype, {1});
-        tmp.set_int(0, static_cast<int64_t>(iacc[u]));
-        int64_t v = tmp.get_int(0);
-        if (op == "Mean") v = count == 0 ? 0 : v / count;
-        out.set_int(o, v);
-      }
-    }
-    return std::nullopt;
+std::vector<Tolerance> add_n_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype)) return tol;
+  const double eps = epsilon(out.dtype);
+  for (size_t i = 0; i < tol.size(); ++i) {
+    double s = 0.0;
+    for (const Tensor* x : c.inputs) s += std::fabs(x->get_double(static_cast<int64_t>(i)));
+    tol[i].abs += static_cast<double>(c.inputs.size() + 1) * eps * s;
   }
+  return tol;
+}
 
-  if (op == "Fill") {
-    if (auto e = need_inputs(0)) return e;
-    const xdev_attr_t* value = find_attr(attrs, "value");
-    if (value == nullptr || value->kind != XDEV_ATTR_FLOAT) {
-      return std::string("attribute 'value' (float) missing");
-    }
-    for (int64_t i = 0; i < n; ++i) out.set_double(i, value->value.f);
-    return std::nullopt;
+// docs/ops.md: relative 1e-5 * log2(n) for float32 (float64: 1e-12), taken
+// relative to sum |x| so cancellation does not make it unreachable.
+std::vector<Tolerance> reduce_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype) || c.inputs.size() != 1) return tol;
+  const Tensor& x = *c.inputs[0];
+  std::vector<bool> reduced;
+  if (reduced_axes(x, c.attrs, reduced)) return tol;
+  int64_t count = 1;
+  for (size_t k = 0; k < reduced.size(); ++k) {
+    if (reduced[k]) count *= x.shape[k];
   }
-
-  if (op == "RandomUniform") {
-    if (auto e = need_inputs(0)) return e;
-    const xdev_attr_t* seed = find_attr(attrs, "seed");
-    const xdev_attr_t* lo = find_attr(attrs, "minval");
-    const xdev_attr_t* hi = find_attr(attrs, "maxval");
-    if (seed == nullptr || seed->kind != XDEV_ATTR_INT || lo == nullptr ||
-        lo->kind != XDEV_ATTR_FLOAT || hi == nullptr || hi->kind != XDEV_ATTR_FLOAT) {
-      return std::string("attributes 'seed' (int), 'minval', 'maxval' (float) missing");
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      auto s = static_cast<uint64_t>(seed->value.i);
-      auto u = static_cast<uint64_t>(i);
-      if (out.dtype == XDEV_DTYPE_FLOAT32) {
-        out.set_double(i, random_uniform_f32(s, u, lo->value.f, hi->value.f));
-      } else if (out.dtype == XDEV_DTYPE_FLOAT64) {
-        out.set_double(i, random_uniform_f64(s, u, lo->value.f, hi->value.f));
-      } else {
-        return "RandomUniform is defined for float32 and float64 only, not " +
-               dtype_name(out.dtype);
-      }
-    }
-    return std::nullopt;
+  std::vector<double> abs_sum(tol.size(), 0.0);
+  std::vector<int64_t> map = reduce_map(x, reduced);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    abs_sum[static_cast<size_t>(map[static_cast<size_t>(i)])] += std::fabs(x.get_double(i));
   }
+  const double base = out.dtype == XDEV_DTYPE_FLOAT32 ? 1e-5 : 1e-12;
+  const double factor =
+      base * std::max(1.0, std::log2(static_cast<double>(std::max<int64_t>(count, 1))));
+  for (size_t o = 0; o < tol.size(); ++o) {
+    double s = abs_sum[o];
+    if (c.op == OpId::kMean && count > 0) s /= static_cast<double>(count);
+    tol[o].abs += factor * s;
+    tol[o].rel = factor;
+  }
+  return tol;
+}
 
-  return "no reference for op '" + op + "'";
+// --- test data hints ----------------------------------------------------------------
+
+std::vector<AttrSet> fill_values(xdev_dtype_t dtype) {
+  std::vector<double> values;
+  if (dtype == XDEV_DTYPE_BOOL) values = {1.0, 0.0};
+  else if (is_float(dtype)) values = {0.3, -2.5};
+  else values = {3.0, -7.0};
+  std::vector<AttrSet> sets;
+  for (double v : values) sets.push_back({{.name = "value", .f = v}});
+  return sets;
+}
+
+std::vector<AttrSet> random_uniform_values(xdev_dtype_t) {
+  struct Spec {
+    int64_t seed;
+    double lo, hi;
+  };
+  const Spec specs[] = {{0, 0.0, 1.0},
+                        {42, -3.0, 5.0},
+                        {7, 0.0, 1.0},
+                        {0x7fffffffffffffffll, -1.0, 1.0},
+                        {-1, 10.0, 10.5}};
+  std::vector<AttrSet> sets;
+  for (const Spec& s : specs) {
+    sets.push_back({{.name = "seed", .i = s.seed},
+                    {.name = "minval", .f = s.lo},
+                    {.name = "maxval", .f = s.hi}});
+  }
+  return sets;
+}
+
+// --- the entries, one per op of the table -------------------------------------------
+
+constexpr size_t index(OpId op) { return static_cast<size_t>(op); }
+
+constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
+  std::array<Reference, xdev::detail::kOpCount> r{};
+  r[index(OpId::kMatMul)] = {.run = matmul, .tolerance = matmul_tolerance};
+  r[index(OpId::kAdd)] = {.run = binary};
+  r[index(OpId::kSub)] = {.run = binary};
+  r[index(OpId::kMul)] = {.run = binary};
+  r[index(OpId::kDiv)] = {.run = binary,
+                          .tolerance = div_tolerance,
+                          .values = {Values::kGeneral, Values::kDivisor}};
+  r[index(OpId::kNeg)] = {.run = unary};
+  r[index(OpId::kRelu)] = {.run = unary};
+  r[index(OpId::kAddN)] = {.run = add_n, .tolerance = add_n_tolerance};
+  r[index(OpId::kCast)] = {.run = cast, .values = {Values::kCast, Values::kCast}};
+  r[index(OpId::kSum)] = {.run = reduce, .tolerance = reduce_tolerance};
+  r[index(OpId::kMean)] = {.run = reduce, .tolerance = reduce_tolerance};
+  r[index(OpId::kCopy)] = {.run = unary};
+  r[index(OpId::kFill)] = {.run = fill, .attr_sets = fill_values};
+  r[index(OpId::kRandomUniform)] = {.run = random_uniform,
+                                    .tolerance = random_uniform_tolerance,
+                                    .attr_sets = random_uniform_values};
+  return r;
+}();
+
+constexpr bool every_op_has_a_reference() {
+  for (const Reference& r : kReferences) {
+    if (r.run == nullptr) return false;
+  }
+  return true;
+}
+static_assert(every_op_has_a_reference(),
+              "an op of the op table (core/ops/op_table.hpp) has no host reference: add its "
+              "entry to kReferences (docs/adding-an-op.md)");
+
+}  // namespace
+
+const Reference& reference(OpId op) { return kReferences[index(op)]; }
+
+std::optional<std::string> run(const std::string& op, std::span<const Tensor* const> inputs,
+                               std::span<const xdev_attr_t> attrs, Tensor& out) {
+  const std::optional<OpId> id = xdev::detail::op_from_name(op);
+  if (!id) return "no reference for op '" + op + "'";
+  return reference(*id).run(Call{*id, inputs, attrs, std::span<Tensor>(&out, 1)});
 }
 
 std::vector<Tolerance> tolerances(const std::string& op, std::span<const Tensor* const> inputs,
                                   std::span<const xdev_attr_t> attrs, const Tensor& out) {
-  const auto n = static_cast<size_t>(out.num_elements());
-  std::vector<Tolerance> tol(n);
-  if (!is_float(out.dtype)) return tol;  // integers and bool: exact
-  const double eps = epsilon(out.dtype);
-  const double tiny = smallest_normal(out.dtype);  // flush-to-zero of subnormals
-  for (Tolerance& t : tol) t.abs = tiny;
-
-  if (op == "Div") {
-    for (Tolerance& t : tol) t.rel = 2 * eps;  // approximate division on accelerators
-  } else if (op == "RandomUniform") {
-    const xdev_attr_t* lo = find_attr(attrs, "minval");
-    const xdev_attr_t* hi = find_attr(attrs, "maxval");
-    double scale = std::max(lo ? std::fabs(lo->value.f) : 1.0, hi ? std::fabs(hi->value.f) : 1.0);
-    for (Tolerance& t : tol) t.abs += eps * scale;  // one rounding (FMA or not)
-  } else if (op == "MatMul" && inputs.size() == 2) {
-    // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
-    const Tensor& a = *inputs[0];
-    const Tensor& b = *inputs[1];
-    const bool ta = attr_bool(attrs, "transpose_a", false);
-    const bool tb = attr_bool(attrs, "transpose_b", false);
-    const int64_t m = out.shape[0], cols = out.shape[1];
-    const int64_t k = ta ? a.shape[0] : a.shape[1];
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < cols; ++j) {
-        double s = 0.0;
-        for (int64_t p = 0; p < k; ++p) {
-          int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
-          int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
-          s += std::fabs(a.get_double(ai) * b.get_double(bi));
-        }
-        tol[static_cast<size_t>(i * cols + j)].abs += static_cast<double>(k + 2) * eps * s;
-      }
-    }
-  } else if (op == "AddN") {
-    for (size_t i = 0; i < n; ++i) {
-      double s = 0.0;
-      for (const Tensor* x : inputs) s += std::fabs(x->get_double(static_cast<int64_t>(i)));
-      tol[i].abs += static_cast<double>(inputs.size() + 1) * eps * s;
-    }
-  } else if ((op == "Sum" || op == "Mean") && inputs.size() == 1) {
-    // docs/ops.md: relative 1e-5 * log2(n) for float32 (float64: 1e-12), taken
-    // relative to sum |x| so cancellation does not make it unreachable.
-    const Tensor& x = *inputs[0];
-    std::vector<bool> reduced;
-    if (reduced_axes(x, attrs, reduced)) return tol;
-    int64_t count = 1;
-    for (size_t k = 0; k < reduced.size(); ++k) {
-      if (reduced[k]) count *= x.shape[k];
-    }
-    std::vector<double> abs_sum(n, 0.0);
-    std::vector<int64_t> map = reduce_map(x, reduced);
-    for (int64_t i = 0; i < x.num_elements(); ++i) {
-      abs_sum[static_cast<size_t>(map[static_cast<size_t>(i)])] += std::fabs(x.get_double(i));
-    }
-    const double base = out.dtype == XDEV_DTYPE_FLOAT32 ? 1e-5 : 1e-12;
-    const double factor = base * std::max(1.0, std::log2(static_cast<double>(std::max<int64_t>(count, 1))));
-    for (size_t o = 0; o < n; ++o) {
-      double s = abs_sum[o];
-      if (op == "Mean" && count > 0) s /= static_cast<double>(count);
-      tol[o].abs += factor * s;
-      tol[o].rel = factor;
-    }
-  }
-  return tol;
+  const std::optional<OpId> id = xdev::detail::op_from_name(op);
+  if (!id) return base_tolerance(out);
+  // The tolerance functions only read the outputs.
+  Tensor& target = const_cast<Tensor&>(out);
+  const Call call{*id, inputs, attrs, std::span<Tensor>(&target, 1)};
+  const Reference& r = reference(*id);
+  return r.tolerance != nullptr ? r.tolerance(call, 0) : base_tolerance(out);
 }
 
 std::optional<std::string> compare(const Tensor& got, const Tensor& want,

@@ -1,37 +1,40 @@
 // kernel.*: every kernel the plugin registers, run on its device through the
 // ABI exactly as the core calls it (docs/ops.md), against the host references
-// of tests/conformance/reference on random inputs: scalars, odd shapes, empty
-// reductions, broadcast (stride 0) and permuted/offset inputs, large tensors.
+// of tests/conformance/reference on random inputs.
+//
+// The tests come from the core's op table (core/ops/op_table.hpp): one test
+// per op, its cases made by the op's shape class (scalars, odd shapes, empty
+// reductions, broadcast (stride 0) and permuted/offset inputs where the op
+// takes any strides, large tensors), for every dtype the op is defined for
+// that a kernel of the plugin accepts. The table's own check_call gives each
+// case its output shapes and dtypes and the attributes the kernel receives,
+// as the core would. A new op of a known shape class needs nothing here.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
 #include <set>
+#include <utility>
+
+#include <xdev/error.hpp>
 
 #include "../reference/op_reference.hpp"
+#include "ops/op_table.hpp"
 #include "suite.hpp"
 
 namespace xdev_conformance {
 namespace {
 
 namespace ref = xdev_conformance::ref;
+using xdev::detail::AttrDef;
+using xdev::detail::OpDef;
+using xdev::detail::ShapeClass;
 
 constexpr unsigned char kOutputFill = 0xCD;
 constexpr uint64_t kGuardBytes = 64;
 
-// The dtypes docs/ops.md defines each op for.
-uint64_t defined_dtypes(const std::string& op) {
-  auto bit = [](xdev_dtype_t d) { return XDEV_DTYPE_BIT(d); };
-  const uint64_t numbers = bit(XDEV_DTYPE_FLOAT32) | bit(XDEV_DTYPE_FLOAT64) |
-                           bit(XDEV_DTYPE_INT32) | bit(XDEV_DTYPE_INT64);
-  const uint64_t all = numbers | bit(XDEV_DTYPE_BOOL);
-  if (op == "Add" || op == "Cast" || op == "Copy" || op == "Fill") return all;
-  if (op == "RandomUniform") return bit(XDEV_DTYPE_FLOAT32) | bit(XDEV_DTYPE_FLOAT64);
-  return numbers;
-}
-
-// An attribute as data (the xdev_attr_t array is built for each call).
+// An attribute of a call as data (the xdev_attr_t array is built for each call).
 struct AttrSpec {
   std::string name;
   xdev_attr_kind_t kind = XDEV_ATTR_BOOL;
@@ -42,12 +45,12 @@ struct AttrSpec {
   std::vector<int64_t> ints;
 };
 
+// One call of an op: its inputs and the attributes the SDK would pass (the
+// core-only ones included); check_call turns them into the kernel's.
 struct Case {
   std::string label;
   std::vector<ref::Tensor> inputs;
   std::vector<AttrSpec> attrs;
-  xdev_dtype_t out_dtype;
-  std::vector<int64_t> out_shape;
 };
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -85,18 +88,25 @@ AttrSpec attr(const char* name, xdev_attr_kind_t kind) {
   return a;
 }
 AttrSpec bool_attr(const char* name, bool v) { AttrSpec a = attr(name, XDEV_ATTR_BOOL); a.b = v; return a; }
-AttrSpec int_attr(const char* name, int64_t v) { AttrSpec a = attr(name, XDEV_ATTR_INT); a.i = v; return a; }
-AttrSpec float_attr(const char* name, double v) { AttrSpec a = attr(name, XDEV_ATTR_FLOAT); a.f = v; return a; }
 AttrSpec dtype_attr(const char* name, xdev_dtype_t v) { AttrSpec a = attr(name, XDEV_ATTR_DTYPE); a.dtype = v; return a; }
 AttrSpec ints_attr(const char* name, std::vector<int64_t> v) {
   AttrSpec a = attr(name, XDEV_ATTR_INTS);
   a.ints = std::move(v);
   return a;
 }
+// A sample of the reference's hints as an attribute of the kind the table gives it.
+AttrSpec sample_attr(const AttrDef& def, const ref::AttrSample& sample) {
+  AttrSpec a = attr(def.name, def.kind);
+  a.b = sample.i != 0;
+  a.i = sample.i;
+  a.f = sample.f;
+  a.dtype = static_cast<xdev_dtype_t>(sample.i);
+  return a;
+}
 
 // --- input generation ----------------------------------------------------------
 
-enum class Values { kGeneral, kDivisor, kCast };
+using ref::Values;
 
 class Generator {
  public:
@@ -185,10 +195,66 @@ class Generator {
 
 std::vector<bool> no_broadcast() { return {}; }
 
-// --- cases per op ------------------------------------------------------------
+// --- cases per shape class ------------------------------------------------------------
+//
+// Each maker gives the inputs (input i of dtype in[i], values as the op's
+// reference asks) and the attributes its class is about; the attributes it
+// leaves alone are added by with_other_attrs.
 
-std::vector<Case> binary_cases(Generator& g, const std::string& op, xdev_dtype_t dt) {
-  const Values yv = op == "Div" ? Values::kDivisor : Values::kGeneral;
+ref::Values values_of(const ref::Reference& r, size_t input) {
+  return r.values[std::min<size_t>(input, r.values.size() - 1)];
+}
+
+// kSame: inputs of one shape (AddN: 1 to 9 of them), any strides unless the
+// op needs contiguous inputs (then contiguous at an offset).
+std::vector<Case> same_shape_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                                   const std::vector<xdev_dtype_t>& in) {
+  struct Shape {
+    std::vector<int64_t> shape;
+    std::vector<bool> b;  // broadcast axes (stride 0)
+    bool scrambled;
+    int count;  // inputs, for a variadic op
+    const char* what;
+  };
+  const Shape shapes[] = {
+      {{}, {}, false, 3, "scalar"},
+      {{7}, {}, false, 1, "vector"},
+      {{3, 5}, {}, true, 2, "scrambled"},
+      {{2, 3, 4}, {}, true, 5, "rank 3, scrambled"},
+      {{4, 5}, {true, false}, false, 2, "broadcast along axis 0 (stride 0)"},
+      {{11}, {}, false, 9, "many inputs"},
+      {{1000, 257}, {}, false, 1, "large"},
+      {{300, 301}, {}, true, 3, "large, scrambled"},
+  };
+  std::vector<Case> cases;
+  for (const Shape& s : shapes) {
+    const size_t n = def.variadic ? static_cast<size_t>(std::max(s.count, def.min_inputs))
+                                  : def.inputs.size();
+    if (!def.variadic && s.count == 9) continue;  // "many inputs" is for variadic ops
+    if (def.contiguous_inputs && !s.b.empty()) continue;
+    Case c;
+    c.label = shape_text(s.shape) + " " + s.what;
+    if (def.variadic) c.label = std::to_string(n) + " inputs of " + c.label;
+    for (size_t i = 0; i < n; ++i) {
+      const xdev_dtype_t dt = in[std::min(i, in.size() - 1)];
+      const ref::Values v = values_of(r, i);
+      if (def.contiguous_inputs) {
+        c.inputs.push_back(g.contiguous(dt, s.shape, v, s.scrambled ? static_cast<int64_t>(i + 1) : 0));
+      } else {
+        // A variadic op's inputs: every other one scrambled.
+        const bool scrambled = s.scrambled && (!def.variadic || i % 2 == 1);
+        c.inputs.push_back(g.make(dt, s.shape, scrambled, s.b, v));
+      }
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// kBroadcast: shapes that broadcast along some axes (stride 0 views of the
+// output's shape, as the core passes them).
+std::vector<Case> broadcast_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                                  const std::vector<xdev_dtype_t>& in) {
   struct Shape {
     std::vector<int64_t> shape;
     std::vector<bool> bx, by;  // broadcast axes of x and y
@@ -211,118 +277,19 @@ std::vector<Case> binary_cases(Generator& g, const std::string& op, xdev_dtype_t
   for (const Shape& s : shapes) {
     Case c;
     c.label = shape_text(s.shape) + " " + s.what;
-    c.inputs.push_back(g.make(dt, s.shape, s.scrambled, s.bx, Values::kGeneral));
-    c.inputs.push_back(g.make(dt, s.shape, s.scrambled, s.by, yv));
-    c.out_dtype = dt;
-    c.out_shape = s.shape;
-    cases.push_back(std::move(c));
-  }
-  return cases;
-}
-
-std::vector<Case> unary_cases(Generator& g, xdev_dtype_t dt, Values values = Values::kGeneral) {
-  struct Shape {
-    std::vector<int64_t> shape;
-    std::vector<bool> b;
-    bool scrambled;
-    const char* what;
-  };
-  const Shape shapes[] = {
-      {{}, {}, false, "scalar"},
-      {{7}, {}, false, "vector"},
-      {{3, 5}, {}, true, "scrambled"},
-      {{2, 3, 4}, {}, true, "rank 3, scrambled"},
-      {{4, 5}, {true, false}, false, "broadcast along axis 0 (stride 0)"},
-      {{1000, 257}, {}, false, "large"},
-      {{300, 301}, {}, true, "large, scrambled"},
-  };
-  std::vector<Case> cases;
-  for (const Shape& s : shapes) {
-    Case c;
-    c.label = shape_text(s.shape) + " " + s.what;
-    c.inputs.push_back(g.make(dt, s.shape, s.scrambled, s.b, values));
-    c.out_dtype = dt;
-    c.out_shape = s.shape;
-    cases.push_back(std::move(c));
-  }
-  return cases;
-}
-
-std::vector<Case> matmul_cases(Generator& g, xdev_dtype_t dt) {
-  struct Dims {
-    int64_t m, k, n;
-  };
-  const Dims dims[] = {{1, 1, 1},  {2, 3, 2},   {5, 7, 3},    {3, 0, 4},
-                       {1, 9, 1},  {64, 65, 66}, {130, 70, 90}, {257, 129, 131}};
-  std::vector<Case> cases;
-  for (const Dims& d : dims) {
-    const bool big = d.m * d.n > 10000;
-    for (int t = 0; t < 4; ++t) {
-      const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
-      if (big && t != 0 && t != 3) continue;
-      Case c;
-      std::vector<int64_t> a_shape = ta ? std::vector<int64_t>{d.k, d.m} : std::vector<int64_t>{d.m, d.k};
-      std::vector<int64_t> b_shape = tb ? std::vector<int64_t>{d.n, d.k} : std::vector<int64_t>{d.k, d.n};
-      // Inputs are contiguous (docs/ops.md), one of them a view at an offset.
-      c.inputs.push_back(g.contiguous(dt, a_shape, Values::kGeneral, t == 1 ? 3 : 0));
-      c.inputs.push_back(g.contiguous(dt, b_shape, Values::kGeneral, t == 2 ? 5 : 0));
-      c.attrs = {bool_attr("transpose_a", ta), bool_attr("transpose_b", tb)};
-      c.out_dtype = dt;
-      c.out_shape = {d.m, d.n};
-      c.label = shape_text(a_shape) + (ta ? "T" : "") + " x " + shape_text(b_shape) +
-                (tb ? "T" : "") + (d.k == 0 ? " (K = 0: zeros)" : "");
-      cases.push_back(std::move(c));
+    for (size_t i = 0; i < def.inputs.size(); ++i) {
+      const bool contiguous = def.contiguous_inputs;
+      const std::vector<bool>& b = contiguous ? no_broadcast() : (i == 0 ? s.bx : s.by);
+      c.inputs.push_back(g.make(in[i], s.shape, s.scrambled && !contiguous, b, values_of(r, i)));
     }
-  }
-  return cases;
-}
-
-std::vector<Case> add_n_cases(Generator& g, xdev_dtype_t dt) {
-  struct Spec {
-    int n;
-    std::vector<int64_t> shape;
-    bool scrambled;
-  };
-  const Spec specs[] = {{1, {7}, false},        {2, {3, 4}, true},  {3, {}, false},
-                        {5, {2, 3, 4}, true},   {9, {11}, false},   {3, {300, 300}, false}};
-  std::vector<Case> cases;
-  for (const Spec& s : specs) {
-    Case c;
-    for (int i = 0; i < s.n; ++i) {
-      // Inputs may have any strides (no broadcasting): scramble every other.
-      c.inputs.push_back(g.make(dt, s.shape, s.scrambled && i % 2 == 1, no_broadcast(),
-                                Values::kGeneral));
-    }
-    c.out_dtype = dt;
-    c.out_shape = s.shape;
-    c.label = std::to_string(s.n) + " inputs of " + shape_text(s.shape) +
-              (s.scrambled ? ", some scrambled" : "");
     cases.push_back(std::move(c));
   }
   return cases;
 }
 
-std::vector<Case> cast_cases(Generator& g, xdev_dtype_t from, xdev_dtype_t to) {
-  std::vector<Case> cases;
-  struct Shape {
-    std::vector<int64_t> shape;
-    bool scrambled;
-  };
-  const Shape shapes[] = {{{}, false}, {{7}, false}, {{3, 5}, true}, {{100003}, false}};
-  for (const Shape& s : shapes) {
-    Case c;
-    c.inputs.push_back(g.make(from, s.shape, s.scrambled, no_broadcast(), Values::kCast));
-    c.attrs = {dtype_attr("dtype", to)};
-    c.out_dtype = to;
-    c.out_shape = s.shape;
-    c.label = ref::dtype_name(from) + " -> " + ref::dtype_name(to) + " " + shape_text(s.shape) +
-              (s.scrambled ? " scrambled" : "");
-    cases.push_back(std::move(c));
-  }
-  return cases;
-}
-
-std::vector<Case> reduce_cases(Generator& g, xdev_dtype_t dt) {
+// kReduce: axes subsets, keepdims, reductions over empty axes, large.
+std::vector<Case> reduce_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                               const std::vector<xdev_dtype_t>& in) {
   struct Spec {
     std::vector<int64_t> shape;
     std::vector<int64_t> axes;
@@ -341,65 +308,143 @@ std::vector<Case> reduce_cases(Generator& g, xdev_dtype_t dt) {
   std::vector<Case> cases;
   for (const Spec& s : specs) {
     Case c;
-    c.inputs.push_back(g.make(dt, s.shape, s.scrambled, no_broadcast(), Values::kGeneral));
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
     c.attrs = {ints_attr("axes", s.axes), bool_attr("keepdims", s.keepdims)};
-    c.out_dtype = dt;
-    for (size_t k = 0; k < s.shape.size(); ++k) {
-      bool reduced = std::find(s.axes.begin(), s.axes.end(), static_cast<int64_t>(k)) != s.axes.end();
-      if (!reduced) c.out_shape.push_back(s.shape[k]);
-      else if (s.keepdims) c.out_shape.push_back(1);
-    }
     std::string axes = "{";
     for (size_t k = 0; k < s.axes.size(); ++k) axes += (k ? "," : "") + std::to_string(s.axes[k]);
     c.label = shape_text(s.shape) + " axes " + axes + "}" + (s.keepdims ? " keepdims" : "") +
-              (s.scrambled ? " scrambled" : "");
+              (scrambled ? " scrambled" : "");
     cases.push_back(std::move(c));
   }
   return cases;
 }
 
-std::vector<Case> fill_cases(xdev_dtype_t dt) {
-  std::vector<double> values;
-  if (dt == XDEV_DTYPE_BOOL) values = {1.0, 0.0};
-  else if (ref::is_float(dt)) values = {0.3, -2.5};
-  else values = {3.0, -7.0};
+// kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
+std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
+                               const std::vector<xdev_dtype_t>& in) {
+  struct Dims {
+    int64_t m, k, n;
+  };
+  const Dims dims[] = {{1, 1, 1},  {2, 3, 2},   {5, 7, 3},    {3, 0, 4},
+                       {1, 9, 1},  {64, 65, 66}, {130, 70, 90}, {257, 129, 131}};
   std::vector<Case> cases;
-  for (const std::vector<int64_t>& shape :
-       {std::vector<int64_t>{}, std::vector<int64_t>{7}, std::vector<int64_t>{3, 4, 5},
-        std::vector<int64_t>{100003}}) {
-    for (double v : values) {
+  for (const Dims& d : dims) {
+    const bool big = d.m * d.n > 10000;
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+      if (big && t != 0 && t != 3) continue;
       Case c;
-      c.attrs = {float_attr("value", v)};
-      c.out_dtype = dt;
-      c.out_shape = shape;
-      c.label = shape_text(shape) + " value " + std::to_string(v);
+      std::vector<int64_t> a_shape = ta ? std::vector<int64_t>{d.k, d.m} : std::vector<int64_t>{d.m, d.k};
+      std::vector<int64_t> b_shape = tb ? std::vector<int64_t>{d.n, d.k} : std::vector<int64_t>{d.k, d.n};
+      // Inputs are contiguous (docs/ops.md), one of them a view at an offset.
+      c.inputs.push_back(g.contiguous(in[0], a_shape, values_of(r, 0), t == 1 ? 3 : 0));
+      c.inputs.push_back(g.contiguous(in[1], b_shape, values_of(r, 1), t == 2 ? 5 : 0));
+      c.attrs = {bool_attr("transpose_a", ta), bool_attr("transpose_b", tb)};
+      c.label = shape_text(a_shape) + (ta ? "T" : "") + " x " + shape_text(b_shape) +
+                (tb ? "T" : "") + (d.k == 0 ? " (K = 0: zeros)" : "");
       cases.push_back(std::move(c));
     }
   }
   return cases;
 }
 
-std::vector<Case> random_uniform_cases(xdev_dtype_t dt) {
-  struct Spec {
-    std::vector<int64_t> shape;
-    int64_t seed;
-    double lo, hi;
-  };
-  const Spec specs[] = {{{7}, 0, 0.0, 1.0},
-                        {{3, 4}, 42, -3.0, 5.0},
-                        {{}, 7, 0.0, 1.0},
-                        {{100003}, 0x7fffffffffffffffll, -1.0, 1.0},
-                        {{33}, -1, 10.0, 10.5}};
+// kFromAttr: no inputs; the output shape from scalar to large.
+std::vector<Case> from_attr_cases(Generator&, const OpDef&, const ref::Reference&,
+                                  const std::vector<xdev_dtype_t>&) {
   std::vector<Case> cases;
-  for (const Spec& s : specs) {
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{}, std::vector<int64_t>{7}, std::vector<int64_t>{3, 4, 5},
+        std::vector<int64_t>{100003}}) {
     Case c;
-    c.attrs = {int_attr("seed", s.seed), float_attr("minval", s.lo), float_attr("maxval", s.hi)};
-    c.out_dtype = dt;
-    c.out_shape = s.shape;
-    c.label = shape_text(s.shape) + " seed " + std::to_string(s.seed);
+    c.attrs = {ints_attr("shape", shape)};
+    c.label = shape_text(shape);
     cases.push_back(std::move(c));
   }
   return cases;
+}
+
+using CaseMaker = std::vector<Case> (*)(Generator&, const OpDef&, const ref::Reference&,
+                                        const std::vector<xdev_dtype_t>&);
+
+struct ClassInfo {
+  CaseMaker make;
+  const char* cases;  // for the test's description
+};
+
+ClassInfo class_info(ShapeClass shape_class) {
+  switch (shape_class) {
+    case ShapeClass::kSame:
+      return {same_shape_cases, "scalar, scrambled, broadcast (stride 0) and large inputs"};
+    case ShapeClass::kBroadcast:
+      return {broadcast_cases, "scalars, broadcast (stride 0), scrambled strides, large"};
+    case ShapeClass::kReduce:
+      return {reduce_cases, "axes subsets, keepdims, empty axes, large"};
+    case ShapeClass::kMatMul:
+      return {matmul_cases, "transposes, K = 0, offsets, large"};
+    case ShapeClass::kFromAttr:
+      return {from_attr_cases, "scalar to large"};
+  }
+  return {nullptr, ""};
+}
+
+// The attributes the shape class did not set: a dtype attribute that
+// chooses an output's dtype gets that dtype; bool ones take both values;
+// the reference's sets give the others; the rest keep their defaults. A
+// required attribute nothing gives a value fails the test: the reference
+// must give samples for it. One case per combination.
+std::vector<Case> with_other_attrs(std::vector<Case> cases, const OpDef& def,
+                                   const ref::Reference& r, xdev_dtype_t out_dtype) {
+  std::vector<ref::AttrSet> sets;
+  if (r.attr_sets != nullptr) sets = r.attr_sets(out_dtype);
+  if (sets.empty()) sets.emplace_back();
+  std::vector<Case> out;
+  for (Case& base : cases) {
+    for (const ref::AttrSet& set : sets) {
+      std::vector<Case> expanded{base};
+      std::string set_label;
+      for (const AttrDef& a : def.attrs) {
+        const bool given = std::any_of(base.attrs.begin(), base.attrs.end(),
+                                       [&](const AttrSpec& s) { return s.name == a.name; });
+        if (given) continue;
+        auto sample = std::find_if(set.begin(), set.end(),
+                                   [&](const ref::AttrSample& s) { return s.name == a.name; });
+        bool chooses_output = false;
+        for (const auto& o : def.outputs) {
+          chooses_output = chooses_output || (o.dtype_rule == xdev::detail::DTypeRule::kAttr &&
+                                              std::string_view(o.attr) == a.name);
+        }
+        if (chooses_output) {
+          for (Case& c : expanded) c.attrs.push_back(dtype_attr(a.name, out_dtype));
+        } else if (sample != set.end()) {
+          for (Case& c : expanded) c.attrs.push_back(sample_attr(a, *sample));
+          set_label += std::string(" ") + a.name + " " +
+                       (a.kind == XDEV_ATTR_FLOAT ? std::to_string(sample->f)
+                                                  : std::to_string(sample->i));
+        } else if (a.kind == XDEV_ATTR_BOOL) {
+          std::vector<Case> both;
+          for (const Case& c : expanded) {
+            for (bool v : {false, true}) {
+              Case next = c;
+              next.attrs.push_back(bool_attr(a.name, v));
+              next.label += std::string(" ") + a.name + (v ? "" : "=false");
+              both.push_back(std::move(next));
+            }
+          }
+          expanded = std::move(both);
+        } else if (a.required) {
+          fail(std::string(def.name) + ": nothing gives a value for its required attribute '" +
+               a.name + "': add samples to its reference's attr_sets "
+               "(tests/conformance/reference/op_reference.cpp)");
+        }
+      }
+      for (Case& c : expanded) {
+        c.label += set_label;
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
 }
 
 // --- running a case on the device ------------------------------------------------
@@ -429,12 +474,40 @@ struct Kernel {
 
 // Runs one case through `kernel` and compares with the reference. Fails the
 // test with `what` and the case's label in the reason.
-void run_case(Context& ctx, const std::string& op, const Kernel& kernel, Case& c,
+void run_case(Context& ctx, const OpDef& def, const Kernel& kernel, Case& c,
               const std::string& what) {
-  xdev_device_t* dev = ctx.device(kernel.device);
-  Stream stream(ctx, dev);
   const std::string where = what + " " + c.label;
 
+  // What the core would pass: the table's checks, output shapes and dtypes,
+  // and the kernel's attributes (defaults filled in, core-only ones out).
+  std::vector<xdev::Shape> shapes;
+  shapes.reserve(c.inputs.size());
+  for (const ref::Tensor& t : c.inputs) shapes.emplace_back(t.shape);
+  std::vector<xdev::detail::InputInfo> info;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    info.push_back({static_cast<xdev::DType>(c.inputs[i].dtype), &shapes[i]});
+  }
+  const std::vector<xdev_attr_t> given = build_attrs(c.attrs);
+  xdev::detail::CheckedCall checked;
+  try {
+    xdev::detail::check_call(def, info, given, checked);
+  } catch (const xdev::Error& e) {
+    fail(where + ": the op table refuses this case (a bug of the suite): " + e.what());
+  }
+  const std::span<const xdev_attr_t> attrs(checked.kernel_attrs.data(), checked.kernel_attr_count);
+  std::vector<ref::Tensor> want;
+  bool all_empty = true;
+  for (size_t o = 0; o < checked.output_count; ++o) {
+    const xdev::Shape& s = checked.output_shapes[o];
+    want.push_back(ref::make_contiguous(static_cast<xdev_dtype_t>(checked.output_dtypes[o]),
+                                        std::vector<int64_t>(s.begin(), s.end())));
+    all_empty = all_empty && want.back().num_elements() == 0;
+  }
+  // docs/ops.md: the core never calls a kernel when every output is empty.
+  if (all_empty) return;
+
+  xdev_device_t* dev = ctx.device(kernel.device);
+  Stream stream(ctx, dev);
   std::vector<DeviceTensor> inputs(c.inputs.size());
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const ref::Tensor& t = c.inputs[i];
@@ -443,35 +516,41 @@ void run_case(Context& ctx, const std::string& op, const Kernel& kernel, Case& c
     if (!t.storage.empty()) stream.upload(inputs[i].memory.get(), t.storage.data(), t.storage.size());
     inputs[i].desc = describe(inputs[i].memory.get(), t);
   }
-  ref::Tensor want = ref::make_contiguous(c.out_dtype, c.out_shape);
-  const uint64_t out_bytes = want.storage.size();
-  DeviceMemory out_memory(ctx, dev, out_bytes + kGuardBytes);
-  std::vector<unsigned char> prefill(out_bytes + kGuardBytes, kOutputFill);
-  stream.upload(out_memory.get(), prefill.data(), prefill.size());
-  xdev_tensor_t out_desc = describe(out_memory.get(), want);
+  std::vector<DeviceTensor> outputs(want.size());
+  std::vector<const xdev_tensor_t*> out_ptrs;
+  // Uploads may complete after they return: the host bytes live until the end.
+  std::vector<std::vector<unsigned char>> prefill(want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    const uint64_t out_bytes = want[o].storage.size();
+    outputs[o].memory = DeviceMemory(ctx, dev, out_bytes + kGuardBytes);
+    prefill[o].assign(out_bytes + kGuardBytes, kOutputFill);
+    stream.upload(outputs[o].memory.get(), prefill[o].data(), prefill[o].size());
+    outputs[o].desc = describe(outputs[o].memory.get(), want[o]);
+    out_ptrs.push_back(&outputs[o].desc);
+  }
 
   std::vector<const xdev_tensor_t*> in_ptrs;
   for (const DeviceTensor& t : inputs) in_ptrs.push_back(&t.desc);
-  const xdev_tensor_t* out_ptr = &out_desc;
-  std::vector<xdev_attr_t> attrs = build_attrs(c.attrs);
 
   xdev_kernel_call_t call{};
   call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-  call.op = op.c_str();
+  call.op = def.name;
   call.device = dev;
   call.stream = stream.get();
   call.inputs = in_ptrs.empty() ? nullptr : in_ptrs.data();
   call.input_count = static_cast<uint32_t>(in_ptrs.size());
-  call.outputs = &out_ptr;
-  call.output_count = 1;
+  call.outputs = out_ptrs.data();
+  call.output_count = static_cast<uint32_t>(out_ptrs.size());
   call.attrs = attrs.empty() ? nullptr : attrs.data();
   call.attr_count = static_cast<uint32_t>(attrs.size());
   check(kernel.info->fn(kernel.info->kernel_context, &call), where);
   stream.synchronize();
 
-  ref::Tensor got = ref::make_contiguous(c.out_dtype, c.out_shape);
-  std::vector<unsigned char> whole(out_bytes + kGuardBytes);
-  stream.download(whole.data(), out_memory.get(), whole.size());
+  std::vector<std::vector<unsigned char>> whole(want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    whole[o].resize(want[o].storage.size() + kGuardBytes);
+    stream.download(whole[o].data(), outputs[o].memory.get(), whole[o].size());
+  }
   std::vector<std::vector<unsigned char>> inputs_after(c.inputs.size());
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     inputs_after[i].resize(c.inputs[i].storage.size());
@@ -480,12 +559,6 @@ void run_case(Context& ctx, const std::string& op, const Kernel& kernel, Case& c
     }
   }
   stream.synchronize();
-  for (uint64_t b = out_bytes; b < whole.size(); ++b) {
-    require(whole[b] == kOutputFill, where + ": wrote past the end of its output (byte " +
-                                         std::to_string(b) + " of a " +
-                                         std::to_string(out_bytes) + "-byte output)");
-  }
-  std::memcpy(got.storage.data(), whole.data(), out_bytes);
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     std::string diff = first_difference(inputs_after[i].data(), c.inputs[i].storage.data(),
                                         inputs_after[i].size());
@@ -494,19 +567,42 @@ void run_case(Context& ctx, const std::string& op, const Kernel& kernel, Case& c
 
   std::vector<const ref::Tensor*> ref_inputs;
   for (const ref::Tensor& t : c.inputs) ref_inputs.push_back(&t);
-  if (auto error = ref::run(op, ref_inputs, attrs, want)) fail(where + ": reference: " + *error);
-  if (c.out_dtype == XDEV_DTYPE_BOOL) {
-    for (int64_t i = 0; i < got.num_elements(); ++i) {
-      const unsigned char v = got.storage[static_cast<size_t>(i)];
-      require(v == 0 || v == 1, where + ": bool element " + std::to_string(i) + " is " +
-                                    std::to_string(v) + ", not 0 or 1");
+  const ref::Reference& reference = ref::reference(def.id);
+  const ref::Call ref_call{def.id, ref_inputs, attrs, want};
+  if (auto error = reference.run(ref_call)) fail(where + ": reference: " + *error);
+  for (size_t o = 0; o < want.size(); ++o) {
+    const std::string out_where =
+        want.size() == 1 ? where : where + " (output " + def.outputs[o].name + ")";
+    const uint64_t out_bytes = want[o].storage.size();
+    for (uint64_t b = out_bytes; b < whole[o].size(); ++b) {
+      require(whole[o][b] == kOutputFill,
+              out_where + ": wrote past the end of its output (byte " + std::to_string(b) +
+                  " of a " + std::to_string(out_bytes) + "-byte output)");
     }
-  }
-  auto tolerance = ref::tolerances(op, ref_inputs, attrs, want);
-  if (auto mismatch = ref::compare(got, want, tolerance)) {
-    const bool untouched = std::all_of(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(out_bytes),
-                                       [](unsigned char b) { return b == kOutputFill; });
-    fail(where + ": " + *mismatch + (untouched ? " (the output was never written)" : ""));
+    ref::Tensor got = ref::make_contiguous(want[o].dtype, want[o].shape);
+    std::memcpy(got.storage.data(), whole[o].data(), out_bytes);
+    if (want[o].dtype == XDEV_DTYPE_BOOL) {
+      for (int64_t i = 0; i < got.num_elements(); ++i) {
+        const unsigned char v = got.storage[static_cast<size_t>(i)];
+        require(v == 0 || v == 1, out_where + ": bool element " + std::to_string(i) + " is " +
+                                      std::to_string(v) + ", not 0 or 1");
+      }
+    }
+    std::vector<ref::Tolerance> tolerance;
+    if (reference.tolerance != nullptr) {
+      tolerance = reference.tolerance(ref_call, o);
+    } else if (ref::is_float(want[o].dtype)) {
+      // The default: exact up to subnormals flushed to zero.
+      const double tiny = want[o].dtype == XDEV_DTYPE_FLOAT32 ? 1.1754943508222875e-38
+                                                              : 2.2250738585072014e-308;
+      tolerance.assign(static_cast<size_t>(want[o].num_elements()), ref::Tolerance{tiny, 0.0});
+    }
+    if (auto mismatch = ref::compare(got, want[o], tolerance)) {
+      const bool untouched =
+          std::all_of(whole[o].begin(), whole[o].begin() + static_cast<std::ptrdiff_t>(out_bytes),
+                      [](unsigned char b) { return b == kOutputFill; });
+      fail(out_where + ": " + *mismatch + (untouched ? " (the output was never written)" : ""));
+    }
   }
 }
 
@@ -570,9 +666,47 @@ void kernel_registry(Context& ctx) {
   require(again.size() == kernels.size(), "kernels answered differently the second time");
 }
 
-// The test of one op: every dtype (or dtype pair, for Cast) some kernel of
-// the op accepts, on a device of the kernel's type.
-void kernel_op(Context& ctx, const std::string& op) {
+// The dtype of each input when input 0 has `dtype`: an input tied to an
+// earlier one has its dtype, another takes the first dtype it accepts.
+std::vector<xdev_dtype_t> input_dtypes(const OpDef& def, xdev_dtype_t dtype) {
+  std::vector<xdev_dtype_t> in;
+  for (size_t i = 0; i < def.inputs.size(); ++i) {
+    const xdev::detail::InputDef& d = def.inputs[i];
+    if (i == 0) in.push_back(dtype);
+    else if (d.same_dtype_as >= 0) in.push_back(in[static_cast<size_t>(d.same_dtype_as)]);
+    else {
+      xdev_dtype_t first = XDEV_DTYPE_INVALID;
+      for (xdev_dtype_t dt : ref::op_dtypes()) {
+        if (first == XDEV_DTYPE_INVALID && (d.dtypes & XDEV_DTYPE_BIT(dt)) != 0) first = dt;
+      }
+      in.push_back(first);
+    }
+  }
+  return in;
+}
+
+// The dtypes of output 0 the table allows when input 0 is `in` (no inputs:
+// any output dtype the op allows).
+std::vector<xdev_dtype_t> output_dtypes(const OpDef& def, xdev_dtype_t in) {
+  const xdev::detail::OutputDef& o = def.outputs[0];
+  std::vector<xdev_dtype_t> out;
+  switch (o.dtype_rule) {
+    case xdev::detail::DTypeRule::kInput: out.push_back(in); break;
+    case xdev::detail::DTypeRule::kFixed: out.push_back(static_cast<xdev_dtype_t>(o.fixed)); break;
+    case xdev::detail::DTypeRule::kAttr:
+      for (xdev_dtype_t dt : ref::op_dtypes()) {
+        if ((def.attr(o.attr)->dtypes & XDEV_DTYPE_BIT(dt)) != 0) out.push_back(dt);
+      }
+      break;
+  }
+  return out;
+}
+
+// The test of one op: every dtype (or dtype pair, when an attribute chooses
+// the output's) that the table defines and some kernel of the op accepts, on
+// a device of the kernel's type.
+void kernel_op(Context& ctx, const OpDef& def) {
+  const std::string op = def.name;
   auto all = read_kernels(ctx);
   std::vector<const xdev_kernel_info_t*> mine;
   for (const xdev_kernel_info_t* k : all) {
@@ -581,7 +715,11 @@ void kernel_op(Context& ctx, const std::string& op) {
   if (mine.empty()) skip("the plugin registers no kernel for op " + op);
   ctx.devices();
 
-  const uint64_t defined = defined_dtypes(op);
+  const ref::Reference& reference = ref::reference(def.id);
+  const ClassInfo cls = class_info(def.shape_class);
+  // Input 0's dtypes; an op without inputs is looked up by its output dtype.
+  const bool has_inputs = !def.inputs.empty();
+  const uint64_t defined = has_inputs ? def.inputs[0].dtypes : xdev::detail::kAllDTypes;
   Generator g(ctx.random());
   int runs = 0;
   std::set<uint32_t> types_without_device;
@@ -596,10 +734,11 @@ void kernel_op(Context& ctx, const std::string& op) {
       continue;
     }
     const std::string type = type_name(ctx, type_index);
-    for (xdev_dtype_t in : ref::op_dtypes()) {
-      if ((defined & XDEV_DTYPE_BIT(in)) == 0) continue;
-      for (xdev_dtype_t out : ref::op_dtypes()) {
-        if (op == "Cast" ? false : out != in) continue;
+    for (xdev_dtype_t first : ref::op_dtypes()) {
+      if ((defined & XDEV_DTYPE_BIT(first)) == 0) continue;
+      for (xdev_dtype_t out : output_dtypes(def, first)) {
+        if (!has_inputs && out != first) continue;
+        const xdev_dtype_t in = has_inputs ? first : out;
         const xdev_kernel_info_t* chosen = nullptr;
         for (const xdev_kernel_info_t* k : kernels) {
           if ((k->input_dtypes & XDEV_DTYPE_BIT(in)) == 0) continue;
@@ -609,19 +748,14 @@ void kernel_op(Context& ctx, const std::string& op) {
         }
         if (chosen == nullptr) continue;
         Kernel kernel{chosen, static_cast<uint32_t>(ordinal)};
-        std::vector<Case> cases;
-        if (op == "MatMul") cases = matmul_cases(g, in);
-        else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") cases = binary_cases(g, op, in);
-        else if (op == "Neg" || op == "Relu" || op == "Copy") cases = unary_cases(g, in);
-        else if (op == "AddN") cases = add_n_cases(g, in);
-        else if (op == "Cast") cases = cast_cases(g, in, out);
-        else if (op == "Sum" || op == "Mean") cases = reduce_cases(g, in);
-        else if (op == "Fill") cases = fill_cases(in);
-        else if (op == "RandomUniform") cases = random_uniform_cases(in);
-        const std::string what = op + " " + ref::dtype_name(in) +
-                                 (op == "Cast" ? "->" + ref::dtype_name(out) : "") + " on " +
-                                 type + " device " + std::to_string(ordinal);
-        for (Case& c : cases) run_case(ctx, op, kernel, c, what);
+        std::vector<Case> cases = with_other_attrs(
+            cls.make(g, def, reference, input_dtypes(def, in)), def, reference, out);
+        const std::string dtypes = has_inputs && out != in
+                                       ? ref::dtype_name(in) + "->" + ref::dtype_name(out)
+                                       : ref::dtype_name(out);
+        const std::string what =
+            op + " " + dtypes + " on " + type + " device " + std::to_string(ordinal);
+        for (Case& c : cases) run_case(ctx, def, kernel, c, what);
         ++runs;
       }
     }
@@ -637,7 +771,8 @@ void kernel_op(Context& ctx, const std::string& op) {
 
 // Calling a kernel with a dtype that no entry of its op and device type
 // lists returns a status (docs/ops.md: "a kernel returns a status for what it
-// cannot do"), never a crash or a silent success with garbage.
+// cannot do"), never a crash or a silent success with garbage. Tried on the
+// ops of one shape without attributes (elementwise ones, Copy, AddN).
 void kernel_unregistered_dtype(Context& ctx) {
   auto all = read_kernels(ctx);
   ctx.devices();
@@ -646,16 +781,26 @@ void kernel_unregistered_dtype(Context& ctx) {
     if (k == nullptr || k->op == nullptr || k->fn == nullptr) continue;
     groups[{k->op, k->type_index}].push_back(k);
   }
-  const std::set<std::string> simple = {"Add", "Sub", "Mul", "Div", "Neg", "Relu", "Copy", "AddN"};
+  std::string simple_names;
+  auto simple = [](const OpDef& d) {
+    return (d.shape_class == ShapeClass::kSame || d.shape_class == ShapeClass::kBroadcast) &&
+           d.attrs.empty() && d.outputs.size() == 1 && !d.inputs.empty();
+  };
+  for (const OpDef& d : xdev::detail::op_defs()) {
+    if (simple(d)) simple_names += (simple_names.empty() ? "" : ", ") + std::string(d.name);
+  }
   bool any_simple = false;
   for (const auto& [key, kernels] : groups) {
     const std::string& op = key.first;
-    if (simple.count(op) == 0) continue;  // elementwise shapes only
+    const std::optional<xdev::detail::OpId> id = xdev::detail::op_from_name(op);
+    if (!id) continue;
+    const OpDef& def = xdev::detail::op_def(*id);
+    if (!simple(def)) continue;
     any_simple = true;
     uint64_t accepted = 0;
     for (const xdev_kernel_info_t* k : kernels) accepted |= k->input_dtypes;
     for (xdev_dtype_t dt : ref::op_dtypes()) {
-      if ((defined_dtypes(op) & XDEV_DTYPE_BIT(dt)) == 0 || (accepted & XDEV_DTYPE_BIT(dt)) != 0) {
+      if ((def.inputs[0].dtypes & XDEV_DTYPE_BIT(dt)) == 0 || (accepted & XDEV_DTYPE_BIT(dt)) != 0) {
         continue;
       }
       const int64_t ordinal = device_of_type(ctx, key.second);
@@ -672,7 +817,9 @@ void kernel_unregistered_dtype(Context& ctx) {
       xdev_tensor_t xd{x.get(), 0, dt, 1, shape, strides};
       xdev_tensor_t yd{y.get(), 0, dt, 1, shape, strides};
       xdev_tensor_t od{out.get(), 0, dt, 1, shape, strides};
-      const bool unary = op == "Neg" || op == "Relu" || op == "Copy" || op == "AddN";
+      const uint32_t input_count =
+          def.variadic ? static_cast<uint32_t>(def.min_inputs) : static_cast<uint32_t>(def.inputs.size());
+      if (input_count > 2) continue;
       const xdev_tensor_t* ins[2] = {&xd, &yd};
       const xdev_tensor_t* outs[1] = {&od};
       xdev_kernel_call_t call{};
@@ -681,7 +828,7 @@ void kernel_unregistered_dtype(Context& ctx) {
       call.device = dev;
       call.stream = stream.get();
       call.inputs = ins;
-      call.input_count = unary ? 1 : 2;
+      call.input_count = input_count;
       call.outputs = outs;
       call.output_count = 1;
       call.attrs = nullptr;
@@ -695,11 +842,21 @@ void kernel_unregistered_dtype(Context& ctx) {
   }
   if (groups.empty()) skip("the plugin registers no kernels");
   if (!any_simple) {
-    skip("the plugin registers none of Add, Sub, Mul, Div, Neg, Relu, Copy, AddN (the ops "
-         "this test calls)");
+    skip("the plugin registers none of " + simple_names + " (the ops this test calls)");
   }
   skip("every op the plugin registers accepts every dtype docs/ops.md defines for it "
        "(nothing to refuse)");
+}
+
+// One test function per entry of the op table (TestFn is a plain function).
+template <size_t I>
+void kernel_test(Context& ctx) {
+  kernel_op(ctx, xdev::detail::op_defs()[I]);
+}
+
+template <size_t... I>
+constexpr std::array<TestFn, sizeof...(I)> kernel_tests(std::index_sequence<I...>) {
+  return {&kernel_test<I>...};
 }
 
 }  // namespace
@@ -708,23 +865,14 @@ void add_kernel_tests(std::vector<TestCase>& t) {
   t.push_back({"kernel.registry",
                "every kernel entry: struct_size, op, function, type index, dtype masks",
                kernel_registry});
-#define XDEV_OP_TEST(op, text) \
-  t.push_back({"kernel." #op, text, [](Context& ctx) { kernel_op(ctx, #op); }});
-  XDEV_OP_TEST(MatMul, "MatMul against the host reference: transposes, K = 0, offsets, large")
-  XDEV_OP_TEST(Add, "Add: scalars, broadcast (stride 0), scrambled strides, large")
-  XDEV_OP_TEST(Sub, "Sub: scalars, broadcast (stride 0), scrambled strides, large")
-  XDEV_OP_TEST(Mul, "Mul: scalars, broadcast (stride 0), scrambled strides, large")
-  XDEV_OP_TEST(Div, "Div: zero divisors (IEEE for floats, 0 for integers), broadcast, large")
-  XDEV_OP_TEST(Neg, "Neg: scalar, scrambled and broadcast inputs, large")
-  XDEV_OP_TEST(Relu, "Relu: scalar, scrambled and broadcast inputs, large")
-  XDEV_OP_TEST(AddN, "AddN: 1 to 9 inputs, mixed strides")
-  XDEV_OP_TEST(Cast, "Cast: every dtype pair the kernel accepts; truncation, != 0 for bool")
-  XDEV_OP_TEST(Sum, "Sum: axes subsets, keepdims, empty axes (0), large")
-  XDEV_OP_TEST(Mean, "Mean: axes subsets, keepdims, empty axes (NaN / 0), integer division")
-  XDEV_OP_TEST(Copy, "Copy: strided and broadcast inputs to contiguous")
-  XDEV_OP_TEST(Fill, "Fill: every dtype, scalar to large")
-  XDEV_OP_TEST(RandomUniform, "RandomUniform: the bit-exact generator of docs/ops.md")
-#undef XDEV_OP_TEST
+  static constexpr auto kTests =
+      kernel_tests(std::make_index_sequence<static_cast<size_t>(xdev::detail::kOpCount)>());
+  for (const OpDef& def : xdev::detail::op_defs()) {
+    t.push_back({std::string("kernel.") + def.name,
+                 std::string(def.name) + " (" + def.summary + ") against the host reference: " +
+                     class_info(def.shape_class).cases,
+                 kTests[static_cast<size_t>(def.id)]});
+  }
   t.push_back({"kernel.unregistered_dtype",
                "a kernel called with a dtype its entry does not list returns a status",
                kernel_unregistered_dtype});

@@ -1,0 +1,692 @@
+// The op table (op_table.hpp): one OpDef per op of XDEV_OPS, the shape
+// functions they share, and check_call, which holds a call to its entry.
+#include "ops/op_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include <xdev/error.hpp>
+
+#include "common/checked_math.hpp"
+#include "tensors/shape.hpp"
+
+namespace xdev::detail {
+
+// DType and xdev_dtype_t share their values: the core passes one as the
+// other at the ABI. Checked here, where both headers meet.
+static_assert(static_cast<int>(DType::kFloat32) == XDEV_DTYPE_FLOAT32);
+static_assert(static_cast<int>(DType::kFloat64) == XDEV_DTYPE_FLOAT64);
+static_assert(static_cast<int>(DType::kInt32) == XDEV_DTYPE_INT32);
+static_assert(static_cast<int>(DType::kInt64) == XDEV_DTYPE_INT64);
+static_assert(static_cast<int>(DType::kBool) == XDEV_DTYPE_BOOL);
+static_assert(!is_valid(static_cast<DType>(XDEV_DTYPE_INVALID)));
+static_assert(kMaxRank == XDEV_MAX_RANK);
+
+namespace {
+
+// --- shape functions, shared by every op of a ShapeClass ------------------------
+
+// kSame: every output has the shape of input 0; all inputs share it.
+void same_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues&,
+                std::span<Shape> out) {
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (!(*in[i] == *in[0])) {
+      throw_invalid(def, "input " + std::to_string(i) + " has shape " + shape_text(*in[i]) +
+                             ", input 0 has " + shape_text(*in[0]) +
+                             " (all inputs need the same shape)");
+    }
+  }
+  for (Shape& s : out) s = *in[0];
+}
+
+// kBroadcast: NumPy broadcasting of all inputs.
+void broadcast_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues&,
+                     std::span<Shape> out) {
+  bool same = true;  // the usual case: nothing to broadcast
+  for (size_t k = 1; k < in.size(); ++k) same = same && *in[k] == *in[0];
+  if (same) {
+    for (Shape& s : out) s = *in[0];
+    return;
+  }
+  Shape result = *in[0];
+  for (size_t k = 1; k < in.size(); ++k) {
+    const Shape& a = result;
+    const Shape& b = *in[k];
+    const int rank = std::max(a.rank(), b.rank());
+    Shape next;
+    next.resize(rank);
+    for (int i = 0; i < rank; ++i) {
+      const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
+      const int64_t da = ia >= 0 ? a[static_cast<size_t>(ia)] : 1;
+      const int64_t db = ib >= 0 ? b[static_cast<size_t>(ib)] : 1;
+      if (da != db && da != 1 && db != 1) {
+        throw_invalid(def, "shapes " + shape_text(a) + " and " + shape_text(b) +
+                               " cannot be broadcast together (dimension " + std::to_string(i) +
+                               ": " + std::to_string(da) + " vs " + std::to_string(db) + ")");
+      }
+      next[static_cast<size_t>(i)] = da == 1 ? db : da;
+    }
+    result = next;
+  }
+  for (Shape& s : out) s = result;
+}
+
+// kReduce: input 0 without `axes` (sorted, unique, in [0, rank)), or with 1
+// there under `keepdims`.
+void reduce_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                  std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> axes = attrs.get_ints(attr::kAxes);
+  const bool keepdims = attrs.get_bool(attr::kKeepdims);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (axes[k] >= x.rank() || (k > 0 && axes[k] <= axes[k - 1])) {
+      std::string list;
+      for (size_t j = 0; j < axes.size(); ++j) list += (j ? ", " : "") + std::to_string(axes[j]);
+      throw_invalid(def, "axes {" + list + "} must be sorted, unique and in [0, " +
+                             std::to_string(x.rank()) + ") for input shape " + shape_text(x));
+    }
+  }
+  Shape result;
+  size_t next = 0;
+  for (int i = 0; i < x.rank(); ++i) {
+    const bool reduced = next < axes.size() && axes[next] == i;
+    if (reduced) ++next;
+    if (!reduced) result.push_back(x[static_cast<size_t>(i)]);
+    else if (keepdims) result.push_back(1);
+  }
+  for (Shape& s : out) s = result;
+}
+
+// kMatMul: op(a) [M, K] times op(b) [K, N], op = transpose or not.
+void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                  std::span<Shape> out) {
+  const Shape& a = *in[0];
+  const Shape& b = *in[1];
+  if (a.rank() != 2 || b.rank() != 2) {
+    throw_invalid(def, "inputs must have rank 2, not shapes " + shape_text(a) + " and " +
+                           shape_text(b));
+  }
+  const bool ta = attrs.get_bool(attr::kTransposeA), tb = attrs.get_bool(attr::kTransposeB);
+  const int64_t m = a[ta ? 1 : 0], k = a[ta ? 0 : 1];
+  const int64_t kb = b[tb ? 1 : 0], n = b[tb ? 0 : 1];
+  if (k != kb) {
+    throw_invalid(def, "inner dimensions differ: " + shape_text(a) + (ta ? "ᵀ" : "") + " · " +
+                           shape_text(b) + (tb ? "ᵀ" : "") + " (" + std::to_string(k) + " vs " +
+                           std::to_string(kb) + ")");
+  }
+  for (Shape& s : out) {
+    s.resize(2);
+    s[0] = m;
+    s[1] = n;
+  }
+}
+
+// kFromAttr: the `shape` attribute (its dimensions are >= 0 by its range).
+void attr_shape(const OpDef& def, std::span<const Shape* const>, const AttrValues& attrs,
+                std::span<Shape> out) {
+  const std::span<const int64_t> dims = attrs.get_ints(attr::kShape);
+  if (dims.size() > static_cast<size_t>(kMaxRank)) {
+    throw_invalid(def, "the shape has " + std::to_string(dims.size()) +
+                           " dimensions; a shape has at most " + std::to_string(kMaxRank));
+  }
+  for (Shape& s : out) s = Shape(dims);
+}
+
+// RandomUniform: the shape attribute, and an interval whose values are
+// finite in the output dtype: minval < maxval, both (rounded to the dtype)
+// finite, and maxval - minval finite there too (docs/ops.md computes
+// minval + (maxval - minval) * u in the output dtype; an infinite width gives
+// infinities and NaN).
+void random_uniform_shape(const OpDef& def, std::span<const Shape* const> in,
+                          const AttrValues& attrs, std::span<Shape> out) {
+  const double lo = attrs.get_float(attr::kMinval), hi = attrs.get_float(attr::kMaxval);
+  auto number = [](double v) {
+    std::ostringstream text;
+    text << v;
+    return text.str();
+  };
+  if (!(lo < hi)) {
+    throw_invalid(def, "minval " + number(lo) + " must be less than maxval " + number(hi));
+  }
+  const DType dtype = attrs.get_dtype(attr::kDtype);
+  bool finite_width = std::isfinite(hi - lo);
+  if (dtype == DType::kFloat32) {
+    constexpr double kMax = std::numeric_limits<float>::max();
+    if (std::fabs(lo) > kMax || std::fabs(hi) > kMax) {
+      throw_invalid(def, "minval " + number(lo) + " and maxval " + number(hi) +
+                             " must lie within float32's finite range (±" + number(kMax) + ")");
+    }
+    const auto flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+    if (!(flo < fhi)) {
+      throw_invalid(def, "minval " + number(lo) + " and maxval " + number(hi) +
+                             " are the same float32 number: the interval is empty in float32");
+    }
+    finite_width = std::isfinite(fhi - flo);
+  }
+  if (!finite_width) {
+    throw_invalid(def, "maxval - minval (" + number(hi) + " - " + number(lo) + ") overflows " +
+                           std::string(to_string(dtype)) +
+                           ": the values would be infinite or NaN");
+  }
+  attr_shape(def, in, attrs, out);
+}
+
+// --- the parts entries share ---------------------------------------------------------
+
+constexpr InputDef kNumberX[] = {{"x", kNumberDTypes}};
+constexpr InputDef kAnyX[] = {{"x", kAllDTypes}};
+constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}};
+constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
+constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
+constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
+
+constexpr OutputDef kOutputLikeInput[] = {{"out"}};
+constexpr OutputDef kOutputOfDtypeAttr[] = {{"out", DTypeRule::kAttr, 0, attr::kDtype}};
+
+constexpr AttrDef kMatMulAttrs[] = {
+    {.name = attr::kTransposeA, .kind = XDEV_ATTR_BOOL, .doc = "use aᵀ", .required = false},
+    {.name = attr::kTransposeB, .kind = XDEV_ATTR_BOOL, .doc = "use bᵀ", .required = false},
+};
+constexpr AttrDef kReduceAttrs[] = {
+    {.name = attr::kAxes,
+     .kind = XDEV_ATTR_INTS,
+     .doc = "the axes to reduce: sorted, unique, < rank (the SDK maps negative axes, and none "
+            "given to all)",
+     .min = 0,
+     .max = kMaxRank - 1},
+    {.name = attr::kKeepdims, .kind = XDEV_ATTR_BOOL, .doc = "keep reduced axes as 1",
+     .required = false},
+};
+constexpr AttrDef kCastAttrs[] = {
+    {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype"},
+};
+// A creation op's shape and dtype reach the kernel as its output tensor.
+constexpr AttrDef kShapeAttr = {.name = attr::kShape,
+                                .kind = XDEV_ATTR_INTS,
+                                .doc = "the output shape",
+                                .min = 0,
+                                .to_kernel = false};
+constexpr AttrDef kFillAttrs[] = {
+    {.name = attr::kValue, .kind = XDEV_ATTR_FLOAT,
+     .doc = "converted to the output dtype as `Cast` converts"},
+    kShapeAttr,
+    {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
+     .required = false, .default_dtype = DType::kFloat32, .to_kernel = false},
+};
+constexpr AttrDef kRandomUniformAttrs[] = {
+    {.name = attr::kSeed, .kind = XDEV_ATTR_INT, .doc = "the generator's seed (any int64)"},
+    {.name = attr::kMinval, .kind = XDEV_ATTR_FLOAT, .doc = "the interval's start, < maxval", .required = false,
+     .default_float = 0.0, .finite = true},
+    {.name = attr::kMaxval, .kind = XDEV_ATTR_FLOAT, .doc = "the interval's end", .required = false,
+     .default_float = 1.0, .finite = true},
+    kShapeAttr,
+    {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
+     .required = false, .default_dtype = DType::kFloat32, .dtypes = kFloatDTypes,
+     .to_kernel = false},
+};
+
+// An elementwise op of one input.
+constexpr OpDef unary(OpId id, const char* name, const char* summary,
+                      std::span<const InputDef> inputs = kNumberX) {
+  return {.id = id,
+          .name = name,
+          .summary = summary,
+          .inputs = inputs,
+          .outputs = kOutputLikeInput,
+          .shape_class = ShapeClass::kSame,
+          .shape = same_shape,
+          .output_doc = "shape of `x`"};
+}
+
+// An elementwise op of two inputs, broadcast (NumPy rules).
+constexpr OpDef binary(OpId id, const char* name, const char* summary,
+                       std::span<const InputDef> inputs = kNumberXY) {
+  return {.id = id,
+          .name = name,
+          .summary = summary,
+          .inputs = inputs,
+          .outputs = kOutputLikeInput,
+          .shape_class = ShapeClass::kBroadcast,
+          .shape = broadcast_shape,
+          .output_doc = "the broadcast shape (NumPy rules)",
+          .broadcast_inputs = true};
+}
+
+// A reduction over `axes`.
+constexpr OpDef reduction(OpId id, const char* name, const char* summary) {
+  return {.id = id,
+          .name = name,
+          .summary = summary,
+          .inputs = kNumberX,
+          .attrs = kReduceAttrs,
+          .outputs = kOutputLikeInput,
+          .shape_class = ShapeClass::kReduce,
+          .shape = reduce_shape,
+          .output_doc = "`x`'s shape without `axes` (1 there when `keepdims`)"};
+}
+
+// --- the entries: one per op of XDEV_OPS, named k<Op>Def ------------------------------
+
+constexpr OpDef kMatMulDef = {.id = OpId::kMatMul,
+                              .name = "MatMul",
+                              .summary = "matrix product op(a) · op(b), op(x) = x or xᵀ",
+                              .inputs = kMatMulInputs,
+                              .attrs = kMatMulAttrs,
+                              .outputs = kOutputLikeInput,
+                              .shape_class = ShapeClass::kMatMul,
+                              .shape = matmul_shape,
+                              .output_doc = "`[M, N]` where `op(a)` is `[M, K]`, `op(b)` is `[K, N]`",
+                              .contiguous_inputs = true};
+constexpr OpDef kAddDef = binary(OpId::kAdd, "Add", "x + y (bool: logical or)", kAnyXY);
+constexpr OpDef kSubDef = binary(OpId::kSub, "Sub", "x - y");
+constexpr OpDef kMulDef = binary(OpId::kMul, "Mul", "x · y");
+constexpr OpDef kDivDef =
+    binary(OpId::kDiv, "Div", "x / y (integers: toward zero, a zero divisor gives 0)");
+constexpr OpDef kNegDef = unary(OpId::kNeg, "Neg", "-x");
+constexpr OpDef kReluDef = unary(OpId::kRelu, "Relu", "x > 0 ? x : 0");
+constexpr OpDef kAddNDef = {.id = OpId::kAddN,
+                            .name = "AddN",
+                            .summary = "x0 + x1 + …",
+                            .inputs = kVariadicNumberX,
+                            .variadic = true,
+                            .min_inputs = 1,
+                            .outputs = kOutputLikeInput,
+                            .shape_class = ShapeClass::kSame,
+                            .shape = same_shape,
+                            .output_doc = "the inputs' shape"};
+constexpr OpDef kCastDef = {.id = OpId::kCast,
+                            .name = "Cast",
+                            .summary = "x converted to `dtype` (see below)",
+                            .inputs = kAnyX,
+                            .attrs = kCastAttrs,
+                            .outputs = kOutputOfDtypeAttr,
+                            .shape_class = ShapeClass::kSame,
+                            .shape = same_shape,
+                            .output_doc = "shape of `x`, dtype `dtype`"};
+constexpr OpDef kSumDef = reduction(OpId::kSum, "Sum", "sum over `axes`");
+constexpr OpDef kMeanDef = reduction(OpId::kMean, "Mean", "mean over `axes`");
+constexpr OpDef kCopyDef = unary(OpId::kCopy, "Copy", "a contiguous copy of x (any strides)", kAnyX);
+constexpr OpDef kFillDef = {.id = OpId::kFill,
+                            .name = "Fill",
+                            .summary = "every element `value`",
+                            .attrs = kFillAttrs,
+                            .outputs = kOutputOfDtypeAttr,
+                            .shape_class = ShapeClass::kFromAttr,
+                            .shape = attr_shape,
+                            .output_doc = "`shape`, dtype `dtype`"};
+constexpr OpDef kRandomUniformDef = {.id = OpId::kRandomUniform,
+                                     .name = "RandomUniform",
+                                     .summary = "uniform in [minval, maxval), bit-exact (see "
+                                                "below)",
+                                     .attrs = kRandomUniformAttrs,
+                                     .outputs = kOutputOfDtypeAttr,
+                                     .shape_class = ShapeClass::kFromAttr,
+                                     .shape = random_uniform_shape,
+                                     .output_doc = "`shape`, dtype `dtype`"};
+
+#define XDEV_OP_DEF(name) k##name##Def,
+constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};
+#undef XDEV_OP_DEF
+
+#define XDEV_OP_NAME(name) #name,
+constexpr const char* kNames[] = {XDEV_OPS(XDEV_OP_NAME)};
+#undef XDEV_OP_NAME
+
+// Every entry is where its OpId says, under the name XDEV_OPS gives it, and
+// fits the capacities of one call.
+constexpr bool table_is_consistent() {
+  if (std::size(kDefs) != static_cast<size_t>(kOpCount)) return false;
+  for (size_t i = 0; i < std::size(kDefs); ++i) {
+    const OpDef& d = kDefs[i];
+    if (static_cast<size_t>(d.id) != i) return false;
+    if (std::string_view(d.name) != kNames[i]) return false;
+    if (d.attrs.size() > kMaxOpAttrs) return false;
+    if (d.outputs.empty() || d.outputs.size() > kMaxOpOutputs) return false;
+    if (d.shape == nullptr || d.summary == nullptr || d.output_doc == nullptr) return false;
+    if (d.variadic && d.inputs.empty()) return false;
+    for (const InputDef& in : d.inputs) {
+      if (in.dtypes == 0 || (in.dtypes & ~kAllDTypes) != 0) return false;
+    }
+    for (const OutputDef& out : d.outputs) {
+      if (out.dtype_rule == DTypeRule::kInput && static_cast<size_t>(out.input) >= d.inputs.size())
+        return false;
+      if (out.dtype_rule == DTypeRule::kAttr) {
+        bool found = false;
+        for (const AttrDef& a : d.attrs) {
+          found = found || (std::string_view(a.name) == out.attr && a.kind == XDEV_ATTR_DTYPE);
+        }
+        if (!found) return false;
+      }
+    }
+  }
+  return true;
+}
+static_assert(table_is_consistent(),
+              "the op table is inconsistent: an entry out of XDEV_OPS order, a name that is not "
+              "its XDEV_OPS name, too many attributes or outputs, or a dtype rule naming an "
+              "input or attribute the op lacks");
+
+std::string attr_kind_name(xdev_attr_kind_t kind) {
+  switch (kind) {
+    case XDEV_ATTR_BOOL: return "bool";
+    case XDEV_ATTR_INT: return "int";
+    case XDEV_ATTR_FLOAT: return "float";
+    case XDEV_ATTR_DTYPE: return "dtype";
+    case XDEV_ATTR_INTS: return "ints";
+    case XDEV_ATTR_STRING: return "string";
+  }
+  return "kind " + std::to_string(static_cast<int>(kind));
+}
+
+std::string input_name(const OpDef& def, size_t i) {
+  if (def.variadic && i + 1 >= def.inputs.size()) return "input " + std::to_string(i);
+  return def.input(i).name;
+}
+
+std::string range_text(const AttrDef& a) {
+  if (a.max == INT64_MAX) return ">= " + std::to_string(a.min);
+  return "in [" + std::to_string(a.min) + ", " + std::to_string(a.max) + "]";
+}
+
+// One given attribute against its definition, quickly: true when it is fine
+// (check_attr then says what is wrong).
+inline bool attr_fits(const AttrDef& a, const xdev_attr_t& v) {
+  if (v.kind != a.kind) return false;
+  switch (a.kind) {
+    case XDEV_ATTR_BOOL: return v.value.b == 0 || v.value.b == 1;
+    case XDEV_ATTR_INT: return v.value.i >= a.min && v.value.i <= a.max;
+    case XDEV_ATTR_FLOAT: return !a.finite || std::isfinite(v.value.f);
+    case XDEV_ATTR_DTYPE: {
+      const auto dtype = static_cast<DType>(v.value.dtype);
+      return is_valid(dtype) && (a.dtypes & dtype_bit(dtype)) != 0;
+    }
+    case XDEV_ATTR_INTS: {
+      if (v.value.ints.count < 0 || (v.value.ints.count > 0 && v.value.ints.values == nullptr)) {
+        return false;
+      }
+      for (int64_t k = 0; k < v.value.ints.count; ++k) {
+        if (v.value.ints.values[k] < a.min || v.value.ints.values[k] > a.max) return false;
+      }
+      return true;
+    }
+    case XDEV_ATTR_STRING: return true;
+  }
+  return false;
+}
+
+// One given attribute against its definition; throws naming what is wrong.
+void check_attr(const OpDef& def, const AttrDef& a, const xdev_attr_t& v) {
+  auto what = [&] { return std::string("attribute '") + a.name + "'"; };  // only on errors
+  if (v.kind != a.kind) {
+    throw_invalid(def, what() + " is given as " + attr_kind_name(v.kind) + "; it is " +
+                           attr_kind_name(a.kind));
+  }
+  switch (a.kind) {
+    case XDEV_ATTR_BOOL:
+      if (v.value.b != 0 && v.value.b != 1) {
+        throw_invalid(def, what() + " is " + std::to_string(v.value.b) + ", not 0 or 1");
+      }
+      break;
+    case XDEV_ATTR_INT:
+      if (v.value.i < a.min || v.value.i > a.max) {
+        throw_invalid(def, what() + " is " + std::to_string(v.value.i) + "; it must be " +
+                               range_text(a));
+      }
+      break;
+    case XDEV_ATTR_FLOAT:
+      if (a.finite && !std::isfinite(v.value.f)) {
+        std::ostringstream text;
+        text << v.value.f;
+        throw_invalid(def, what() + " is " + text.str() + "; it must be finite");
+      }
+      break;
+    case XDEV_ATTR_DTYPE: {
+      const auto dtype = static_cast<DType>(v.value.dtype);
+      if (!is_valid(dtype) || (a.dtypes & dtype_bit(dtype)) == 0) {
+        throw_invalid(def, what() + " is " +
+                               (is_valid(dtype) ? std::string(to_string(dtype))
+                                                : "dtype code " + std::to_string(v.value.dtype)) +
+                               "; it must be one of " + dtype_set_text(a.dtypes));
+      }
+      break;
+    }
+    case XDEV_ATTR_INTS: {
+      if (v.value.ints.count < 0 || (v.value.ints.count > 0 && v.value.ints.values == nullptr)) {
+        throw_invalid(def, what() + " has " + std::to_string(v.value.ints.count) +
+                               " values at NULL");
+      }
+      for (int64_t k = 0; k < v.value.ints.count; ++k) {
+        const int64_t x = v.value.ints.values[k];
+        if (x < a.min || x > a.max) {
+          std::string list;
+          for (int64_t j = 0; j < v.value.ints.count; ++j) {
+            list += (j ? ", " : "") + std::to_string(v.value.ints.values[j]);
+          }
+          throw_invalid(def, what() + " is {" + list + "}: value " + std::to_string(k) + " (" +
+                                 std::to_string(x) + ") must be " + range_text(a));
+        }
+      }
+      break;
+    }
+    case XDEV_ATTR_STRING:
+      break;
+  }
+}
+
+// The attribute `a` as the kernel gets it: given, else the default.
+xdev_attr_t kernel_attr(const AttrDef& a, const xdev_attr_t* given) {
+  if (given != nullptr) return *given;
+  xdev_attr_t v{};
+  v.name = a.name;
+  v.kind = a.kind;
+  switch (a.kind) {
+    case XDEV_ATTR_BOOL: v.value.b = a.default_bool ? 1 : 0; break;
+    case XDEV_ATTR_INT: v.value.i = a.default_int; break;
+    case XDEV_ATTR_FLOAT: v.value.f = a.default_float; break;
+    case XDEV_ATTR_DTYPE: v.value.dtype = static_cast<xdev_dtype_t>(a.default_dtype); break;
+    case XDEV_ATTR_INTS: v.value.ints = {nullptr, 0}; break;
+    case XDEV_ATTR_STRING: v.value.s = ""; break;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string dtype_set_text(uint64_t dtypes) {
+  std::string text;
+  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool}) {
+    if ((dtypes & dtype_bit(d)) == 0) continue;
+    text += (text.empty() ? "" : ", ") + std::string(to_string(d));
+  }
+  return text;
+}
+
+// Names are compared by address first: the table's literals and the shape
+// functions' are the same objects, so the usual lookup costs no strcmp.
+static bool same_name(const char* a, const char* b) {
+  return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
+}
+
+int OpDef::index_of(const char* attr_name) const {
+  for (size_t j = 0; j < attrs.size(); ++j) {
+    if (attrs[j].name == attr_name) return static_cast<int>(j);
+  }
+  for (size_t j = 0; j < attrs.size(); ++j) {
+    if (same_name(attrs[j].name, attr_name)) return static_cast<int>(j);
+  }
+  return -1;
+}
+
+const AttrDef* OpDef::attr(const char* attr_name) const {
+  const int j = index_of(attr_name);
+  return j < 0 ? nullptr : &attrs[static_cast<size_t>(j)];
+}
+
+std::span<const OpDef> op_defs() noexcept { return kDefs; }
+
+const OpDef& op_def(OpId op) noexcept { return kDefs[static_cast<size_t>(op)]; }
+
+// The names as views, their lengths counted at compile time.
+#define XDEV_OP_VIEW(name) std::string_view(#name),
+constexpr std::string_view kNameViews[] = {XDEV_OPS(XDEV_OP_VIEW)};
+#undef XDEV_OP_VIEW
+
+std::string_view op_name(OpId op) noexcept { return kNameViews[static_cast<size_t>(op)]; }
+
+std::optional<OpId> op_from_name(std::string_view name) noexcept {
+  for (size_t i = 0; i < std::size(kNameViews); ++i) {
+    if (kNameViews[i] == name) return static_cast<OpId>(i);
+  }
+  return std::nullopt;
+}
+
+void throw_invalid(const OpDef& def, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, std::string(def.name) + ": " + why);
+}
+
+// --- AttrValues ---------------------------------------------------------------------
+
+const AttrDef& AttrValues::find(const char* name, xdev_attr_kind_t kind,
+                                const xdev_attr_t*& given) const {
+  const int j = def_.index_of(name);
+  if (j < 0 || def_.attrs[static_cast<size_t>(j)].kind != kind) {
+    // Asking for an attribute the op does not define is a bug in a shape function.
+    throw Error(ErrorCode::kInternal, std::string(def_.name) + ": the shape function reads "
+                                          "attribute '" + name + "', which the op does not "
+                                          "define as " + attr_kind_name(kind));
+  }
+  given = given_[j];
+  return def_.attrs[static_cast<size_t>(j)];
+}
+
+bool AttrValues::get_bool(const char* name) const {
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_BOOL, v);
+  return v != nullptr ? v->value.b != 0 : a.default_bool;
+}
+int64_t AttrValues::get_int(const char* name) const {
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_INT, v);
+  return v != nullptr ? v->value.i : a.default_int;
+}
+double AttrValues::get_float(const char* name) const {
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_FLOAT, v);
+  return v != nullptr ? v->value.f : a.default_float;
+}
+DType AttrValues::get_dtype(const char* name) const {
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_DTYPE, v);
+  return v != nullptr ? static_cast<DType>(v->value.dtype) : a.default_dtype;
+}
+std::span<const int64_t> AttrValues::get_ints(const char* name) const {
+  const xdev_attr_t* v;
+  find(name, XDEV_ATTR_INTS, v);
+  if (v == nullptr) return {};
+  return {v->value.ints.values, static_cast<size_t>(v->value.ints.count)};
+}
+
+// --- check_call ---------------------------------------------------------------------
+
+void check_call(const OpDef& def, std::span<const InputInfo> inputs,
+                std::span<const xdev_attr_t> attrs, CheckedCall& out) {
+  // How many inputs.
+  const size_t fixed = def.inputs.size();
+  if (def.variadic ? inputs.size() < static_cast<size_t>(def.min_inputs)
+                   : inputs.size() != fixed) {
+    const size_t wanted = def.variadic ? static_cast<size_t>(def.min_inputs) : fixed;
+    throw_invalid(def, std::string(def.variadic ? "needs at least " : "takes ") +
+                           std::to_string(wanted) + " input" + (wanted == 1 ? "" : "s") +
+                           ", got " + std::to_string(inputs.size()));
+  }
+
+  // Each input's dtype.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InputDef& d = def.input(i);
+    const DType dtype = inputs[i].dtype;
+    if (!is_valid(dtype)) {
+      throw_invalid(def, input_name(def, i) + " has dtype code " +
+                             std::to_string(static_cast<int32_t>(dtype)) + ", not a dtype");
+    }
+    if (d.same_dtype_as >= 0 && static_cast<size_t>(d.same_dtype_as) < i &&
+        dtype != inputs[static_cast<size_t>(d.same_dtype_as)].dtype) {
+      const auto j = static_cast<size_t>(d.same_dtype_as);
+      throw_invalid(def, "inputs have different dtypes, " + input_name(def, j) + " is " +
+                             std::string(to_string(inputs[j].dtype)) + " and " +
+                             input_name(def, i) + " is " + std::string(to_string(dtype)) +
+                             " (cast one of them)");
+    }
+    if ((d.dtypes & dtype_bit(dtype)) == 0) {
+      throw_invalid(def, input_name(def, i) + " is " + std::string(to_string(dtype)) + "; " +
+                             def.name + " is defined for " + dtype_set_text(d.dtypes) +
+                             " (cast it first)");
+    }
+  }
+
+  // Attributes: each given one known, once, of its kind and in range; the
+  // kernel's list in the def's order with defaults filled in. Callers give
+  // them in the def's order, so each is first looked for where it should be.
+  std::array<const xdev_attr_t*, kMaxOpAttrs> by_def{};
+  size_t next = 0;
+  for (const xdev_attr_t& v : attrs) {
+    int j = next < def.attrs.size() && same_name(def.attrs[next].name, v.name)
+                ? static_cast<int>(next)
+                : (v.name != nullptr ? def.index_of(v.name) : -1);
+    if (j < 0) {
+      throw_invalid(def, std::string("unknown attribute '") + (v.name ? v.name : "(NULL)") + "'");
+    }
+    const auto at = static_cast<size_t>(j);
+    if (by_def[at] != nullptr) {
+      throw_invalid(def, std::string("attribute '") + v.name + "' is given twice");
+    }
+    if (!attr_fits(def.attrs[at], v)) check_attr(def, def.attrs[at], v);
+    by_def[at] = &v;
+    next = at + 1;
+  }
+  out.kernel_attr_count = 0;
+  for (size_t j = 0; j < def.attrs.size(); ++j) {
+    const AttrDef& a = def.attrs[j];
+    if (by_def[j] == nullptr && a.required) {
+      throw_invalid(def, std::string("attribute '") + a.name + "' (" + attr_kind_name(a.kind) +
+                             ") is missing");
+    }
+    if (a.to_kernel) out.kernel_attrs[out.kernel_attr_count++] = kernel_attr(a, by_def[j]);
+  }
+  const AttrValues values(def, by_def.data());
+
+  // Output dtypes.
+  out.output_count = def.outputs.size();
+  for (size_t o = 0; o < def.outputs.size(); ++o) {
+    const OutputDef& d = def.outputs[o];
+    switch (d.dtype_rule) {
+      case DTypeRule::kInput: out.output_dtypes[o] = inputs[static_cast<size_t>(d.input)].dtype; break;
+      case DTypeRule::kAttr: out.output_dtypes[o] = values.get_dtype(d.attr); break;
+      case DTypeRule::kFixed: out.output_dtypes[o] = d.fixed; break;
+    }
+  }
+  out.kernel_input_dtype = inputs.empty() ? out.output_dtypes[0] : inputs[0].dtype;
+
+  // Output shapes from the shape function, and their sizes.
+  constexpr size_t kInline = 8;
+  std::array<const Shape*, kInline> inline_shapes;
+  std::unique_ptr<const Shape*[]> heap_shapes;  // AddN of many inputs
+  const Shape** shapes = inline_shapes.data();
+  if (inputs.size() > kInline) {
+    heap_shapes.reset(new const Shape*[inputs.size()]);
+    shapes = heap_shapes.get();
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) shapes[i] = inputs[i].shape;
+  def.shape(def, std::span<const Shape* const>(shapes, inputs.size()), values,
+            std::span<Shape>(out.output_shapes.data(), out.output_count));
+  for (size_t o = 0; o < out.output_count; ++o) {
+    out.output_bytes[o] =
+        checked_byte_size(op_name(def.id), out.output_dtypes[o], out.output_shapes[o]);
+  }
+}
+
+}  // namespace xdev::detail

@@ -1,0 +1,162 @@
+// The op table (core/ops/op_table.hpp): names and ids derived from one list,
+// and check_call, the one place a call is held to its op's entry.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <xdev/error.hpp>
+
+#include "ops/op_table.hpp"
+#include "ops/run_op.hpp"
+
+namespace xdev::detail {
+namespace {
+
+using ::testing::HasSubstr;
+
+xdev_attr_t bool_attr(const char* name, bool v) {
+  xdev_attr_t a{};
+  a.name = name;
+  a.kind = XDEV_ATTR_BOOL;
+  a.value.b = v ? 1 : 0;
+  return a;
+}
+xdev_attr_t float_attr(const char* name, double v) {
+  xdev_attr_t a{};
+  a.name = name;
+  a.kind = XDEV_ATTR_FLOAT;
+  a.value.f = v;
+  return a;
+}
+xdev_attr_t ints_attr(const char* name, const std::vector<int64_t>& v) {
+  xdev_attr_t a{};
+  a.name = name;
+  a.kind = XDEV_ATTR_INTS;
+  a.value.ints.values = v.data();
+  a.value.ints.count = static_cast<int64_t>(v.size());
+  return a;
+}
+
+// The message of the xdev::Error(kInvalidArgument) check_call throws.
+std::string refusal(OpId op, std::vector<InputInfo> inputs, std::vector<xdev_attr_t> attrs) {
+  CheckedCall call;
+  try {
+    check_call(op_def(op), inputs, attrs, call);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted";
+  return "";
+}
+
+TEST(OpTable, NamesAndIdsComeFromOneList) {
+  std::set<std::string> names;
+  for (const OpDef& def : op_defs()) {
+    EXPECT_EQ(&op_def(def.id), &def);
+    EXPECT_EQ(op_name(def.id), def.name);
+    EXPECT_EQ(op_from_name(def.name), def.id);
+    EXPECT_TRUE(names.insert(def.name).second) << def.name << " twice";
+    EXPECT_EQ(def.gradient, nullptr) << def.name << ": gradients are reserved";
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(kOpCount));
+  EXPECT_EQ(op_from_name("matmul"), std::nullopt);  // case-sensitive
+  EXPECT_EQ(op_from_name("Transpose"), std::nullopt);  // a view + Copy, not an op
+}
+
+TEST(OpTable, ACallGetsShapesDtypesAndTheKernelsAttributes) {
+  const Shape a{2, 3}, b{2, 5};
+  CheckedCall call;
+  const std::vector<xdev_attr_t> attrs = {bool_attr("transpose_a", true)};
+  check_call(op_def(OpId::kMatMul), std::vector<InputInfo>{{DType::kFloat64, &a}, {DType::kFloat64, &b}},
+             attrs, call);
+  ASSERT_EQ(call.output_count, 1u);
+  EXPECT_EQ(call.output_shapes[0], (Shape{3, 5}));
+  EXPECT_EQ(call.output_dtypes[0], DType::kFloat64);
+  EXPECT_EQ(call.output_bytes[0], 3u * 5u * 8u);
+  // Both transposes reach the kernel, the missing one with its default.
+  ASSERT_EQ(call.kernel_attr_count, 2u);
+  EXPECT_STREQ(call.kernel_attrs[0].name, "transpose_a");
+  EXPECT_EQ(call.kernel_attrs[0].value.b, 1);
+  EXPECT_STREQ(call.kernel_attrs[1].name, "transpose_b");
+  EXPECT_EQ(call.kernel_attrs[1].value.b, 0);
+}
+
+TEST(OpTable, CoreOnlyAttributesStayOutOfTheKernelCall) {
+  const std::vector<int64_t> dims = {4, 0, 2};
+  xdev_attr_t dtype{};
+  dtype.name = "dtype";
+  dtype.kind = XDEV_ATTR_DTYPE;
+  dtype.value.dtype = XDEV_DTYPE_INT64;
+  CheckedCall call;
+  check_call(op_def(OpId::kFill), {},
+             std::vector<xdev_attr_t>{float_attr("value", 2.0), ints_attr("shape", dims), dtype}, call);
+  EXPECT_EQ(call.output_shapes[0], (Shape{4, 0, 2}));
+  EXPECT_EQ(call.output_dtypes[0], DType::kInt64);
+  EXPECT_EQ(call.kernel_input_dtype, DType::kInt64);  // no inputs: looked up by the output
+  ASSERT_EQ(call.kernel_attr_count, 1u);
+  EXPECT_STREQ(call.kernel_attrs[0].name, "value");
+}
+
+TEST(OpTable, AttributesAreCheckedAgainstTheirDefinitions) {
+  const Shape s{2};
+  const std::vector<InputInfo> x = {{DType::kFloat32, &s}};
+  EXPECT_THAT(refusal(OpId::kNeg, x, {bool_attr("fast", true)}),
+              HasSubstr("Neg: unknown attribute 'fast'"));
+  EXPECT_THAT(refusal(OpId::kMatMul, {{DType::kFloat32, &s}, {DType::kFloat32, &s}},
+                      {float_attr("transpose_a", 1.0)}),
+              HasSubstr("MatMul: attribute 'transpose_a' is given as float; it is bool"));
+  EXPECT_THAT(refusal(OpId::kMatMul, {{DType::kFloat32, &s}, {DType::kFloat32, &s}},
+                      {bool_attr("transpose_a", true), bool_attr("transpose_a", false)}),
+              HasSubstr("attribute 'transpose_a' is given twice"));
+  EXPECT_THAT(refusal(OpId::kCast, x, {}), HasSubstr("Cast: attribute 'dtype' (dtype) is missing"));
+  const std::vector<int64_t> axes = {9};
+  EXPECT_THAT(refusal(OpId::kSum, x, {ints_attr("axes", axes)}),
+              HasSubstr("Sum: attribute 'axes' is {9}: value 0 (9) must be in [0, 7]"));
+  const std::vector<int64_t> unsorted = {0, 0};
+  const Shape m{2, 3};
+  EXPECT_THAT(refusal(OpId::kMean, {{DType::kFloat32, &m}}, {ints_attr("axes", unsorted)}),
+              HasSubstr("Mean: axes {0, 0} must be sorted, unique and in [0, 2)"));
+}
+
+TEST(OpTable, InputsAreCountedAndTheirDtypesChecked) {
+  const Shape s{2};
+  EXPECT_THAT(refusal(OpId::kAdd, {{DType::kFloat32, &s}}, {}),
+              HasSubstr("Add: takes 2 inputs, got 1"));
+  EXPECT_THAT(refusal(OpId::kAddN, {}, {}), HasSubstr("AddN: needs at least 1 input, got 0"));
+  EXPECT_THAT(refusal(OpId::kNeg, {{static_cast<DType>(42), &s}}, {}),
+              HasSubstr("Neg: x has dtype code 42, not a dtype"));
+  EXPECT_THAT(refusal(OpId::kMul, {{DType::kInt32, &s}, {DType::kInt64, &s}}, {}),
+              HasSubstr("Mul: inputs have different dtypes, x is int32 and y is int64"));
+}
+
+TEST(OpTable, OutputSizesAreChecked) {
+  const Shape big{int64_t{1} << 40, int64_t{1} << 30};
+  const std::vector<InputInfo> x = {{DType::kFloat32, &big}};
+  EXPECT_THAT(refusal(OpId::kCopy, x, {}), HasSubstr("Copy: shape (1099511627776, 1073741824)"));
+}
+
+// The attribute array of one call has a fixed capacity: one more is an
+// error, never a write past the array.
+TEST(OpTable, AttrsRefuseOneMoreThanTheirCapacity) {
+  Attrs attrs;
+  for (size_t i = 0; i < kMaxOpAttrs; ++i) attrs.add_int("n", static_cast<int64_t>(i));
+  EXPECT_EQ(attrs.size(), kMaxOpAttrs);
+  try {
+    attrs.add_bool("one_more", true);
+    FAIL() << "accepted attribute " << kMaxOpAttrs + 1;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInternal);
+    EXPECT_THAT(e.what(), HasSubstr("'one_more'"));
+  }
+  EXPECT_EQ(attrs.size(), kMaxOpAttrs);
+  size_t most = 0;
+  for (const OpDef& def : op_defs()) most = std::max(most, def.attrs.size());
+  EXPECT_LE(most, kMaxOpAttrs);
+}
+
+}  // namespace
+}  // namespace xdev::detail
