@@ -39,7 +39,7 @@ Failure make_view(std::string role, const xdev_tensor_t* tensor, const Arena& ar
     return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s has rank %" PRId32 ", outside [0, %d]",
                         name, tensor->rank, XDEV_MAX_RANK);
   }
-  const uint64_t item = dtype_size(tensor->dtype);
+  const uint64_t item = xdev_plugin_dtype_size(tensor->dtype);
   if (item == 0) {
     return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s has an unknown dtype (%d)", name,
                         static_cast<int>(tensor->dtype));
