@@ -118,10 +118,7 @@ static xdev_status_t* crashing_copy(xdev_stream_t* stream, void* dst, const void
 }
 #endif
 
-#ifdef __cplusplus
-extern "C"
-#endif
-XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
+XDEV_PLUGIN_ENTRY_POINT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
   xdev_status_t* status;
 #ifdef CRASH_SEGV_QUERY
   crash_now();
