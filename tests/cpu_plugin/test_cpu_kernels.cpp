@@ -23,8 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "loader/host_api.hpp"
-#include "common/status.hpp"
+#include "core_plugin_harness.hpp"
 
 namespace {
 
@@ -33,21 +32,17 @@ using ::testing::HasSubstr;
 // ---------------------------------------------------------------------------
 // The plugin, loaded once for the whole test program.
 
+using xdev_test::attr_bool;
+using xdev_test::attr_dtype;
+using xdev_test::attr_float;
+using xdev_test::attr_int;
+using xdev_test::attr_ints;
+using xdev_test::Outcome;
+using xdev_test::take;
+
 const xdev_host_api_t* host_api() {
-  static xdev::detail::HostContext context{"cpu"};
-  static const xdev_host_api_t host = xdev::detail::make_host_api(&context);
-  return &host;
-}
-
-struct Outcome {
-  xdev_status_code_t code = XDEV_STATUS_OK;
-  std::string message;
-};
-
-Outcome take(xdev_status_t* status) {
-  if (status == nullptr) return {};
-  xdev::detail::StatusPtr owned(status);
-  return {owned->code, owned->message};
+  static const xdev_test::CoreHost host{"cpu"};
+  return host.get();
 }
 
 class Plugin {
@@ -66,21 +61,11 @@ class Plugin {
   // The kernel registered for (op, input dtype, output dtype), like the
   // core's lookup: the first whose masks accept the dtypes.
   const xdev_kernel_info_t* find(const std::string& op, xdev_dtype_t in, xdev_dtype_t out) const {
-    for (uint32_t i = 0; i < count_; ++i) {
-      const xdev_kernel_info_t* k = kernels_[i];
-      if (op != k->op) continue;
-      if ((k->input_dtypes & XDEV_DTYPE_BIT(in)) == 0) continue;
-      if (k->output_dtypes != 0 && (k->output_dtypes & XDEV_DTYPE_BIT(out)) == 0) continue;
-      return k;
-    }
-    return nullptr;
+    return xdev_test::find_kernel(kernels_, count_, op, in, out);
   }
   // Any kernel of `op` (for calls the kernel itself must refuse).
   const xdev_kernel_info_t* any(const std::string& op) const {
-    for (uint32_t i = 0; i < count_; ++i) {
-      if (op == kernels_[i]->op) return kernels_[i];
-    }
-    return nullptr;
+    return xdev_test::any_kernel(kernels_, count_, op);
   }
   const xdev_kernel_info_t* const* kernels(uint32_t* count) const {
     *count = count_;
@@ -99,35 +84,20 @@ class Plugin {
 
  private:
   Plugin() {
-    const char* path = std::getenv("XDEV_TEST_CPU_PLUGIN");
-    if (path == nullptr) {
-      error_ = "XDEV_TEST_CPU_PLUGIN is not set (meson test sets it to the plugin file)";
+    // Never unloaded: oneTBB's workers may outlive a test (docs/plugin-abi.md).
+    xdev_test::PluginLibrary library;
+    if (!library.open_env("XDEV_TEST_CPU_PLUGIN", RTLD_NODELETE)) {
+      error_ = library.error();
       return;
     }
-    // Never unloaded: oneTBB's workers may outlive a test (TOOLCHAIN.md).
-    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (handle == nullptr) {
-      error_ = std::string("dlopen failed: ") + dlerror();
-      return;
-    }
-    auto query = reinterpret_cast<xdev_plugin_query_fn_t>(dlsym(handle, XDEV_PLUGIN_ENTRY_SYMBOL));
-    if (query == nullptr) {
-      error_ = "no entry symbol";
-      return;
-    }
-    xdev_plugin_query_args_t args{};
-    args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-    args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-    args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-    args.host = host_api();
-    if (Outcome o = take(query(&args)); o.code != XDEV_STATUS_OK) {
+    library.release();
+    xdev_plugin_query_args_t args = xdev_test::query_args(host_api());
+    if (Outcome o = take(library.query()(&args)); o.code != XDEV_STATUS_OK) {
       error_ = "query: " + o.message;
       return;
     }
     api_ = args.plugin_api;
-    xdev_plugin_init_args_t init{};
-    init.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-    init.host = host_api();
+    const xdev_plugin_init_args_t init = xdev_test::init_args(host_api());
     if (Outcome o = take(api_->initialize(&init, &plugin_)); o.code != XDEV_STATUS_OK) {
       error_ = "initialize: " + o.message;
       return;
@@ -164,34 +134,9 @@ const auto* const g_environment = ::testing::AddGlobalTestEnvironment(new Plugin
 // ---------------------------------------------------------------------------
 // Host tensors with any layout
 
-int64_t itemsize(xdev_dtype_t d) {
-  switch (d) {
-    case XDEV_DTYPE_FLOAT64:
-    case XDEV_DTYPE_INT64:
-      return 8;
-    case XDEV_DTYPE_BOOL:
-      return 1;
-    default:
-      return 4;
-  }
-}
+int64_t itemsize(xdev_dtype_t d) { return static_cast<int64_t>(xdev_plugin_dtype_size(d)); }
 
-const char* name(xdev_dtype_t d) {
-  switch (d) {
-    case XDEV_DTYPE_FLOAT32:
-      return "float32";
-    case XDEV_DTYPE_FLOAT64:
-      return "float64";
-    case XDEV_DTYPE_INT32:
-      return "int32";
-    case XDEV_DTYPE_INT64:
-      return "int64";
-    case XDEV_DTYPE_BOOL:
-      return "bool";
-    default:
-      return "other";
-  }
-}
+const char* name(xdev_dtype_t d) { return xdev_plugin_dtype_name(d); }
 
 using Shape = std::vector<int64_t>;
 
@@ -328,68 +273,17 @@ Outcome run(const std::string& op, const std::vector<const Tensor*>& inputs, Ten
     ADD_FAILURE() << "no kernel for " << op << "(" << name(in) << " -> " << name(out.dtype) << ")";
     return {XDEV_STATUS_NOT_FOUND, "no kernel"};
   }
-  std::vector<xdev_tensor_t> descs;
-  descs.reserve(inputs.size());
-  for (const Tensor* t : inputs) descs.push_back(t->desc());
-  std::vector<const xdev_tensor_t*> ptrs;
-  for (const auto& d : descs) ptrs.push_back(&d);
-  const xdev_tensor_t out_desc = out.desc();
-  const xdev_tensor_t* out_ptr = &out_desc;
-  xdev_kernel_call_t call{};
-  call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-  call.op = k->op;
-  call.device = p.device();
-  call.stream = p.stream();
-  call.inputs = ptrs.data();
-  call.input_count = static_cast<uint32_t>(ptrs.size());
-  call.outputs = &out_ptr;
-  call.output_count = 1;
-  call.attrs = attrs.empty() ? nullptr : attrs.data();
-  call.attr_count = static_cast<uint32_t>(attrs.size());
-  Outcome o = take(k->fn(k->kernel_context, &call));
+  xdev_test::KernelCall call(k->op, p.device(), p.stream());
+  for (const Tensor* t : inputs) call.input(t->desc());
+  call.output(out.desc());
+  for (const xdev_attr_t& a : attrs) call.attribute(a);
+  Outcome o = take(k->fn(k->kernel_context, call.get()));
   if (o.code == XDEV_STATUS_OK) {
     if (Outcome s = take(p.api()->stream_synchronize(p.stream())); s.code != XDEV_STATUS_OK) {
       return s;
     }
   }
   return o;
-}
-
-xdev_attr_t attr_bool(const char* n, bool v) {
-  xdev_attr_t a{};
-  a.name = n;
-  a.kind = XDEV_ATTR_BOOL;
-  a.value.b = v ? 1 : 0;
-  return a;
-}
-xdev_attr_t attr_int(const char* n, int64_t v) {
-  xdev_attr_t a{};
-  a.name = n;
-  a.kind = XDEV_ATTR_INT;
-  a.value.i = v;
-  return a;
-}
-xdev_attr_t attr_float(const char* n, double v) {
-  xdev_attr_t a{};
-  a.name = n;
-  a.kind = XDEV_ATTR_FLOAT;
-  a.value.f = v;
-  return a;
-}
-xdev_attr_t attr_dtype(const char* n, xdev_dtype_t v) {
-  xdev_attr_t a{};
-  a.name = n;
-  a.kind = XDEV_ATTR_DTYPE;
-  a.value.dtype = v;
-  return a;
-}
-xdev_attr_t attr_ints(const char* n, const std::vector<int64_t>& v) {
-  xdev_attr_t a{};
-  a.name = n;
-  a.kind = XDEV_ATTR_INTS;
-  a.value.ints.values = v.data();
-  a.value.ints.count = static_cast<int64_t>(v.size());
-  return a;
 }
 
 // Calls f(T{}) for the C++ type of a dtype.

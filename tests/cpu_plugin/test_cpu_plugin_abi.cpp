@@ -2,7 +2,6 @@
 // XDEV_TEST_CPU_PLUGIN, call xdev_plugin_query and drive every slot of the
 // table the way the core does, with the core's own host services.
 #include <dlfcn.h>
-#include <elf.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,11 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
-#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -25,8 +21,7 @@
 
 #include <xdev/plugin.h>
 
-#include "loader/host_api.hpp"
-#include "common/status.hpp"
+#include "core_plugin_harness.hpp"
 
 namespace {
 
@@ -36,150 +31,30 @@ using ::testing::Not;
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // ---------------------------------------------------------------------------
-// Helpers
+// Helpers (the shared raw-ABI harness: tests/support/core_plugin_harness.hpp)
 
-std::string plugin_path() {
-  const char* path = std::getenv("XDEV_TEST_CPU_PLUGIN");
-  return path != nullptr ? path : "";
-}
+using xdev_test::exported_symbols;
+using xdev_test::Ok;
+using xdev_test::Outcome;
+using xdev_test::random_bytes;
+using xdev_test::take;
+
+std::string plugin_path() { return xdev_test::env_or("XDEV_TEST_CPU_PLUGIN"); }
 
 const xdev_host_api_t* host_api() {
-  static xdev::detail::HostContext context{"cpu"};
-  static const xdev_host_api_t host = xdev::detail::make_host_api(&context);
-  return &host;
+  static const xdev_test::CoreHost host{"cpu"};
+  return host.get();
 }
 
-// What a status said; takes ownership of the status and frees it.
-struct Outcome {
-  xdev_status_code_t code = XDEV_STATUS_OK;
-  std::string message;
-};
-
-Outcome take(xdev_status_t* status) {
-  if (status == nullptr) return {};
-  xdev::detail::StatusPtr owned(status);
-  return {owned->code, owned->message};
-}
-
-::testing::AssertionResult Ok(xdev_status_t* status) {
-  if (status == nullptr) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << xdev::detail::take_message(status);
-}
-
-// Expects `expr` to return a status with `expected_code` whose message
-// contains `needle`.
-#define EXPECT_STATUS(expr, expected_code, needle)                                 \
-  do {                                                                             \
-    const Outcome outcome_ = take(expr);                                           \
-    EXPECT_EQ(outcome_.code, (expected_code)) << #expr << ": " << outcome_.message; \
-    EXPECT_THAT(outcome_.message, HasSubstr(needle)) << #expr;                     \
-  } while (0)
-
-// The plugin library, loaded with dlopen and unloaded with dlclose.
-class Library {
+// The plugin library named by XDEV_TEST_CPU_PLUGIN, loaded with dlopen and
+// unloaded with dlclose.
+class Library : public xdev_test::PluginLibrary {
  public:
-  Library() {
-    const std::string path = plugin_path();
-    if (path.empty()) {
-      error_ = "XDEV_TEST_CPU_PLUGIN is not set (meson test sets it to the plugin file)";
-      return;
-    }
-    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_ == nullptr) {
-      error_ = std::string("dlopen failed: ") + dlerror();
-      return;
-    }
-    query_ = reinterpret_cast<xdev_plugin_query_fn_t>(dlsym(handle_, XDEV_PLUGIN_ENTRY_SYMBOL));
-    if (query_ == nullptr) error_ = path + " has no " XDEV_PLUGIN_ENTRY_SYMBOL;
-  }
-  ~Library() { close(); }
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-
-  bool loaded() const { return query_ != nullptr; }
-  const std::string& error() const { return error_; }
-  xdev_plugin_query_fn_t query() const { return query_; }
-  void* symbol(const char* name) const { return dlsym(handle_, name); }
-
-  // Unloads; returns dlclose's result (0 when it succeeded).
-  int close() {
-    if (handle_ == nullptr) return 0;
-    const int result = dlclose(handle_);
-    handle_ = nullptr;
-    query_ = nullptr;
-    return result;
-  }
-
- private:
-  void* handle_ = nullptr;
-  xdev_plugin_query_fn_t query_ = nullptr;
-  std::string error_;
+  Library() { open_env("XDEV_TEST_CPU_PLUGIN"); }
 };
 
-xdev_plugin_query_args_t query_args() {
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = host_api();
-  return args;
-}
-
-xdev_plugin_init_args_t init_args() {
-  xdev_plugin_init_args_t args{};
-  args.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-  args.host = host_api();
-  return args;
-}
-
-std::vector<unsigned char> random_bytes(size_t size, uint64_t seed) {
-  std::mt19937_64 engine(seed);
-  std::vector<unsigned char> bytes(size);
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    const uint64_t word = engine();
-    std::memcpy(bytes.data() + i, &word, 8);
-  }
-  for (; i < size; ++i) bytes[i] = static_cast<unsigned char>(engine());
-  return bytes;
-}
-
-// Names of the symbols a shared library exports (defined, global or weak,
-// default or protected visibility), read from its ELF dynamic symbol table.
-std::set<std::string> exported_symbols(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  const std::vector<char> image((std::istreambuf_iterator<char>(file)),
-                                std::istreambuf_iterator<char>());
-  std::set<std::string> names;
-  if (image.size() < sizeof(Elf64_Ehdr)) return names;
-  Elf64_Ehdr header;
-  std::memcpy(&header, image.data(), sizeof(header));
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64) {
-    return names;
-  }
-  auto section = [&](size_t index) {
-    Elf64_Shdr shdr;
-    std::memcpy(&shdr, image.data() + header.e_shoff + index * header.e_shentsize, sizeof(shdr));
-    return shdr;
-  };
-  for (size_t i = 0; i < header.e_shnum; ++i) {
-    const Elf64_Shdr dynsym = section(i);
-    if (dynsym.sh_type != SHT_DYNSYM) continue;
-    const Elf64_Shdr strtab = section(dynsym.sh_link);
-    for (size_t k = 0; k < dynsym.sh_size / sizeof(Elf64_Sym); ++k) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, image.data() + dynsym.sh_offset + k * sizeof(Elf64_Sym), sizeof(sym));
-      const unsigned bind = ELF64_ST_BIND(sym.st_info);
-      const unsigned visibility = ELF64_ST_VISIBILITY(sym.st_other);
-      if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0) continue;
-      if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) continue;
-      if (visibility != STV_DEFAULT && visibility != STV_PROTECTED) continue;
-      names.insert(image.data() + strtab.sh_offset + sym.st_name);
-    }
-  }
-  return names;
-}
+xdev_plugin_query_args_t query_args() { return xdev_test::query_args(host_api()); }
+xdev_plugin_init_args_t init_args() { return xdev_test::init_args(host_api()); }
 
 // ---------------------------------------------------------------------------
 // xdev_plugin_query
@@ -203,32 +78,8 @@ TEST(CpuPluginQuery, ReturnsAV1TableWithEveryRequiredSlot) {
   // used from several threads at once (they run work synchronously).
   EXPECT_EQ(api->capabilities, XDEV_CAP_HOST_ADDRESSABLE | XDEV_CAP_CONCURRENT_STREAMS);
 
-  const std::map<std::string, bool> required = {
-      {"initialize", api->initialize != nullptr},
-      {"shutdown", api->shutdown != nullptr},
-      {"device_types", api->device_types != nullptr},
-      {"device_count", api->device_count != nullptr},
-      {"device_get_properties", api->device_get_properties != nullptr},
-      {"device_open", api->device_open != nullptr},
-      {"device_close", api->device_close != nullptr},
-      {"memory_allocate", api->memory_allocate != nullptr},
-      {"memory_free", api->memory_free != nullptr},
-      {"memory_query", api->memory_query != nullptr},
-      {"stream_create", api->stream_create != nullptr},
-      {"stream_destroy", api->stream_destroy != nullptr},
-      {"stream_synchronize", api->stream_synchronize != nullptr},
-      {"event_create", api->event_create != nullptr},
-      {"event_destroy", api->event_destroy != nullptr},
-      {"event_record", api->event_record != nullptr},
-      {"stream_wait_event", api->stream_wait_event != nullptr},
-      {"event_synchronize", api->event_synchronize != nullptr},
-      {"event_query", api->event_query != nullptr},
-      {"copy_host_to_device", api->copy_host_to_device != nullptr},
-      {"copy_device_to_host", api->copy_device_to_host != nullptr},
-      {"copy_device_to_device", api->copy_device_to_device != nullptr},
-      {"kernels", api->kernels != nullptr},
-  };
-  for (const auto& [slot, set] : required) EXPECT_TRUE(set) << "REQUIRED slot " << slot;
+  // Every REQUIRED slot is set (the first NULL one is named).
+  EXPECT_STREQ(xdev_plugin_missing_slot(api), nullptr);
 
   // An optional slot is set exactly when its capability bit is.
   const bool host_memory = (api->capabilities & XDEV_CAP_HOST_MEMORY) != 0;
@@ -921,7 +772,7 @@ TEST(CpuPluginLifecycle, InitializesAgainAfterShutdownAndUnload) {
   }
 }
 
-// The unload crash of TOOLCHAIN.md happens at or after dlclose, when oneTBB
+// The unload crash (docs/plugin-abi.md, step 8) happens at or after dlclose, when oneTBB
 // workers still run code of an unmapped library: run the cycles in a child
 // process and require that it exits normally.
 [[noreturn]] void use_plugin_three_times_and_exit() {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <utility>
 
+#include "plugin_harness.hpp"
 #include "suite.hpp"
 
 namespace xdev_conformance {
@@ -139,24 +140,15 @@ void Context::finish() {
 
 const xdev_plugin_api_t& Context::api() {
   if (api_ != nullptr) return *api_;
-  if (library_ == nullptr) {
-    library_ = ::dlopen(options_.plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library_ == nullptr) {
-      const char* error = ::dlerror();
-      fail(std::string("cannot be loaded: ") + (error != nullptr ? error : "dlopen failed"));
-    }
+  xdev_plugin_query_fn_t query = nullptr;
+  {
+    xdev_test::PluginLibrary library;
+    if (!library.open(options_.plugin_path)) fail(library.error());
+    library_ = library.handle();
+    query = library.query();
+    library.release();  // stays mapped: see finish()
   }
-  auto query = reinterpret_cast<xdev_plugin_query_fn_t>(
-      ::dlsym(library_, XDEV_PLUGIN_ENTRY_SYMBOL));
-  if (query == nullptr) {
-    fail("missing entry symbol '" XDEV_PLUGIN_ENTRY_SYMBOL
-         "' (export it with XDEV_PLUGIN_EXPORT)");
-  }
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = &host_;
+  xdev_plugin_query_args_t args = xdev_test::query_args(&host_);
   check(query(&args), XDEV_PLUGIN_ENTRY_SYMBOL " failed");
   const xdev_plugin_api_t* api = args.plugin_api;
   require(api != nullptr, XDEV_PLUGIN_ENTRY_SYMBOL " returned no plugin table");
@@ -171,33 +163,8 @@ const xdev_plugin_api_t& Context::api() {
          " is smaller than the v1.0 table (" + std::to_string(kPluginApiV1Size) + " bytes)");
   }
   require(api->name != nullptr && api->name[0] != '\0', "plugin table has no name");
-  const std::pair<const char*, bool> slots[] = {
-      {"initialize", api->initialize != nullptr},
-      {"shutdown", api->shutdown != nullptr},
-      {"device_types", api->device_types != nullptr},
-      {"device_count", api->device_count != nullptr},
-      {"device_get_properties", api->device_get_properties != nullptr},
-      {"device_open", api->device_open != nullptr},
-      {"device_close", api->device_close != nullptr},
-      {"memory_allocate", api->memory_allocate != nullptr},
-      {"memory_free", api->memory_free != nullptr},
-      {"memory_query", api->memory_query != nullptr},
-      {"stream_create", api->stream_create != nullptr},
-      {"stream_destroy", api->stream_destroy != nullptr},
-      {"stream_synchronize", api->stream_synchronize != nullptr},
-      {"event_create", api->event_create != nullptr},
-      {"event_destroy", api->event_destroy != nullptr},
-      {"event_record", api->event_record != nullptr},
-      {"stream_wait_event", api->stream_wait_event != nullptr},
-      {"event_synchronize", api->event_synchronize != nullptr},
-      {"event_query", api->event_query != nullptr},
-      {"copy_host_to_device", api->copy_host_to_device != nullptr},
-      {"copy_device_to_host", api->copy_device_to_host != nullptr},
-      {"copy_device_to_device", api->copy_device_to_device != nullptr},
-      {"kernels", api->kernels != nullptr},
-  };
-  for (const auto& [slot, present] : slots) {
-    if (!present) fail("required slot '" + std::string(slot) + "' is NULL");
+  if (const char* slot = xdev_plugin_missing_slot(api)) {
+    fail("required slot '" + std::string(slot) + "' is NULL");
   }
   api_ = api;
   return *api_;
@@ -206,9 +173,7 @@ const xdev_plugin_api_t& Context::api() {
 xdev_plugin_t* Context::plugin() {
   if (plugin_ != nullptr) return plugin_;
   const xdev_plugin_api_t& a = api();
-  xdev_plugin_init_args_t init{};
-  init.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-  init.host = &host_;
+  const xdev_plugin_init_args_t init = xdev_test::init_args(&host_);
   xdev_plugin_t* handle = nullptr;
   xdev_status_t* status = nullptr;
   try {

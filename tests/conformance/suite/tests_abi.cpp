@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "plugin_harness.hpp"
 #include "suite.hpp"
 
 namespace xdev_conformance {
@@ -56,11 +57,8 @@ void abi_version(Context& ctx) {
   }
   // An older core of the same major (it accepts only 1.0) must still get a
   // table: a plugin of any minor loads into any core of its major.
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
+  xdev_plugin_query_args_t args = xdev_test::query_args(&ctx.host());
   args.core_max_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.host = &ctx.host();
   check(entry(ctx)(&args), XDEV_PLUGIN_ENTRY_SYMBOL " for a core of ABI 1.0 failed");
   require(args.plugin_api != nullptr,
           XDEV_PLUGIN_ENTRY_SYMBOL " for a core of ABI 1.0 returned no table");
@@ -72,11 +70,7 @@ void abi_version(Context& ctx) {
 void abi_query_repeatable(Context& ctx) {
   const xdev_plugin_api_t& first = ctx.api();
   const int threads_before = thread_count();
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = &ctx.host();
+  xdev_plugin_query_args_t args = xdev_test::query_args(&ctx.host());
   check(entry(ctx)(&args), "second " XDEV_PLUGIN_ENTRY_SYMBOL);
   const int threads_after = thread_count();
   const xdev_plugin_api_t* second = args.plugin_api;
@@ -102,12 +96,7 @@ void abi_query_struct_size(Context& ctx) {
     unsigned char canary[64];
   } block;
   std::memset(&block, 0xA5, sizeof block);
-  block.args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  block.args.ext = nullptr;
-  block.args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  block.args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  block.args.host = &ctx.host();
-  block.args.plugin_api = nullptr;
+  block.args = xdev_test::query_args(&ctx.host());
   check(entry(ctx)(&block.args), XDEV_PLUGIN_ENTRY_SYMBOL);
   require(block.args.plugin_api != nullptr, XDEV_PLUGIN_ENTRY_SYMBOL " returned no table");
   const auto* bytes = reinterpret_cast<const unsigned char*>(&block);
@@ -170,19 +159,13 @@ void abi_unknown_extensions(Context& ctx) {
   ctx.api();
   xdev_host_api_t host = ctx.host();
   host.ext = &first;
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
+  xdev_plugin_query_args_t args = xdev_test::query_args(&host);
   args.ext = &first;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = &host;
   check(entry(ctx)(&args), XDEV_PLUGIN_ENTRY_SYMBOL " with unknown extensions");
   const xdev_plugin_api_t* api = args.plugin_api;
   require(api != nullptr, XDEV_PLUGIN_ENTRY_SYMBOL " with unknown extensions returned no table");
-  xdev_plugin_init_args_t init{};
-  init.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
+  xdev_plugin_init_args_t init = xdev_test::init_args(&host);
   init.ext = &first;
-  init.host = &host;
   xdev_plugin_t* plugin = nullptr;
   check(api->initialize(&init, &plugin), "initialize with unknown extensions");
   require(plugin != nullptr, "initialize succeeded but returned no plugin state");

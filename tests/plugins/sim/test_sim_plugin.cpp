@@ -25,8 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "loader/host_api.hpp"
-#include "common/status.hpp"
+#include "core_plugin_harness.hpp"
 
 #ifndef XDEV_SIM_PLUGIN_FILE
 #error "XDEV_SIM_PLUGIN_FILE must name the built plugin"
@@ -48,46 +47,13 @@ constexpr uint64_t kAddressTag = UINT64_C(0x4080000000000000);
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // ---------------------------------------------------------------------------
-// Statuses
+// Statuses (ASSERT_OK, EXPECT_OK: tests/support/core_plugin_harness.hpp)
 
-struct Outcome {
-  xdev_status_code_t code = XDEV_STATUS_OK;
-  std::string message;
-  bool ok() const { return code == XDEV_STATUS_OK; }
-};
-
-// Takes ownership of a status, as the core does.
-Outcome take(xdev_status_t* status) {
-  if (status == nullptr) return {};
-  xdev::detail::StatusPtr owned(status);
-  return {owned->code, owned->message};
-}
-
-#define ASSERT_OK(expr)                                          \
-  do {                                                           \
-    const Outcome outcome_ = take(expr);                         \
-    ASSERT_TRUE(outcome_.ok()) << #expr << ": " << outcome_.message; \
-  } while (0)
-#define EXPECT_OK(expr)                                          \
-  do {                                                           \
-    const Outcome outcome_ = take(expr);                         \
-    EXPECT_TRUE(outcome_.ok()) << #expr << ": " << outcome_.message; \
-  } while (0)
-
-::testing::AssertionResult fails_with(const Outcome& outcome, xdev_status_code_t code,
-                                      std::initializer_list<std::string> fragments) {
-  if (outcome.code != code) {
-    return ::testing::AssertionFailure() << "code " << outcome.code << " instead of " << code
-                                         << ", message: '" << outcome.message << "'";
-  }
-  for (const std::string& fragment : fragments) {
-    if (outcome.message.find(fragment) == std::string::npos) {
-      return ::testing::AssertionFailure() << "message '" << outcome.message
-                                           << "' does not contain '" << fragment << "'";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using xdev_test::fails_with;
+using xdev_test::KernelCall;
+using xdev_test::Outcome;
+using xdev_test::random_bytes;
+using xdev_test::take;
 
 std::string hex(const void* pointer) {
   char text[32];
@@ -129,99 +95,7 @@ class ScopedEnv {
 };
 
 // ---------------------------------------------------------------------------
-// Kernel calls
-
-// A kernel call with stable addresses for everything it points to.
-class KernelCall {
- public:
-  KernelCall(const char* op, xdev_device_t* device, xdev_stream_t* stream) {
-    call_.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-    call_.ext = nullptr;
-    call_.op = op;
-    call_.device = device;
-    call_.stream = stream;
-  }
-
-  // Strides default to row-major.
-  KernelCall& input(void* data, xdev_dtype_t dtype, std::vector<int64_t> shape,
-                    std::vector<int64_t> strides = {}, uint64_t byte_offset = 0) {
-    inputs_.push_back(add(data, dtype, std::move(shape), std::move(strides), byte_offset));
-    return *this;
-  }
-  KernelCall& output(void* data, xdev_dtype_t dtype, std::vector<int64_t> shape,
-                     std::vector<int64_t> strides = {}) {
-    outputs_.push_back(add(data, dtype, std::move(shape), std::move(strides), 0));
-    return *this;
-  }
-  KernelCall& attr(const char* name, bool value) {
-    xdev_attr_t attr{};
-    attr.name = name;
-    attr.kind = XDEV_ATTR_BOOL;
-    attr.value.b = value ? 1 : 0;
-    attrs_.push_back(attr);
-    return *this;
-  }
-  KernelCall& attr(const char* name, int64_t value) {
-    xdev_attr_t attr{};
-    attr.name = name;
-    attr.kind = XDEV_ATTR_INT;
-    attr.value.i = value;
-    attrs_.push_back(attr);
-    return *this;
-  }
-  xdev_kernel_call_t* get() {
-    call_.inputs = inputs_.data();
-    call_.input_count = static_cast<uint32_t>(inputs_.size());
-    call_.outputs = outputs_.data();
-    call_.output_count = static_cast<uint32_t>(outputs_.size());
-    call_.attrs = attrs_.empty() ? nullptr : attrs_.data();
-    call_.attr_count = static_cast<uint32_t>(attrs_.size());
-    return &call_;
-  }
-
- private:
-  struct Tensor {
-    std::vector<int64_t> shape;
-    std::vector<int64_t> strides;
-    xdev_tensor_t tensor{};
-  };
-
-  const xdev_tensor_t* add(void* data, xdev_dtype_t dtype, std::vector<int64_t> shape,
-                           std::vector<int64_t> strides, uint64_t byte_offset) {
-    if (strides.empty() && !shape.empty()) {
-      strides.resize(shape.size());
-      int64_t step = 1;
-      for (size_t k = shape.size(); k-- > 0;) {
-        strides[k] = step;
-        step *= shape[k];
-      }
-    }
-    Tensor& t = tensors_.emplace_back();
-    t.shape = std::move(shape);
-    t.strides = std::move(strides);
-    t.tensor.data = data;
-    t.tensor.byte_offset = byte_offset;
-    t.tensor.dtype = dtype;
-    t.tensor.rank = static_cast<int32_t>(t.shape.size());
-    t.tensor.shape = t.shape.data();
-    t.tensor.strides = t.strides.data();
-    return &t.tensor;
-  }
-
-  std::deque<Tensor> tensors_;  // a deque never moves its elements
-  std::vector<const xdev_tensor_t*> inputs_;
-  std::vector<const xdev_tensor_t*> outputs_;
-  std::vector<xdev_attr_t> attrs_;
-  xdev_kernel_call_t call_{};
-};
-
-std::vector<unsigned char> random_bytes(size_t size, unsigned seed) {
-  std::mt19937 engine(seed);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::vector<unsigned char> data(size);
-  for (unsigned char& value : data) value = static_cast<unsigned char>(byte(engine));
-  return data;
-}
+// Test data
 
 template <typename T>
 std::vector<T> random_values(size_t count, unsigned seed) {
@@ -243,28 +117,18 @@ void* offset(void* device_address, uint64_t bytes) {
 
 class SimPlugin : public ::testing::Test {
  protected:
-  static void* library() {
-    static void* handle = [] {
-      const char* file = std::getenv("XDEV_SIM_PLUGIN_FILE");
-      if (file == nullptr || *file == '\0') file = XDEV_SIM_PLUGIN_FILE;
-      return ::dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    }();
-    return handle;
+  // The plugin file (XDEV_SIM_PLUGIN_FILE from the environment, else the
+  // one this test was built with), loaded for the whole program.
+  static const xdev_test::PluginLibrary& library() {
+    static const xdev_test::PluginLibrary* const library = new xdev_test::PluginLibrary(
+        xdev_test::env_or("XDEV_SIM_PLUGIN_FILE", XDEV_SIM_PLUGIN_FILE));
+    return *library;
   }
 
   void SetUp() override {
-    host_ = xdev::detail::make_host_api(&context_);
-    void* handle = library();
-    ASSERT_NE(handle, nullptr) << ::dlerror();
-    auto query =
-        reinterpret_cast<xdev_plugin_query_fn_t>(::dlsym(handle, XDEV_PLUGIN_ENTRY_SYMBOL));
-    ASSERT_NE(query, nullptr) << "no " XDEV_PLUGIN_ENTRY_SYMBOL;
-    xdev_plugin_query_args_t args{};
-    args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-    args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-    args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-    args.host = &host_;
-    ASSERT_OK(query(&args));
+    ASSERT_TRUE(library().loaded()) << library().error();
+    xdev_plugin_query_args_t args = xdev_test::query_args(&host_);
+    ASSERT_OK(library().query()(&args));
     ASSERT_NE(args.plugin_api, nullptr);
     api_ = args.plugin_api;
   }
@@ -285,17 +149,13 @@ class SimPlugin : public ::testing::Test {
 
   // Initializes the plugin with the environment as it is now.
   void start() {
-    xdev_plugin_init_args_t args{};
-    args.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-    args.host = &host_;
+    const xdev_plugin_init_args_t args = xdev_test::init_args(&host_);
     ASSERT_OK(api_->initialize(&args, &plugin_));
     ASSERT_NE(plugin_, nullptr);
   }
 
   Outcome try_start() {
-    xdev_plugin_init_args_t args{};
-    args.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-    args.host = &host_;
+    const xdev_plugin_init_args_t args = xdev_test::init_args(&host_);
     return take(api_->initialize(&args, &plugin_));
   }
 
@@ -399,7 +259,7 @@ class SimPlugin : public ::testing::Test {
   }
 
   xdev::detail::HostContext context_{"sim"};
-  xdev_host_api_t host_{};
+  xdev_host_api_t host_ = xdev::detail::make_host_api(&context_);  // the core's host table
   const xdev_plugin_api_t* api_ = nullptr;
   xdev_plugin_t* plugin_ = nullptr;
 
@@ -422,48 +282,20 @@ TEST_F(SimPlugin, QueryGivesACompleteV1Table) {
   EXPECT_STREQ(api_->name, "sim");
   EXPECT_NE(api_->plugin_version, nullptr);
   EXPECT_EQ(api_->capabilities, XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY);
-  const void* required[] = {
-      reinterpret_cast<const void*>(api_->initialize),
-      reinterpret_cast<const void*>(api_->shutdown),
-      reinterpret_cast<const void*>(api_->device_types),
-      reinterpret_cast<const void*>(api_->device_count),
-      reinterpret_cast<const void*>(api_->device_get_properties),
-      reinterpret_cast<const void*>(api_->device_open),
-      reinterpret_cast<const void*>(api_->device_close),
-      reinterpret_cast<const void*>(api_->memory_allocate),
-      reinterpret_cast<const void*>(api_->memory_free),
-      reinterpret_cast<const void*>(api_->memory_query),
-      reinterpret_cast<const void*>(api_->stream_create),
-      reinterpret_cast<const void*>(api_->stream_destroy),
-      reinterpret_cast<const void*>(api_->stream_synchronize),
-      reinterpret_cast<const void*>(api_->event_create),
-      reinterpret_cast<const void*>(api_->event_destroy),
-      reinterpret_cast<const void*>(api_->event_record),
-      reinterpret_cast<const void*>(api_->stream_wait_event),
-      reinterpret_cast<const void*>(api_->event_synchronize),
-      reinterpret_cast<const void*>(api_->event_query),
-      reinterpret_cast<const void*>(api_->copy_host_to_device),
-      reinterpret_cast<const void*>(api_->copy_device_to_host),
-      reinterpret_cast<const void*>(api_->copy_device_to_device),
-      reinterpret_cast<const void*>(api_->kernels),
-      // Optional slots its capabilities promise.
-      reinterpret_cast<const void*>(api_->host_memory_allocate),
-      reinterpret_cast<const void*>(api_->host_memory_free),
-      reinterpret_cast<const void*>(api_->copy_peer),
-      reinterpret_cast<const void*>(api_->describe_status),
-  };
-  for (size_t i = 0; i < std::size(required); ++i) EXPECT_NE(required[i], nullptr) << "slot " << i;
+  EXPECT_STREQ(xdev_plugin_missing_slot(api_), nullptr);
+  // Optional slots its capabilities promise.
+  EXPECT_NE(api_->host_memory_allocate, nullptr);
+  EXPECT_NE(api_->host_memory_free, nullptr);
+  EXPECT_NE(api_->copy_peer, nullptr);
+  EXPECT_NE(api_->describe_status, nullptr);
 }
 
 TEST_F(SimPlugin, QueryRefusesACoreOfAnotherMajor) {
-  auto query = reinterpret_cast<xdev_plugin_query_fn_t>(
-      ::dlsym(library(), XDEV_PLUGIN_ENTRY_SYMBOL));
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
+  xdev_plugin_query_args_t args = xdev_test::query_args(&host_);
   args.core_min_version = {2, 0};
   args.core_max_version = {2, 3};
-  args.host = &host_;
-  EXPECT_TRUE(fails_with(take(query(&args)), XDEV_STATUS_ABI_MISMATCH, {"ABI 1.", "2.0"}));
+  EXPECT_TRUE(
+      fails_with(take(library().query()(&args)), XDEV_STATUS_ABI_MISMATCH, {"ABI 1.", "2.0"}));
   EXPECT_EQ(args.plugin_api, nullptr);
 }
 
