@@ -17,7 +17,8 @@
  *       device_get_properties' copy of only the fields the core's struct has
  *   xdev_plugin_missing_slot(api)
  *       the first REQUIRED slot of a table that is NULL (for tests and loaders)
- *   xdev_plugin_dtype_name(dtype), xdev_plugin_dtype_size(dtype)
+ *   xdev_plugin_dtype_name(dtype), xdev_plugin_dtype_size(dtype),
+ *   xdev_plugin_valid_type_name(name)
  *   XDEV_PLUGIN_ENTRY_POINT
  *       what goes before the entry point's definition: C linkage and default
  *       visibility (XDEV_PLUGIN_EXPORT), so with -fvisibility=hidden it is the
@@ -187,14 +188,30 @@ static inline xdev_status_t* xdev_plugin_query_answer(xdev_plugin_query_args_t* 
   return NULL;
 }
 
-/* The checks `initialize` starts with: out_plugin and args non-NULL
- * (*out_plugin is set to NULL first), args large enough for v1.0, and
- * args->host able to create statuses and to log (a v1.0 table). Failures are
- * reported with `host` (the table from the query: args->host may be the
- * thing that is wrong). NULL when initialize may go on with args->host. */
+/* 1 when `initialize` may go on with these arguments: out_plugin and args
+ * non-NULL, args large enough for v1.0, args->host a v1.0 table (it can
+ * create statuses and log). */
+static inline int xdev_plugin_init_args_usable(const xdev_plugin_init_args_t* args,
+                                               xdev_plugin_t* const* out_plugin) {
+  return out_plugin != NULL && args != NULL &&
+         XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host) &&
+         xdev_plugin_can_create_status(args->host) &&
+         XDEV_HAS_FIELD(args->host, xdev_host_api_t, log);
+}
+
+/* The checks `initialize` starts with (*out_plugin is set to NULL first):
+ * a status naming what makes the arguments unusable
+ * (xdev_plugin_init_args_usable), reported with `host` (the table from the
+ * query: args->host may be the thing that is wrong), else with args->host
+ * where it can. NULL when initialize may go on with args->host, and also when
+ * no table can report the failure: check xdev_plugin_init_args_usable then. */
 static inline xdev_status_t* xdev_plugin_check_init_args(const xdev_host_api_t* host,
                                                          const xdev_plugin_init_args_t* args,
                                                          xdev_plugin_t** out_plugin) {
+  if (!xdev_plugin_can_create_status(host) && args != NULL &&
+      XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
+    host = args->host;
+  }
   if (out_plugin == NULL) {
     return xdev_plugin_status(host, XDEV_STATUS_INVALID_ARGUMENT,
                               "initialize: out_plugin is NULL");
@@ -243,22 +260,27 @@ static inline void xdev_plugin_fill_properties(xdev_device_properties_t* out,
 #undef XDEV_PLUGIN_FILL_
 }
 
-/* Calls X(slot) for every REQUIRED slot of xdev_plugin_api_t, in table
- * order. */
-#define XDEV_PLUGIN_REQUIRED_SLOTS(X)                                                  \
-  X(initialize) X(shutdown) X(device_types) X(device_count) X(device_get_properties)  \
-  X(device_open) X(device_close) X(memory_allocate) X(memory_free) X(memory_query)    \
-  X(stream_create) X(stream_destroy) X(stream_synchronize) X(event_create)            \
-  X(event_destroy) X(event_record) X(stream_wait_event) X(event_synchronize)          \
-  X(event_query) X(copy_host_to_device) X(copy_device_to_host)                        \
-  X(copy_device_to_device) X(kernels)
+/* Calls X(slot, required) for every slot of the v1 xdev_plugin_api_t, in
+ * table order; `required` is 1 for the REQUIRED slots, 0 for the optional
+ * ones. */
+#define XDEV_PLUGIN_SLOTS(X)                                                                       \
+  X(initialize, 1)                                                                                 \
+  X(shutdown, 1)                                                                                   \
+  X(describe_status, 0)                                                                            \
+  X(device_types, 1) X(device_count, 1) X(device_get_properties, 1) X(device_open, 1)              \
+      X(device_close, 1) X(memory_allocate, 1) X(memory_free, 1) X(memory_query, 1)                \
+          X(host_memory_allocate, 0) X(host_memory_free, 0) X(stream_create, 1)                    \
+              X(stream_destroy, 1) X(stream_synchronize, 1) X(event_create, 1) X(event_destroy, 1) \
+                  X(event_record, 1) X(stream_wait_event, 1) X(event_synchronize, 1)               \
+                      X(event_query, 1) X(copy_host_to_device, 1) X(copy_device_to_host, 1)        \
+                          X(copy_device_to_device, 1) X(copy_peer, 0) X(kernels, 1)
 
 /* The name of the first REQUIRED slot of `api` that is NULL, or NULL when
  * all are set. `api` must be at least a v1.0 table. */
 static inline const char* xdev_plugin_missing_slot(const xdev_plugin_api_t* api) {
-#define XDEV_PLUGIN_CHECK_SLOT_(slot) \
-  if (api->slot == NULL) return #slot;
-  XDEV_PLUGIN_REQUIRED_SLOTS(XDEV_PLUGIN_CHECK_SLOT_)
+#define XDEV_PLUGIN_CHECK_SLOT_(slot, required) \
+  if ((required) && api->slot == NULL) return #slot;
+  XDEV_PLUGIN_SLOTS(XDEV_PLUGIN_CHECK_SLOT_)
 #undef XDEV_PLUGIN_CHECK_SLOT_
   return NULL;
 }
@@ -266,36 +288,33 @@ static inline const char* xdev_plugin_missing_slot(const xdev_plugin_api_t* api)
 /* "float32", "int64", ... as docs/ops.md names them; NULL for a value that
  * is no dtype. */
 static inline const char* xdev_plugin_dtype_name(xdev_dtype_t dtype) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32: return "float32";
-    case XDEV_DTYPE_FLOAT64: return "float64";
-    case XDEV_DTYPE_INT32: return "int32";
-    case XDEV_DTYPE_INT64: return "int64";
-    case XDEV_DTYPE_BOOL: return "bool";
-    case XDEV_DTYPE_FLOAT16: return "float16";
-    case XDEV_DTYPE_BFLOAT16: return "bfloat16";
-    case XDEV_DTYPE_UINT8: return "uint8";
-    case XDEV_DTYPE_INT8: return "int8";
-    case XDEV_DTYPE_INVALID: break;
-  }
-  return NULL;
+  static const char* const names[] = {NULL,   "float32", "float64",  "int32", "int64",
+                                      "bool", "float16", "bfloat16", "uint8", "int8"};
+  return (unsigned)dtype < sizeof names / sizeof names[0] ? names[dtype] : NULL;
 }
 
 /* Bytes per element; 0 for a value that is no dtype. */
 static inline size_t xdev_plugin_dtype_size(xdev_dtype_t dtype) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT64:
-    case XDEV_DTYPE_INT64: return 8;
-    case XDEV_DTYPE_FLOAT32:
-    case XDEV_DTYPE_INT32: return 4;
-    case XDEV_DTYPE_FLOAT16:
-    case XDEV_DTYPE_BFLOAT16: return 2;
-    case XDEV_DTYPE_BOOL:
-    case XDEV_DTYPE_UINT8:
-    case XDEV_DTYPE_INT8: return 1;
-    case XDEV_DTYPE_INVALID: break;
+  static const unsigned char sizes[] = {0, 4, 8, 4, 8, 1, 2, 2, 1, 1};
+  return (unsigned)dtype < sizeof sizes ? sizes[dtype] : 0;
+}
+
+/* Longest device type name (xdev_device_type_info_t::type). */
+#define XDEV_PLUGIN_MAX_TYPE_NAME 31
+
+/* 1 when `name` is a valid device type name: ASCII letters, digits and '_',
+ * starting with a letter, at most XDEV_PLUGIN_MAX_TYPE_NAME characters (the
+ * rule of xdev_device_type_info_t::type; independent of the C locale). */
+static inline int xdev_plugin_valid_type_name(const char* name) {
+  size_t n;
+  if (name == NULL) return 0;
+  for (n = 0; name[n] != '\0'; ++n) {
+    const char c = name[n];
+    const int letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+    if (n >= XDEV_PLUGIN_MAX_TYPE_NAME) return 0;
+    if (!letter && (n == 0 || !((c >= '0' && c <= '9') || c == '_'))) return 0;
   }
-  return 0;
+  return n > 0;
 }
 
 #ifdef __cplusplus

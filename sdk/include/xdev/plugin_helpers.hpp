@@ -44,6 +44,7 @@
 #include <cstdio>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -130,6 +131,24 @@ class PluginHost {
     return xdev_plugin_check_init_args(fallback(), args, out_plugin);
   }
 
+  // The frame of `initialize`: check_init_args; then, guarded, a new
+  // default-constructed instance (the plugin's xdev_plugin_t) that
+  // `setup(instance, host)` completes with args->host; a status it returns
+  // is returned and the instance deleted, else *out_plugin is the instance.
+  template <typename Instance, typename Setup>
+  xdev_status_t* initialize(const xdev_plugin_init_args_t* args, Instance** out_plugin,
+                            Setup&& setup) const noexcept {
+    if (xdev_status_t* status = check_init_args(args, out_plugin)) return status;
+    if (!xdev_plugin_init_args_usable(args, out_plugin)) return nullptr;  // nobody to tell
+    const xdev_host_api_t* host = args->host;
+    return guard(host, "initialize", [&]() -> xdev_status_t* {
+      auto instance = std::make_unique<Instance>();
+      if (xdev_status_t* status = setup(*instance, host)) return status;
+      *out_plugin = instance.release();
+      return nullptr;
+    });
+  }
+
   // An initialized instance's table becomes the fallback until the instance
   // is removed (InstanceRegistration does both).
   void add_instance(const xdev_host_api_t* host) {
@@ -161,6 +180,19 @@ class PluginHost {
   xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
                                const char* argument) const noexcept {
     return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot, argument);
+  }
+
+  // The end of a slot that hands out a list (device_types, kernels): a status
+  // when an output is NULL (`items_name` names the first), else the list.
+  template <typename T>
+  xdev_status_t* hand_out(const xdev_host_api_t* host, const char* slot, const char* items_name,
+                          const T* const* items, uint32_t count, const T* const** out_items,
+                          uint32_t* out_count) const noexcept {
+    if (out_items == nullptr) return null_argument(host, slot, items_name);
+    if (out_count == nullptr) return null_argument(host, slot, "out_count");
+    *out_items = items;
+    *out_count = count;
+    return nullptr;
   }
 
   // A printf-formatted log line, written with `host` (else the fallback).
@@ -280,16 +312,14 @@ constexpr xdev_kernel_info_t kernel_info(const char* op, uint64_t input_dtypes,
                                          uint64_t output_dtypes, xdev_kernel_fn_t fn,
                                          void* kernel_context = nullptr,
                                          uint32_t type_index = 0) noexcept {
-  xdev_kernel_info_t info{};
-  info.struct_size = XDEV_KERNEL_INFO_STRUCT_SIZE;
-  info.ext = nullptr;
-  info.op = op;
-  info.type_index = type_index;
-  info.input_dtypes = input_dtypes;
-  info.output_dtypes = output_dtypes;
-  info.fn = fn;
-  info.kernel_context = kernel_context;
-  return info;
+  return {XDEV_KERNEL_INFO_STRUCT_SIZE,
+          nullptr,
+          op,
+          type_index,
+          input_dtypes,
+          output_dtypes,
+          fn,
+          kernel_context};
 }
 
 // The array of pointers the `kernels` (or `device_types`) slot hands out, to

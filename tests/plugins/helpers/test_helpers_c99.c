@@ -77,24 +77,21 @@ static void test_status_and_log(void) {
 
 static xdev_status_t* dummy_status(void) { return NULL; }
 
+/* A table with no slots set, of this header's version. */
 static xdev_plugin_api_t make_api(void) {
-  xdev_plugin_api_t api;
-  memset(&api, 0, sizeof api);
-  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE;
-  api.abi_version.major = XDEV_ABI_VERSION_MAJOR;
-  api.abi_version.minor = XDEV_ABI_VERSION_MINOR;
-  api.name = "helpers";
+  const xdev_plugin_api_t api = {.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE,
+                                 .abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
+                                 .name = "helpers"};
   return api;
 }
 
+/* What a core of this header's version passes (it accepts 1.0 to 1.minor). */
 static xdev_plugin_query_args_t make_query(void) {
-  xdev_plugin_query_args_t args;
-  memset(&args, 0, sizeof args);
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version.major = XDEV_ABI_VERSION_MAJOR;
-  args.core_max_version.major = XDEV_ABI_VERSION_MAJOR;
-  args.core_max_version.minor = XDEV_ABI_VERSION_MINOR;
-  args.host = &g_host;
+  const xdev_plugin_query_args_t args = {
+      .struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE,
+      .core_min_version = {XDEV_ABI_VERSION_MAJOR, 0},
+      .core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
+      .host = &g_host};
   return args;
 }
 
@@ -149,8 +146,13 @@ static void test_init_args(void) {
   args.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
   args.host = &g_host;
   CHECK(xdev_plugin_check_init_args(&g_host, &args, &plugin) == NULL && plugin == NULL);
+  CHECK(xdev_plugin_init_args_usable(&args, &plugin));
   CHECK(is_status(xdev_plugin_check_init_args(&g_host, &args, NULL),
                   XDEV_STATUS_INVALID_ARGUMENT, "out_plugin is NULL"));
+  /* No table from the query yet: args->host reports what it can. */
+  CHECK(is_status(xdev_plugin_check_init_args(NULL, &args, NULL), XDEV_STATUS_INVALID_ARGUMENT,
+                  "out_plugin is NULL"));
+  CHECK(!xdev_plugin_init_args_usable(&args, NULL));
   CHECK(is_status(xdev_plugin_check_init_args(&g_host, NULL, &plugin),
                   XDEV_STATUS_INVALID_ARGUMENT, "args is NULL"));
   args.struct_size = offsetof(xdev_plugin_init_args_t, host);
@@ -164,6 +166,7 @@ static void test_init_args(void) {
   args.host = &small;
   CHECK(is_status(xdev_plugin_check_init_args(&g_host, &args, &plugin), XDEV_STATUS_ABI_MISMATCH,
                   "host table is"));
+  CHECK(!xdev_plugin_init_args_usable(&args, &plugin));
 }
 
 static void test_tables(void) {
@@ -189,9 +192,10 @@ static void test_tables(void) {
   /* Required slots: the first NULL one is named, in table order. Any non-NULL
    * function pointer will do (they are compared, never called). */
   CHECK(strcmp(xdev_plugin_missing_slot(&api), "initialize") == 0);
-#define SET_SLOT(slot) memcpy(&api.slot, &any, sizeof any);
-  XDEV_PLUGIN_REQUIRED_SLOTS(SET_SLOT)
-#undef SET_SLOT
+#define SET_REQUIRED_SLOT(slot, required) \
+  if (required) memcpy(&api.slot, &any, sizeof any);
+  XDEV_PLUGIN_SLOTS(SET_REQUIRED_SLOT)
+#undef SET_REQUIRED_SLOT
   CHECK(xdev_plugin_missing_slot(&api) == NULL);
   api.event_query = NULL;
   api.copy_device_to_device = NULL;
@@ -200,6 +204,17 @@ static void test_tables(void) {
   CHECK(xdev_plugin_dtype_size(XDEV_DTYPE_INVALID) == 0);
   CHECK(strcmp(xdev_plugin_dtype_name(XDEV_DTYPE_UINT8), "uint8") == 0);
   CHECK(xdev_plugin_dtype_name((xdev_dtype_t)42) == NULL);
+  CHECK(xdev_plugin_dtype_name(XDEV_DTYPE_INVALID) == NULL);
+  CHECK(xdev_plugin_dtype_size(XDEV_DTYPE_INT64) == 8 &&
+        xdev_plugin_dtype_size(XDEV_DTYPE_INT8) == 1);
+
+  /* Device type names: a letter, then letters, digits, '_'; 31 at most. */
+  CHECK(xdev_plugin_valid_type_name("GPU") && xdev_plugin_valid_type_name("npu_2"));
+  CHECK(xdev_plugin_valid_type_name("A234567890123456789012345678901"));   /* 31 */
+  CHECK(!xdev_plugin_valid_type_name("A2345678901234567890123456789012")); /* 32 */
+  CHECK(!xdev_plugin_valid_type_name("") && !xdev_plugin_valid_type_name(NULL));
+  CHECK(!xdev_plugin_valid_type_name("2GPU") && !xdev_plugin_valid_type_name("_GPU"));
+  CHECK(!xdev_plugin_valid_type_name("GP U") && !xdev_plugin_valid_type_name("GPU\xc3\xa9"));
 }
 
 int main(void) {

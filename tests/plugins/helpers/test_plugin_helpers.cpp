@@ -4,12 +4,13 @@
 // plugin hands out.
 #include <gtest/gtest.h>
 
-#include <xdev/plugin_helpers.hpp>
-
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <xdev/plugin_helpers.hpp>
+
+#include "plugin_harness.hpp"
 
 namespace {
 
@@ -46,14 +47,7 @@ Outcome take(xdev_status_t* status) {
   return {owned->first, owned->second};
 }
 
-xdev_plugin_query_args_t query_args(const xdev_host_api_t* host) {
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = host;
-  return args;
-}
+using xdev_test::query_args;
 
 TEST(PluginHost, HasNoFallbackBeforeAQueryAndCannotReport) {
   const ph::PluginHost hosts{"test"};
@@ -128,6 +122,62 @@ TEST(PluginHost, CheckInitArgsReportsWithTheFallbackTable) {
   EXPECT_EQ(plugin, nullptr);
   args.host = &host.table;
   EXPECT_EQ(take(hosts.check_init_args(&args, &plugin)).code, XDEV_STATUS_OK);
+}
+
+}  // namespace
+
+// The instance state a plugin defines (opaque in the ABI).
+struct xdev_plugin_t {
+  const xdev_host_api_t* host = nullptr;
+  std::vector<int> data;
+};
+
+namespace {
+
+TEST(PluginHost, InitializeChecksGuardsAndHandsOutTheInstance) {
+  FakeHost host;
+  ph::PluginHost hosts{"demo"};
+  ph::InstanceRegistration earlier(hosts, &host.table);  // reports bad arguments
+  xdev_plugin_init_args_t args = xdev_test::init_args(&host.table);
+  xdev_plugin_t* plugin = nullptr;
+  ASSERT_EQ(take(hosts.initialize(&args, &plugin,
+                                  [](xdev_plugin_t& state, const xdev_host_api_t* h) {
+                                    state.host = h;
+                                    state.data.assign(3, 7);
+                                    return static_cast<xdev_status_t*>(nullptr);
+                                  }))
+                .code,
+            XDEV_STATUS_OK);
+  ASSERT_NE(plugin, nullptr);
+  EXPECT_EQ(plugin->host, &host.table);
+  EXPECT_EQ(plugin->data.size(), 3U);
+  delete plugin;
+
+  // A status from the setup is returned and no instance handed out; so is an
+  // exception, as a status; bad arguments never reach the setup.
+  plugin = reinterpret_cast<xdev_plugin_t*>(&host);
+  const Outcome refused = take(hosts.initialize(&args, &plugin, [&](xdev_plugin_t&, auto h) {
+    return hosts.fail(h, XDEV_STATUS_UNAVAILABLE, "no device driver");
+  }));
+  EXPECT_EQ(refused.code, XDEV_STATUS_UNAVAILABLE);
+  EXPECT_EQ(plugin, nullptr);
+  const Outcome thrown =
+      take(hosts.initialize(&args, &plugin, [](xdev_plugin_t& state, auto) -> xdev_status_t* {
+        state.data.resize(1);
+        throw std::runtime_error("bad config");
+      }));
+  EXPECT_EQ(thrown.message, "demo plugin: initialize: unexpected exception: bad config");
+  EXPECT_EQ(plugin, nullptr);
+  args.struct_size = 8;
+  bool ran = false;
+  EXPECT_EQ(take(hosts.initialize(&args, &plugin,
+                                  [&](xdev_plugin_t&, auto) -> xdev_status_t* {
+                                    ran = true;
+                                    return nullptr;
+                                  }))
+                .code,
+            XDEV_STATUS_ABI_MISMATCH);
+  EXPECT_FALSE(ran);
 }
 
 TEST(PluginHost, GuardTurnsEveryExceptionIntoAStatusNamingPluginAndSlot) {

@@ -179,28 +179,23 @@ void register_kernels(xdev_plugin_t& plugin) {
 
 void device_close(xdev_device_t* device) noexcept;
 
+// Completes a new instance for initialize (g_host.initialize checked the
+// arguments, guards this and hands the instance out).
+xdev_status_t* set_up(xdev_plugin_t& plugin, const xdev_host_api_t* host) {
+  plugin.host = host;
+  plugin.registration.emplace(g_host, host);
+  if (Failure failure = read_config(&plugin.config)) return to_status(host, "initialize", failure);
+  describe(plugin);
+  plugin.type = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, nullptr, "GPU", "sim", XDEV_PRIORITY_GPU};
+  register_kernels(plugin);
+  plugin.open.assign(plugin.config.device_count, nullptr);
+  g_host.log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin.status_line.c_str());
+  return nullptr;
+}
+
 xdev_status_t* initialize(const xdev_plugin_init_args_t* args,
                           xdev_plugin_t** out_plugin) noexcept {
-  constexpr const char* kSlot = "initialize";
-  if (xdev_status_t* status = g_host.check_init_args(args, out_plugin)) return status;
-  const xdev_host_api_t* host = args->host;
-  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
-    auto plugin = std::make_unique<xdev_plugin_t>();
-    plugin->host = host;
-    plugin->registration.emplace(g_host, host);
-    if (Failure failure = read_config(&plugin->config)) return to_status(host, kSlot, failure);
-    describe(*plugin);
-    plugin->type.struct_size = XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE;
-    plugin->type.ext = nullptr;
-    plugin->type.type = "GPU";
-    plugin->type.platform = "sim";
-    plugin->type.priority = XDEV_PRIORITY_GPU;
-    register_kernels(*plugin);
-    plugin->open.assign(plugin->config.device_count, nullptr);
-    g_host.log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin->status_line.c_str());
-    *out_plugin = plugin.release();
-    return nullptr;
-  });
+  return g_host.initialize(args, out_plugin, &set_up);
 }
 
 void shutdown(xdev_plugin_t* plugin) noexcept {
@@ -230,15 +225,9 @@ const char* describe_status(xdev_plugin_t* plugin) noexcept {
 xdev_status_t* device_types(xdev_plugin_t* plugin,
                             const xdev_device_type_info_t* const** out_types,
                             uint32_t* out_count) noexcept {
-  constexpr const char* kSlot = "device_types";
-  if (plugin == nullptr) return g_host.null_argument(nullptr, kSlot, "plugin");
-  if (out_types == nullptr || out_count == nullptr) {
-    return g_host.null_argument(plugin->host, kSlot,
-                                out_types == nullptr ? "out_types" : "out_count");
-  }
-  *out_types = plugin->types;
-  *out_count = 1;
-  return nullptr;
+  if (plugin == nullptr) return g_host.null_argument(nullptr, "device_types", "plugin");
+  return g_host.hand_out(plugin->host, "device_types", "out_types", plugin->types, 1, out_types,
+                         out_count);
 }
 
 xdev_status_t* device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
@@ -465,24 +454,36 @@ void host_memory_free(xdev_device_t* device, void* ptr) noexcept {
 // ---------------------------------------------------------------------------
 // Streams and events
 
-xdev_status_t* stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
-  constexpr const char* kSlot = "stream_create";
-  if (device == nullptr) return g_host.null_argument(nullptr, kSlot, "device");
+// stream_create and event_create: a new Handle of `device`, completed by
+// `set_up` and kept in the device's set `owned` (device_close releases what
+// the core forgot).
+template <typename Handle, typename SetUp>
+xdev_status_t* create_handle(const char* slot, xdev_device_t* device, Handle** out,
+                             const char* out_name, std::set<Handle*> xdev_device_t::*owned,
+                             SetUp&& set_up) noexcept {
+  if (device == nullptr) return g_host.null_argument(nullptr, slot, "device");
   const xdev_host_api_t* host = host_of(device);
-  if (out_stream == nullptr) return g_host.null_argument(host, kSlot, "out_stream");
-  *out_stream = nullptr;
-  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
-    auto stream = std::make_unique<xdev_stream_t>();
-    stream->device = device;
-    stream->queue = std::make_unique<WorkQueue>(device->text->label + " stream",
-                                                device->plugin->config.delay);
+  if (out == nullptr) return g_host.null_argument(host, slot, out_name);
+  *out = nullptr;
+  return g_host.guard(host, slot, [&]() -> xdev_status_t* {
+    auto handle = std::make_unique<Handle>();
+    handle->device = device;
+    set_up(*handle);
     {
       std::lock_guard lock(device->mutex);
-      device->streams.insert(stream.get());
+      (device->*owned).insert(handle.get());
     }
-    *out_stream = stream.release();
+    *out = handle.release();
     return nullptr;
   });
+}
+
+xdev_status_t* stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
+  return create_handle("stream_create", device, out_stream, "out_stream", &xdev_device_t::streams,
+                       [device](xdev_stream_t& stream) {
+                         stream.queue = std::make_unique<WorkQueue>(device->text->label + " stream",
+                                                                    device->plugin->config.delay);
+                       });
 }
 
 void stream_destroy(xdev_stream_t* stream) noexcept {
@@ -520,21 +521,9 @@ xdev_status_t* stream_synchronize(xdev_stream_t* stream) noexcept {
 }
 
 xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
-  constexpr const char* kSlot = "event_create";
-  if (device == nullptr) return g_host.null_argument(nullptr, kSlot, "device");
-  const xdev_host_api_t* host = host_of(device);
-  if (out_event == nullptr) return g_host.null_argument(host, kSlot, "out_event");
-  *out_event = nullptr;
-  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
-    auto event = std::make_unique<xdev_event_t>();
-    event->device = device;
-    {
-      std::lock_guard lock(device->mutex);
-      device->events.insert(event.get());
-    }
-    *out_event = event.release();
-    return nullptr;
-  });
+  // A new event has no mark: it counts as completed until recorded.
+  return create_handle("event_create", device, out_event, "out_event", &xdev_device_t::events,
+                       [](xdev_event_t&) {});
 }
 
 void event_destroy(xdev_event_t* event) noexcept {
@@ -627,32 +616,35 @@ bool ranges_overlap(uint64_t a, uint64_t b, uint64_t size) noexcept {
   return a < b + size && b < a + size;
 }
 
-xdev_status_t* copy_host_to_device(xdev_stream_t* stream, void* dst, const void* src,
-                                   uint64_t size) noexcept {
-  static constexpr const char* kSlot = "copy_host_to_device";
-  if (stream == nullptr) return g_host.null_argument(nullptr, kSlot, "stream");
+// A copy between host memory and the stream's device, to the device when
+// `to_device`. The device range is checked now and again when the copy
+// runs; the host memory is read or written when the copy runs, never
+// snapshotted: the ABI says the caller keeps it valid and unchanged until
+// then, and a snapshot would hide a core that does not.
+xdev_status_t* copy_with_host(const char* slot, xdev_stream_t* stream, uint64_t device_address,
+                              void* host_memory, uint64_t size, bool to_device) noexcept {
+  if (stream == nullptr) return g_host.null_argument(nullptr, slot, "stream");
   const xdev_host_api_t* host = host_of(stream);
   if (size == 0) return nullptr;
-  if (src == nullptr) return g_host.null_argument(host, kSlot, "src");
-  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
-    if (Failure failure = check_host_pointer(src, "source")) {
-      return to_status(host, kSlot, failure);
+  if (host_memory == nullptr) return g_host.null_argument(host, slot, to_device ? "src" : "dst");
+  const char* device_role = to_device ? "destination" : "source";
+  return g_host.guard(host, slot, [&]() -> xdev_status_t* {
+    if (Failure failure = check_host_pointer(host_memory, to_device ? "source" : "destination")) {
+      return to_status(host, slot, failure);
     }
     const Arena& arena = *stream->device->arena;
     std::byte* unused = nullptr;
-    if (Failure failure = arena.resolve(address_of(dst), size, "destination", &unused)) {
-      return to_status(host, kSlot, failure);
+    if (Failure failure = arena.resolve(device_address, size, device_role, &unused)) {
+      return to_status(host, slot, failure);
     }
-    // `src` is read when the copy runs: the ABI says the caller keeps it
-    // valid and unchanged until then, and a snapshot would hide a core that
-    // does not.
     stream->queue->enqueue(
-        [&arena, dst = address_of(dst), src, size]() -> Failure {
-          std::byte* target = nullptr;
-          if (Failure failure = arena.resolve(dst, size, "destination", &target)) {
-            return prefixed(kSlot, std::move(failure));
+        [slot, &arena, device_address, device_role, host_memory, size, to_device]() -> Failure {
+          std::byte* device_memory = nullptr;
+          if (Failure failure = arena.resolve(device_address, size, device_role, &device_memory)) {
+            return prefixed(slot, std::move(failure));
           }
-          std::memcpy(target, src, size);
+          std::memcpy(to_device ? static_cast<void*>(device_memory) : host_memory,
+                      to_device ? host_memory : static_cast<const void*>(device_memory), size);
           return {};
         },
         /*delayed=*/true);
@@ -660,34 +652,16 @@ xdev_status_t* copy_host_to_device(xdev_stream_t* stream, void* dst, const void*
   });
 }
 
+xdev_status_t* copy_host_to_device(xdev_stream_t* stream, void* dst, const void* src,
+                                   uint64_t size) noexcept {
+  return copy_with_host("copy_host_to_device", stream, address_of(dst), const_cast<void*>(src),
+                        size, /*to_device=*/true);
+}
+
 xdev_status_t* copy_device_to_host(xdev_stream_t* stream, void* dst, const void* src,
                                    uint64_t size) noexcept {
-  static constexpr const char* kSlot = "copy_device_to_host";
-  if (stream == nullptr) return g_host.null_argument(nullptr, kSlot, "stream");
-  const xdev_host_api_t* host = host_of(stream);
-  if (size == 0) return nullptr;
-  if (dst == nullptr) return g_host.null_argument(host, kSlot, "dst");
-  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
-    if (Failure failure = check_host_pointer(dst, "destination")) {
-      return to_status(host, kSlot, failure);
-    }
-    const Arena& arena = *stream->device->arena;
-    std::byte* unused = nullptr;
-    if (Failure failure = arena.resolve(address_of(src), size, "source", &unused)) {
-      return to_status(host, kSlot, failure);
-    }
-    stream->queue->enqueue(
-        [&arena, dst, src = address_of(src), size]() -> Failure {
-          std::byte* source = nullptr;
-          if (Failure failure = arena.resolve(src, size, "source", &source)) {
-            return prefixed(kSlot, std::move(failure));
-          }
-          std::memcpy(dst, source, size);
-          return {};
-        },
-        /*delayed=*/true);
-    return nullptr;
-  });
+  return copy_with_host("copy_device_to_host", stream, address_of(src), dst, size,
+                        /*to_device=*/false);
 }
 
 // A copy between device addresses: `src` in `source_arena`, `dst` in the
@@ -759,15 +733,9 @@ xdev_status_t* copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_de
 
 xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out_kernels,
                        uint32_t* out_count) noexcept {
-  constexpr const char* kSlot = "kernels";
-  if (plugin == nullptr) return g_host.null_argument(nullptr, kSlot, "plugin");
-  if (out_kernels == nullptr || out_count == nullptr) {
-    return g_host.null_argument(plugin->host, kSlot,
-                                out_kernels == nullptr ? "out_kernels" : "out_count");
-  }
-  *out_kernels = plugin->kernels.data();
-  *out_count = static_cast<uint32_t>(plugin->kernels.size());
-  return nullptr;
+  if (plugin == nullptr) return g_host.null_argument(nullptr, "kernels", "plugin");
+  return g_host.hand_out(plugin->host, "kernels", "out_kernels", plugin->kernels.data(),
+                         plugin->kernels.size(), out_kernels, out_count);
 }
 
 using EnqueueFn = Failure (*)(const xdev_kernel_call_t&, const Arena&, WorkQueue&);
@@ -812,41 +780,21 @@ xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) noexcep
 // ---------------------------------------------------------------------------
 // The table
 
-constexpr xdev_plugin_api_t kPluginApi = {
-    .struct_size = XDEV_PLUGIN_API_STRUCT_SIZE,
-    .ext = nullptr,
-    .abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
-    .name = "sim",
-    .plugin_version = XDEV_SIM_PLUGIN_VERSION,
-    .capabilities = XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY,
-    .initialize = &initialize,
-    .shutdown = &shutdown,
-    .describe_status = &describe_status,
-    .device_types = &device_types,
-    .device_count = &device_count,
-    .device_get_properties = &device_get_properties,
-    .device_open = &device_open,
-    .device_close = &device_close,
-    .memory_allocate = &memory_allocate,
-    .memory_free = &memory_free,
-    .memory_query = &memory_query,
-    .host_memory_allocate = &host_memory_allocate,
-    .host_memory_free = &host_memory_free,
-    .stream_create = &stream_create,
-    .stream_destroy = &stream_destroy,
-    .stream_synchronize = &stream_synchronize,
-    .event_create = &event_create,
-    .event_destroy = &event_destroy,
-    .event_record = &event_record,
-    .stream_wait_event = &stream_wait_event,
-    .event_synchronize = &event_synchronize,
-    .event_query = &event_query,
-    .copy_host_to_device = &copy_host_to_device,
-    .copy_device_to_host = &copy_device_to_host,
-    .copy_device_to_device = &copy_device_to_device,
-    .copy_peer = &copy_peer,
-    .kernels = &kernels,
-};
+// The sim plugin implements every slot of the table, optional ones included,
+// each with the function of the slot's name.
+constexpr xdev_plugin_api_t make_plugin_api() {
+  xdev_plugin_api_t api{};
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE;
+  api.abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
+  api.name = "sim";
+  api.plugin_version = XDEV_SIM_PLUGIN_VERSION;
+  api.capabilities = XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY;
+#define XDEV_SIM_SET_SLOT(slot, required) api.slot = &slot;
+  XDEV_PLUGIN_SLOTS(XDEV_SIM_SET_SLOT)
+#undef XDEV_SIM_SET_SLOT
+  return api;
+}
+constexpr xdev_plugin_api_t kPluginApi = make_plugin_api();
 
 }  // namespace
 }  // namespace xdev::sim
