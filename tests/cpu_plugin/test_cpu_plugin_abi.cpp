@@ -34,8 +34,12 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 // Helpers (the shared raw-ABI harness: tests/support/core_plugin_harness.hpp)
 
 using xdev_test::exported_symbols;
+using xdev_test::first_error;
 using xdev_test::Ok;
 using xdev_test::Outcome;
+using xdev_test::query_accepts;
+using xdev_test::query_refuses;
+using xdev_test::query_table;
 using xdev_test::random_bytes;
 using xdev_test::take;
 
@@ -61,10 +65,7 @@ xdev_plugin_init_args_t init_args() { return xdev_test::init_args(host_api()); }
 
 TEST(CpuPluginQuery, ReturnsAV1TableWithEveryRequiredSlot) {
   Library library;
-  ASSERT_TRUE(library.loaded()) << library.error();
-  xdev_plugin_query_args_t args = query_args();
-  ASSERT_TRUE(Ok(library.query()(&args)));
-  const xdev_plugin_api_t* api = args.plugin_api;
+  const xdev_plugin_api_t* api = query_table(library, host_api());
   ASSERT_NE(api, nullptr);
 
   EXPECT_EQ(api->struct_size, XDEV_PLUGIN_API_STRUCT_SIZE);
@@ -101,39 +102,19 @@ TEST(CpuPluginQuery, RefusesArgumentsTooSmallForV1) {
   EXPECT_EQ(library.query()(nullptr), nullptr);  // nothing to report with: must not crash
 }
 
-TEST(CpuPluginQuery, RefusesACoreOfAnotherMajorVersion) {
+TEST(CpuPluginQuery, NegotiatesTheVersion) {
   Library library;
   ASSERT_TRUE(library.loaded()) << library.error();
-  xdev_plugin_query_args_t args = query_args();
-  args.core_min_version = {2, 0};
-  args.core_max_version = {2, 3};
-  EXPECT_STATUS(library.query()(&args), XDEV_STATUS_ABI_MISMATCH, "2.0 to 2.3");
-  EXPECT_EQ(args.plugin_api, nullptr);
-
-  args = query_args();
-  args.core_min_version = {0, 1};
-  args.core_max_version = {0, 9};
-  EXPECT_STATUS(library.query()(&args), XDEV_STATUS_ABI_MISMATCH, "implements ABI 1." + std::to_string(XDEV_ABI_VERSION_MINOR));
-  EXPECT_EQ(args.plugin_api, nullptr);
-}
-
-TEST(CpuPluginQuery, RefusesACoreThatNeedsANewerMinor) {
-  Library library;
-  ASSERT_TRUE(library.loaded()) << library.error();
-  xdev_plugin_query_args_t args = query_args();
-  args.core_min_version = {1, XDEV_ABI_VERSION_MINOR + 1};
-  args.core_max_version = {1, XDEV_ABI_VERSION_MINOR + 2};
-  EXPECT_STATUS(library.query()(&args), XDEV_STATUS_ABI_MISMATCH, "the core accepts 1.");
-  EXPECT_EQ(args.plugin_api, nullptr);
-}
-
-TEST(CpuPluginQuery, AcceptsANewerMinorCore) {
-  Library library;
-  ASSERT_TRUE(library.loaded()) << library.error();
-  xdev_plugin_query_args_t args = query_args();
-  args.core_max_version = {1, XDEV_ABI_VERSION_MINOR + 5};
-  ASSERT_TRUE(Ok(library.query()(&args)));
-  EXPECT_NE(args.plugin_api, nullptr);
+  const std::string mine = "implements ABI 1." + std::to_string(XDEV_ABI_VERSION_MINOR);
+  constexpr uint32_t kMinor = XDEV_ABI_VERSION_MINOR;
+  // A core of another major, older or newer.
+  EXPECT_TRUE(query_refuses(library.query(), host_api(), {2, 0}, {2, 3}, {mine, "2.0 to 2.3"}));
+  EXPECT_TRUE(query_refuses(library.query(), host_api(), {0, 1}, {0, 9}, {mine, "0.1 to 0.9"}));
+  // A core that needs a newer minor than this plugin's.
+  EXPECT_TRUE(query_refuses(library.query(), host_api(), {1, kMinor + 1}, {1, kMinor + 2},
+                            {"the core accepts 1."}));
+  // A core of a newer minor: minors only append.
+  EXPECT_TRUE(query_accepts(library.query(), host_api(), {1, 0}, {1, kMinor + 5}));
 }
 
 TEST(CpuPluginLibrary, ExportsOnlyTheEntrySymbol) {
@@ -147,10 +128,7 @@ TEST(CpuPluginLibrary, ExportsOnlyTheEntrySymbol) {
 class CpuPluginTable : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(library_.loaded()) << library_.error();
-    xdev_plugin_query_args_t args = query_args();
-    ASSERT_TRUE(Ok(library_.query()(&args)));
-    api_ = args.plugin_api;
+    api_ = query_table(library_, host_api());
     ASSERT_NE(api_, nullptr);
   }
 
@@ -306,22 +284,9 @@ TEST_F(CpuPlugin, DescribesItsStatusInOneLine) {
 
 TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
   // test_cpu_kernels.cpp runs them; here: the table is well-formed.
-  const xdev_kernel_info_t* const* kernels = nullptr;
-  uint32_t count = 0;
-  ASSERT_TRUE(Ok(api_->kernels(plugin_, &kernels, &count)));
-  ASSERT_NE(kernels, nullptr);
-  std::set<std::string> ops;
-  for (uint32_t i = 0; i < count; ++i) {
-    ASSERT_NE(kernels[i], nullptr);
-    EXPECT_EQ(kernels[i]->struct_size, XDEV_KERNEL_INFO_STRUCT_SIZE);
-    EXPECT_EQ(kernels[i]->type_index, 0U);
-    EXPECT_NE(kernels[i]->fn, nullptr);
-    EXPECT_NE(kernels[i]->input_dtypes, 0U);
-    ops.insert(kernels[i]->op);
-  }
-  EXPECT_EQ(ops, (std::set<std::string>{"MatMul", "Add", "Sub", "Mul", "Div", "Neg", "Relu",
-                                        "AddN", "Cast", "Sum", "Mean", "Copy", "Fill",
-                                        "RandomUniform"}));
+  EXPECT_EQ(xdev_test::registered_ops(*api_, plugin_),
+            (std::set<std::string>{"MatMul", "Add", "Sub", "Mul", "Div", "Neg", "Relu", "AddN",
+                                   "Cast", "Sum", "Mean", "Copy", "Fill", "RandomUniform"}));
 }
 
 TEST_F(CpuPlugin, RunsOpenBlasSingleThreadedUnlessTheUserChose) {
@@ -562,103 +527,21 @@ TEST_F(CpuDevice, StreamsAndEventsCompleteInOrder) {
 }
 
 TEST_F(CpuDevice, NullArgumentsAreInvalidArgumentStatuses) {
-  const xdev_device_type_info_t* const* types = nullptr;
-  const xdev_kernel_info_t* const* kernels = nullptr;
-  uint32_t count = 0;
-  uint64_t free_bytes = 0;
-  uint64_t total_bytes = 0;
-  int32_t done = 0;
-  void* ptr = nullptr;
-  xdev_device_t* device = nullptr;
-  xdev_stream_t* stream = nullptr;
   xdev_event_t* event = nullptr;
   ASSERT_TRUE(Ok(api_->event_create(device_, &event)));
-  xdev_device_properties_t props{};
-  props.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
-  unsigned char bytes[8] = {};
-  const xdev_plugin_init_args_t args = init_args();
-
-  struct Case {
-    const char* call;
-    const char* names;  // what the message must say about the argument
-    std::function<xdev_status_t*()> run;
-  };
+  void* buffer = nullptr;
+  ASSERT_TRUE(Ok(api_->memory_allocate(device_, 64, 64, &buffer)));
   const auto& api = *api_;
-  const std::vector<Case> cases = {
-      {"initialize", "out_plugin is NULL",
-       [&] { return api.initialize(&args, nullptr); }},
-      {"device_types", "plugin is NULL",
-       [&] { return api.device_types(nullptr, &types, &count); }},
-      {"device_types", "out_types is NULL",
-       [&] { return api.device_types(plugin_, nullptr, &count); }},
-      {"device_types", "out_count is NULL",
-       [&] { return api.device_types(plugin_, &types, nullptr); }},
-      {"device_count", "plugin is NULL",
-       [&] { return api.device_count(nullptr, &count); }},
-      {"device_count", "out_count is NULL",
-       [&] { return api.device_count(plugin_, nullptr); }},
-      {"device_get_properties", "plugin is NULL",
-       [&] { return api.device_get_properties(nullptr, 0, &props); }},
-      {"device_get_properties", "out_props is NULL",
-       [&] { return api.device_get_properties(plugin_, 0, nullptr); }},
-      {"device_open", "plugin is NULL",
-       [&] { return api.device_open(nullptr, 0, &device); }},
-      {"device_open", "out_device is NULL",
-       [&] { return api.device_open(plugin_, 0, nullptr); }},
-      {"memory_allocate", "device is NULL",
-       [&] { return api.memory_allocate(nullptr, 64, 64, &ptr); }},
-      {"memory_allocate", "out_ptr is NULL",
-       [&] { return api.memory_allocate(device_, 64, 64, nullptr); }},
-      {"memory_query", "device is NULL",
-       [&] { return api.memory_query(nullptr, &free_bytes, &total_bytes); }},
-      {"memory_query", "out_free is NULL",
-       [&] { return api.memory_query(device_, nullptr, &total_bytes); }},
-      {"memory_query", "out_total is NULL",
-       [&] { return api.memory_query(device_, &free_bytes, nullptr); }},
-      {"stream_create", "device is NULL",
-       [&] { return api.stream_create(nullptr, &stream); }},
-      {"stream_create", "out_stream is NULL",
-       [&] { return api.stream_create(device_, nullptr); }},
-      {"stream_synchronize", "stream is NULL",
-       [&] { return api.stream_synchronize(nullptr); }},
-      {"event_create", "device is NULL",
-       [&] { return api.event_create(nullptr, &event); }},
-      {"event_create", "out_event is NULL",
-       [&] { return api.event_create(device_, nullptr); }},
-      {"event_record", "event is NULL",
-       [&] { return api.event_record(nullptr, stream_); }},
-      {"event_record", "stream is NULL",
-       [&] { return api.event_record(event, nullptr); }},
-      {"stream_wait_event", "stream is NULL",
-       [&] { return api.stream_wait_event(nullptr, event); }},
-      {"stream_wait_event", "event is NULL",
-       [&] { return api.stream_wait_event(stream_, nullptr); }},
-      {"event_synchronize", "event is NULL",
-       [&] { return api.event_synchronize(nullptr); }},
-      {"event_query", "event is NULL",
-       [&] { return api.event_query(nullptr, &done); }},
-      {"event_query", "out_done is NULL",
-       [&] { return api.event_query(event, nullptr); }},
-      {"copy_host_to_device", "stream is NULL",
-       [&] { return api.copy_host_to_device(nullptr, bytes, bytes + 4, 4); }},
-      {"copy_device_to_host", "stream is NULL",
-       [&] { return api.copy_device_to_host(nullptr, bytes, bytes + 4, 4); }},
-      {"copy_device_to_device", "stream is NULL",
-       [&] { return api.copy_device_to_device(nullptr, bytes, bytes + 4, 4); }},
-      {"kernels", "plugin is NULL",
-       [&] { return api.kernels(nullptr, &kernels, &count); }},
-      {"kernels", "out_kernels is NULL",
-       [&] { return api.kernels(plugin_, nullptr, &count); }},
-      {"kernels", "out_count is NULL",
-       [&] { return api.kernels(plugin_, &kernels, nullptr); }},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.call);
-    const Outcome outcome = take(c.run());
+  const xdev_test::NullArgumentCalls calls(api, plugin_, 0, device_, stream_, event, buffer,
+                                           host_api());
+  for (const auto& call : calls.calls()) {
+    SCOPED_TRACE(std::string(call.slot) + "(" + call.argument + " NULL)");
+    const Outcome outcome = take(call.run());
     EXPECT_EQ(outcome.code, XDEV_STATUS_INVALID_ARGUMENT) << outcome.message;
-    EXPECT_THAT(outcome.message, HasSubstr(c.call));
-    EXPECT_THAT(outcome.message, HasSubstr(c.names));
+    EXPECT_THAT(outcome.message, HasSubstr(call.slot));
+    EXPECT_THAT(outcome.message, HasSubstr(std::string(call.argument) + " is NULL"));
   }
+  api.memory_free(device_, buffer);
 
   // The slots that return nothing accept NULL without crashing.
   ASSERT_NE(api.describe_status(nullptr), nullptr);
@@ -685,20 +568,14 @@ TEST_F(CpuDevice, ThreadSafeSlotsWorkFromSeveralThreads) {
         xdev_stream_t* stream = nullptr;
         xdev_event_t* event = nullptr;
         void* ptr = nullptr;
-        std::string error = xdev::detail::take_message(api_->stream_create(device_, &stream));
-        if (error.empty()) error = xdev::detail::take_message(api_->event_create(device_, &event));
-        if (error.empty()) {
-          error = xdev::detail::take_message(api_->memory_allocate(device_, kSize, 128, &ptr));
-        }
-        if (error.empty()) {
-          error = xdev::detail::take_message(
-              api_->copy_host_to_device(stream, ptr, source.data(), kSize));
-        }
-        if (error.empty()) error = xdev::detail::take_message(api_->event_record(event, stream));
-        if (error.empty()) {
-          error = xdev::detail::take_message(
-              api_->copy_device_to_host(stream, result.data(), ptr, kSize));
-        }
+        std::string error = first_error({
+            [&] { return api_->stream_create(device_, &stream); },
+            [&] { return api_->event_create(device_, &event); },
+            [&] { return api_->memory_allocate(device_, kSize, 128, &ptr); },
+            [&] { return api_->copy_host_to_device(stream, ptr, source.data(), kSize); },
+            [&] { return api_->event_record(event, stream); },
+            [&] { return api_->copy_device_to_host(stream, result.data(), ptr, kSize); },
+        });
         if (error.empty() && result != source) error = "round trip differs";
         api_->memory_free(device_, ptr);
         api_->event_destroy(event);
@@ -723,13 +600,12 @@ std::string use_plugin_once() {
   Library library;
   if (!library.loaded()) return library.error();
   xdev_plugin_query_args_t query = query_args();
-  if (auto error = xdev::detail::take_message(library.query()(&query)); !error.empty()) {
-    return error;
-  }
-  const xdev_plugin_api_t* api = query.plugin_api;
   const xdev_plugin_init_args_t args = init_args();
   xdev_plugin_t* plugin = nullptr;
-  if (auto error = xdev::detail::take_message(api->initialize(&args, &plugin)); !error.empty()) {
+  const auto& api = query.plugin_api;  // set by the first step
+  if (std::string error = first_error({[&] { return library.query()(&query); },
+                                       [&] { return api->initialize(&args, &plugin); }});
+      !error.empty()) {
     return error;
   }
   xdev_device_t* device = nullptr;
@@ -738,19 +614,13 @@ std::string use_plugin_once() {
   const uint64_t size = 32 * kMiB;
   const std::vector<unsigned char> source = random_bytes(size, 7);
   std::vector<unsigned char> result(size);
-  std::string error = xdev::detail::take_message(api->device_open(plugin, 0, &device));
-  if (error.empty()) error = xdev::detail::take_message(api->stream_create(device, &stream));
-  if (error.empty()) {
-    error = xdev::detail::take_message(api->memory_allocate(device, size, 64, &buffer));
-  }
-  if (error.empty()) {
-    error = xdev::detail::take_message(
-        api->copy_host_to_device(stream, buffer, source.data(), size));
-  }
-  if (error.empty()) {
-    error = xdev::detail::take_message(
-        api->copy_device_to_host(stream, result.data(), buffer, size));
-  }
+  std::string error = first_error({
+      [&] { return api->device_open(plugin, 0, &device); },
+      [&] { return api->stream_create(device, &stream); },
+      [&] { return api->memory_allocate(device, size, 64, &buffer); },
+      [&] { return api->copy_host_to_device(stream, buffer, source.data(), size); },
+      [&] { return api->copy_device_to_host(stream, result.data(), buffer, size); },
+  });
   if (error.empty() && result != source) error = "round trip differs";
   api->memory_free(device, buffer);
   if (stream != nullptr) api->stream_destroy(stream);

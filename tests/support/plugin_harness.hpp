@@ -11,21 +11,24 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <xdev/plugin.h>
+#include <xdev/plugin_helpers.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <xdev/plugin.h>
-#include <xdev/plugin_helpers.h>
 
 namespace xdev_test {
 
@@ -118,6 +121,20 @@ inline xdev_plugin_query_args_t query_args(const xdev_host_api_t* host) {
   return args;
 }
 
+// A host table of this header's version over the given functions (the core
+// and the conformance runner each bring their own).
+inline xdev_host_api_t host_table(void* context,
+                                  xdev_status_t* (*status_create)(void*, xdev_status_code_t,
+                                                                  const char*),
+                                  void (*log)(void*, xdev_log_level_t, const char*)) {
+  return {XDEV_HOST_API_STRUCT_SIZE,
+          nullptr,
+          {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
+          context,
+          status_create,
+          log};
+}
+
 // The arguments of initialize.
 inline xdev_plugin_init_args_t init_args(const xdev_host_api_t* host) {
   xdev_plugin_init_args_t args{};
@@ -178,6 +195,114 @@ inline std::vector<unsigned char> random_bytes(size_t size, uint64_t seed) {
   return bytes;
 }
 
+// Calls of the status-returning slots with one NULL argument each: a handle,
+// an output pointer, or one side of a copy of 16 bytes; live handles for
+// the other arguments. A plugin must answer each with an error status
+// (INVALID_ARGUMENT, naming "<argument> is NULL" in a plugin that uses the
+// SDK's helpers) instead of crashing. Optional slots the table leaves NULL
+// are left out. The outputs the calls write into live in this object.
+class NullArgumentCalls {
+ public:
+  enum class Kind { kHandle, kOutput };
+  struct Call {
+    const char* slot;
+    const char* argument;
+    Kind kind;
+    std::function<xdev_status_t*()> run;
+  };
+
+  // `device` is open (physical device `ordinal` of `plugin`), `stream` and
+  // `event` belong to it, `buffer` is 64 bytes of its memory; `host` is the
+  // table initialize gets.
+  NullArgumentCalls(const xdev_plugin_api_t& api, xdev_plugin_t* plugin, uint32_t ordinal,
+                    xdev_device_t* device, xdev_stream_t* stream, xdev_event_t* event, void* buffer,
+                    const xdev_host_api_t* host)
+      : init_(init_args(host)) {
+    props_.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
+    char* const mem = static_cast<char*>(buffer);
+    const uint64_t n = 16;  // bytes per copy
+    // Per slot: the name of each argument that is passed NULL in turn
+    // (nullptr: never), then the arguments of the other calls.
+    each_null("initialize", api.initialize, {nullptr, "out_plugin"}, &init_, &plugin_);
+    each_null("device_types", api.device_types, {"plugin", "out_types", "out_count"}, plugin,
+              &types_, &count_);
+    each_null("device_count", api.device_count, {"plugin", "out_count"}, plugin, &count_);
+    each_null("device_get_properties", api.device_get_properties, {"plugin", nullptr, "out_props"},
+              plugin, ordinal, &props_);
+    each_null("device_open", api.device_open, {"plugin", nullptr, "out_device"}, plugin, ordinal,
+              &device_);
+    each_null("memory_allocate", api.memory_allocate, {"device", nullptr, nullptr, "out_ptr"},
+              device, 64, 64, &ptr_);
+    each_null("memory_query", api.memory_query, {"device", "out_free", "out_total"}, device, &free_,
+              &total_);
+    each_null("host_memory_allocate", api.host_memory_allocate, {"device", nullptr, "out_ptr"},
+              device, 64, &ptr_);
+    each_null("stream_create", api.stream_create, {"device", "out_stream"}, device, &stream_);
+    each_null("stream_synchronize", api.stream_synchronize, {"stream"}, stream);
+    each_null("event_create", api.event_create, {"device", "out_event"}, device, &event_);
+    each_null("event_record", api.event_record, {"event", "stream"}, event, stream);
+    each_null("stream_wait_event", api.stream_wait_event, {"stream", "event"}, stream, event);
+    each_null("event_synchronize", api.event_synchronize, {"event"}, event);
+    each_null("event_query", api.event_query, {"event", "out_done"}, event, &done_);
+    each_null("copy_host_to_device", api.copy_host_to_device, {"stream", "dst", "src", nullptr},
+              stream, mem, host_bytes_, n);
+    each_null("copy_device_to_host", api.copy_device_to_host, {"stream", "dst", "src", nullptr},
+              stream, host_bytes_, mem, n);
+    each_null("copy_device_to_device", api.copy_device_to_device, {"stream", "dst", "src", nullptr},
+              stream, mem + 32, mem, n);
+    each_null("copy_peer", api.copy_peer, {"stream", nullptr, "src_device", nullptr, nullptr},
+              stream, mem, device, mem + 32, n);
+    each_null("kernels", api.kernels, {"plugin", "out_kernels", "out_count"}, plugin, &kernels_,
+              &count_);
+  }
+  NullArgumentCalls(const NullArgumentCalls&) = delete;
+  NullArgumentCalls& operator=(const NullArgumentCalls&) = delete;
+
+  const std::vector<Call>& calls() const { return calls_; }
+
+ private:
+  // One call of `slot` (when the table sets it) per named argument, with
+  // that argument NULL and `values` for the others.
+  template <typename... Args, typename... Values>
+  void each_null(const char* slot, xdev_status_t* (*fn)(Args...),
+                 std::array<const char*, sizeof...(Args)> names, Values... values) {
+    if (fn == nullptr) return;
+    const std::tuple<Args...> args(values...);
+    [&]<size_t... I>(std::index_sequence<I...>) { (add_null<I>(slot, fn, names[I], args), ...); }
+    (std::index_sequence_for<Args...>{});
+  }
+
+  template <size_t I, typename... Args>
+  void add_null(const char* slot, xdev_status_t* (*fn)(Args...), const char* name,
+                std::tuple<Args...> args) {
+    if constexpr (std::is_pointer_v<std::tuple_element_t<I, std::tuple<Args...>>>) {
+      if (name == nullptr) return;
+      std::get<I>(args) = nullptr;
+      const bool handle = std::strcmp(name, "plugin") == 0 || std::strcmp(name, "device") == 0 ||
+                          std::strcmp(name, "stream") == 0 || std::strcmp(name, "event") == 0 ||
+                          std::strcmp(name, "src_device") == 0;
+      calls_.push_back({slot, name, handle ? Kind::kHandle : Kind::kOutput,
+                        [fn, args] { return std::apply(fn, args); }});
+    }
+  }
+
+  xdev_plugin_init_args_t init_;
+  xdev_device_properties_t props_{};
+  const xdev_device_type_info_t* const* types_ = nullptr;
+  const xdev_kernel_info_t* const* kernels_ = nullptr;
+  uint32_t count_ = 0;
+  uint64_t free_ = 0;
+  uint64_t total_ = 0;
+  int32_t done_ = 0;
+  void* ptr_ = nullptr;
+  xdev_plugin_t* plugin_ = nullptr;
+  xdev_device_t* device_ = nullptr;
+  xdev_stream_t* stream_ = nullptr;
+  xdev_event_t* event_ = nullptr;
+  unsigned char host_bytes_[64] = {};
+  std::vector<Call> calls_;
+};
+
 // The kernel the core picks for (op, input dtype, output dtype): the first
 // registered one whose masks accept the dtypes (an output mask of 0 accepts
 // any). NULL when none does.
@@ -202,43 +327,29 @@ inline const xdev_kernel_info_t* any_kernel(const xdev_kernel_info_t* const* ker
   return nullptr;
 }
 
-// One op attribute, as the core passes it. Names and lists must outlive the
-// kernel call.
-inline xdev_attr_t attr_bool(const char* name, bool value) {
+// One op attribute of `Kind`, as the core passes it. Names and lists must
+// outlive the kernel call.
+template <xdev_attr_kind_t Kind, typename T>
+xdev_attr_t attr_of(const char* name, const T& value) {
   xdev_attr_t a{};
   a.name = name;
-  a.kind = XDEV_ATTR_BOOL;
-  a.value.b = value ? 1 : 0;
+  a.kind = Kind;
+  if constexpr (Kind == XDEV_ATTR_BOOL) a.value.b = value ? 1 : 0;
+  if constexpr (Kind == XDEV_ATTR_INT) a.value.i = value;
+  if constexpr (Kind == XDEV_ATTR_FLOAT) a.value.f = value;
+  if constexpr (Kind == XDEV_ATTR_DTYPE) a.value.dtype = value;
+  if constexpr (Kind == XDEV_ATTR_INTS)
+    a.value.ints = {value.data(), static_cast<int64_t>(value.size())};
   return a;
 }
-inline xdev_attr_t attr_int(const char* name, int64_t value) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_INT;
-  a.value.i = value;
-  return a;
+inline xdev_attr_t attr_bool(const char* n, bool v) { return attr_of<XDEV_ATTR_BOOL>(n, v); }
+inline xdev_attr_t attr_int(const char* n, int64_t v) { return attr_of<XDEV_ATTR_INT>(n, v); }
+inline xdev_attr_t attr_float(const char* n, double v) { return attr_of<XDEV_ATTR_FLOAT>(n, v); }
+inline xdev_attr_t attr_dtype(const char* n, xdev_dtype_t v) {
+  return attr_of<XDEV_ATTR_DTYPE>(n, v);
 }
-inline xdev_attr_t attr_float(const char* name, double value) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_FLOAT;
-  a.value.f = value;
-  return a;
-}
-inline xdev_attr_t attr_dtype(const char* name, xdev_dtype_t value) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_DTYPE;
-  a.value.dtype = value;
-  return a;
-}
-inline xdev_attr_t attr_ints(const char* name, const std::vector<int64_t>& values) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_INTS;
-  a.value.ints.values = values.data();
-  a.value.ints.count = static_cast<int64_t>(values.size());
-  return a;
+inline xdev_attr_t attr_ints(const char* n, const std::vector<int64_t>& v) {
+  return attr_of<XDEV_ATTR_INTS>(n, v);
 }
 
 // Row-major strides (in elements) of `shape`.

@@ -39,12 +39,14 @@ xdev_plugin_query_fn_t entry(Context& ctx) {
 
 // --- abi ---------------------------------------------------------------------
 
-void abi_load(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_load, "abi.load",
+                      "dlopen, xdev_plugin_query, table checks, initialize, shutdown") {
   ctx.api();
   ctx.plugin();
 }
 
-void abi_version(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_version, "abi.version",
+                      "major 1; the table covers its minor; loads into a 1.0 core") {
   const xdev_plugin_api_t& api = ctx.api();
   const xdev_version_t v = api.abi_version;
   const uint32_t ours = XDEV_ABI_VERSION_MINOR;
@@ -67,7 +69,8 @@ void abi_version(Context& ctx) {
   ctx.plugin();
 }
 
-void abi_query_repeatable(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_query_repeatable, "abi.query_repeatable",
+                      "xdev_plugin_query again gives the same table and starts no thread") {
   const xdev_plugin_api_t& first = ctx.api();
   const int threads_before = thread_count();
   xdev_plugin_query_args_t args = xdev_test::query_args(&ctx.host());
@@ -87,7 +90,8 @@ void abi_query_repeatable(Context& ctx) {
   }
 }
 
-void abi_query_struct_size(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_query_struct_size, "abi.query_struct_size",
+                      "xdev_plugin_query writes only what struct_size covers") {
   ctx.api();
   // The args as a v1.0 core writes them, followed by bytes the plugin must
   // not touch (a plugin built with a newer header must honour struct_size).
@@ -109,7 +113,8 @@ void abi_query_struct_size(Context& ctx) {
   }
 }
 
-void abi_table(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_table, "abi.table",
+                      "capability bits match the optional slots; name and version set") {
   const xdev_plugin_api_t& api = ctx.api();
   const uint64_t caps = api.capabilities;
   struct Optional {
@@ -151,7 +156,8 @@ void abi_table(Context& ctx) {
   }
 }
 
-void abi_unknown_extensions(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_unknown_extensions, "abi.unknown_extensions",
+                      "unknown extensions on the host table, query and init args are skipped") {
   // A newer core may hang extensions this plugin has never heard of on the
   // host table, the query args and the init args: the plugin must skip them.
   static const xdev_extension_t second{sizeof(xdev_extension_t), kUnknownExtension + 1, nullptr};
@@ -184,7 +190,8 @@ void abi_unknown_extensions(Context& ctx) {
   check(s, "enumerating devices with unknown extensions");
 }
 
-void abi_describe_status(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_describe_status, "abi.describe_status",
+                      "describe_status gives one line") {
   const xdev_plugin_api_t& api = ctx.api();
   if (api.describe_status == nullptr) skip("the plugin has no describe_status slot (optional)");
   const char* text = api.describe_status(ctx.plugin());
@@ -197,26 +204,11 @@ void abi_describe_status(Context& ctx) {
 
 // --- device ------------------------------------------------------------------
 
-bool valid_type_name(const char* s) {
-  if (s == nullptr || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
-  size_t n = 0;
-  for (; s[n] != '\0'; ++n) {
-    if (n >= 31) return false;
-    if (!std::isalnum(static_cast<unsigned char>(s[n])) && s[n] != '_') return false;
-  }
-  return true;
-}
-
 std::vector<const xdev_device_type_info_t*> read_types(Context& ctx) {
-  const xdev_device_type_info_t* const* types = nullptr;
-  uint32_t count = 0;
-  check(ctx.api().device_types(ctx.plugin(), &types, &count), "device_types");
-  require(count == 0 || types != nullptr,
-          "device_types reported " + std::to_string(count) + " types but returned no array");
-  return std::vector<const xdev_device_type_info_t*>(types, types + count);
+  return read_list(ctx, ctx.api().device_types, "device_types");
 }
 
-void device_types(Context& ctx) {
+XDEV_CONFORMANCE_TEST(device_types, "device.types", "type names valid and unique, platforms set") {
   auto types = read_types(ctx);
   uint32_t devices = 0;
   check(ctx.api().device_count(ctx.plugin(), &devices), "device_count");
@@ -226,12 +218,8 @@ void device_types(Context& ctx) {
   for (size_t i = 0; i < types.size(); ++i) {
     const xdev_device_type_info_t* t = types[i];
     const std::string where = "device type " + std::to_string(i);
-    require(t != nullptr, where + " is NULL");
-    require(t->struct_size >= XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE,
-            where + " has struct_size " + std::to_string(t->struct_size) +
-                ", smaller than the v1.0 size " +
-                std::to_string(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE));
-    require(valid_type_name(t->type),
+    require_entry(t, XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, where);
+    require(xdev_plugin_valid_type_name(t->type),
             where + " has an invalid type name \"" + (t->type ? t->type : "(null)") +
                 "\" (letters, digits and '_', starting with a letter, at most 31)");
     require(t->platform != nullptr && t->platform[0] != '\0',
@@ -248,7 +236,8 @@ void device_types(Context& ctx) {
   require(again.size() == types.size(), "device_types answered differently the second time");
 }
 
-void device_properties(Context& ctx) {
+XDEV_CONFORMANCE_TEST(device_properties, "device.properties",
+                      "every device: type index in range, name, memory_total > 0, strings set") {
   const uint32_t count = ctx.devices();
   const auto types = read_types(ctx);
   for (uint32_t i = 0; i < count; ++i) {
@@ -272,7 +261,8 @@ void device_properties(Context& ctx) {
   }
 }
 
-void device_properties_struct_size(Context& ctx) {
+XDEV_CONFORMANCE_TEST(device_properties_struct_size, "device.properties_struct_size",
+                      "device_get_properties writes only what the core's struct_size covers") {
   const uint32_t count = ctx.devices();
   for (uint32_t i = 0; i < count; ++i) {
     // The core's struct (v1.0 size), then bytes the plugin must not touch.
@@ -295,7 +285,8 @@ void device_properties_struct_size(Context& ctx) {
   }
 }
 
-void device_open_close(Context& ctx) {
+XDEV_CONFORMANCE_TEST(device_open_close, "device.open_close",
+                      "every device opens (distinct handles) and closes") {
   const uint32_t count = ctx.devices();
   const xdev_plugin_api_t& api = ctx.api();
   std::vector<xdev_device_t*> opened;
@@ -311,35 +302,5 @@ void device_open_close(Context& ctx) {
 }
 
 }  // namespace
-
-void add_abi_tests(std::vector<TestCase>& t) {
-  t.push_back({"abi.load", "dlopen, xdev_plugin_query, table checks, initialize, shutdown",
-               abi_load});
-  t.push_back({"abi.version", "major 1; the table covers its minor; loads into a 1.0 core",
-               abi_version});
-  t.push_back({"abi.query_repeatable",
-               "xdev_plugin_query again gives the same table and starts no thread",
-               abi_query_repeatable});
-  t.push_back({"abi.query_struct_size", "xdev_plugin_query writes only what struct_size covers",
-               abi_query_struct_size});
-  t.push_back({"abi.table", "capability bits match the optional slots; name and version set",
-               abi_table});
-  t.push_back({"abi.unknown_extensions",
-               "unknown extensions on the host table, query and init args are skipped",
-               abi_unknown_extensions});
-  t.push_back({"abi.describe_status", "describe_status gives one line", abi_describe_status});
-}
-
-void add_device_tests(std::vector<TestCase>& t) {
-  t.push_back({"device.types", "type names valid and unique, platforms set", device_types});
-  t.push_back({"device.properties",
-               "every device: type index in range, name, memory_total > 0, strings set",
-               device_properties});
-  t.push_back({"device.properties_struct_size",
-               "device_get_properties writes only what the core's struct_size covers",
-               device_properties_struct_size});
-  t.push_back({"device.open_close", "every device opens (distinct handles) and closes",
-               device_open_close});
-}
 
 }  // namespace xdev_conformance

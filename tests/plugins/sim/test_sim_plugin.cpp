@@ -147,6 +147,19 @@ class SimPlugin : public ::testing::Test {
     plugin_ = nullptr;
   }
 
+  // Initializes the plugin with `env` set (NULL: unset) while it reads its
+  // configuration.
+  void start(std::initializer_list<std::pair<const char*, const char*>> env) {
+    ScopedEnv scoped(env);
+    start();
+  }
+
+  // start(env), then opens device 0.
+  xdev_device_t* start_on_device(std::initializer_list<std::pair<const char*, const char*>> env) {
+    start(env);
+    return device(0);
+  }
+
   // Initializes the plugin with the environment as it is now.
   void start() {
     const xdev_plugin_init_args_t args = xdev_test::init_args(&host_);
@@ -168,27 +181,38 @@ class SimPlugin : public ::testing::Test {
   xdev_device_t* device(uint32_t ordinal) {
     auto it = devices_.find(ordinal);
     if (it != devices_.end()) return it->second;
-    xdev_device_t* device = nullptr;
-    const Outcome outcome = take(api_->device_open(plugin_, ordinal, &device));
-    EXPECT_TRUE(outcome.ok()) << outcome.message;
+    xdev_device_t* device = create<xdev_device_t>(
+        [&](xdev_device_t** out) { return api_->device_open(plugin_, ordinal, out); });
     if (device != nullptr) devices_[ordinal] = device;
     return device;
   }
 
   xdev_stream_t* stream(xdev_device_t* device) {
-    xdev_stream_t* stream = nullptr;
-    const Outcome outcome = take(api_->stream_create(device, &stream));
-    EXPECT_TRUE(outcome.ok()) << outcome.message;
-    if (stream != nullptr) streams_.push_back(stream);
-    return stream;
+    return keep(streams_, create<xdev_stream_t>([&](xdev_stream_t** out) {
+                  return api_->stream_create(device, out);
+                }));
   }
 
   xdev_event_t* event(xdev_device_t* device) {
-    xdev_event_t* event = nullptr;
-    const Outcome outcome = take(api_->event_create(device, &event));
+    return keep(events_, create<xdev_event_t>(
+                             [&](xdev_event_t** out) { return api_->event_create(device, out); }));
+  }
+
+  // Adds `handle`, when there is one, to what TearDown releases.
+  template <typename Handle>
+  static Handle* keep(std::vector<Handle*>& owned, Handle* handle) {
+    if (handle != nullptr) owned.push_back(handle);
+    return handle;
+  }
+
+  // Calls a creating slot through `slot(&handle)`; the test fails unless it
+  // succeeded. The handle it handed out, or NULL.
+  template <typename Handle, typename Slot>
+  static Handle* create(Slot&& slot) {
+    Handle* handle = nullptr;
+    const Outcome outcome = take(slot(&handle));
     EXPECT_TRUE(outcome.ok()) << outcome.message;
-    if (event != nullptr) events_.push_back(event);
-    return event;
+    return handle;
   }
 
   void* allocate(xdev_device_t* device, uint64_t size, uint64_t alignment = 64) {
@@ -291,19 +315,14 @@ TEST_F(SimPlugin, QueryGivesACompleteV1Table) {
 }
 
 TEST_F(SimPlugin, QueryRefusesACoreOfAnotherMajor) {
-  xdev_plugin_query_args_t args = xdev_test::query_args(&host_);
-  args.core_min_version = {2, 0};
-  args.core_max_version = {2, 3};
-  EXPECT_TRUE(
-      fails_with(take(library().query()(&args)), XDEV_STATUS_ABI_MISMATCH, {"ABI 1.", "2.0"}));
-  EXPECT_EQ(args.plugin_api, nullptr);
+  EXPECT_TRUE(xdev_test::query_refuses(library().query(), &host_, {2, 0}, {2, 3},
+                                       {"sim plugin implements ABI 1.", "2.0 to 2.3"}));
 }
 
 TEST_F(SimPlugin, DefaultsAreTwoDevicesOf256MiB) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", nullptr},
-                {"XDEV_SIM_MEMORY_MB", nullptr},
-                {"XDEV_SIM_DELAY_US", nullptr}};
-  start();
+  start({{"XDEV_SIM_DEVICES", nullptr},
+         {"XDEV_SIM_MEMORY_MB", nullptr},
+         {"XDEV_SIM_DELAY_US", nullptr}});
   EXPECT_EQ(device_count(), 2u);
   EXPECT_STREQ(api_->describe_status(plugin_), "2 simulated devices, 256 MiB each");
   xdev_device_properties_t props{};
@@ -330,8 +349,7 @@ TEST_F(SimPlugin, DeviceCountAndMemoryComeFromTheEnvironment) {
     devices_.clear();
   }
   for (const char* count : {"0", "1", "5"}) {
-    ScopedEnv env{{"XDEV_SIM_DEVICES", count}, {"XDEV_SIM_MEMORY_MB", "3"}};
-    start();
+    start({{"XDEV_SIM_DEVICES", count}, {"XDEV_SIM_MEMORY_MB", "3"}});
     EXPECT_EQ(device_count(), static_cast<uint32_t>(std::atoi(count)));
     std::string status = std::string(count) + " simulated device" +
                          (std::string(count) == "1" ? "" : "s") + ", 3 MiB each";
@@ -345,8 +363,7 @@ TEST_F(SimPlugin, DeviceCountAndMemoryComeFromTheEnvironment) {
 }
 
 TEST_F(SimPlugin, ZeroDevicesIsAValidMachine) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "0"}};
-  start();
+  start({{"XDEV_SIM_DEVICES", "0"}});
   EXPECT_EQ(device_count(), 0u);
   xdev_device_t* device = nullptr;
   EXPECT_TRUE(fails_with(take(api_->device_open(plugin_, 0, &device)), XDEV_STATUS_NOT_FOUND,
@@ -372,8 +389,7 @@ TEST_F(SimPlugin, BadEnvironmentFailsInitializeNamingTheVariable) {
 }
 
 TEST_F(SimPlugin, DevicesLookLikeGpus) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "3"}, {"XDEV_SIM_MEMORY_MB", "8"}};
-  start();
+  start({{"XDEV_SIM_DEVICES", "3"}, {"XDEV_SIM_MEMORY_MB", "8"}});
   const xdev_device_type_info_t* const* types = nullptr;
   uint32_t type_count = 0;
   ASSERT_OK(api_->device_types(plugin_, &types, &type_count));
@@ -426,8 +442,7 @@ TEST_F(SimPlugin, PropertiesFillOnlyWhatTheCoresStructCovers) {
 }
 
 TEST_F(SimPlugin, DevicesOpenOnceAndOnlyWhenTheyExist) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}};
-  start();
+  start({{"XDEV_SIM_DEVICES", "2"}});
   ASSERT_NE(device(1), nullptr);
   xdev_device_t* again = nullptr;
   EXPECT_TRUE(fails_with(take(api_->device_open(plugin_, 1, &again)),
@@ -444,8 +459,7 @@ TEST_F(SimPlugin, DevicesOpenOnceAndOnlyWhenTheyExist) {
 // Memory
 
 TEST_F(SimPlugin, DeviceAddressesAreTaggedAndAligned) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   ASSERT_NE(dev, nullptr);
   for (uint64_t alignment : {1, 2, 64, 128, 256, 4096, 65536}) {
     SCOPED_TRACE(alignment);
@@ -483,8 +497,7 @@ TEST_F(SimPluginDeathTest, TheCoreCannotDereferenceDeviceAddresses) {
 }
 
 TEST_F(SimPlugin, OutOfMemoryIsAStatusThatNamesTheRequestAndTheDevice) {
-  ScopedEnv env{{"XDEV_SIM_MEMORY_MB", "16"}, {"XDEV_SIM_DEVICES", "2"}};
-  start();
+  start({{"XDEV_SIM_MEMORY_MB", "16"}, {"XDEV_SIM_DEVICES", "2"}});
   xdev_device_t* dev = device(1);
   ASSERT_NE(dev, nullptr);
   void* pointer = nullptr;
@@ -525,8 +538,7 @@ TEST_F(SimPlugin, OutOfMemoryIsAStatusThatNamesTheRequestAndTheDevice) {
 }
 
 TEST_F(SimPlugin, HostMemoryServesCopies) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   void* pinned = nullptr;
   ASSERT_OK(api_->host_memory_allocate(dev, 1000, &pinned));
@@ -551,8 +563,7 @@ TEST_F(SimPlugin, HostMemoryServesCopies) {
 // Copies
 
 TEST_F(SimPlugin, CopiesRoundTripOddSizesAtOddOffsets) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   unsigned seed = 1;
   for (uint64_t size : {1, 3, 63, 65, 4097, 100003}) {
@@ -581,9 +592,7 @@ TEST_F(SimPlugin, CopiesRoundTripOddSizesAtOddOffsets) {
 }
 
 TEST_F(SimPlugin, PeerCopyMovesDataBetweenDevices) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}};
-  start();
-  xdev_device_t* d0 = device(0);
+  xdev_device_t* d0 = start_on_device({{"XDEV_SIM_DEVICES", "2"}});
   xdev_device_t* d1 = device(1);
   xdev_stream_t* s0 = stream(d0);
   xdev_stream_t* s1 = stream(d1);
@@ -606,8 +615,7 @@ TEST_F(SimPlugin, PeerCopyMovesDataBetweenDevices) {
 // Asynchrony, ordering, events
 
 TEST_F(SimPlugin, WorkRunsAsynchronouslyAndInOrder) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "100000"}};
-  start();
+  start({{"XDEV_SIM_DELAY_US", "100000"}});
   EXPECT_NE(std::string(api_->describe_status(plugin_)).find("100000 us delay"),
             std::string::npos);
   xdev_device_t* dev = device(0);
@@ -647,9 +655,7 @@ TEST_F(SimPlugin, HostSourceIsReadWhenTheCopyRuns) {
 TEST_F(SimPlugin, HostSourceIsReadWhenTheCopyRuns) {
   // A plugin that snapshots the host buffer at enqueue would hide a core
   // that lets the buffer change or die before the copy ran.
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "200000"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "200000"}});
   xdev_stream_t* s = stream(dev);
   std::vector<unsigned char> source(256, 1);
   std::vector<unsigned char> back(256, 0);
@@ -663,9 +669,7 @@ TEST_F(SimPlugin, HostSourceIsReadWhenTheCopyRuns) {
 #endif
 
 TEST_F(SimPlugin, EventOrdersWorkAcrossStreams) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "30000"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "30000"}});
   xdev_stream_t* producer = stream(dev);
   xdev_stream_t* consumer = stream(dev);
   xdev_event_t* ready = event(dev);
@@ -694,9 +698,7 @@ TEST_F(SimPlugin, EventOrdersWorkAcrossStreams) {
 }
 
 TEST_F(SimPlugin, EventOrdersAPeerCopyAcrossDevices) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "30000"}, {"XDEV_SIM_DEVICES", "2"}};
-  start();
-  xdev_device_t* d0 = device(0);
+  xdev_device_t* d0 = start_on_device({{"XDEV_SIM_DELAY_US", "30000"}, {"XDEV_SIM_DEVICES", "2"}});
   xdev_device_t* d1 = device(1);
   xdev_stream_t* s0 = stream(d0);
   xdev_stream_t* s1 = stream(d1);
@@ -717,9 +719,7 @@ TEST_F(SimPlugin, EventOrdersAPeerCopyAcrossDevices) {
 }
 
 TEST_F(SimPlugin, EventsCompleteWhenTheirStreamGetsThere) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "50000"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "50000"}});
   xdev_stream_t* s = stream(dev);
   xdev_stream_t* other = stream(dev);
   xdev_event_t* e = event(dev);
@@ -764,9 +764,7 @@ TEST_F(SimPlugin, EventsCompleteWhenTheirStreamGetsThere) {
 }
 
 TEST_F(SimPlugin, AsynchronousErrorsComeFromTheNextSynchronize) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "200000"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "200000"}});
   xdev_stream_t* s = stream(dev);
   std::vector<unsigned char> data(128, 3);
   void* d = allocate(dev, 128);
@@ -791,9 +789,7 @@ TEST_F(SimPlugin, AsynchronousErrorsComeFromTheNextSynchronize) {
 // Addresses the plugin refuses
 
 TEST_F(SimPlugin, AddressesOutsideLiveAllocationsAreInvalidArguments) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}};
-  start();
-  xdev_device_t* d0 = device(0);
+  xdev_device_t* d0 = start_on_device({{"XDEV_SIM_DEVICES", "2"}});
   xdev_device_t* d1 = device(1);
   xdev_stream_t* s = stream(d0);
   std::vector<unsigned char> host(256, 0);
@@ -876,8 +872,7 @@ TEST_F(SimPlugin, OnlyMatMulAndAddAreRegistered) {
 }
 
 TEST_F(SimPlugin, MatMulComputesTheWalkthroughProduct) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   auto check = [&](auto zero, xdev_dtype_t dtype) {
     using T = decltype(zero);
@@ -899,8 +894,7 @@ TEST_F(SimPlugin, MatMulComputesTheWalkthroughProduct) {
 }
 
 TEST_F(SimPlugin, MatMulHonoursTransposes) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   const int64_t m = 4, k = 5, n = 3;
   // Logical a [m, k] and b [k, n], stored transposed when asked.
@@ -971,8 +965,7 @@ TEST_F(SimPlugin, MatMulHonoursTransposes) {
 }
 
 TEST_F(SimPlugin, AddBroadcastsStrideZeroInputs) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   auto check = [&](auto zero, xdev_dtype_t dtype) {
     using T = decltype(zero);
@@ -1029,9 +1022,7 @@ TEST_F(SimPlugin, AddBroadcastsStrideZeroInputs) {
 }
 
 TEST_F(SimPlugin, KernelCallsAreCheckedNotTrusted) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DEVICES", "2"}});
   xdev_stream_t* s = stream(dev);
   xdev_stream_t* s1 = stream(device(1));
   void* a = allocate(dev, 64);
@@ -1132,8 +1123,7 @@ TEST_F(SimPlugin, KernelCallsAreCheckedNotTrusted) {
 // Life cycle and threads
 
 TEST_F(SimPlugin, ShutdownReleasesWhatTheCoreForgot) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "20000"}, {"XDEV_SIM_DEVICES", "2"}};
-  start();
+  start({{"XDEV_SIM_DELAY_US", "20000"}, {"XDEV_SIM_DEVICES", "2"}});
   std::vector<unsigned char> data(1024, 9);
   for (uint32_t ordinal : {0u, 1u}) {
     xdev_device_t* dev = device(ordinal);
@@ -1153,8 +1143,7 @@ TEST_F(SimPlugin, ShutdownReleasesWhatTheCoreForgot) {
 }
 
 TEST_F(SimPlugin, ConcurrentStreamsAllocationsAndKernels) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}, {"XDEV_SIM_DELAY_US", "100"}};
-  start();
+  start({{"XDEV_SIM_DEVICES", "2"}, {"XDEV_SIM_DELAY_US", "100"}});
   xdev_device_t* devices[] = {device(0), device(1)};
   const xdev_kernel_info_t* add = kernel("Add");
   ASSERT_NE(add, nullptr);
