@@ -9,8 +9,10 @@
 // matrix products use OpenBLAS.
 //
 // Every function reached through the table is noexcept: failures become
-// status objects made with the host's status_create, never exceptions.
+// status objects made with the host's status_create, never exceptions (the
+// SDK's plugin helpers, xdev/plugin_helpers.hpp, make them and guard slots).
 #include <xdev/plugin.h>
+#include <xdev/plugin_helpers.hpp>
 
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/version.h>
@@ -87,84 +89,29 @@ struct xdev_event_t {
 namespace xdev::cpu {
 namespace {
 
+namespace ph = xdev::plugin_helpers;
+
 constexpr uint32_t kDeviceCount = 1;
 // Alignment every allocation gets at least: a cache line, and enough for
 // any SIMD load (AVX-512).
 constexpr uint64_t kMinAlignment = 64;
 
 // ---------------------------------------------------------------------------
-// Host table and statuses
+// Host table and statuses (the SDK's xdev/plugin_helpers.hpp)
 
 // The host table used where a call has no handle to find its own (a NULL
-// handle is an INVALID_ARGUMENT status, made with this table). Set by
-// xdev_plugin_query and initialize; while instances are alive it is the
-// table of the most recently initialized live one.
-std::atomic<const xdev_host_api_t*> g_host{nullptr};
-std::mutex g_instances_mutex;
-std::vector<const xdev_host_api_t*> g_instance_hosts;  // one per live instance
-
-bool can_create_status(const xdev_host_api_t* host) noexcept {
-  return host != nullptr &&
-         XDEV_HAS_FIELD(host, xdev_host_api_t, status_create) &&
-         host->status_create != nullptr;
-}
-
-// Creates a status with a printf-formatted message. Allocates nothing
-// itself. Falls back to the global host table when `host` cannot create
-// one; returns NULL only when no host table was ever given (the core broke
-// the protocol by calling before xdev_plugin_query).
-[[gnu::format(printf, 3, 4)]] xdev_status_t* fail(const xdev_host_api_t* host,
-                                                  xdev_status_code_t code,
-                                                  const char* format, ...) noexcept {
-  if (!can_create_status(host)) host = g_host.load(std::memory_order_acquire);
-  if (!can_create_status(host)) return nullptr;
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  return host->status_create(host->host_context, code, text);
-}
-
-[[gnu::format(printf, 3, 4)]] void log(const xdev_host_api_t* host, xdev_log_level_t level,
-                                       const char* format, ...) noexcept {
-  if (host == nullptr || !XDEV_HAS_FIELD(host, xdev_host_api_t, log) || host->log == nullptr) {
-    return;
-  }
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  host->log(host->host_context, level, text);
-}
-
-const xdev_host_api_t* global_host() noexcept { return g_host.load(std::memory_order_acquire); }
-
-// A failure no code path expects: an exception escaped the plugin's code.
-xdev_status_t* unexpected(const xdev_host_api_t* host, const char* slot) noexcept {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", slot);
-  } catch (const std::exception& error) {
-    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected error: %s", slot, error.what());
-  } catch (...) {
-    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected unknown exception", slot);
-  }
-}
-
-xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
-                             const char* argument) noexcept {
-  return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot, argument);
-}
+// handle is an INVALID_ARGUMENT status, made with this table): the table of
+// the most recently initialized live instance, else the one from
+// xdev_plugin_query. Also makes every status and log line, and guards slots
+// against exceptions.
+constinit ph::PluginHost g_host{"cpu"};
 
 xdev_status_t* no_such_device(const xdev_host_api_t* host, const char* slot,
                               uint32_t ordinal) noexcept {
-  return fail(host, XDEV_STATUS_NOT_FOUND,
-              "%s: no device with ordinal %" PRIu32 " (the cpu plugin has %" PRIu32
-              " device, ordinal 0)",
-              slot, ordinal, kDeviceCount);
+  return g_host.fail(host, XDEV_STATUS_NOT_FOUND,
+                     "%s: no device with ordinal %" PRIu32 " (the cpu plugin has %" PRIu32
+                     " device, ordinal 0)",
+                     slot, ordinal, kDeviceCount);
 }
 
 // ---------------------------------------------------------------------------
@@ -180,7 +127,7 @@ const char* property_value(const xdev_plugin_t& plugin, std::string_view key) no
 
 // blas()'s log lines go to the host's log.
 void log_to_host(void* host, xdev_log_level_t level, const char* message) {
-  log(static_cast<const xdev_host_api_t*>(host), level, "%s", message);
+  g_host.log(static_cast<const xdev_host_api_t*>(host), level, "%s", message);
 }
 
 // OpenBLAS loads at the first matrix product (blas.hpp): until then the
@@ -223,43 +170,20 @@ void describe_machine(xdev_plugin_t& plugin) {
 xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
                                  xdev_plugin_t** out_plugin) noexcept {
   constexpr const char* kSlot = "initialize";
-  const xdev_host_api_t* host = global_host();
-  if (out_plugin == nullptr) return null_argument(host, kSlot, "out_plugin");
-  *out_plugin = nullptr;
-  if (args == nullptr) return null_argument(host, kSlot, "args");
-  if (!XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
-  }
-  if (!can_create_status(args->host)) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: args->host is NULL or has no status_create", kSlot);
-  }
-  host = args->host;
-  if (!XDEV_HAS_FIELD(host, xdev_host_api_t, log)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: the host table is %zu bytes; ABI v1.0 needs %zu", kSlot, host->struct_size,
-                static_cast<size_t>(XDEV_HOST_API_STRUCT_SIZE));
-  }
-  try {
+  if (xdev_status_t* status = g_host.check_init_args(args, out_plugin)) return status;
+  const xdev_host_api_t* host = args->host;
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     auto plugin = std::make_unique<xdev_plugin_t>();
     plugin->host = host;
     plugin->machine = read_machine_info();
     describe_machine(*plugin);
-    {
-      std::lock_guard lock(g_instances_mutex);
-      g_instance_hosts.push_back(host);
-      g_host.store(host, std::memory_order_release);
-    }
-    log(host, XDEV_LOG_DEBUG, "initialized: %s; BLAS: %s; kernels: %s; threads: %s",
-        plugin->status_line.c_str(), property_value(*plugin, "blas"),
-        property_value(*plugin, "blas_core"), property_value(*plugin, "blas_threads"));
+    g_host.add_instance(host);
+    g_host.log(host, XDEV_LOG_DEBUG, "initialized: %s; BLAS: %s; kernels: %s; threads: %s",
+               plugin->status_line.c_str(), property_value(*plugin, "blas"),
+               property_value(*plugin, "blas_core"), property_value(*plugin, "blas_threads"));
     *out_plugin = plugin.release();
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 void plugin_shutdown(xdev_plugin_t* plugin) noexcept {
@@ -267,24 +191,18 @@ void plugin_shutdown(xdev_plugin_t* plugin) noexcept {
   std::unique_ptr<xdev_plugin_t> owned(plugin);
   const xdev_host_api_t* host = owned->host;
   if (owned->open_device != nullptr) {
-    log(host, XDEV_LOG_WARNING, "shutdown: device 0 is still open; closing it");
+    g_host.log(host, XDEV_LOG_WARNING, "shutdown: device 0 is still open; closing it");
     delete owned->open_device;
     owned->open_device = nullptr;
   }
   // Joins oneTBB's worker threads (when no one else holds the scheduler), so
   // that unloading the library cannot leave a worker running unmapped code.
   if (owned->tbb_handle && !tbb::finalize(owned->tbb_handle, std::nothrow)) {
-    log(host, XDEV_LOG_WARNING,
-        "shutdown: oneTBB's worker threads were not joined because other threads or "
-        "libraries still use oneTBB; keep this library loaded (RTLD_NODELETE)");
+    g_host.log(host, XDEV_LOG_WARNING,
+               "shutdown: oneTBB's worker threads were not joined because other threads or "
+               "libraries still use oneTBB; keep this library loaded (RTLD_NODELETE)");
   }
-  {
-    std::lock_guard lock(g_instances_mutex);
-    const auto it = std::find(g_instance_hosts.begin(), g_instance_hosts.end(), host);
-    if (it != g_instance_hosts.end()) g_instance_hosts.erase(it);
-    g_host.store(g_instance_hosts.empty() ? nullptr : g_instance_hosts.back(),
-                 std::memory_order_release);
-  }
+  g_host.remove_instance(host);
 }
 
 const char* plugin_describe_status(xdev_plugin_t* plugin) noexcept {
@@ -308,10 +226,10 @@ xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
                                    const xdev_device_type_info_t* const** out_types,
                                    uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_types";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_types == nullptr) return null_argument(host, kSlot, "out_types");
-  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  if (out_types == nullptr) return g_host.null_argument(host, kSlot, "out_types");
+  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
   *out_types = kDeviceTypes;
   *out_count = static_cast<uint32_t>(std::size(kDeviceTypes));
   return nullptr;
@@ -319,9 +237,9 @@ xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
 
 xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_count";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
   *out_count = kDeviceCount;
   return nullptr;
 }
@@ -329,9 +247,9 @@ xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) n
 xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                             xdev_device_properties_t* out_props) noexcept {
   constexpr const char* kSlot = "device_get_properties";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_props == nullptr) return null_argument(host, kSlot, "out_props");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  if (out_props == nullptr) return g_host.null_argument(host, kSlot, "out_props");
   if (ordinal >= kDeviceCount) return no_such_device(host, kSlot, ordinal);
   // Fill only what the core's struct_size covers; struct_size and ext are
   // the core's.
@@ -357,16 +275,16 @@ xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordi
 xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                   xdev_device_t** out_device) noexcept {
   constexpr const char* kSlot = "device_open";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_device == nullptr) return null_argument(host, kSlot, "out_device");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  if (out_device == nullptr) return g_host.null_argument(host, kSlot, "out_device");
   *out_device = nullptr;
   if (ordinal >= kDeviceCount) return no_such_device(host, kSlot, ordinal);
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(plugin->mutex);
     if (plugin->open_device != nullptr) {
-      return fail(host, XDEV_STATUS_FAILED_PRECONDITION,
-                  "%s: device %" PRIu32 " is already open", kSlot, ordinal);
+      return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION,
+                         "%s: device %" PRIu32 " is already open", kSlot, ordinal);
     }
     // Registers this instance as a user of oneTBB's scheduler (starts no
     // thread), so that shutdown() can join oneTBB's workers. Only kernels and
@@ -379,9 +297,7 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
     plugin->open_device = device;
     *out_device = device;
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 void plugin_device_close(xdev_device_t* device) noexcept {
@@ -391,10 +307,10 @@ void plugin_device_close(xdev_device_t* device) noexcept {
   const int64_t streams = device->live_streams.load();
   const int64_t events = device->live_events.load();
   if (allocations != 0 || streams != 0 || events != 0) {
-    log(plugin->host, XDEV_LOG_WARNING,
-        "device_close: device 0 still has %" PRId64 " allocations, %" PRId64
-        " streams and %" PRId64 " events; they leak",
-        allocations, streams, events);
+    g_host.log(plugin->host, XDEV_LOG_WARNING,
+               "device_close: device 0 still has %" PRId64 " allocations, %" PRId64
+               " streams and %" PRId64 " events; they leak",
+               allocations, streams, events);
   }
   {
     std::lock_guard lock(plugin->mutex);  // std::mutex::lock only throws on misuse
@@ -409,17 +325,18 @@ void plugin_device_close(xdev_device_t* device) noexcept {
 xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint64_t alignment,
                                       void** out_ptr) noexcept {
   constexpr const char* kSlot = "memory_allocate";
-  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : global_host();
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_ptr == nullptr) return null_argument(host, kSlot, "out_ptr");
+  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
   *out_ptr = nullptr;
   if (size == 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
+                       kSlot);
   }
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)", kSlot,
-                alignment, size);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)",
+                       kSlot, alignment, size);
   }
   const uint64_t effective_alignment = std::max(alignment, kMinAlignment);
   const uint64_t total = device->plugin->machine.memory_total;
@@ -429,20 +346,20 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
   const bool beyond_total =
       total != 0 && (size > total || effective_alignment > total - size);
   if (beyond_total || size > SIZE_MAX) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
-                ") on cpu device 0: more than its %" PRIu64 " bytes of memory",
-                kSlot, size, effective_alignment, total);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                       "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+                       ") on cpu device 0: more than its %" PRIu64 " bytes of memory",
+                       kSlot, size, effective_alignment, total);
   }
   void* ptr = nullptr;
   const int error = posix_memalign(&ptr, static_cast<size_t>(effective_alignment),
                                    static_cast<size_t>(size));
   if (error != 0 || ptr == nullptr) {
     const uint64_t available = available_memory_bytes().value_or(0);
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
-                ") on cpu device 0: %s (%" PRIu64 " bytes available)",
-                kSlot, size, effective_alignment, std::strerror(error), available);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                       "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+                       ") on cpu device 0: %s (%" PRIu64 " bytes available)",
+                       kSlot, size, effective_alignment, std::strerror(error), available);
   }
   device->live_allocations.fetch_add(1, std::memory_order_relaxed);
   *out_ptr = ptr;
@@ -458,10 +375,10 @@ void plugin_memory_free(xdev_device_t* device, void* ptr) noexcept {
 xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) noexcept {
   constexpr const char* kSlot = "memory_query";
-  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : global_host();
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_free == nullptr) return null_argument(host, kSlot, "out_free");
-  if (out_total == nullptr) return null_argument(host, kSlot, "out_total");
+  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_free == nullptr) return g_host.null_argument(host, kSlot, "out_free");
+  if (out_total == nullptr) return g_host.null_argument(host, kSlot, "out_total");
   const uint64_t total = device->plugin->machine.memory_total;
   uint64_t available = 0;
   if (const auto mem_available = available_memory_bytes()) {
@@ -484,13 +401,13 @@ xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
 
 xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
   constexpr const char* kSlot = "stream_create";
-  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : global_host();
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_stream == nullptr) return null_argument(host, kSlot, "out_stream");
+  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_stream == nullptr) return g_host.null_argument(host, kSlot, "out_stream");
   *out_stream = nullptr;
   auto* stream = new (std::nothrow) xdev_stream_t;
   if (stream == nullptr) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
   }
   stream->device = device;
   device->live_streams.fetch_add(1, std::memory_order_relaxed);
@@ -505,19 +422,20 @@ void plugin_stream_destroy(xdev_stream_t* stream) noexcept {
 }
 
 xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
-  if (stream == nullptr) return null_argument(global_host(), "stream_synchronize", "stream");
+  if (stream == nullptr)
+    return g_host.null_argument(g_host.fallback(), "stream_synchronize", "stream");
   return nullptr;  // all work ran when it was enqueued
 }
 
 xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
   constexpr const char* kSlot = "event_create";
-  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : global_host();
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_event == nullptr) return null_argument(host, kSlot, "out_event");
+  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_event == nullptr) return g_host.null_argument(host, kSlot, "out_event");
   *out_event = nullptr;
   auto* event = new (std::nothrow) xdev_event_t;
   if (event == nullptr) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
   }
   event->device = device;
   device->live_events.fetch_add(1, std::memory_order_relaxed);
@@ -536,12 +454,12 @@ xdev_status_t* check_event_and_stream(const char* slot, xdev_event_t* event,
                                       xdev_stream_t* stream) noexcept {
   const xdev_host_api_t* host = event != nullptr    ? event->device->plugin->host
                                 : stream != nullptr ? stream->device->plugin->host
-                                                    : global_host();
-  if (event == nullptr) return null_argument(host, slot, "event");
-  if (stream == nullptr) return null_argument(host, slot, "stream");
+                                                    : g_host.fallback();
+  if (event == nullptr) return g_host.null_argument(host, slot, "event");
+  if (stream == nullptr) return g_host.null_argument(host, slot, "stream");
   if (event->device->plugin != stream->device->plugin) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the event and the stream belong to different plugin instances", slot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the event and the stream belong to different plugin instances", slot);
   }
   return nullptr;
 }
@@ -558,15 +476,16 @@ xdev_status_t* plugin_stream_wait_event(xdev_stream_t* stream, xdev_event_t* eve
 }
 
 xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
-  if (event == nullptr) return null_argument(global_host(), "event_synchronize", "event");
+  if (event == nullptr)
+    return g_host.null_argument(g_host.fallback(), "event_synchronize", "event");
   return nullptr;
 }
 
 xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexcept {
   constexpr const char* kSlot = "event_query";
-  const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : global_host();
-  if (event == nullptr) return null_argument(host, kSlot, "event");
-  if (out_done == nullptr) return null_argument(host, kSlot, "out_done");
+  const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : g_host.fallback();
+  if (event == nullptr) return g_host.null_argument(host, kSlot, "event");
+  if (out_done == nullptr) return g_host.null_argument(host, kSlot, "out_done");
   *out_done = 1;
   return nullptr;
 }
@@ -577,25 +496,26 @@ xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexce
 
 xdev_status_t* copy(const char* slot, xdev_stream_t* stream, void* dst, const void* src,
                     uint64_t size) noexcept {
-  const xdev_host_api_t* host = stream != nullptr ? stream->device->plugin->host : global_host();
-  if (stream == nullptr) return null_argument(host, slot, "stream");
+  const xdev_host_api_t* host =
+      stream != nullptr ? stream->device->plugin->host : g_host.fallback();
+  if (stream == nullptr) return g_host.null_argument(host, slot, "stream");
   if (size == 0) return nullptr;
   if (dst == nullptr || src == nullptr) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: %s is NULL for a copy of %" PRIu64 " bytes", slot,
-                dst == nullptr ? "dst" : "src", size);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: %s is NULL for a copy of %" PRIu64 " bytes", slot,
+                       dst == nullptr ? "dst" : "src", size);
   }
   if (size > SIZE_MAX) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: size %" PRIu64 " bytes is larger than the address space", slot, size);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: size %" PRIu64 " bytes is larger than the address space", slot, size);
   }
   const auto to = reinterpret_cast<uintptr_t>(dst);
   const auto from = reinterpret_cast<uintptr_t>(src);
   const uintptr_t distance = to > from ? to - from : from - to;
   if (distance < size) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the %" PRIu64 "-byte ranges at dst %p and src %p overlap", slot, size, dst,
-                src);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the %" PRIu64 "-byte ranges at dst %p and src %p overlap", slot, size,
+                       dst, src);
   }
   copy_bytes(dst, src, static_cast<size_t>(size));
   return nullptr;
@@ -622,10 +542,10 @@ xdev_status_t* plugin_copy_device_to_device(xdev_stream_t* stream, void* dst, co
 xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out_kernels,
                               uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "kernels";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_kernels == nullptr) return null_argument(host, kSlot, "out_kernels");
-  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  if (out_kernels == nullptr) return g_host.null_argument(host, kSlot, "out_kernels");
+  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
   *out_kernels = kernel_infos(out_count);
   return nullptr;
 }
@@ -673,10 +593,6 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .kernels = &plugin_kernels,
 };
 
-bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {
-  return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -688,21 +604,17 @@ const xdev_host_api_t* call_host(const xdev_kernel_call_t* call) noexcept {
       call->device != nullptr && call->device->plugin != nullptr) {
     return call->device->plugin->host;
   }
-  return global_host();
+  return g_host.fallback();
 }
 }  // namespace
 
 xdev_status_t* kernel_fail(const xdev_kernel_call_t* call, xdev_status_code_t code,
                            const char* format, ...) noexcept {
-  const xdev_host_api_t* host = call_host(call);
-  if (!can_create_status(host)) host = global_host();
-  if (!can_create_status(host)) return nullptr;
-  char text[1024];
   va_list args;
   va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
+  xdev_status_t* status = xdev_plugin_vstatus(g_host.pick(call_host(call)), code, format, args);
   va_end(args);
-  return host->status_create(host->host_context, code, text);
+  return status;
 }
 
 void kernel_log(const xdev_kernel_call_t* call, xdev_log_level_t level, const char* format,
@@ -713,44 +625,20 @@ void kernel_log(const xdev_kernel_call_t* call, xdev_log_level_t level, const ch
   va_start(args, format);
   std::vsnprintf(text, sizeof(text), format, args);
   va_end(args);
-  log(host, level, "%s", text);
+  g_host.log(host, level, "%s", text);
 }
 
 xdev_status_t* kernel_unexpected(const xdev_kernel_call_t* call) noexcept {
   const char* op = call != nullptr && call->op != nullptr ? call->op : "kernel";
-  return unexpected(call_host(call), op);
+  return g_host.unexpected(call_host(call), op);
 }
 
 }  // namespace xdev::cpu
 
-// The entry point. Cheap: reads and writes the arguments, starts nothing.
-extern "C" XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
-  using namespace xdev::cpu;
-  constexpr const char* kSlot = "xdev_plugin_query";
-  // With no arguments there is nowhere to write and no host to report with.
-  if (args == nullptr) return nullptr;
-  const xdev_host_api_t* host = nullptr;
-  if (XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, host)) host = args->host;
-  if (can_create_status(host)) g_host.store(host, std::memory_order_release);
-  if (!XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, plugin_api)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 query arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE));
-  }
-  args->plugin_api = nullptr;
-  // The core accepts [core_min_version, core_max_version]. Any core of our
-  // major can use this table (minors only append), unless it demands a
-  // newer minor than the one this plugin was built with.
-  const xdev_version_t mine = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  const xdev_version_t lowest = args->core_min_version;
-  const xdev_version_t highest = args->core_max_version;
-  if (!version_at_most(lowest, mine) || highest.major < mine.major) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: the cpu plugin implements ABI %" PRIu32 ".%" PRIu32
-                "; the core accepts %" PRIu32 ".%" PRIu32 " to %" PRIu32 ".%" PRIu32,
-                kSlot, mine.major, mine.minor, lowest.major, lowest.minor, highest.major,
-                highest.minor);
-  }
-  args->plugin_api = &kPluginApi;
-  return nullptr;
+// The entry point. Cheap: reads and writes the arguments, starts nothing. Any
+// core of our major can use this table (minors only append), unless it
+// demands a newer minor than the one this plugin was built with
+// (xdev_plugin_query_answer negotiates).
+XDEV_PLUGIN_ENTRY_POINT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
+  return xdev::cpu::g_host.answer_query(args, xdev::cpu::kPluginApi);
 }

@@ -1,6 +1,9 @@
-// Compile test: every public header alone, as C++20 (-Werror). The plugin
-// header must be usable from C++ exactly as from C.
+// Compile test: the public headers together, as C++20 (-Werror). The plugin
+// header and the C part of the plugin helpers must be usable from C++
+// exactly as from C.
 #include <xdev/plugin.h>
+#include <xdev/plugin_helpers.h>
+#include <xdev/plugin_helpers.hpp>
 #include <xdev/device.hpp>
 #include <xdev/error.hpp>
 #include <xdev/export.hpp>

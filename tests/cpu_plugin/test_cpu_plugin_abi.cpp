@@ -2,7 +2,6 @@
 // XDEV_TEST_CPU_PLUGIN, call xdev_plugin_query and drive every slot of the
 // table the way the core does, with the core's own host services.
 #include <dlfcn.h>
-#include <elf.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,11 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
-#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -25,8 +21,7 @@
 
 #include <xdev/plugin.h>
 
-#include "loader/host_api.hpp"
-#include "common/status.hpp"
+#include "core_plugin_harness.hpp"
 
 namespace {
 
@@ -36,160 +31,41 @@ using ::testing::Not;
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // ---------------------------------------------------------------------------
-// Helpers
+// Helpers (the shared raw-ABI harness: tests/support/core_plugin_harness.hpp)
 
-std::string plugin_path() {
-  const char* path = std::getenv("XDEV_TEST_CPU_PLUGIN");
-  return path != nullptr ? path : "";
-}
+using xdev_test::exported_symbols;
+using xdev_test::first_error;
+using xdev_test::Ok;
+using xdev_test::Outcome;
+using xdev_test::query_accepts;
+using xdev_test::query_refuses;
+using xdev_test::query_table;
+using xdev_test::random_bytes;
+using xdev_test::take;
+
+std::string plugin_path() { return xdev_test::env_or("XDEV_TEST_CPU_PLUGIN"); }
 
 const xdev_host_api_t* host_api() {
-  static xdev::detail::HostContext context{"cpu"};
-  static const xdev_host_api_t host = xdev::detail::make_host_api(&context);
-  return &host;
+  static const xdev_test::CoreHost host{"cpu"};
+  return host.get();
 }
 
-// What a status said; takes ownership of the status and frees it.
-struct Outcome {
-  xdev_status_code_t code = XDEV_STATUS_OK;
-  std::string message;
-};
-
-Outcome take(xdev_status_t* status) {
-  if (status == nullptr) return {};
-  xdev::detail::StatusPtr owned(status);
-  return {owned->code, owned->message};
-}
-
-::testing::AssertionResult Ok(xdev_status_t* status) {
-  if (status == nullptr) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << xdev::detail::take_message(status);
-}
-
-// Expects `expr` to return a status with `expected_code` whose message
-// contains `needle`.
-#define EXPECT_STATUS(expr, expected_code, needle)                                 \
-  do {                                                                             \
-    const Outcome outcome_ = take(expr);                                           \
-    EXPECT_EQ(outcome_.code, (expected_code)) << #expr << ": " << outcome_.message; \
-    EXPECT_THAT(outcome_.message, HasSubstr(needle)) << #expr;                     \
-  } while (0)
-
-// The plugin library, loaded with dlopen and unloaded with dlclose.
-class Library {
+// The plugin library named by XDEV_TEST_CPU_PLUGIN, loaded with dlopen and
+// unloaded with dlclose.
+class Library : public xdev_test::PluginLibrary {
  public:
-  Library() {
-    const std::string path = plugin_path();
-    if (path.empty()) {
-      error_ = "XDEV_TEST_CPU_PLUGIN is not set (meson test sets it to the plugin file)";
-      return;
-    }
-    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_ == nullptr) {
-      error_ = std::string("dlopen failed: ") + dlerror();
-      return;
-    }
-    query_ = reinterpret_cast<xdev_plugin_query_fn_t>(dlsym(handle_, XDEV_PLUGIN_ENTRY_SYMBOL));
-    if (query_ == nullptr) error_ = path + " has no " XDEV_PLUGIN_ENTRY_SYMBOL;
-  }
-  ~Library() { close(); }
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-
-  bool loaded() const { return query_ != nullptr; }
-  const std::string& error() const { return error_; }
-  xdev_plugin_query_fn_t query() const { return query_; }
-  void* symbol(const char* name) const { return dlsym(handle_, name); }
-
-  // Unloads; returns dlclose's result (0 when it succeeded).
-  int close() {
-    if (handle_ == nullptr) return 0;
-    const int result = dlclose(handle_);
-    handle_ = nullptr;
-    query_ = nullptr;
-    return result;
-  }
-
- private:
-  void* handle_ = nullptr;
-  xdev_plugin_query_fn_t query_ = nullptr;
-  std::string error_;
+  Library() { open_env("XDEV_TEST_CPU_PLUGIN"); }
 };
 
-xdev_plugin_query_args_t query_args() {
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = host_api();
-  return args;
-}
-
-xdev_plugin_init_args_t init_args() {
-  xdev_plugin_init_args_t args{};
-  args.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-  args.host = host_api();
-  return args;
-}
-
-std::vector<unsigned char> random_bytes(size_t size, uint64_t seed) {
-  std::mt19937_64 engine(seed);
-  std::vector<unsigned char> bytes(size);
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    const uint64_t word = engine();
-    std::memcpy(bytes.data() + i, &word, 8);
-  }
-  for (; i < size; ++i) bytes[i] = static_cast<unsigned char>(engine());
-  return bytes;
-}
-
-// Names of the symbols a shared library exports (defined, global or weak,
-// default or protected visibility), read from its ELF dynamic symbol table.
-std::set<std::string> exported_symbols(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  const std::vector<char> image((std::istreambuf_iterator<char>(file)),
-                                std::istreambuf_iterator<char>());
-  std::set<std::string> names;
-  if (image.size() < sizeof(Elf64_Ehdr)) return names;
-  Elf64_Ehdr header;
-  std::memcpy(&header, image.data(), sizeof(header));
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64) {
-    return names;
-  }
-  auto section = [&](size_t index) {
-    Elf64_Shdr shdr;
-    std::memcpy(&shdr, image.data() + header.e_shoff + index * header.e_shentsize, sizeof(shdr));
-    return shdr;
-  };
-  for (size_t i = 0; i < header.e_shnum; ++i) {
-    const Elf64_Shdr dynsym = section(i);
-    if (dynsym.sh_type != SHT_DYNSYM) continue;
-    const Elf64_Shdr strtab = section(dynsym.sh_link);
-    for (size_t k = 0; k < dynsym.sh_size / sizeof(Elf64_Sym); ++k) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, image.data() + dynsym.sh_offset + k * sizeof(Elf64_Sym), sizeof(sym));
-      const unsigned bind = ELF64_ST_BIND(sym.st_info);
-      const unsigned visibility = ELF64_ST_VISIBILITY(sym.st_other);
-      if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0) continue;
-      if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) continue;
-      if (visibility != STV_DEFAULT && visibility != STV_PROTECTED) continue;
-      names.insert(image.data() + strtab.sh_offset + sym.st_name);
-    }
-  }
-  return names;
-}
+xdev_plugin_query_args_t query_args() { return xdev_test::query_args(host_api()); }
+xdev_plugin_init_args_t init_args() { return xdev_test::init_args(host_api()); }
 
 // ---------------------------------------------------------------------------
 // xdev_plugin_query
 
 TEST(CpuPluginQuery, ReturnsAV1TableWithEveryRequiredSlot) {
   Library library;
-  ASSERT_TRUE(library.loaded()) << library.error();
-  xdev_plugin_query_args_t args = query_args();
-  ASSERT_TRUE(Ok(library.query()(&args)));
-  const xdev_plugin_api_t* api = args.plugin_api;
+  const xdev_plugin_api_t* api = query_table(library, host_api());
   ASSERT_NE(api, nullptr);
 
   EXPECT_EQ(api->struct_size, XDEV_PLUGIN_API_STRUCT_SIZE);
@@ -203,32 +79,8 @@ TEST(CpuPluginQuery, ReturnsAV1TableWithEveryRequiredSlot) {
   // used from several threads at once (they run work synchronously).
   EXPECT_EQ(api->capabilities, XDEV_CAP_HOST_ADDRESSABLE | XDEV_CAP_CONCURRENT_STREAMS);
 
-  const std::map<std::string, bool> required = {
-      {"initialize", api->initialize != nullptr},
-      {"shutdown", api->shutdown != nullptr},
-      {"device_types", api->device_types != nullptr},
-      {"device_count", api->device_count != nullptr},
-      {"device_get_properties", api->device_get_properties != nullptr},
-      {"device_open", api->device_open != nullptr},
-      {"device_close", api->device_close != nullptr},
-      {"memory_allocate", api->memory_allocate != nullptr},
-      {"memory_free", api->memory_free != nullptr},
-      {"memory_query", api->memory_query != nullptr},
-      {"stream_create", api->stream_create != nullptr},
-      {"stream_destroy", api->stream_destroy != nullptr},
-      {"stream_synchronize", api->stream_synchronize != nullptr},
-      {"event_create", api->event_create != nullptr},
-      {"event_destroy", api->event_destroy != nullptr},
-      {"event_record", api->event_record != nullptr},
-      {"stream_wait_event", api->stream_wait_event != nullptr},
-      {"event_synchronize", api->event_synchronize != nullptr},
-      {"event_query", api->event_query != nullptr},
-      {"copy_host_to_device", api->copy_host_to_device != nullptr},
-      {"copy_device_to_host", api->copy_device_to_host != nullptr},
-      {"copy_device_to_device", api->copy_device_to_device != nullptr},
-      {"kernels", api->kernels != nullptr},
-  };
-  for (const auto& [slot, set] : required) EXPECT_TRUE(set) << "REQUIRED slot " << slot;
+  // Every REQUIRED slot is set (the first NULL one is named).
+  EXPECT_STREQ(xdev_plugin_missing_slot(api), nullptr);
 
   // An optional slot is set exactly when its capability bit is.
   const bool host_memory = (api->capabilities & XDEV_CAP_HOST_MEMORY) != 0;
@@ -250,40 +102,19 @@ TEST(CpuPluginQuery, RefusesArgumentsTooSmallForV1) {
   EXPECT_EQ(library.query()(nullptr), nullptr);  // nothing to report with: must not crash
 }
 
-TEST(CpuPluginQuery, RefusesACoreOfAnotherMajorVersion) {
+TEST(CpuPluginQuery, NegotiatesTheVersion) {
   Library library;
   ASSERT_TRUE(library.loaded()) << library.error();
-  xdev_plugin_query_args_t args = query_args();
-  args.core_min_version = {2, 0};
-  args.core_max_version = {2, 3};
-  EXPECT_STATUS(library.query()(&args), XDEV_STATUS_ABI_MISMATCH, "2.0 to 2.3");
-  EXPECT_EQ(args.plugin_api, nullptr);
-
-  args = query_args();
-  args.core_min_version = {0, 1};
-  args.core_max_version = {0, 9};
-  EXPECT_STATUS(library.query()(&args), XDEV_STATUS_ABI_MISMATCH,
-                "implements ABI 1." + std::to_string(XDEV_ABI_VERSION_MINOR));
-  EXPECT_EQ(args.plugin_api, nullptr);
-}
-
-TEST(CpuPluginQuery, RefusesACoreThatNeedsANewerMinor) {
-  Library library;
-  ASSERT_TRUE(library.loaded()) << library.error();
-  xdev_plugin_query_args_t args = query_args();
-  args.core_min_version = {1, XDEV_ABI_VERSION_MINOR + 1};
-  args.core_max_version = {1, XDEV_ABI_VERSION_MINOR + 2};
-  EXPECT_STATUS(library.query()(&args), XDEV_STATUS_ABI_MISMATCH, "the core accepts 1.");
-  EXPECT_EQ(args.plugin_api, nullptr);
-}
-
-TEST(CpuPluginQuery, AcceptsANewerMinorCore) {
-  Library library;
-  ASSERT_TRUE(library.loaded()) << library.error();
-  xdev_plugin_query_args_t args = query_args();
-  args.core_max_version = {1, XDEV_ABI_VERSION_MINOR + 5};
-  ASSERT_TRUE(Ok(library.query()(&args)));
-  EXPECT_NE(args.plugin_api, nullptr);
+  const std::string mine = "implements ABI 1." + std::to_string(XDEV_ABI_VERSION_MINOR);
+  constexpr uint32_t kMinor = XDEV_ABI_VERSION_MINOR;
+  // A core of another major, older or newer.
+  EXPECT_TRUE(query_refuses(library.query(), host_api(), {2, 0}, {2, 3}, {mine, "2.0 to 2.3"}));
+  EXPECT_TRUE(query_refuses(library.query(), host_api(), {0, 1}, {0, 9}, {mine, "0.1 to 0.9"}));
+  // A core that needs a newer minor than this plugin's.
+  EXPECT_TRUE(query_refuses(library.query(), host_api(), {1, kMinor + 1}, {1, kMinor + 2},
+                            {"the core accepts 1."}));
+  // A core of a newer minor: minors only append.
+  EXPECT_TRUE(query_accepts(library.query(), host_api(), {1, 0}, {1, kMinor + 5}));
 }
 
 TEST(CpuPluginLibrary, ExportsOnlyTheEntrySymbol) {
@@ -297,10 +128,7 @@ TEST(CpuPluginLibrary, ExportsOnlyTheEntrySymbol) {
 class CpuPluginTable : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(library_.loaded()) << library_.error();
-    xdev_plugin_query_args_t args = query_args();
-    ASSERT_TRUE(Ok(library_.query()(&args)));
-    api_ = args.plugin_api;
+    api_ = query_table(library_, host_api());
     ASSERT_NE(api_, nullptr);
   }
 
@@ -456,22 +284,9 @@ TEST_F(CpuPlugin, DescribesItsStatusInOneLine) {
 
 TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
   // test_cpu_kernels.cpp runs them; here: the table is well-formed.
-  const xdev_kernel_info_t* const* kernels = nullptr;
-  uint32_t count = 0;
-  ASSERT_TRUE(Ok(api_->kernels(plugin_, &kernels, &count)));
-  ASSERT_NE(kernels, nullptr);
-  std::set<std::string> ops;
-  for (uint32_t i = 0; i < count; ++i) {
-    ASSERT_NE(kernels[i], nullptr);
-    EXPECT_EQ(kernels[i]->struct_size, XDEV_KERNEL_INFO_STRUCT_SIZE);
-    EXPECT_EQ(kernels[i]->type_index, 0U);
-    EXPECT_NE(kernels[i]->fn, nullptr);
-    EXPECT_NE(kernels[i]->input_dtypes, 0U);
-    ops.insert(kernels[i]->op);
-  }
-  EXPECT_EQ(ops, (std::set<std::string>{"MatMul", "Add", "Sub", "Mul", "Div", "Neg", "Relu",
-                                        "AddN", "Cast", "Sum", "Mean", "Copy", "Fill",
-                                        "RandomUniform"}));
+  EXPECT_EQ(xdev_test::registered_ops(*api_, plugin_),
+            (std::set<std::string>{"MatMul", "Add", "Sub", "Mul", "Div", "Neg", "Relu", "AddN",
+                                   "Cast", "Sum", "Mean", "Copy", "Fill", "RandomUniform"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp
@@ -704,103 +519,21 @@ TEST_F(CpuDevice, StreamsAndEventsCompleteInOrder) {
 }
 
 TEST_F(CpuDevice, NullArgumentsAreInvalidArgumentStatuses) {
-  const xdev_device_type_info_t* const* types = nullptr;
-  const xdev_kernel_info_t* const* kernels = nullptr;
-  uint32_t count = 0;
-  uint64_t free_bytes = 0;
-  uint64_t total_bytes = 0;
-  int32_t done = 0;
-  void* ptr = nullptr;
-  xdev_device_t* device = nullptr;
-  xdev_stream_t* stream = nullptr;
   xdev_event_t* event = nullptr;
   ASSERT_TRUE(Ok(api_->event_create(device_, &event)));
-  xdev_device_properties_t props{};
-  props.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
-  unsigned char bytes[8] = {};
-  const xdev_plugin_init_args_t args = init_args();
-
-  struct Case {
-    const char* call;
-    const char* names;  // what the message must say about the argument
-    std::function<xdev_status_t*()> run;
-  };
+  void* buffer = nullptr;
+  ASSERT_TRUE(Ok(api_->memory_allocate(device_, 64, 64, &buffer)));
   const auto& api = *api_;
-  const std::vector<Case> cases = {
-      {"initialize", "out_plugin is NULL",
-       [&] { return api.initialize(&args, nullptr); }},
-      {"device_types", "plugin is NULL",
-       [&] { return api.device_types(nullptr, &types, &count); }},
-      {"device_types", "out_types is NULL",
-       [&] { return api.device_types(plugin_, nullptr, &count); }},
-      {"device_types", "out_count is NULL",
-       [&] { return api.device_types(plugin_, &types, nullptr); }},
-      {"device_count", "plugin is NULL",
-       [&] { return api.device_count(nullptr, &count); }},
-      {"device_count", "out_count is NULL",
-       [&] { return api.device_count(plugin_, nullptr); }},
-      {"device_get_properties", "plugin is NULL",
-       [&] { return api.device_get_properties(nullptr, 0, &props); }},
-      {"device_get_properties", "out_props is NULL",
-       [&] { return api.device_get_properties(plugin_, 0, nullptr); }},
-      {"device_open", "plugin is NULL",
-       [&] { return api.device_open(nullptr, 0, &device); }},
-      {"device_open", "out_device is NULL",
-       [&] { return api.device_open(plugin_, 0, nullptr); }},
-      {"memory_allocate", "device is NULL",
-       [&] { return api.memory_allocate(nullptr, 64, 64, &ptr); }},
-      {"memory_allocate", "out_ptr is NULL",
-       [&] { return api.memory_allocate(device_, 64, 64, nullptr); }},
-      {"memory_query", "device is NULL",
-       [&] { return api.memory_query(nullptr, &free_bytes, &total_bytes); }},
-      {"memory_query", "out_free is NULL",
-       [&] { return api.memory_query(device_, nullptr, &total_bytes); }},
-      {"memory_query", "out_total is NULL",
-       [&] { return api.memory_query(device_, &free_bytes, nullptr); }},
-      {"stream_create", "device is NULL",
-       [&] { return api.stream_create(nullptr, &stream); }},
-      {"stream_create", "out_stream is NULL",
-       [&] { return api.stream_create(device_, nullptr); }},
-      {"stream_synchronize", "stream is NULL",
-       [&] { return api.stream_synchronize(nullptr); }},
-      {"event_create", "device is NULL",
-       [&] { return api.event_create(nullptr, &event); }},
-      {"event_create", "out_event is NULL",
-       [&] { return api.event_create(device_, nullptr); }},
-      {"event_record", "event is NULL",
-       [&] { return api.event_record(nullptr, stream_); }},
-      {"event_record", "stream is NULL",
-       [&] { return api.event_record(event, nullptr); }},
-      {"stream_wait_event", "stream is NULL",
-       [&] { return api.stream_wait_event(nullptr, event); }},
-      {"stream_wait_event", "event is NULL",
-       [&] { return api.stream_wait_event(stream_, nullptr); }},
-      {"event_synchronize", "event is NULL",
-       [&] { return api.event_synchronize(nullptr); }},
-      {"event_query", "event is NULL",
-       [&] { return api.event_query(nullptr, &done); }},
-      {"event_query", "out_done is NULL",
-       [&] { return api.event_query(event, nullptr); }},
-      {"copy_host_to_device", "stream is NULL",
-       [&] { return api.copy_host_to_device(nullptr, bytes, bytes + 4, 4); }},
-      {"copy_device_to_host", "stream is NULL",
-       [&] { return api.copy_device_to_host(nullptr, bytes, bytes + 4, 4); }},
-      {"copy_device_to_device", "stream is NULL",
-       [&] { return api.copy_device_to_device(nullptr, bytes, bytes + 4, 4); }},
-      {"kernels", "plugin is NULL",
-       [&] { return api.kernels(nullptr, &kernels, &count); }},
-      {"kernels", "out_kernels is NULL",
-       [&] { return api.kernels(plugin_, nullptr, &count); }},
-      {"kernels", "out_count is NULL",
-       [&] { return api.kernels(plugin_, &kernels, nullptr); }},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.call);
-    const Outcome outcome = take(c.run());
+  const xdev_test::NullArgumentCalls calls(api, plugin_, 0, device_, stream_, event, buffer,
+                                           host_api());
+  for (const auto& call : calls.calls()) {
+    SCOPED_TRACE(std::string(call.slot) + "(" + call.argument + " NULL)");
+    const Outcome outcome = take(call.run());
     EXPECT_EQ(outcome.code, XDEV_STATUS_INVALID_ARGUMENT) << outcome.message;
-    EXPECT_THAT(outcome.message, HasSubstr(c.call));
-    EXPECT_THAT(outcome.message, HasSubstr(c.names));
+    EXPECT_THAT(outcome.message, HasSubstr(call.slot));
+    EXPECT_THAT(outcome.message, HasSubstr(std::string(call.argument) + " is NULL"));
   }
+  api.memory_free(device_, buffer);
 
   // The slots that return nothing accept NULL without crashing.
   ASSERT_NE(api.describe_status(nullptr), nullptr);
@@ -827,20 +560,14 @@ TEST_F(CpuDevice, ThreadSafeSlotsWorkFromSeveralThreads) {
         xdev_stream_t* stream = nullptr;
         xdev_event_t* event = nullptr;
         void* ptr = nullptr;
-        std::string error = xdev::detail::take_message(api_->stream_create(device_, &stream));
-        if (error.empty()) error = xdev::detail::take_message(api_->event_create(device_, &event));
-        if (error.empty()) {
-          error = xdev::detail::take_message(api_->memory_allocate(device_, kSize, 128, &ptr));
-        }
-        if (error.empty()) {
-          error = xdev::detail::take_message(
-              api_->copy_host_to_device(stream, ptr, source.data(), kSize));
-        }
-        if (error.empty()) error = xdev::detail::take_message(api_->event_record(event, stream));
-        if (error.empty()) {
-          error = xdev::detail::take_message(
-              api_->copy_device_to_host(stream, result.data(), ptr, kSize));
-        }
+        std::string error = first_error({
+            [&] { return api_->stream_create(device_, &stream); },
+            [&] { return api_->event_create(device_, &event); },
+            [&] { return api_->memory_allocate(device_, kSize, 128, &ptr); },
+            [&] { return api_->copy_host_to_device(stream, ptr, source.data(), kSize); },
+            [&] { return api_->event_record(event, stream); },
+            [&] { return api_->copy_device_to_host(stream, result.data(), ptr, kSize); },
+        });
         if (error.empty() && result != source) error = "round trip differs";
         api_->memory_free(device_, ptr);
         api_->event_destroy(event);
@@ -865,13 +592,12 @@ std::string use_plugin_once() {
   Library library;
   if (!library.loaded()) return library.error();
   xdev_plugin_query_args_t query = query_args();
-  if (auto error = xdev::detail::take_message(library.query()(&query)); !error.empty()) {
-    return error;
-  }
-  const xdev_plugin_api_t* api = query.plugin_api;
   const xdev_plugin_init_args_t args = init_args();
   xdev_plugin_t* plugin = nullptr;
-  if (auto error = xdev::detail::take_message(api->initialize(&args, &plugin)); !error.empty()) {
+  const auto& api = query.plugin_api;  // set by the first step
+  if (std::string error = first_error({[&] { return library.query()(&query); },
+                                       [&] { return api->initialize(&args, &plugin); }});
+      !error.empty()) {
     return error;
   }
   xdev_device_t* device = nullptr;
@@ -880,19 +606,13 @@ std::string use_plugin_once() {
   const uint64_t size = 32 * kMiB;
   const std::vector<unsigned char> source = random_bytes(size, 7);
   std::vector<unsigned char> result(size);
-  std::string error = xdev::detail::take_message(api->device_open(plugin, 0, &device));
-  if (error.empty()) error = xdev::detail::take_message(api->stream_create(device, &stream));
-  if (error.empty()) {
-    error = xdev::detail::take_message(api->memory_allocate(device, size, 64, &buffer));
-  }
-  if (error.empty()) {
-    error = xdev::detail::take_message(
-        api->copy_host_to_device(stream, buffer, source.data(), size));
-  }
-  if (error.empty()) {
-    error = xdev::detail::take_message(
-        api->copy_device_to_host(stream, result.data(), buffer, size));
-  }
+  std::string error = first_error({
+      [&] { return api->device_open(plugin, 0, &device); },
+      [&] { return api->stream_create(device, &stream); },
+      [&] { return api->memory_allocate(device, size, 64, &buffer); },
+      [&] { return api->copy_host_to_device(stream, buffer, source.data(), size); },
+      [&] { return api->copy_device_to_host(stream, result.data(), buffer, size); },
+  });
   if (error.empty() && result != source) error = "round trip differs";
   api->memory_free(device, buffer);
   if (stream != nullptr) api->stream_destroy(stream);
@@ -914,7 +634,7 @@ TEST(CpuPluginLifecycle, InitializesAgainAfterShutdownAndUnload) {
   }
 }
 
-// The unload crash of TOOLCHAIN.md happens at or after dlclose, when oneTBB
+// The unload crash (docs/plugin-abi.md, step 8) happens at or after dlclose, when oneTBB
 // workers still run code of an unmapped library: run the cycles in a child
 // process and require that it exits normally.
 [[noreturn]] void use_plugin_three_times_and_exit() {

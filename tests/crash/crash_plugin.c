@@ -63,15 +63,24 @@ xdev_status_t* crash_throwing_initialize(const xdev_plugin_init_args_t* args, xd
 __attribute__((constructor)) static void crash_on_load(void) { crash_now(); }
 #endif
 
+#if defined(CRASH_LIE_TYPE_SIZE) || defined(CRASH_DUP_TYPE)
 #ifdef CRASH_LIE_TYPE_SIZE
 static const xdev_device_type_info_t k_short_type = {16, NULL, "SHORT", "crash", 0};
-static const xdev_device_type_info_t* const k_short_types[] = {&k_short_type};
-static xdev_status_t* lying_device_types(xdev_plugin_t* plugin,
-                                         const xdev_device_type_info_t* const** out_types,
-                                         uint32_t* out_count) {
+static const xdev_device_type_info_t* const k_bad_types[] = {&k_short_type};
+#else
+static const xdev_device_type_info_t k_gpu_upper = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "GPU",
+                                                    "crash", XDEV_PRIORITY_GPU};
+static const xdev_device_type_info_t k_gpu_lower = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "gpu",
+                                                    "crash", XDEV_PRIORITY_GPU};
+static const xdev_device_type_info_t* const k_bad_types[] = {&k_gpu_upper, &k_gpu_lower};
+#endif
+/* Offers k_bad_types: a type too short for v1.0, or "GPU" twice. */
+static xdev_status_t* bad_device_types(xdev_plugin_t* plugin,
+                                       const xdev_device_type_info_t* const** out_types,
+                                       uint32_t* out_count) {
   (void)plugin;
-  *out_types = k_short_types;
-  *out_count = 1;
+  *out_count = (uint32_t)(sizeof k_bad_types / sizeof k_bad_types[0]);
+  *out_types = k_bad_types;
   return NULL;
 }
 #endif
@@ -90,22 +99,6 @@ static xdev_status_t* lying_get_properties(xdev_plugin_t* plugin, uint32_t ordin
 }
 #endif
 
-#ifdef CRASH_DUP_TYPE
-static const xdev_device_type_info_t k_gpu_upper = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "GPU",
-                                                    "crash", XDEV_PRIORITY_GPU};
-static const xdev_device_type_info_t k_gpu_lower = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "gpu",
-                                                    "crash", XDEV_PRIORITY_GPU};
-static const xdev_device_type_info_t* const k_dup_types[] = {&k_gpu_upper, &k_gpu_lower};
-static xdev_status_t* duplicate_device_types(xdev_plugin_t* plugin,
-                                             const xdev_device_type_info_t* const** out_types,
-                                             uint32_t* out_count) {
-  (void)plugin;
-  *out_types = k_dup_types;
-  *out_count = 2;
-  return NULL;
-}
-#endif
-
 #ifdef CRASH_SEGV_COPY
 static xdev_status_t* crashing_copy(xdev_stream_t* stream, void* dst, const void* src,
                                     uint64_t size) {
@@ -118,10 +111,7 @@ static xdev_status_t* crashing_copy(xdev_stream_t* stream, void* dst, const void
 }
 #endif
 
-#ifdef __cplusplus
-extern "C"
-#endif
-XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
+XDEV_PLUGIN_ENTRY_POINT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
   xdev_status_t* status;
 #ifdef CRASH_SEGV_QUERY
   crash_now();
@@ -137,15 +127,12 @@ XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* ar
 #ifdef CRASH_THROW_INIT
   g_table.initialize = crash_throwing_initialize;
 #endif
-#ifdef CRASH_LIE_TYPE_SIZE
-  g_table.device_types = lying_device_types;
+#if defined(CRASH_LIE_TYPE_SIZE) || defined(CRASH_DUP_TYPE)
+  g_table.device_types = bad_device_types;
 #endif
 #ifdef CRASH_LIE_COUNT
   g_table.device_count = lying_device_count;
   g_table.device_get_properties = lying_get_properties;
-#endif
-#ifdef CRASH_DUP_TYPE
-  g_table.device_types = duplicate_device_types;
 #endif
 #ifdef CRASH_SEGV_COPY
   g_table.copy_device_to_host = crashing_copy;

@@ -37,7 +37,7 @@ struct xdev_event_t {
 
 static const xdev_host_api_t* g_host;
 static struct xdev_device_t g_devices[2] = {{0}, {1}};
-static struct xdev_stream_t g_stream;
+static struct xdev_stream_t g_streams[2];
 static struct xdev_event_t g_event;
 
 static xdev_status_t* error(xdev_status_code_t code, const char* message) {
@@ -137,12 +137,13 @@ static xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
   return NULL;
 }
 
+/* Each device has one stream object, handed out for every stream_create. */
 static xdev_status_t* stream_create(xdev_device_t* device, xdev_stream_t** out) {
-  (void)device;
-  *out = &g_stream;
+  *out = &g_streams[device->ordinal];
   return NULL;
 }
 static void stream_destroy(xdev_stream_t* stream) { (void)stream; }
+/* Work runs when it is enqueued: nothing to wait for, events are complete. */
 static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
   (void)stream;
   return NULL;
@@ -154,13 +155,11 @@ static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
 }
 static void event_destroy(xdev_event_t* event) { (void)event; }
 static xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) {
-  (void)event;
-  (void)stream;
+  (void)event, (void)stream;
   return NULL;
 }
 static xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) {
-  (void)event;
-  (void)stream;
+  (void)event, (void)stream;
   return NULL;
 }
 static xdev_status_t* event_synchronize(xdev_event_t* event) {

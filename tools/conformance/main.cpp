@@ -1,12 +1,17 @@
-// xdev-conformance PLUGIN.so: the plugin conformance suite (SPEC.md P6) as
+// xdev-conformance PLUGIN.so: the plugin conformance suite (docs/plugin-guide.md) as
 // one command. It talks to the plugin through the C ABI alone, without the
 // core or any other plugin. Every test runs in a child process (this program
 // again, with --run-one NAME), so a plugin that crashes or hangs fails that
 // test ("crashed: SIGSEGV", "timed out after 60 s") and the run goes on.
 //
-// Output: one line per test, `PASS name`, `FAIL name: reason` or
-// `SKIP name: reason`, then `N passed, N failed, N skipped` alone on a line.
-// Exit status 0 when nothing failed, 1 when a test failed, 2 on bad usage.
+// Output: one line per test, `PASS name`, `FAIL name: reason`,
+// `SKIP name: reason`, `XFAIL name: reason` (an expected failure) or
+// `XPASS name: reason` (an unexpected pass), then alone on a line
+// `N passed, N failed, N skipped, N expected failures, N unexpected passes`.
+// --expectations FILE says which tests the plugin is expected to fail or not
+// to support (docs/plugin-guide.md, "Expectation files"). Exit status 0 when
+// nothing failed and nothing passed unexpectedly, 1 otherwise, 2 on bad
+// usage (a malformed or stale expectation file included).
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <poll.h>
@@ -16,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <chrono>
@@ -24,6 +30,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,7 +93,9 @@ std::string signal_name(int sig) {
 
 struct Result {
   std::string name;
-  enum class Kind { kPass, kFail, kSkip } kind = Kind::kFail;
+  // kXfail: failed as an expectation file says it does; kXpass: passed
+  // although an expectation file says it fails or is unsupported.
+  enum class Kind { kPass, kFail, kSkip, kXfail, kXpass } kind = Kind::kFail;
   std::string reason;
   std::string output;  // the child's stdout and stderr
   double seconds = 0;
@@ -237,6 +246,101 @@ bool matches(const std::string& pattern, const std::string& name) {
   return name.find(pattern) != std::string::npos;
 }
 
+// --- expectation files -------------------------------------------------------
+//
+// One entry a line: `GLOB KIND [REASON]`, separated by white space; `#` starts
+// a comment line. GLOB is matched against the whole test name (fnmatch);
+// KIND is `pass`, `unsupported` or `xfail`; the latter two need a REASON (the
+// rest of the line). The first entry whose glob matches a test decides; a test
+// no entry matches is expected to pass.
+
+struct Expectation {
+  enum class Kind { kPass, kUnsupported, kXfail } kind = Kind::kPass;
+  std::string glob;
+  std::string reason;
+  std::string where;  // "file:line", for messages
+};
+
+// Reads `file` into `out`; false with `error` naming file and line when a
+// line is malformed or an entry matches no test of the suite (a stale entry:
+// the test was renamed or removed).
+bool read_expectations(const std::string& file, std::vector<Expectation>& out,
+                       std::string& error) {
+  std::ifstream in(file);
+  if (!in) {
+    error = "cannot read expectation file " + file;
+    return false;
+  }
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = file + ":" + std::to_string(number);
+    std::istringstream words(line);
+    Expectation e;
+    std::string kind;
+    if (!(words >> e.glob) || e.glob[0] == '#') continue;
+    words >> kind;
+    std::getline(words >> std::ws, e.reason);
+    while (!e.reason.empty() && std::isspace(static_cast<unsigned char>(e.reason.back()))) {
+      e.reason.pop_back();
+    }
+    if (kind == "pass") {
+      e.kind = Expectation::Kind::kPass;
+    } else if (kind == "unsupported") {
+      e.kind = Expectation::Kind::kUnsupported;
+    } else if (kind == "xfail") {
+      e.kind = Expectation::Kind::kXfail;
+    } else {
+      error = where + ": " +
+              (kind.empty() ? "'" + e.glob + "' has no kind; expected GLOB KIND [REASON]"
+                            : "'" + kind + "' is not pass, unsupported or xfail");
+      return false;
+    }
+    if (e.kind != Expectation::Kind::kPass && e.reason.empty()) {
+      error = where + ": " + kind + " needs a reason";
+      return false;
+    }
+    bool used = false;
+    for (const auto& t : xc::all_tests()) {
+      used = used || ::fnmatch(e.glob.c_str(), t.name.c_str(), 0) == 0;
+    }
+    if (!used) {
+      error = where + ": '" + e.glob + "' matches no test of the suite";
+      return false;
+    }
+    e.where = where;
+    out.push_back(std::move(e));
+  }
+  return true;
+}
+
+// The entry that decides for `name`, or NULL (expected to pass).
+const Expectation* expectation_for(const std::vector<Expectation>& expectations,
+                                   const std::string& name) {
+  for (const Expectation& e : expectations) {
+    if (::fnmatch(e.glob.c_str(), name.c_str(), 0) == 0) return &e;
+  }
+  return nullptr;
+}
+
+// Applies the expectation to a result: an expected failure becomes kXfail;
+// a pass of a test expected to fail or to be unsupported becomes kXpass (the
+// entry is stale). Skips and other outcomes stay as they are.
+void apply(const Expectation* e, Result& r) {
+  if (e == nullptr || e->kind == Expectation::Kind::kPass) return;
+  const bool xfail = e->kind == Expectation::Kind::kXfail;
+  if (r.kind == Result::Kind::kFail && xfail) {
+    r.kind = Result::Kind::kXfail;
+    r.reason += " (expected failure, " + e->where + ": " + e->reason + ")";
+  } else if (r.kind == Result::Kind::kPass) {
+    r.kind = Result::Kind::kXpass;
+    r.reason = std::string("passed, but ") + e->where + " says it " +
+               (xfail ? "fails" : "is unsupported") + " (" + e->reason +
+               "); update the expectation file";
+  } else if (r.kind == Result::Kind::kSkip && !xfail) {
+    r.reason += " (unsupported, " + e->where + ": " + e->reason + ")";
+  }
+}
+
 std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -258,41 +362,63 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
+// JUnit has no expected failures or unexpected passes: an expected failure
+// is a <skipped> test, an unexpected pass a <failure> (the `failures` and
+// `skipped` counts include them), and the <testsuite> and <testsuites>
+// elements carry their counts as `expected_failures` and `unexpected_passes`.
 bool write_junit(const std::string& file, const std::string& plugin,
                  const std::vector<Result>& results) {
-  int failures = 0, skipped = 0;
+  int failures = 0, skipped = 0, xfailed = 0, xpassed = 0;
   double total = 0;
   for (const Result& r : results) {
-    failures += r.kind == Result::Kind::kFail;
-    skipped += r.kind == Result::Kind::kSkip;
+    failures += r.kind == Result::Kind::kFail || r.kind == Result::Kind::kXpass;
+    skipped += r.kind == Result::Kind::kSkip || r.kind == Result::Kind::kXfail;
+    xfailed += r.kind == Result::Kind::kXfail;
+    xpassed += r.kind == Result::Kind::kXpass;
     total += r.seconds;
   }
+  const std::string counts = "\" failures=\"" + std::to_string(failures) + "\" skipped=\"" +
+                             std::to_string(skipped) + "\" expected_failures=\"" +
+                             std::to_string(xfailed) + "\" unexpected_passes=\"" +
+                             std::to_string(xpassed);
   std::ofstream out(file);
   if (!out) return false;
   char time[32];
   std::snprintf(time, sizeof time, "%.3f", total);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<testsuites name=\"xdev-conformance\" tests=\"" << results.size() << "\" failures=\""
-      << failures << "\" skipped=\"" << skipped << "\" time=\"" << time << "\">\n";
+  out << "<testsuites name=\"xdev-conformance\" tests=\"" << results.size() << counts
+      << "\" time=\"" << time << "\">\n";
   out << "  <testsuite name=\"" << xml_escape(plugin) << "\" tests=\"" << results.size()
-      << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\""
-      << time << "\">\n";
+      << "\" errors=\"0" << counts << "\" time=\"" << time << "\">\n";
   for (const Result& r : results) {
     const std::string group = r.name.substr(0, r.name.find('.'));
     std::snprintf(time, sizeof time, "%.3f", r.seconds);
     out << "    <testcase classname=\"xdev-conformance." << xml_escape(group) << "\" name=\""
         << xml_escape(r.name) << "\" time=\"" << time << "\"";
-    if (r.kind != Result::Kind::kFail && r.kind != Result::Kind::kSkip) {
+    if (r.kind == Result::Kind::kPass) {
       out << "/>\n";
       continue;
     }
     out << ">\n";
-    if (r.kind == Result::Kind::kFail) {
-      out << "      <failure message=\"" << xml_escape(r.reason) << "\"/>\n";
-    } else if (r.kind == Result::Kind::kSkip) {
-      out << "      <skipped message=\"" << xml_escape(r.reason) << "\"/>\n";
+    switch (r.kind) {
+      case Result::Kind::kFail:
+        out << "      <failure message=\"" << xml_escape(r.reason) << "\"/>\n";
+        break;
+      case Result::Kind::kXpass:
+        out << "      <failure type=\"unexpected pass\" message=\"" << xml_escape(r.reason)
+            << "\"/>\n";
+        break;
+      case Result::Kind::kSkip:
+        out << "      <skipped message=\"" << xml_escape(r.reason) << "\"/>\n";
+        break;
+      case Result::Kind::kXfail:
+        out << "      <skipped type=\"expected failure\" message=\"" << xml_escape(r.reason)
+            << "\"/>\n";
+        break;
+      case Result::Kind::kPass:
+        break;
     }
-    if (r.kind == Result::Kind::kFail && !r.output.empty()) {
+    if ((r.kind == Result::Kind::kFail || r.kind == Result::Kind::kXfail) && !r.output.empty()) {
       out << "      <system-out>" << xml_escape(r.output) << "</system-out>\n";
     }
     out << "    </testcase>\n";
@@ -318,7 +444,7 @@ int main(int argc, char** argv) {
   std::string plugin;
   std::vector<std::string> filters, excludes;
   bool list = false, verbose = false;
-  std::string junit, run_one_name;
+  std::string junit, run_one_name, expectations_file;
   int timeout_s = 60, result_fd = -1;
   uint64_t seed = 1;
   uint32_t device = 0;
@@ -338,6 +464,10 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("--list", list, "List the test names (after --filter/--exclude) and exit");
   app.add_option("--junit", junit, "Also write the results as JUnit XML to FILE")
+      ->type_name("FILE");
+  app.add_option("--expectations", expectations_file,
+                 "The plugin's expectation file: per test glob, 'pass', 'unsupported REASON' or "
+                 "'xfail REASON' (docs/plugin-guide.md). A listed test that passes fails the run.")
       ->type_name("FILE");
   app.add_option("--timeout", timeout_s, "Seconds each test may run before it is killed")
       ->check(CLI::Range(1, 86400))
@@ -362,6 +492,15 @@ int main(int argc, char** argv) {
   if (!run_one_name.empty()) {
     if (result_fd < 0) result_fd = 1;
     return run_one(run_one_name, options, result_fd);
+  }
+
+  std::vector<Expectation> expectations;
+  if (!expectations_file.empty()) {
+    std::string error;
+    if (!read_expectations(expectations_file, expectations, error)) {
+      std::cerr << "xdev-conformance: " << error << "\n";
+      return 2;
+    }
   }
 
   std::vector<const xc::TestCase*> selected;
@@ -397,7 +536,7 @@ int main(int argc, char** argv) {
   const bool loads = preflight.kind == Result::Kind::kPass;
 
   std::vector<Result> results;
-  int passed = 0, failed = 0, skipped = 0;
+  int passed = 0, failed = 0, skipped = 0, xfailed = 0, xpassed = 0;
   for (const auto* t : selected) {
     Result r;
     if (t->name == "abi.load") {
@@ -409,14 +548,21 @@ int main(int argc, char** argv) {
     } else {
       r = run_isolated(self, t->name, options, timeout_s);
     }
+    apply(expectation_for(expectations, r.name), r);
     switch (r.kind) {
       case Result::Kind::kPass:
         ++passed;
         std::cout << "PASS " << r.name << "\n";
         break;
+      case Result::Kind::kXpass:
+        ++xpassed;
+        std::cout << "XPASS " << r.name << ": " << r.reason << "\n";
+        break;
       case Result::Kind::kFail:
-        ++failed;
-        std::cout << "FAIL " << r.name << ": " << r.reason << "\n";
+      case Result::Kind::kXfail:
+        ++(r.kind == Result::Kind::kFail ? failed : xfailed);
+        std::cout << (r.kind == Result::Kind::kFail ? "FAIL " : "XFAIL ") << r.name << ": "
+                  << r.reason << "\n";
         if (verbose && !r.output.empty()) {
           size_t start = 0;
           while (start < r.output.size()) {
@@ -435,11 +581,12 @@ int main(int argc, char** argv) {
     std::cout.flush();
     results.push_back(std::move(r));
   }
-  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped"
-            << std::endl;
+  // The first three counts keep the format CI parses.
+  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped, "
+            << xfailed << " expected failures, " << xpassed << " unexpected passes" << std::endl;
   if (!junit.empty() && !write_junit(junit, plugin, results)) {
     std::cerr << "xdev-conformance: cannot write " << junit << "\n";
     return 2;
   }
-  return failed > 0 ? 1 : 0;
+  return failed > 0 || xpassed > 0 ? 1 : 0;
 }

@@ -4,20 +4,22 @@
  * float32 kernels, Add and Neg (docs/ops.md). It passes `xdev-conformance`.
  *
  * Read it top to bottom with docs/plugin-guide.md beside it. Everything a
- * plugin needs comes from one header, <xdev/plugin.h>; a plugin never links
- * libxdev: the core hands it a host table (status creation, logging) when it
- * calls the one exported function, xdev_plugin_query, at the end of this file.
+ * plugin needs comes from the SDK's headers: <xdev/plugin.h>, the ABI, and
+ * <xdev/plugin_helpers.h>, header-only helpers for what every plugin repeats
+ * (formatted statuses, the query's version negotiation, initialize's checks,
+ * struct_size-aware properties). A plugin never links libxdev: the core hands
+ * it a host table (status creation, logging) when it calls the one exported
+ * function, xdev_plugin_query, at the end of this file.
  *
  * Build it out of tree (see README.md):
  *   meson setup build && meson compile -C build && meson install -C build
  */
 #define _POSIX_C_SOURCE 200809L /* posix_memalign, pthreads */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <xdev/plugin.h>
+#include <xdev/plugin_helpers.h> /* includes <xdev/plugin.h> */
 
 #define EXAMPLE_MEMORY_BYTES ((uint64_t)256 << 20) /* what the device "has" */
 #define EXAMPLE_MIN_ALIGNMENT 64                   /* always honoured */
@@ -54,16 +56,15 @@ static const xdev_host_api_t* g_host;
 /* Statuses: NULL is success; errors are made by the host                   */
 /* ------------------------------------------------------------------------ */
 
+/* xdev_plugin_status formats the message and has the host create the status;
+ * the core owns it from then on. Messages start with "example: <slot>: ". */
 static xdev_status_t* error(xdev_status_code_t code, const char* slot, const char* what) {
-  char text[256];
-  snprintf(text, sizeof text, "example: %s: %s", slot, what);
-  return g_host->status_create(g_host->host_context, code, text);
+  return xdev_plugin_status(g_host, code, "example: %s: %s", slot, what);
 }
 
 static xdev_status_t* null_argument(const char* slot, const char* argument) {
-  char text[128];
-  snprintf(text, sizeof text, "%s is NULL", argument);
-  return error(XDEV_STATUS_INVALID_ARGUMENT, slot, text);
+  return xdev_plugin_status(g_host, XDEV_STATUS_INVALID_ARGUMENT, "example: %s: %s is NULL",
+                            slot, argument);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -73,12 +74,12 @@ static xdev_status_t* null_argument(const char* slot, const char* argument) {
 static xdev_status_t* example_initialize(const xdev_plugin_init_args_t* args,
                                          xdev_plugin_t** out_plugin) {
   struct xdev_plugin_t* plugin;
-  if (out_plugin == NULL) return null_argument("initialize", "out_plugin");
-  *out_plugin = NULL;
-  if (args == NULL) return null_argument("initialize", "args");
+  /* NULL arguments, arguments or a host table older than v1.0: a status. */
+  xdev_status_t* status = xdev_plugin_check_init_args(g_host, args, out_plugin);
+  if (status != NULL) return status;
   plugin = calloc(1, sizeof *plugin);
   if (plugin == NULL) return error(XDEV_STATUS_OUT_OF_MEMORY, "initialize", "no memory");
-  plugin->host = args->host != NULL ? args->host : g_host;
+  plugin->host = args->host;
   plugin->device.plugin = plugin;
   pthread_mutex_init(&plugin->device.mutex, NULL);
   *out_plugin = plugin;
@@ -126,26 +127,26 @@ static xdev_status_t* example_device_count(xdev_plugin_t* plugin, uint32_t* out_
 
 static const xdev_property_t k_properties[] = {{"backing", "host memory"}};
 
+/* What device 0 reports (struct_size and ext are left to the core). */
+static const xdev_device_properties_t k_device_properties = {
+    .type_index = 0,
+    .name = "Example Device",
+    .memory_total = EXAMPLE_MEMORY_BYTES,
+    .bus_id = "",
+    .numa_node = -1,
+    .description = "device: 0, name: Example Device, memory: 256 MiB",
+    .properties = k_properties,
+    .property_count = 1,
+};
+
 static xdev_status_t* example_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                                     xdev_device_properties_t* out) {
   if (plugin == NULL) return null_argument("device_get_properties", "plugin");
   if (out == NULL) return null_argument("device_get_properties", "out_props");
   if (ordinal != 0) return error(XDEV_STATUS_NOT_FOUND, "device_get_properties", "no such device");
-  /* The core sized the struct: fill only the fields its struct_size covers. */
-  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, type_index)) out->type_index = 0;
-  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, name)) out->name = "Example Device";
-  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, memory_total)) {
-    out->memory_total = EXAMPLE_MEMORY_BYTES;
-  }
-  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, bus_id)) out->bus_id = "";
-  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, numa_node)) out->numa_node = -1;
-  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, description)) {
-    out->description = "device: 0, name: Example Device, memory: 256 MiB";
-  }
-  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, property_count)) {
-    out->properties = k_properties;
-    out->property_count = 1;
-  }
+  /* The core sized the struct: only the fields its struct_size covers are
+   * written. */
+  xdev_plugin_fill_properties(out, &k_device_properties);
   return NULL;
 }
 
@@ -183,7 +184,6 @@ static xdev_status_t* example_memory_allocate(xdev_device_t* device, uint64_t si
   const char* slot = "memory_allocate";
   void* base = NULL;
   struct block_header* header;
-  char text[160];
   uint64_t free_bytes;
   int over;
   if (device == NULL) return null_argument(slot, "device");
@@ -191,9 +191,9 @@ static xdev_status_t* example_memory_allocate(xdev_device_t* device, uint64_t si
   *out_ptr = NULL;
   if (size == 0) return error(XDEV_STATUS_INVALID_ARGUMENT, slot, "size is 0 (must be > 0)");
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    snprintf(text, sizeof text, "alignment %llu is not a power of two",
-             (unsigned long long)alignment);
-    return error(XDEV_STATUS_INVALID_ARGUMENT, slot, text);
+    return xdev_plugin_status(g_host, XDEV_STATUS_INVALID_ARGUMENT,
+                              "example: %s: alignment %llu is not a power of two", slot,
+                              (unsigned long long)alignment);
   }
   if (alignment < EXAMPLE_MIN_ALIGNMENT) alignment = EXAMPLE_MIN_ALIGNMENT;
   pthread_mutex_lock(&device->mutex);
@@ -202,10 +202,11 @@ static xdev_status_t* example_memory_allocate(xdev_device_t* device, uint64_t si
   if (!over) device->used += size;
   pthread_mutex_unlock(&device->mutex);
   if (over) {
-    snprintf(text, sizeof text, "cannot allocate %llu bytes: %llu of %llu bytes are free",
-             (unsigned long long)size, (unsigned long long)free_bytes,
-             (unsigned long long)EXAMPLE_MEMORY_BYTES);
-    return error(XDEV_STATUS_OUT_OF_MEMORY, slot, text);
+    return xdev_plugin_status(g_host, XDEV_STATUS_OUT_OF_MEMORY,
+                              "example: %s: cannot allocate %llu bytes: %llu of %llu bytes are "
+                              "free",
+                              slot, (unsigned long long)size, (unsigned long long)free_bytes,
+                              (unsigned long long)EXAMPLE_MEMORY_BYTES);
   }
   if (posix_memalign(&base, (size_t)alignment, (size_t)(alignment + size)) != 0) {
     pthread_mutex_lock(&device->mutex);
@@ -463,11 +464,14 @@ static const xdev_plugin_api_t k_api = {
     .kernels = example_kernels,
 };
 
-/* The one exported symbol. Cheap: hands over the table, starts nothing. */
-XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
-  if (args == NULL || args->host == NULL) return NULL; /* no way to report it */
-  g_host = args->host;
-  /* The query args are the core's struct: write only what it covers. */
-  if (XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, plugin_api)) args->plugin_api = &k_api;
-  return NULL;
+/* The one exported symbol (XDEV_PLUGIN_ENTRY_POINT: C linkage, default
+ * visibility). Cheap: hands over the table, starts nothing. It keeps the
+ * core's host table for statuses of calls with a NULL handle;
+ * xdev_plugin_query_answer checks that the core's arguments hold a table
+ * pointer and that the core accepts this plugin's ABI version, then writes
+ * args->plugin_api (or returns an ABI_MISMATCH status naming both versions). */
+XDEV_PLUGIN_ENTRY_POINT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
+  const xdev_host_api_t* host = xdev_plugin_query_host(args);
+  if (host != NULL) g_host = host;
+  return xdev_plugin_query_answer(args, &k_api);
 }

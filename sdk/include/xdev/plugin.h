@@ -322,7 +322,9 @@ typedef struct xdev_kernel_call_t {
   XDEV_STRUCT_SIZE(xdev_kernel_call_t, scratch_context)
 
 /* A kernel function. `kernel_context` is the value registered with it.
- * Must be thread-safe for calls on different streams. */
+ * Thread-safety: must be thread-safe for calls on different streams, and
+ * for calls on the same stream from several threads at once when the plugin
+ * declares XDEV_CAP_CONCURRENT_STREAMS. */
 typedef xdev_status_t* (*xdev_kernel_fn_t)(void* kernel_context,
                                            const xdev_kernel_call_t* call);
 
@@ -380,7 +382,15 @@ typedef struct xdev_plugin_init_args_t {
  * and unchanged until the library is unloaded. Slots marked REQUIRED must be
  * non-NULL; the core refuses a table whose `struct_size` does not cover the
  * v1.0 table or whose required slot is NULL. Unless noted, functions return
- * NULL on success or a status created with host->status_create. */
+ * NULL on success or a status created with host->status_create.
+ *
+ * Every slot says which calls the core may make at the same time
+ * ("Thread-safety:"). Two rules recur:
+ *  - the stream rule: a stream is used by one thread at a time (all slots
+ *    that take it, kernels included), unless the plugin declares
+ *    XDEV_CAP_CONCURRENT_STREAMS; different streams are used concurrently;
+ *  - a handle is never destroyed (device_close, stream_destroy,
+ *    event_destroy, memory_free) while another call that takes it runs. */
 typedef struct xdev_plugin_api_t {
   size_t struct_size;
   const xdev_extension_t* ext;
@@ -399,28 +409,35 @@ typedef struct xdev_plugin_api_t {
    * state. A plugin that cannot work on this machine (no driver, no device)
    * should still succeed and report 0 devices; `describe_status` then says
    * why. On error the core logs the message, calls nothing else (not even
-   * shutdown) and skips the plugin. Not called concurrently. */
+   * shutdown) and skips the plugin. Thread-safety: not called concurrently
+   * with xdev_plugin_query, shutdown or another initialize. */
   xdev_status_t* (*initialize)(const xdev_plugin_init_args_t* args,
                                xdev_plugin_t** out_plugin);
   /* REQUIRED. Called once, last. Every device has been closed. Releases all
-   * state; afterwards the library may be unloaded. Must not fail. */
+   * state; afterwards the library may be unloaded. Must not fail.
+   * Thread-safety: not called concurrently with xdev_plugin_query,
+   * initialize or another shutdown; every call for this instance (its
+   * devices, streams, events) has returned. */
   void (*shutdown)(xdev_plugin_t* plugin);
   /* Optional. A one-line human-readable state ("2 devices", "CUDA driver not
-   * found"); the string is owned by the plugin and valid until shutdown. */
+   * found"); the string is owned by the plugin and valid until shutdown.
+   * Thread-safety: thread-safe. */
   const char* (*describe_status)(xdev_plugin_t* plugin);
 
   /* --- types and physical devices (thread-safe, cheap, no device init) --- */
 
   /* REQUIRED. Device types offered: `*out_count` pointers to descriptors,
    * each with its struct_size set; the array and descriptors are owned by
-   * the plugin. */
+   * the plugin. Thread-safety: thread-safe. */
   xdev_status_t* (*device_types)(xdev_plugin_t* plugin,
                                  const xdev_device_type_info_t* const** out_types,
                                  uint32_t* out_count);
-  /* REQUIRED. Number of physical devices (of all types) this plugin sees. */
+  /* REQUIRED. Number of physical devices (of all types) this plugin sees.
+   * Thread-safety: thread-safe. */
   xdev_status_t* (*device_count)(xdev_plugin_t* plugin, uint32_t* out_count);
   /* REQUIRED. Properties of physical device `ordinal` (0 ... count-1). The
-   * core sets out_props->struct_size; fill what it covers. */
+   * core sets out_props->struct_size; fill what it covers. Thread-safety:
+   * thread-safe, also while the device is open and in use. */
   xdev_status_t* (*device_get_properties)(xdev_plugin_t* plugin, uint32_t ordinal,
                                           xdev_device_properties_t* out_props);
 
@@ -428,11 +445,13 @@ typedef struct xdev_plugin_api_t {
 
   /* REQUIRED. Opens physical device `ordinal` for use (creates contexts,
    * default resources). The core opens each device at most once and only
-   * those the user made visible. Not called concurrently for one ordinal. */
+   * those the user made visible. Thread-safety: thread-safe for different
+   * ordinals; not called concurrently for one ordinal. */
   xdev_status_t* (*device_open)(xdev_plugin_t* plugin, uint32_t ordinal,
                                 xdev_device_t** out_device);
   /* REQUIRED. Closes a device; all its memory, streams and events have been
-   * released first. Must not fail. */
+   * released first. Must not fail. Thread-safety: no other call for this
+   * device runs; calls for other devices may. */
   void (*device_close)(xdev_device_t* device);
 
   /* --- raw memory (the core pools it; thread-safe) --- */
@@ -441,28 +460,34 @@ typedef struct xdev_plugin_api_t {
    * least `alignment`, a power of two from 1 to 4096 (the core asks for
    * 256); below 64 the plugin may align to 64. Size 0 or another alignment:
    * XDEV_STATUS_INVALID_ARGUMENT. Returns XDEV_STATUS_OUT_OF_MEMORY when the
-   * device cannot satisfy the request. */
+   * device cannot satisfy the request. Thread-safety: thread-safe. */
   xdev_status_t* (*memory_allocate)(xdev_device_t* device, uint64_t size,
                                     uint64_t alignment, void** out_ptr);
   /* REQUIRED. Frees memory from memory_allocate. NULL is a no-op. All work
-   * that uses it has completed. */
+   * that uses it has completed. Thread-safety: thread-safe (for different
+   * pointers; one pointer is freed once). */
   void (*memory_free)(xdev_device_t* device, void* ptr);
-  /* REQUIRED. Free and total device memory in bytes, now. */
+  /* REQUIRED. Free and total device memory in bytes, now. Thread-safety:
+   * thread-safe. */
   xdev_status_t* (*memory_query)(xdev_device_t* device, uint64_t* out_free,
                                  uint64_t* out_total);
   /* Optional (XDEV_CAP_HOST_MEMORY). Page-locked host memory that copies to
-   * and from this device can use at full speed. Thread-safe. */
+   * and from this device can use at full speed. Thread-safety: thread-safe. */
   xdev_status_t* (*host_memory_allocate)(xdev_device_t* device, uint64_t size,
                                          void** out_ptr);
+  /* Optional (XDEV_CAP_HOST_MEMORY). Frees memory from host_memory_allocate;
+   * NULL is a no-op. Thread-safety: thread-safe (for different pointers). */
   void (*host_memory_free)(xdev_device_t* device, void* ptr);
 
   /* --- streams and events --- */
 
   /* REQUIRED. Creates an in-order queue: work enqueued on it runs in
-   * enqueue order. Thread-safe. A stream is used by one thread at a time,
-   * unless the plugin declares XDEV_CAP_CONCURRENT_STREAMS. */
+   * enqueue order. Thread-safety: thread-safe. The new stream is then used
+   * under the stream rule (above the table). */
   xdev_status_t* (*stream_create)(xdev_device_t* device, xdev_stream_t** out_stream);
-  /* REQUIRED. Destroys a stream after all its work completed. */
+  /* REQUIRED. Destroys a stream after all its work completed.
+   * Thread-safety: no other call on this stream runs; other streams may be
+   * in use. */
   void (*stream_destroy)(xdev_stream_t* stream);
   /* REQUIRED. Blocks until all work enqueued so far on `stream` completed;
    * returns the first asynchronous error since the last synchronize and
@@ -472,31 +497,38 @@ typedef struct xdev_plugin_api_t {
    * error: CUDA's illegal address, a lost device). The plugin then returns
    * XDEV_STATUS_UNAVAILABLE naming the device, here and from every later
    * call that uses that device, and its other devices keep working. Only
-   * errors that left the device usable are cleared. */
+   * errors that left the device usable are cleared. Thread-safety: the
+   * stream rule. */
   xdev_status_t* (*stream_synchronize)(xdev_stream_t* stream);
-  /* REQUIRED. Creates an event. Thread-safe. */
+  /* REQUIRED. Creates an event. Thread-safety: thread-safe. */
   xdev_status_t* (*event_create)(xdev_device_t* device, xdev_event_t** out_event);
-  /* REQUIRED. Destroys an event. */
+  /* REQUIRED. Destroys an event. Thread-safety: no other call that takes
+   * this event runs; other events may be in use. */
   void (*event_destroy)(xdev_event_t* event);
   /* REQUIRED. Marks the current end of `stream` (a stream of the event's
    * device); the event completes when all work enqueued before it completed.
-   * Re-recording replaces the mark. */
+   * Re-recording replaces the mark. Thread-safety: the stream rule for
+   * `stream`; no other call that takes this event runs at the same time. */
   xdev_status_t* (*event_record)(xdev_event_t* event, xdev_stream_t* stream);
   /* REQUIRED. Makes later work on `stream` wait for `event` (the event may
    * belong to another stream, also of another device, of the same plugin).
-   * Does not block the host. Events carry no errors. */
+   * Does not block the host. Events carry no errors. Thread-safety: the
+   * stream rule for `stream`; several threads may wait for one event. */
   xdev_status_t* (*stream_wait_event)(xdev_stream_t* stream, xdev_event_t* event);
   /* REQUIRED. Blocks the host until `event` completed. An event never
-   * recorded counts as completed. */
+   * recorded counts as completed. Thread-safety: thread-safe; several
+   * threads may synchronize or query one event. */
   xdev_status_t* (*event_synchronize)(xdev_event_t* event);
-  /* REQUIRED. Non-blocking: *out_done = 1 when completed, else 0. */
+  /* REQUIRED. Non-blocking: *out_done = 1 when completed, else 0.
+   * Thread-safety: as event_synchronize. */
   xdev_status_t* (*event_query)(xdev_event_t* event, int32_t* out_done);
 
   /* --- copies (asynchronous on `stream`; sizes in bytes; with size 0 the
    * pointers are not used and may be anything). Device addresses may point
    * anywhere inside an allocation. Source and destination never overlap
    * (the core's promise; a plugin may check it and return
-   * XDEV_STATUS_INVALID_ARGUMENT). --- */
+   * XDEV_STATUS_INVALID_ARGUMENT). Thread-safety of all four: the stream
+   * rule. --- */
 
   /* REQUIRED. Host memory `src` -> device address `dst`. The host buffer
    * must stay valid and unchanged until the stream passes the copy (the
@@ -513,7 +545,8 @@ typedef struct xdev_plugin_api_t {
    * the stream's device, both devices of this plugin; the work that wrote
    * `src` has completed (the core synchronizes its stream first). Returns
    * XDEV_STATUS_UNIMPLEMENTED when this pair has no direct path; the core
-   * then stages through host memory. */
+   * then stages through host memory. Thread-safety: the stream rule for
+   * `stream`; `src_device` may be in use by other threads meanwhile. */
   xdev_status_t* (*copy_peer)(xdev_stream_t* stream, void* dst,
                               xdev_device_t* src_device, const void* src,
                               uint64_t size);
@@ -521,7 +554,7 @@ typedef struct xdev_plugin_api_t {
   /* --- kernels --- */
 
   /* REQUIRED. The kernels this plugin registers: `*out_count` pointers to
-   * descriptors owned by the plugin. May be 0. Thread-safe. */
+   * descriptors owned by the plugin. May be 0. Thread-safety: thread-safe. */
   xdev_status_t* (*kernels)(xdev_plugin_t* plugin,
                             const xdev_kernel_info_t* const** out_kernels,
                             uint32_t* out_count);
@@ -551,7 +584,9 @@ typedef struct xdev_plugin_query_args_t {
 /* The entry point every plugin exports (as "xdev_plugin_query", with
  * XDEV_PLUGIN_EXPORT). Must be cheap, start no threads and touch no device:
  * the core may call it only to read the version. It writes
- * args->plugin_api and returns NULL, or a status (then it is skipped). */
+ * args->plugin_api and returns NULL, or a status (then it is skipped).
+ * Thread-safety: not called concurrently with itself, initialize or
+ * shutdown; it may be called again after shutdown. */
 typedef xdev_status_t* (*xdev_plugin_query_fn_t)(xdev_plugin_query_args_t* args);
 
 #ifdef __cplusplus

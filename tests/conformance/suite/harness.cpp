@@ -3,13 +3,16 @@
 // docs/plugin-abi.md describes it, and nothing more.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <utility>
 
+#include "plugin_harness.hpp"
 #include "suite.hpp"
 
 namespace xdev_conformance {
@@ -101,12 +104,7 @@ xdev_status_code_t expect_error(xdev_status_t* status, const std::string& what,
 
 Context::Context(const Options& options) : options_(options) {
   random_.seed(options.seed);
-  host_.struct_size = XDEV_HOST_API_STRUCT_SIZE;
-  host_.ext = nullptr;
-  host_.abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  host_.host_context = this;
-  host_.status_create = &host_status_create;
-  host_.log = &host_log;
+  host_ = xdev_test::host_table(this, &host_status_create, &host_log);
 }
 
 Context::~Context() {
@@ -139,24 +137,15 @@ void Context::finish() {
 
 const xdev_plugin_api_t& Context::api() {
   if (api_ != nullptr) return *api_;
-  if (library_ == nullptr) {
-    library_ = ::dlopen(options_.plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library_ == nullptr) {
-      const char* error = ::dlerror();
-      fail(std::string("cannot be loaded: ") + (error != nullptr ? error : "dlopen failed"));
-    }
+  xdev_plugin_query_fn_t query = nullptr;
+  {
+    xdev_test::PluginLibrary library;
+    if (!library.open(options_.plugin_path)) fail(library.error());
+    library_ = library.handle();
+    query = library.query();
+    library.release();  // stays mapped: see finish()
   }
-  auto query = reinterpret_cast<xdev_plugin_query_fn_t>(
-      ::dlsym(library_, XDEV_PLUGIN_ENTRY_SYMBOL));
-  if (query == nullptr) {
-    fail("missing entry symbol '" XDEV_PLUGIN_ENTRY_SYMBOL
-         "' (export it with XDEV_PLUGIN_EXPORT)");
-  }
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = &host_;
+  xdev_plugin_query_args_t args = xdev_test::query_args(&host_);
   check(query(&args), XDEV_PLUGIN_ENTRY_SYMBOL " failed");
   const xdev_plugin_api_t* api = args.plugin_api;
   require(api != nullptr, XDEV_PLUGIN_ENTRY_SYMBOL " returned no plugin table");
@@ -171,33 +160,8 @@ const xdev_plugin_api_t& Context::api() {
          " is smaller than the v1.0 table (" + std::to_string(kPluginApiV1Size) + " bytes)");
   }
   require(api->name != nullptr && api->name[0] != '\0', "plugin table has no name");
-  const std::pair<const char*, bool> slots[] = {
-      {"initialize", api->initialize != nullptr},
-      {"shutdown", api->shutdown != nullptr},
-      {"device_types", api->device_types != nullptr},
-      {"device_count", api->device_count != nullptr},
-      {"device_get_properties", api->device_get_properties != nullptr},
-      {"device_open", api->device_open != nullptr},
-      {"device_close", api->device_close != nullptr},
-      {"memory_allocate", api->memory_allocate != nullptr},
-      {"memory_free", api->memory_free != nullptr},
-      {"memory_query", api->memory_query != nullptr},
-      {"stream_create", api->stream_create != nullptr},
-      {"stream_destroy", api->stream_destroy != nullptr},
-      {"stream_synchronize", api->stream_synchronize != nullptr},
-      {"event_create", api->event_create != nullptr},
-      {"event_destroy", api->event_destroy != nullptr},
-      {"event_record", api->event_record != nullptr},
-      {"stream_wait_event", api->stream_wait_event != nullptr},
-      {"event_synchronize", api->event_synchronize != nullptr},
-      {"event_query", api->event_query != nullptr},
-      {"copy_host_to_device", api->copy_host_to_device != nullptr},
-      {"copy_device_to_host", api->copy_device_to_host != nullptr},
-      {"copy_device_to_device", api->copy_device_to_device != nullptr},
-      {"kernels", api->kernels != nullptr},
-  };
-  for (const auto& [slot, present] : slots) {
-    if (!present) fail("required slot '" + std::string(slot) + "' is NULL");
+  if (const char* slot = xdev_plugin_missing_slot(api)) {
+    fail("required slot '" + std::string(slot) + "' is NULL");
   }
   api_ = api;
   return *api_;
@@ -206,9 +170,7 @@ const xdev_plugin_api_t& Context::api() {
 xdev_plugin_t* Context::plugin() {
   if (plugin_ != nullptr) return plugin_;
   const xdev_plugin_api_t& a = api();
-  xdev_plugin_init_args_t init{};
-  init.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-  init.host = &host_;
+  const xdev_plugin_init_args_t init = xdev_test::init_args(&host_);
   xdev_plugin_t* handle = nullptr;
   xdev_status_t* status = nullptr;
   try {
@@ -294,92 +256,62 @@ void Context::require_capability(uint64_t cap, const char* cap_name) {
 
 // --- RAII handles -------------------------------------------------------------
 
-DeviceMemory::DeviceMemory(Context& ctx, xdev_device_t* device, uint64_t size,
-                           uint64_t alignment)
-    : api_(&ctx.api()), device_(device), size_(size) {
+void Release::operator()(void* memory) const { api->memory_free(device, memory); }
+
+void Release::operator()(xdev_stream_t* stream) const {
+  if (xdev_status_t* s = api->stream_synchronize(stream)) delete s;
+  api->stream_destroy(stream);
+}
+
+void Release::operator()(xdev_event_t* event) const { api->event_destroy(event); }
+
+DeviceMemory::DeviceMemory(Context& ctx, xdev_device_t* device, uint64_t size, uint64_t alignment)
+    : size_(size) {
+  const std::string what = "memory_allocate(" + std::to_string(size) + " bytes";
   void* ptr = nullptr;
-  check(api_->memory_allocate(device, size, alignment, &ptr),
-        "memory_allocate(" + std::to_string(size) + " bytes, alignment " +
-            std::to_string(alignment) + ")");
-  require(ptr != nullptr, "memory_allocate(" + std::to_string(size) +
-                              ") succeeded but returned NULL");
-  ptr_ = ptr;
+  check(ctx.api().memory_allocate(device, size, alignment, &ptr),
+        what + ", alignment " + std::to_string(alignment) + ")");
+  require(ptr != nullptr, what + ") succeeded but returned NULL");
+  object_ = {ptr, Release{&ctx.api(), device}};
 }
 
-DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
-  if (this != &other) {
-    reset();
-    api_ = other.api_;
-    device_ = other.device_;
-    ptr_ = std::exchange(other.ptr_, nullptr);
-    size_ = other.size_;
-  }
-  return *this;
-}
-
-void DeviceMemory::reset() {
-  if (ptr_ != nullptr) api_->memory_free(device_, ptr_);
-  ptr_ = nullptr;
-}
-
-Stream::Stream(Context& ctx, xdev_device_t* device) : api_(&ctx.api()) {
+Stream::Stream(Context& ctx, xdev_device_t* device) {
   xdev_stream_t* stream = nullptr;
-  check(api_->stream_create(device, &stream), "stream_create");
+  check(ctx.api().stream_create(device, &stream), "stream_create");
   require(stream != nullptr, "stream_create succeeded but returned NULL");
-  stream_ = stream;
-}
-
-Stream& Stream::operator=(Stream&& other) noexcept {
-  if (this != &other) {
-    reset();
-    api_ = other.api_;
-    stream_ = std::exchange(other.stream_, nullptr);
-  }
-  return *this;
-}
-
-void Stream::reset() {
-  if (stream_ != nullptr) {
-    // Destroy only after all work completed (the ABI's precondition).
-    if (xdev_status_t* s = api_->stream_synchronize(stream_)) delete s;
-    api_->stream_destroy(stream_);
-  }
-  stream_ = nullptr;
+  object_ = {stream, Release{&ctx.api(), nullptr}};
 }
 
 void Stream::upload(void* dst, const void* src, uint64_t size) {
-  check(api_->copy_host_to_device(stream_, dst, src, size),
+  check(object_.get_deleter().api->copy_host_to_device(get(), dst, src, size),
         "copy_host_to_device(" + std::to_string(size) + " bytes)");
 }
 void Stream::download(void* dst, const void* src, uint64_t size) {
-  check(api_->copy_device_to_host(stream_, dst, src, size),
+  check(object_.get_deleter().api->copy_device_to_host(get(), dst, src, size),
         "copy_device_to_host(" + std::to_string(size) + " bytes)");
 }
 void Stream::copy(void* dst, const void* src, uint64_t size) {
-  check(api_->copy_device_to_device(stream_, dst, src, size),
+  check(object_.get_deleter().api->copy_device_to_device(get(), dst, src, size),
         "copy_device_to_device(" + std::to_string(size) + " bytes)");
 }
-void Stream::synchronize() { check(api_->stream_synchronize(stream_), "stream_synchronize"); }
+void Stream::require_contents(const void* device_address,
+                              const std::vector<unsigned char>& expected, const std::string& what) {
+  std::vector<unsigned char> back(expected.size());
+  download(back.data(), device_address, back.size());
+  synchronize();
+  const std::string diff = first_difference(back.data(), expected.data(), back.size());
+  require(diff.empty(), what + ": " + diff);
+}
 
-Event::Event(Context& ctx, xdev_device_t* device) : api_(&ctx.api()) {
+void Stream::synchronize() {
+  check(object_.get_deleter().api->stream_synchronize(get()), "stream_synchronize");
+}
+
+Event::Event(Context& ctx, xdev_device_t* device) {
   xdev_event_t* event = nullptr;
-  check(api_->event_create(device, &event), "event_create");
+  check(ctx.api().event_create(device, &event), "event_create");
   require(event != nullptr, "event_create succeeded but returned NULL");
-  event_ = event;
-}
-
-Event& Event::operator=(Event&& other) noexcept {
-  if (this != &other) {
-    reset();
-    api_ = other.api_;
-    event_ = std::exchange(other.event_, nullptr);
-  }
-  return *this;
-}
-
-void Event::reset() {
-  if (event_ != nullptr) api_->event_destroy(event_);
-  event_ = nullptr;
+  object_ = {event, Release{&ctx.api(), nullptr}};
 }
 
 std::vector<unsigned char> random_bytes(Context& ctx, size_t size) {
@@ -410,17 +342,39 @@ std::string first_difference(const unsigned char* got, const unsigned char* want
 
 // --- running one test -------------------------------------------------------------
 
+namespace {
+
+// The tests registered so far (constructed on first use: registrations run
+// during static initialization, in no fixed order across files).
+std::vector<TestCase>& registered() {
+  static std::vector<TestCase> tests;
+  return tests;
+}
+
+// Where a test's group runs; unknown groups last.
+size_t group_rank(const std::string& name) {
+  static const char* const kGroups[] = {"abi",   "device",      "memory", "copy", "stream",
+                                        "event", "concurrency", "kernel", "error"};
+  const std::string group = name.substr(0, name.find('.'));
+  for (size_t i = 0; i < std::size(kGroups); ++i) {
+    if (group == kGroups[i]) return i;
+  }
+  return std::size(kGroups);
+}
+
+}  // namespace
+
+Registration::Registration(const char* name, const char* description, TestFn fn) {
+  registered().push_back({name, description, fn});
+}
+
 const std::vector<TestCase>& all_tests() {
   static const std::vector<TestCase> tests = [] {
-    std::vector<TestCase> t;
-    add_abi_tests(t);
-    add_device_tests(t);
-    add_memory_tests(t);
-    add_copy_tests(t);
-    add_stream_tests(t);
-    add_concurrency_tests(t);
+    std::vector<TestCase> t = registered();
     add_kernel_tests(t);
-    add_error_tests(t);
+    std::stable_sort(t.begin(), t.end(), [](const TestCase& a, const TestCase& b) {
+      return group_rank(a.name) < group_rank(b.name);
+    });
     return t;
   }();
   return tests;

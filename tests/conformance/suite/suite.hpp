@@ -61,9 +61,10 @@ struct Options {
 class Context {
  public:
   explicit Context(const Options& options);
-  ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
+  // Releases what the test left (finish()), reporting nothing.
+  ~Context();
 
   const Options& options() const { return options_; }
   std::mt19937_64& random() { return random_; }
@@ -119,61 +120,87 @@ class Context {
 };
 
 // --- RAII handles over the ABI (each fails the test on error) -------------
+//
+// Movable; each releases its object through the plugin's table when it is
+// destroyed or reset. A stream is synchronized before it is destroyed (the
+// ABI's precondition).
 
-class DeviceMemory {
+// The deleter of the handles: the table's release slot for each kind.
+struct Release {
+  const xdev_plugin_api_t* api = nullptr;
+  xdev_device_t* device = nullptr;  // memory_free's device
+  void operator()(void* memory) const;
+  void operator()(xdev_stream_t* stream) const;
+  void operator()(xdev_event_t* event) const;
+};
+
+// One object of the plugin, released through its table (Release).
+template <typename T>
+class Handle {
+ public:
+  void reset() { object_.reset(); }
+  T* get() const { return object_.get(); }
+
+ protected:
+  std::unique_ptr<T, Release> object_;
+};
+
+class DeviceMemory : public Handle<void> {
  public:
   DeviceMemory() = default;
   DeviceMemory(Context& ctx, xdev_device_t* device, uint64_t size, uint64_t alignment = 64);
-  ~DeviceMemory() { reset(); }
-  DeviceMemory(DeviceMemory&& other) noexcept { *this = std::move(other); }
-  DeviceMemory& operator=(DeviceMemory&& other) noexcept;
-  void reset();
-  void* get() const { return ptr_; }
   // Device address `offset` bytes in (integer arithmetic only).
-  void* at(uint64_t offset) const { return static_cast<char*>(ptr_) + offset; }
+  void* at(uint64_t offset) const { return static_cast<char*>(get()) + offset; }
   uint64_t size() const { return size_; }
 
  private:
-  const xdev_plugin_api_t* api_ = nullptr;
-  xdev_device_t* device_ = nullptr;
-  void* ptr_ = nullptr;
   uint64_t size_ = 0;
 };
 
-class Stream {
+class Stream : public Handle<xdev_stream_t> {
  public:
   Stream() = default;
   Stream(Context& ctx, xdev_device_t* device);
-  ~Stream() { reset(); }
-  Stream(Stream&& other) noexcept { *this = std::move(other); }
-  Stream& operator=(Stream&& other) noexcept;
-  void reset();
-  xdev_stream_t* get() const { return stream_; }
 
   void upload(void* dst, const void* src, uint64_t size);
   void download(void* dst, const void* src, uint64_t size);
   void copy(void* dst, const void* src, uint64_t size);
   void synchronize();
-
- private:
-  const xdev_plugin_api_t* api_ = nullptr;
-  xdev_stream_t* stream_ = nullptr;
+  // Downloads expected.size() bytes at `device_address`, synchronizes, and
+  // fails with "<what>: first difference at ..." unless they are `expected`.
+  void require_contents(const void* device_address, const std::vector<unsigned char>& expected,
+                        const std::string& what);
 };
 
-class Event {
+class Event : public Handle<xdev_event_t> {
  public:
   Event() = default;
   Event(Context& ctx, xdev_device_t* device);
-  ~Event() { reset(); }
-  Event(Event&& other) noexcept { *this = std::move(other); }
-  Event& operator=(Event&& other) noexcept;
-  void reset();
-  xdev_event_t* get() const { return event_; }
-
- private:
-  const xdev_plugin_api_t* api_ = nullptr;
-  xdev_event_t* event_ = nullptr;
 };
+
+// Fails unless `entry` (named `where` in the message) is non-NULL with a
+// struct_size of at least `v1_size`.
+template <typename T>
+void require_entry(const T* entry, size_t v1_size, const std::string& where) {
+  require(entry != nullptr, where + " is NULL");
+  require(entry->struct_size >= v1_size,
+          where + " has struct_size " + std::to_string(entry->struct_size) +
+              ", smaller than the v1.0 size " + std::to_string(v1_size));
+}
+
+// What a list slot (device_types, kernels) hands out; fails the test on an
+// error status or a count without an array.
+template <typename T>
+std::vector<const T*> read_list(Context& ctx,
+                                xdev_status_t* (*slot)(xdev_plugin_t*, const T* const**, uint32_t*),
+                                const std::string& name) {
+  const T* const* items = nullptr;
+  uint32_t count = 0;
+  check(slot(ctx.plugin(), &items, &count), name);
+  require(count == 0 || items != nullptr,
+          name + " reported " + std::to_string(count) + " entries but returned no array");
+  return {items, items + count};
+}
 
 // Random bytes from the test's generator.
 std::vector<unsigned char> random_bytes(Context& ctx, size_t size);
@@ -189,16 +216,26 @@ struct TestCase {
   TestFn fn;
 };
 
-// Every test, in the order they run. Each group adds its own.
+// Every test, in the order they run: by group (abi, device, memory, copy,
+// stream, event, concurrency, kernel, error), within a group in the order
+// they were registered.
 const std::vector<TestCase>& all_tests();
-void add_abi_tests(std::vector<TestCase>& tests);
-void add_device_tests(std::vector<TestCase>& tests);
-void add_memory_tests(std::vector<TestCase>& tests);
-void add_copy_tests(std::vector<TestCase>& tests);
-void add_stream_tests(std::vector<TestCase>& tests);
-void add_concurrency_tests(std::vector<TestCase>& tests);
+
+// Registers a test at static initialization (within one file, in
+// definition order). Use XDEV_CONFORMANCE_TEST.
+struct Registration {
+  Registration(const char* name, const char* description, TestFn fn);
+};
+
+// Defines and registers a test (in an unnamed namespace of a tests_*.cpp):
+//   XDEV_CONFORMANCE_TEST(abi_load, "abi.load", "what it checks") { ... ctx ... }
+#define XDEV_CONFORMANCE_TEST(function, name, description)      \
+  void function(Context& ctx);                                  \
+  const Registration k_##function{name, description, function}; \
+  void function([[maybe_unused]] Context& ctx)
+
+// The kernel tests (tests_kernels.cpp) add theirs from a list.
 void add_kernel_tests(std::vector<TestCase>& tests);
-void add_error_tests(std::vector<TestCase>& tests);
 
 // Outcome of one test run in this process.
 struct Outcome {

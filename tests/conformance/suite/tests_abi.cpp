@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "plugin_harness.hpp"
 #include "suite.hpp"
 
 namespace xdev_conformance {
@@ -38,12 +39,14 @@ xdev_plugin_query_fn_t entry(Context& ctx) {
 
 // --- abi ---------------------------------------------------------------------
 
-void abi_load(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_load, "abi.load",
+                      "dlopen, xdev_plugin_query, table checks, initialize, shutdown") {
   ctx.api();
   ctx.plugin();
 }
 
-void abi_version(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_version, "abi.version",
+                      "major 1; the table covers its minor; loads into a 1.0 core") {
   const xdev_plugin_api_t& api = ctx.api();
   const xdev_version_t v = api.abi_version;
   const uint32_t ours = XDEV_ABI_VERSION_MINOR;
@@ -56,11 +59,8 @@ void abi_version(Context& ctx) {
   }
   // An older core of the same major (it accepts only 1.0) must still get a
   // table: a plugin of any minor loads into any core of its major.
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
+  xdev_plugin_query_args_t args = xdev_test::query_args(&ctx.host());
   args.core_max_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.host = &ctx.host();
   check(entry(ctx)(&args), XDEV_PLUGIN_ENTRY_SYMBOL " for a core of ABI 1.0 failed");
   require(args.plugin_api != nullptr,
           XDEV_PLUGIN_ENTRY_SYMBOL " for a core of ABI 1.0 returned no table");
@@ -69,14 +69,11 @@ void abi_version(Context& ctx) {
   ctx.plugin();
 }
 
-void abi_query_repeatable(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_query_repeatable, "abi.query_repeatable",
+                      "xdev_plugin_query again gives the same table and starts no thread") {
   const xdev_plugin_api_t& first = ctx.api();
   const int threads_before = thread_count();
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = &ctx.host();
+  xdev_plugin_query_args_t args = xdev_test::query_args(&ctx.host());
   check(entry(ctx)(&args), "second " XDEV_PLUGIN_ENTRY_SYMBOL);
   const int threads_after = thread_count();
   const xdev_plugin_api_t* second = args.plugin_api;
@@ -93,7 +90,8 @@ void abi_query_repeatable(Context& ctx) {
   }
 }
 
-void abi_query_struct_size(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_query_struct_size, "abi.query_struct_size",
+                      "xdev_plugin_query writes only what struct_size covers") {
   ctx.api();
   // The args as a v1.0 core writes them, followed by bytes the plugin must
   // not touch (a plugin built with a newer header must honour struct_size).
@@ -102,12 +100,7 @@ void abi_query_struct_size(Context& ctx) {
     unsigned char canary[64];
   } block;
   std::memset(&block, 0xA5, sizeof block);
-  block.args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  block.args.ext = nullptr;
-  block.args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  block.args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  block.args.host = &ctx.host();
-  block.args.plugin_api = nullptr;
+  block.args = xdev_test::query_args(&ctx.host());
   check(entry(ctx)(&block.args), XDEV_PLUGIN_ENTRY_SYMBOL);
   require(block.args.plugin_api != nullptr, XDEV_PLUGIN_ENTRY_SYMBOL " returned no table");
   const auto* bytes = reinterpret_cast<const unsigned char*>(&block);
@@ -120,7 +113,8 @@ void abi_query_struct_size(Context& ctx) {
   }
 }
 
-void abi_table(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_table, "abi.table",
+                      "capability bits match the optional slots; name and version set") {
   const xdev_plugin_api_t& api = ctx.api();
   const uint64_t caps = api.capabilities;
   struct Optional {
@@ -162,7 +156,8 @@ void abi_table(Context& ctx) {
   }
 }
 
-void abi_unknown_extensions(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_unknown_extensions, "abi.unknown_extensions",
+                      "unknown extensions on the host table, query and init args are skipped") {
   // A newer core may hang extensions this plugin has never heard of on the
   // host table, the query args and the init args: the plugin must skip them.
   static const xdev_extension_t second{sizeof(xdev_extension_t), kUnknownExtension + 1, nullptr};
@@ -170,19 +165,13 @@ void abi_unknown_extensions(Context& ctx) {
   ctx.api();
   xdev_host_api_t host = ctx.host();
   host.ext = &first;
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
+  xdev_plugin_query_args_t args = xdev_test::query_args(&host);
   args.ext = &first;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = &host;
   check(entry(ctx)(&args), XDEV_PLUGIN_ENTRY_SYMBOL " with unknown extensions");
   const xdev_plugin_api_t* api = args.plugin_api;
   require(api != nullptr, XDEV_PLUGIN_ENTRY_SYMBOL " with unknown extensions returned no table");
-  xdev_plugin_init_args_t init{};
-  init.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
+  xdev_plugin_init_args_t init = xdev_test::init_args(&host);
   init.ext = &first;
-  init.host = &host;
   xdev_plugin_t* plugin = nullptr;
   check(api->initialize(&init, &plugin), "initialize with unknown extensions");
   require(plugin != nullptr, "initialize succeeded but returned no plugin state");
@@ -201,7 +190,8 @@ void abi_unknown_extensions(Context& ctx) {
   check(s, "enumerating devices with unknown extensions");
 }
 
-void abi_describe_status(Context& ctx) {
+XDEV_CONFORMANCE_TEST(abi_describe_status, "abi.describe_status",
+                      "describe_status gives one line") {
   const xdev_plugin_api_t& api = ctx.api();
   if (api.describe_status == nullptr) skip("the plugin has no describe_status slot (optional)");
   const char* text = api.describe_status(ctx.plugin());
@@ -214,26 +204,11 @@ void abi_describe_status(Context& ctx) {
 
 // --- device ------------------------------------------------------------------
 
-bool valid_type_name(const char* s) {
-  if (s == nullptr || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
-  size_t n = 0;
-  for (; s[n] != '\0'; ++n) {
-    if (n >= 31) return false;
-    if (!std::isalnum(static_cast<unsigned char>(s[n])) && s[n] != '_') return false;
-  }
-  return true;
-}
-
 std::vector<const xdev_device_type_info_t*> read_types(Context& ctx) {
-  const xdev_device_type_info_t* const* types = nullptr;
-  uint32_t count = 0;
-  check(ctx.api().device_types(ctx.plugin(), &types, &count), "device_types");
-  require(count == 0 || types != nullptr,
-          "device_types reported " + std::to_string(count) + " types but returned no array");
-  return std::vector<const xdev_device_type_info_t*>(types, types + count);
+  return read_list(ctx, ctx.api().device_types, "device_types");
 }
 
-void device_types(Context& ctx) {
+XDEV_CONFORMANCE_TEST(device_types, "device.types", "type names valid and unique, platforms set") {
   auto types = read_types(ctx);
   uint32_t devices = 0;
   check(ctx.api().device_count(ctx.plugin(), &devices), "device_count");
@@ -243,12 +218,8 @@ void device_types(Context& ctx) {
   for (size_t i = 0; i < types.size(); ++i) {
     const xdev_device_type_info_t* t = types[i];
     const std::string where = "device type " + std::to_string(i);
-    require(t != nullptr, where + " is NULL");
-    require(t->struct_size >= XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE,
-            where + " has struct_size " + std::to_string(t->struct_size) +
-                ", smaller than the v1.0 size " +
-                std::to_string(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE));
-    require(valid_type_name(t->type),
+    require_entry(t, XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, where);
+    require(xdev_plugin_valid_type_name(t->type),
             where + " has an invalid type name \"" + (t->type ? t->type : "(null)") +
                 "\" (letters, digits and '_', starting with a letter, at most 31)");
     require(t->platform != nullptr && t->platform[0] != '\0',
@@ -265,7 +236,8 @@ void device_types(Context& ctx) {
   require(again.size() == types.size(), "device_types answered differently the second time");
 }
 
-void device_properties(Context& ctx) {
+XDEV_CONFORMANCE_TEST(device_properties, "device.properties",
+                      "every device: type index in range, name, memory_total > 0, strings set") {
   const uint32_t count = ctx.devices();
   const auto types = read_types(ctx);
   for (uint32_t i = 0; i < count; ++i) {
@@ -289,7 +261,8 @@ void device_properties(Context& ctx) {
   }
 }
 
-void device_properties_struct_size(Context& ctx) {
+XDEV_CONFORMANCE_TEST(device_properties_struct_size, "device.properties_struct_size",
+                      "device_get_properties writes only what the core's struct_size covers") {
   const uint32_t count = ctx.devices();
   for (uint32_t i = 0; i < count; ++i) {
     // The core's struct (v1.0 size), then bytes the plugin must not touch.
@@ -312,7 +285,8 @@ void device_properties_struct_size(Context& ctx) {
   }
 }
 
-void device_open_close(Context& ctx) {
+XDEV_CONFORMANCE_TEST(device_open_close, "device.open_close",
+                      "every device opens (distinct handles) and closes") {
   const uint32_t count = ctx.devices();
   const xdev_plugin_api_t& api = ctx.api();
   std::vector<xdev_device_t*> opened;
@@ -328,35 +302,5 @@ void device_open_close(Context& ctx) {
 }
 
 }  // namespace
-
-void add_abi_tests(std::vector<TestCase>& t) {
-  t.push_back({"abi.load", "dlopen, xdev_plugin_query, table checks, initialize, shutdown",
-               abi_load});
-  t.push_back({"abi.version", "major 1; the table covers its minor; loads into a 1.0 core",
-               abi_version});
-  t.push_back({"abi.query_repeatable",
-               "xdev_plugin_query again gives the same table and starts no thread",
-               abi_query_repeatable});
-  t.push_back({"abi.query_struct_size", "xdev_plugin_query writes only what struct_size covers",
-               abi_query_struct_size});
-  t.push_back({"abi.table", "capability bits match the optional slots; name and version set",
-               abi_table});
-  t.push_back({"abi.unknown_extensions",
-               "unknown extensions on the host table, query and init args are skipped",
-               abi_unknown_extensions});
-  t.push_back({"abi.describe_status", "describe_status gives one line", abi_describe_status});
-}
-
-void add_device_tests(std::vector<TestCase>& t) {
-  t.push_back({"device.types", "type names valid and unique, platforms set", device_types});
-  t.push_back({"device.properties",
-               "every device: type index in range, name, memory_total > 0, strings set",
-               device_properties});
-  t.push_back({"device.properties_struct_size",
-               "device_get_properties writes only what the core's struct_size covers",
-               device_properties_struct_size});
-  t.push_back({"device.open_close", "every device opens (distinct handles) and closes",
-               device_open_close});
-}
 
 }  // namespace xdev_conformance

@@ -26,7 +26,8 @@ std::vector<unsigned char> roundtrip(Stream& stream, const DeviceMemory& mem,
 
 // --- memory ----------------------------------------------------------------------
 
-void memory_allocate_sizes(Context& ctx) {
+XDEV_CONFORMANCE_TEST(memory_allocate_sizes, "memory.allocate_sizes",
+                      "1 byte to 1 MiB + 13, odd sizes; no overlap; every byte usable") {
   xdev_device_t* dev = ctx.device();
   Stream stream(ctx, dev);
   const uint64_t sizes[] = {1, 3, 17, 255, 4097, 65543, (1u << 20) + 13};
@@ -49,7 +50,8 @@ void memory_allocate_sizes(Context& ctx) {
   }
 }
 
-void memory_alignment(Context& ctx) {
+XDEV_CONFORMANCE_TEST(memory_alignment, "memory.alignment",
+                      "alignments 1 to 256 honoured (at least 64)") {
   xdev_device_t* dev = ctx.device();
   for (uint64_t alignment = 1; alignment <= 256; alignment *= 2) {
     for (uint64_t size : {uint64_t{1}, uint64_t{100}, uint64_t{4099}}) {
@@ -68,7 +70,8 @@ void memory_alignment(Context& ctx) {
   }
 }
 
-void memory_large(Context& ctx) {
+XDEV_CONFORMANCE_TEST(memory_large, "memory.large",
+                      "a quarter of free memory (at most 256 MiB), first/middle/last page") {
   xdev_device_t* dev = ctx.device();
   uint64_t free_bytes = 0, total = 0;
   check(ctx.api().memory_query(dev, &free_bytes, &total), "memory_query");
@@ -89,20 +92,23 @@ void memory_large(Context& ctx) {
   }
 }
 
-void memory_zero_size(Context& ctx) {
+XDEV_CONFORMANCE_TEST(memory_zero_size, "memory.zero_size",
+                      "memory_allocate of 0 bytes is INVALID_ARGUMENT") {
   xdev_device_t* dev = ctx.device();
   void* ptr = reinterpret_cast<void*>(uintptr_t{1});
   expect_error(ctx.api().memory_allocate(dev, 0, 64, &ptr), "memory_allocate(0 bytes)",
                {XDEV_STATUS_INVALID_ARGUMENT});
 }
 
-void memory_free_null(Context& ctx) {
+XDEV_CONFORMANCE_TEST(memory_free_null, "memory.free_null", "memory_free(NULL) is a no-op") {
   xdev_device_t* dev = ctx.device();
   ctx.api().memory_free(dev, nullptr);
   DeviceMemory still_works(ctx, dev, 128);
 }
 
-void memory_out_of_memory(Context& ctx) {
+XDEV_CONFORMANCE_TEST(
+    memory_out_of_memory, "memory.out_of_memory",
+    "more than memory_query's total is OUT_OF_MEMORY, an absurd size too; the device still works") {
   xdev_device_t* dev = ctx.device();
   const xdev_plugin_api_t& api = ctx.api();
   uint64_t free_bytes = 0, total = 0;
@@ -130,7 +136,8 @@ void memory_out_of_memory(Context& ctx) {
   DeviceMemory after(ctx, dev, 4096);
 }
 
-void memory_query(Context& ctx) {
+XDEV_CONFORMANCE_TEST(memory_query, "memory.query",
+                      "free <= total, total matches memory_total, stable") {
   const uint32_t count = ctx.devices();
   for (uint32_t i = 0; i < count; ++i) {
     xdev_device_t* dev = ctx.device(i);
@@ -154,7 +161,8 @@ void memory_query(Context& ctx) {
   }
 }
 
-void memory_host_addressable(Context& ctx) {
+XDEV_CONFORMANCE_TEST(memory_host_addressable, "memory.host_addressable",
+                      "XDEV_CAP_HOST_ADDRESSABLE: the CPU reads and writes device memory") {
   ctx.require_capability(XDEV_CAP_HOST_ADDRESSABLE, "XDEV_CAP_HOST_ADDRESSABLE");
   xdev_device_t* dev = ctx.device();
   Stream stream(ctx, dev);
@@ -177,7 +185,8 @@ void memory_host_addressable(Context& ctx) {
 
 // --- copy -------------------------------------------------------------------------
 
-void copy_host_device(Context& ctx) {
+XDEV_CONFORMANCE_TEST(copy_host_device, "copy.host_device",
+                      "host<->device, random data, odd sizes and offsets, guard bytes intact") {
   xdev_device_t* dev = ctx.device();
   Stream stream(ctx, dev);
   struct Case {
@@ -219,7 +228,8 @@ void copy_host_device(Context& ctx) {
   }
 }
 
-void copy_device_to_device(Context& ctx) {
+XDEV_CONFORMANCE_TEST(copy_device_to_device, "copy.device_to_device",
+                      "between and within allocations at odd offsets") {
   xdev_device_t* dev = ctx.device();
   Stream stream(ctx, dev);
   const uint64_t sizes[] = {1, 7, 1000, 65539, (2u << 20) + 9};
@@ -246,15 +256,13 @@ void copy_device_to_device(Context& ctx) {
     auto second = random_bytes(ctx, size);
     stream.upload(c.at(1), second.data(), size);
     stream.copy(c.at(size + 5), c.at(1), size);
-    std::vector<unsigned char> out(size);
-    stream.download(out.data(), c.at(size + 5), size);
-    stream.synchronize();
-    diff = first_difference(out.data(), second.data(), size);
-    require(diff.empty(), "copy_device_to_device of " + where + " within an allocation: " + diff);
+    stream.require_contents(c.at(size + 5), second,
+                            "copy_device_to_device of " + where + " within an allocation");
   }
 }
 
-void copy_zero_bytes(Context& ctx) {
+XDEV_CONFORMANCE_TEST(copy_zero_bytes, "copy.zero_bytes",
+                      "copies of 0 bytes succeed and change nothing") {
   xdev_device_t* dev = ctx.device();
   const xdev_plugin_api_t& api = ctx.api();
   Stream stream(ctx, dev);
@@ -270,14 +278,11 @@ void copy_zero_bytes(Context& ctx) {
         "copy_device_to_device(0 bytes)");
   stream.synchronize();
   for (unsigned char c : host) require(c == 0x22, "a copy of 0 bytes changed the host buffer");
-  std::vector<unsigned char> back(64);
-  stream.download(back.data(), a.get(), 64);
-  stream.synchronize();
-  require(first_difference(back.data(), data.data(), 64).empty(),
-          "a copy of 0 bytes changed device memory");
+  stream.require_contents(a.get(), data, "device memory after copies of 0 bytes");
 }
 
-void copy_pinned_host_memory(Context& ctx) {
+XDEV_CONFORMANCE_TEST(copy_pinned_host_memory, "copy.pinned_host_memory",
+                      "XDEV_CAP_HOST_MEMORY: pinned host memory round trip") {
   ctx.require_capability(XDEV_CAP_HOST_MEMORY, "XDEV_CAP_HOST_MEMORY");
   xdev_device_t* dev = ctx.device();
   const xdev_plugin_api_t& api = ctx.api();
@@ -303,7 +308,7 @@ void copy_pinned_host_memory(Context& ctx) {
   require(diff.empty(), "round trip through pinned host memory: " + diff);
 }
 
-void copy_peer(Context& ctx) {
+XDEV_CONFORMANCE_TEST(copy_peer, "copy.peer", "XDEV_CAP_PEER_COPY: device 0 <-> device 1") {
   ctx.require_capability(XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY");
   ctx.devices(2);
   const xdev_plugin_api_t& api = ctx.api();
@@ -325,50 +330,12 @@ void copy_peer(Context& ctx) {
            " to device " + std::to_string(to) + " (UNIMPLEMENTED; the core stages through the host)");
     }
     check(s, "copy_peer from device " + std::to_string(from) + " to " + std::to_string(to));
-    std::vector<unsigned char> back(size);
-    dst_stream.download(back.data(), dst.at(3), size);
-    dst_stream.synchronize();
-    std::string diff = first_difference(back.data(), data.data(), size);
-    require(diff.empty(), "copy_peer from device " + std::to_string(from) + " to " +
-                              std::to_string(to) + ": " + diff);
+    dst_stream.require_contents(
+        dst.at(3), data,
+        "copy_peer from device " + std::to_string(from) + " to " + std::to_string(to));
   }
 }
 
 }  // namespace
-
-void add_memory_tests(std::vector<TestCase>& t) {
-  t.push_back({"memory.allocate_sizes",
-               "1 byte to 1 MiB + 13, odd sizes; no overlap; every byte usable",
-               memory_allocate_sizes});
-  t.push_back({"memory.alignment", "alignments 1 to 256 honoured (at least 64)",
-               memory_alignment});
-  t.push_back({"memory.large", "a quarter of free memory (at most 256 MiB), first/middle/last page",
-               memory_large});
-  t.push_back({"memory.zero_size", "memory_allocate of 0 bytes is INVALID_ARGUMENT",
-               memory_zero_size});
-  t.push_back({"memory.free_null", "memory_free(NULL) is a no-op", memory_free_null});
-  t.push_back({"memory.out_of_memory",
-               "more than memory_query's total is OUT_OF_MEMORY, an absurd size too; the device "
-               "still works",
-               memory_out_of_memory});
-  t.push_back({"memory.query", "free <= total, total matches memory_total, stable",
-               memory_query});
-  t.push_back({"memory.host_addressable",
-               "XDEV_CAP_HOST_ADDRESSABLE: the CPU reads and writes device memory",
-               memory_host_addressable});
-}
-
-void add_copy_tests(std::vector<TestCase>& t) {
-  t.push_back({"copy.host_device",
-               "host<->device, random data, odd sizes and offsets, guard bytes intact",
-               copy_host_device});
-  t.push_back({"copy.device_to_device", "between and within allocations at odd offsets",
-               copy_device_to_device});
-  t.push_back({"copy.zero_bytes", "copies of 0 bytes succeed and change nothing",
-               copy_zero_bytes});
-  t.push_back({"copy.pinned_host_memory",
-               "XDEV_CAP_HOST_MEMORY: pinned host memory round trip", copy_pinned_host_memory});
-  t.push_back({"copy.peer", "XDEV_CAP_PEER_COPY: device 0 <-> device 1", copy_peer});
-}
 
 }  // namespace xdev_conformance

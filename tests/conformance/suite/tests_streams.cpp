@@ -15,7 +15,8 @@ using Clock = std::chrono::steady_clock;
 
 // --- stream --------------------------------------------------------------
 
-void stream_ordering(Context& ctx) {
+XDEV_CONFORMANCE_TEST(stream_ordering, "stream.ordering",
+                      "H2D, D2D, D2H twice on one stream with one synchronize gives both results") {
   xdev_device_t* dev = ctx.device();
   Stream stream(ctx, dev);
   for (uint64_t size : {uint64_t{1}, uint64_t{4097}, uint64_t{(4u << 20) + 3}}) {
@@ -41,7 +42,8 @@ void stream_ordering(Context& ctx) {
   }
 }
 
-void stream_many(Context& ctx) {
+XDEV_CONFORMANCE_TEST(stream_many, "stream.many",
+                      "16 streams at once; 100 create/synchronize/destroy") {
   xdev_device_t* dev = ctx.device();
   std::vector<Stream> streams;
   for (int i = 0; i < 16; ++i) streams.emplace_back(ctx, dev);
@@ -53,7 +55,8 @@ void stream_many(Context& ctx) {
   }
 }
 
-void stream_cross_stream_event(Context& ctx) {
+XDEV_CONFORMANCE_TEST(stream_cross_stream_event, "stream.cross_stream_event",
+                      "upload on one stream, event, copy and download on another") {
   xdev_device_t* dev = ctx.device();
   Stream producer(ctx, dev), consumer(ctx, dev);
   Event ready(ctx, dev);
@@ -76,7 +79,8 @@ void stream_cross_stream_event(Context& ctx) {
 
 // --- event ---------------------------------------------------------------
 
-void event_unrecorded(Context& ctx) {
+XDEV_CONFORMANCE_TEST(event_unrecorded, "event.unrecorded",
+                      "an event never recorded counts as completed") {
   xdev_device_t* dev = ctx.device();
   const xdev_plugin_api_t& api = ctx.api();
   Event e(ctx, dev);
@@ -90,7 +94,8 @@ void event_unrecorded(Context& ctx) {
   s.synchronize();
 }
 
-void event_record_synchronize(Context& ctx) {
+XDEV_CONFORMANCE_TEST(event_record_synchronize, "event.record_synchronize",
+                      "event_synchronize waits for the work before the record") {
   xdev_device_t* dev = ctx.device();
   const xdev_plugin_api_t& api = ctx.api();
   Stream s(ctx, dev), other(ctx, dev);
@@ -105,18 +110,15 @@ void event_record_synchronize(Context& ctx) {
   check(api.event_query(e.get(), &done), "event_query");
   require(done == 1, "event_query after event_synchronize says " + std::to_string(done));
   // The upload completed: another stream sees the data without waiting.
-  std::vector<unsigned char> back(size);
-  other.download(back.data(), mem.get(), size);
-  other.synchronize();
-  std::string diff = first_difference(back.data(), data.data(), size);
-  require(diff.empty(), "data after event_synchronize, read on another stream: " + diff);
+  other.require_contents(mem.get(), data, "data after event_synchronize, read on another stream");
 }
 
-void event_rerecord(Context& ctx) {
+XDEV_CONFORMANCE_TEST(event_rerecord, "event.rerecord",
+                      "recording again moves the event to the new end") {
   xdev_device_t* dev = ctx.device();
   const xdev_plugin_api_t& api = ctx.api();
-  Stream s(ctx, dev), other(ctx, dev);
   Event e(ctx, dev);
+  Stream s(ctx, dev), other(ctx, dev);
   const uint64_t size = 65536 + 3;
   DeviceMemory mem(ctx, dev, size);
   auto first = random_bytes(ctx, size);
@@ -127,14 +129,12 @@ void event_rerecord(Context& ctx) {
   s.upload(mem.get(), second.data(), size);
   check(api.event_record(e.get(), s.get()), "event_record (again)");
   check(api.event_synchronize(e.get()), "event_synchronize (after recording again)");
-  std::vector<unsigned char> back(size);
-  other.download(back.data(), mem.get(), size);
-  other.synchronize();
-  std::string diff = first_difference(back.data(), second.data(), size);
-  require(diff.empty(), "re-recording must move the event to the new end of the stream: " + diff);
+  other.require_contents(mem.get(), second,
+                         "re-recording must move the event to the new end of the stream");
 }
 
-void event_asynchronous(Context& ctx) {
+XDEV_CONFORMANCE_TEST(event_asynchronous, "event.asynchronous",
+                      "XDEV_CAP_EVENTS: event_query alone sees the event complete") {
   ctx.require_capability(XDEV_CAP_EVENTS, "XDEV_CAP_EVENTS (its events complete when recorded)");
   xdev_device_t* dev = ctx.device();
   const xdev_plugin_api_t& api = ctx.api();
@@ -160,11 +160,7 @@ void event_asynchronous(Context& ctx) {
                 std::to_string(polls) + " polls, no synchronize)");
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  std::vector<unsigned char> back(size);
-  s.download(back.data(), b.get(), size);
-  s.synchronize();
-  require(first_difference(back.data(), data.data(), size).empty(),
-          "data after the event completed is wrong");
+  s.require_contents(b.get(), data, "data after the event completed");
 }
 
 // --- concurrency ---------------------------------------------------------
@@ -215,13 +211,15 @@ void copy_rounds(Context& ctx, xdev_device_t* dev, uint64_t seed, int rounds) {
   }
 }
 
-void concurrency_streams(Context& ctx) {
+XDEV_CONFORMANCE_TEST(concurrency_streams, "concurrency.streams",
+                      "4 threads, each its own stream: allocate, copy, compare, free") {
   xdev_device_t* dev = ctx.device();
   const uint64_t base = ctx.random()();
   run_threads(4, [&](int t) { copy_rounds(ctx, dev, base + static_cast<uint64_t>(t), 40); });
 }
 
-void concurrency_allocate_free(Context& ctx) {
+XDEV_CONFORMANCE_TEST(concurrency_allocate_free, "concurrency.allocate_free",
+                      "4 threads allocating, freeing, creating streams and events") {
   xdev_device_t* dev = ctx.device();
   const xdev_plugin_api_t& api = ctx.api();
   const uint64_t base = ctx.random()();
@@ -256,7 +254,8 @@ void concurrency_allocate_free(Context& ctx) {
   });
 }
 
-void concurrency_devices(Context& ctx) {
+XDEV_CONFORMANCE_TEST(concurrency_devices, "concurrency.devices",
+                      "one thread per device (needs 2 devices) copying at once") {
   const uint32_t count = ctx.devices(2);
   std::vector<xdev_device_t*> devs;
   for (uint32_t i = 0; i < count; ++i) devs.push_back(ctx.device(i));
@@ -269,36 +268,5 @@ void concurrency_devices(Context& ctx) {
 }
 
 }  // namespace
-
-void add_stream_tests(std::vector<TestCase>& t) {
-  t.push_back({"stream.ordering",
-               "H2D, D2D, D2H twice on one stream with one synchronize gives both results",
-               stream_ordering});
-  t.push_back({"stream.many", "16 streams at once; 100 create/synchronize/destroy",
-               stream_many});
-  t.push_back({"stream.cross_stream_event",
-               "upload on one stream, event, copy and download on another", 
-               stream_cross_stream_event});
-  t.push_back({"event.unrecorded", "an event never recorded counts as completed",
-               event_unrecorded});
-  t.push_back({"event.record_synchronize",
-               "event_synchronize waits for the work before the record", event_record_synchronize});
-  t.push_back({"event.rerecord", "recording again moves the event to the new end",
-               event_rerecord});
-  t.push_back({"event.asynchronous",
-               "XDEV_CAP_EVENTS: event_query alone sees the event complete",
-               event_asynchronous});
-}
-
-void add_concurrency_tests(std::vector<TestCase>& t) {
-  t.push_back({"concurrency.streams",
-               "4 threads, each its own stream: allocate, copy, compare, free",
-               concurrency_streams});
-  t.push_back({"concurrency.allocate_free",
-               "4 threads allocating, freeing, creating streams and events",
-               concurrency_allocate_free});
-  t.push_back({"concurrency.devices", "one thread per device (needs 2 devices) copying at once",
-               concurrency_devices});
-}
 
 }  // namespace xdev_conformance

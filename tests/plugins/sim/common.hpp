@@ -2,11 +2,15 @@
 #pragma once
 
 #include <xdev/plugin.h>
+#include <xdev/plugin_helpers.hpp>
 
 #include <cstdint>
 #include <string>
 
 namespace xdev::sim {
+
+// The SDK's plugin helpers (statuses, guards, tables).
+namespace ph = xdev::plugin_helpers;
 
 // Device addresses handed to the core are the host address inside a device's
 // arena plus this tag. Bit 62 makes them non-canonical on x86-64 (4- and
@@ -29,17 +33,11 @@ struct Failure {
   explicit operator bool() const noexcept { return code != XDEV_STATUS_OK; }
 };
 
-// printf into a std::string.
-[[gnu::format(printf, 1, 2)]] std::string printf_string(const char* format, ...);
-
 // A Failure with a printf-formatted message.
 [[gnu::format(printf, 2, 3)]] Failure make_failure(xdev_status_code_t code, const char* format,
                                                    ...);
 
-// "float32", "int64", ... ("dtype 42" for unknown values).
+// "float32", "int64", ... ("dtype 42" for values that are no dtype).
 std::string dtype_name(xdev_dtype_t dtype);
-
-// Bytes per element, 0 for an unknown dtype.
-uint64_t dtype_size(xdev_dtype_t dtype) noexcept;
 
 }  // namespace xdev::sim

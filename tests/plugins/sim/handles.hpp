@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "arena.hpp"
+#include "common.hpp"
 #include "queue.hpp"
 
 namespace xdev::sim {
@@ -33,8 +35,7 @@ struct DeviceText {
   std::string bus_id;       // "sim:00"
   std::string description;  // "device: 0, name: ..., compute capability: 0.0"
   std::string label;        // "Sim Accelerator 0 (sim:00)", for messages
-  std::vector<std::pair<std::string, std::string>> property_text;
-  std::vector<xdev_property_t> properties;  // points into property_text
+  ph::PropertyList properties;
 };
 
 }  // namespace xdev::sim
@@ -42,14 +43,15 @@ struct DeviceText {
 // One initialized plugin.
 struct xdev_plugin_t {
   const xdev_host_api_t* host = nullptr;  // owned by the core, outlives us
+  // Makes `host` the plugin's fallback table while this instance lives.
+  std::optional<xdev::sim::ph::InstanceRegistration> registration;
   xdev::sim::Config config;
   std::vector<xdev::sim::DeviceText> devices;  // one per ordinal
   std::string status_line;                     // describe_status
 
   xdev_device_type_info_t type{};
   const xdev_device_type_info_t* types[1] = {&type};
-  std::vector<xdev_kernel_info_t> kernel_infos;
-  std::vector<const xdev_kernel_info_t*> kernels;  // points into kernel_infos
+  xdev::sim::ph::KernelList kernels;
 
   std::mutex mutex;                   // guards `open`
   std::vector<xdev_device_t*> open;   // by ordinal; NULL while closed

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstddef>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -41,7 +42,7 @@ Failure make_view(std::string role, const xdev_tensor_t* tensor, const Arena& ar
     return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s has rank %" PRId32 ", outside [0, %d]",
                         name, tensor->rank, XDEV_MAX_RANK);
   }
-  const uint64_t item = dtype_size(tensor->dtype);
+  const uint64_t item = xdev_plugin_dtype_size(tensor->dtype);
   if (item == 0) {
     return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s has an unknown dtype (%d)", name,
                         static_cast<int>(tensor->dtype));
@@ -113,6 +114,15 @@ Failure locate(const TensorView& view, const Arena& arena, std::byte** out_first
     return failure;
   }
   *out_first = host + view.first_shift;
+  return {};
+}
+
+// locate() for each (view, out_first) pair in turn; the first failure.
+Failure locate_all(const Arena& arena,
+                   std::initializer_list<std::pair<const TensorView*, std::byte**>> views) {
+  for (const auto& [view, out_first] : views) {
+    if (Failure failure = locate(*view, arena, out_first)) return failure;
+  }
   return {};
 }
 
@@ -291,9 +301,7 @@ Failure enqueue_matmul(const xdev_kernel_call_t& call, const Arena& arena, WorkQ
   const std::string at = where("MatMul", arena);
   std::vector<TensorView> inputs;
   TensorView output;
-  if (Failure failure = check_call(call, "MatMul", arena, {"a", "b"}, &inputs, &output)) {
-    return failure;
-  }
+  if (Failure f = check_call(call, "MatMul", arena, {"a", "b"}, &inputs, &output)) return f;
   bool transpose_a = false;
   bool transpose_b = false;
   if (Failure failure = read_matmul_attrs(call, at, &transpose_a, &transpose_b)) return failure;
@@ -335,9 +343,10 @@ Failure enqueue_matmul(const xdev_kernel_call_t& call, const Arena& arena, WorkQ
         std::byte* a_data = nullptr;
         std::byte* b_data = nullptr;
         std::byte* c_data = nullptr;
-        if (Failure failure = locate(a_view, arena, &a_data)) return failure;
-        if (Failure failure = locate(b_view, arena, &b_data)) return failure;
-        if (Failure failure = locate(c_view, arena, &c_data)) return failure;
+        if (Failure failure =
+                locate_all(arena, {{&a_view, &a_data}, {&b_view, &b_data}, {&c_view, &c_data}})) {
+          return failure;
+        }
         if (c_view.dtype == XDEV_DTYPE_FLOAT32) {
           matmul(reinterpret_cast<const float*>(a_data), reinterpret_cast<const float*>(b_data),
                  reinterpret_cast<float*>(c_data), m, n, k, transpose_a, transpose_b);
@@ -355,9 +364,7 @@ Failure enqueue_add(const xdev_kernel_call_t& call, const Arena& arena, WorkQueu
   const std::string at = where("Add", arena);
   std::vector<TensorView> inputs;
   TensorView output;
-  if (Failure failure = check_call(call, "Add", arena, {"x", "y"}, &inputs, &output)) {
-    return failure;
-  }
+  if (Failure f = check_call(call, "Add", arena, {"x", "y"}, &inputs, &output)) return f;
   for (const TensorView& input : inputs) {
     if (input.shape != output.shape) {
       return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
@@ -374,9 +381,10 @@ Failure enqueue_add(const xdev_kernel_call_t& call, const Arena& arena, WorkQueu
         std::byte* x_data = nullptr;
         std::byte* y_data = nullptr;
         std::byte* out_data = nullptr;
-        if (Failure failure = locate(x_view, arena, &x_data)) return failure;
-        if (Failure failure = locate(y_view, arena, &y_data)) return failure;
-        if (Failure failure = locate(out_view, arena, &out_data)) return failure;
+        if (Failure failure = locate_all(
+                arena, {{&x_view, &x_data}, {&y_view, &y_data}, {&out_view, &out_data}})) {
+          return failure;
+        }
         if (out_view.dtype == XDEV_DTYPE_FLOAT32) {
           add(reinterpret_cast<const float*>(x_data), x_view.strides,
               reinterpret_cast<const float*>(y_data), y_view.strides,

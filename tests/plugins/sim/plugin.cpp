@@ -20,21 +20,19 @@
 //    Cast, so the core must fall back to another device for it.
 //
 // Every function reached through the table is noexcept and turns failures
-// into status objects made with the host's status_create.
+// into status objects made with the host's status_create; the SDK's plugin
+// helpers (xdev/plugin_helpers.hpp: g_host below) make them, guard each slot
+// against exceptions and answer xdev_plugin_query.
 #include <xdev/plugin.h>
+#include <xdev/plugin_helpers.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,71 +58,17 @@ constexpr uint64_t kMaxDelayUs = 10'000'000;
 constexpr uint64_t kHostMemoryAlignment = 4096;
 
 // ---------------------------------------------------------------------------
-// Host table, statuses, logging
+// Host table, statuses, logging (xdev/plugin_helpers.hpp)
 
-// The host table for calls that have no handle to find their own (a NULL
-// handle becomes an INVALID_ARGUMENT status made with it). Set by
-// xdev_plugin_query and initialize.
-std::atomic<const xdev_host_api_t*> g_host{nullptr};
-
-const xdev_host_api_t* global_host() noexcept { return g_host.load(std::memory_order_acquire); }
-
-bool can_create_status(const xdev_host_api_t* host) noexcept {
-  return host != nullptr && XDEV_HAS_FIELD(host, xdev_host_api_t, status_create) &&
-         host->status_create != nullptr;
-}
-
-// A status with a printf-formatted message; allocates nothing itself. Falls
-// back to the global table; NULL only when no table was ever given.
-[[gnu::format(printf, 3, 4)]] xdev_status_t* fail(const xdev_host_api_t* host,
-                                                  xdev_status_code_t code, const char* format,
-                                                  ...) noexcept {
-  if (!can_create_status(host)) host = global_host();
-  if (!can_create_status(host)) return nullptr;
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  return host->status_create(host->host_context, code, text);
-}
+// The fallback host table for calls with a NULL handle, statuses and the
+// exception guard of every slot.
+constinit ph::PluginHost g_host{"sim"};
 
 // A Failure as a status, its message after "<slot>: ".
 xdev_status_t* to_status(const xdev_host_api_t* host, const char* slot,
                          const Failure& failure) noexcept {
   if (!failure) return nullptr;
-  return fail(host, failure.code, "%s: %s", slot, failure.message.c_str());
-}
-
-[[gnu::format(printf, 3, 4)]] void log(const xdev_host_api_t* host, xdev_log_level_t level,
-                                       const char* format, ...) noexcept {
-  if (host == nullptr || !XDEV_HAS_FIELD(host, xdev_host_api_t, log) || host->log == nullptr) {
-    return;
-  }
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  host->log(host->host_context, level, text);
-}
-
-// Called inside a catch block: the exception as a status.
-xdev_status_t* unexpected(const xdev_host_api_t* host, const char* slot) noexcept {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", slot);
-  } catch (const std::exception& error) {
-    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected error: %s", slot, error.what());
-  } catch (...) {
-    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected unknown exception", slot);
-  }
-}
-
-xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
-                             const char* argument) noexcept {
-  return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot, argument);
+  return g_host.fail(host, failure.code, "%s: %s", slot, failure.message.c_str());
 }
 
 const xdev_host_api_t* host_of(const xdev_device_t* device) noexcept {
@@ -205,21 +149,16 @@ void describe(xdev_plugin_t& plugin) {
   for (uint32_t i = 0; i < config.device_count; ++i) {
     DeviceText& text = plugin.devices[i];
     text.name = "Sim Accelerator " + std::to_string(i);
-    text.bus_id = printf_string("sim:%02" PRIu32, i);
+    text.bus_id = ph::format("sim:%02" PRIu32, i);
     text.description = "device: " + std::to_string(i) + ", name: " + text.name +
                        ", pci bus id: " + text.bus_id + ", compute capability: 0.0";
     text.label = text.name + " (" + text.bus_id + ")";
-    text.property_text = {
-        {"compute_capability", "0.0"},
-        {"simulated", "true"},
-        {"address_tag", printf_string("0x%016" PRIx64, kAddressTag)},
-        {"memory_mb", std::to_string(config.memory_mb)},
-        {"delay_us", std::to_string(config.delay.count())},
-    };
     text.properties.clear();
-    for (const auto& [key, value] : text.property_text) {
-      text.properties.push_back({key.c_str(), value.c_str()});
-    }
+    text.properties.add("compute_capability", "0.0")
+        .add("simulated", "true")
+        .add("address_tag", ph::format("0x%016" PRIx64, kAddressTag))
+        .add("memory_mb", std::to_string(config.memory_mb))
+        .add("delay_us", std::to_string(config.delay.count()));
   }
   plugin.status_line = std::to_string(config.device_count) + " simulated device" +
                        (config.device_count == 1 ? "" : "s") + ", " +
@@ -232,22 +171,11 @@ void describe(xdev_plugin_t& plugin) {
 xdev_status_t* matmul_kernel(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) noexcept;
 
+// The instance is each kernel's context (run_kernel finds its host table).
 void register_kernels(xdev_plugin_t& plugin) {
-  auto info = [&](const char* op, xdev_kernel_fn_t fn) {
-    xdev_kernel_info_t kernel{};
-    kernel.struct_size = XDEV_KERNEL_INFO_STRUCT_SIZE;
-    kernel.ext = nullptr;
-    kernel.op = op;
-    kernel.type_index = 0;
-    kernel.input_dtypes = kKernelDtypes;
-    kernel.output_dtypes = kKernelDtypes;
-    kernel.fn = fn;
-    kernel.kernel_context = &plugin;
-    return kernel;
-  };
-  plugin.kernel_infos = {info("MatMul", &matmul_kernel), info("Add", &add_kernel)};
-  plugin.kernels.clear();
-  for (const xdev_kernel_info_t& kernel : plugin.kernel_infos) plugin.kernels.push_back(&kernel);
+  plugin.kernels
+      .add(ph::kernel_info("MatMul", kKernelDtypes, kKernelDtypes, &matmul_kernel, &plugin))
+      .add(ph::kernel_info("Add", kKernelDtypes, kKernelDtypes, &add_kernel, &plugin));
 }
 
 // ---------------------------------------------------------------------------
@@ -255,42 +183,23 @@ void register_kernels(xdev_plugin_t& plugin) {
 
 void device_close(xdev_device_t* device) noexcept;
 
+// Completes a new instance for initialize (g_host.initialize checked the
+// arguments, guards this and hands the instance out).
+xdev_status_t* set_up(xdev_plugin_t& plugin, const xdev_host_api_t* host) {
+  plugin.host = host;
+  plugin.registration.emplace(g_host, host);
+  if (Failure failure = read_config(&plugin.config)) return to_status(host, "initialize", failure);
+  describe(plugin);
+  plugin.type = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, nullptr, "GPU", "sim", XDEV_PRIORITY_GPU};
+  register_kernels(plugin);
+  plugin.open.assign(plugin.config.device_count, nullptr);
+  g_host.log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin.status_line.c_str());
+  return nullptr;
+}
+
 xdev_status_t* initialize(const xdev_plugin_init_args_t* args,
                           xdev_plugin_t** out_plugin) noexcept {
-  constexpr const char* kSlot = "initialize";
-  const xdev_host_api_t* host = global_host();
-  if (out_plugin == nullptr) return null_argument(host, kSlot, "out_plugin");
-  *out_plugin = nullptr;
-  if (args == nullptr) return null_argument(host, kSlot, "args");
-  if (!XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
-  }
-  if (!can_create_status(args->host)) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: args->host is NULL or has no status_create", kSlot);
-  }
-  host = args->host;
-  g_host.store(host, std::memory_order_release);
-  try {
-    auto plugin = std::make_unique<xdev_plugin_t>();
-    plugin->host = host;
-    if (Failure failure = read_config(&plugin->config)) return to_status(host, kSlot, failure);
-    describe(*plugin);
-    plugin->type.struct_size = XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE;
-    plugin->type.ext = nullptr;
-    plugin->type.type = "GPU";
-    plugin->type.platform = "sim";
-    plugin->type.priority = XDEV_PRIORITY_GPU;
-    register_kernels(*plugin);
-    plugin->open.assign(plugin->config.device_count, nullptr);
-    log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin->status_line.c_str());
-    *out_plugin = plugin.release();
-    return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  return g_host.initialize(args, out_plugin, &set_up);
 }
 
 void shutdown(xdev_plugin_t* plugin) noexcept {
@@ -303,13 +212,11 @@ void shutdown(xdev_plugin_t* plugin) noexcept {
     }
   }
   for (xdev_device_t* device : still_open) {
-    log(plugin->host, XDEV_LOG_WARNING, "shutdown: %s is still open; closing it",
-        device->text->label.c_str());
+    g_host.log(plugin->host, XDEV_LOG_WARNING, "shutdown: %s is still open; closing it",
+               device->text->label.c_str());
     device_close(device);
   }
-  const xdev_host_api_t* expected = plugin->host;
-  g_host.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
-  delete plugin;
+  delete plugin;  // its registration ends: the host table is no fallback any more
 }
 
 const char* describe_status(xdev_plugin_t* plugin) noexcept {
@@ -322,67 +229,60 @@ const char* describe_status(xdev_plugin_t* plugin) noexcept {
 xdev_status_t* device_types(xdev_plugin_t* plugin,
                             const xdev_device_type_info_t* const** out_types,
                             uint32_t* out_count) noexcept {
-  constexpr const char* kSlot = "device_types";
-  if (plugin == nullptr) return null_argument(global_host(), kSlot, "plugin");
-  if (out_types == nullptr || out_count == nullptr) {
-    return null_argument(plugin->host, kSlot, out_types == nullptr ? "out_types" : "out_count");
-  }
-  *out_types = plugin->types;
-  *out_count = 1;
-  return nullptr;
+  if (plugin == nullptr) return g_host.null_argument(nullptr, "device_types", "plugin");
+  return g_host.hand_out(plugin->host, "device_types", "out_types", plugin->types, 1, out_types,
+                         out_count);
 }
 
 xdev_status_t* device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_count";
-  if (plugin == nullptr) return null_argument(global_host(), kSlot, "plugin");
-  if (out_count == nullptr) return null_argument(plugin->host, kSlot, "out_count");
+  if (plugin == nullptr) return g_host.null_argument(nullptr, kSlot, "plugin");
+  if (out_count == nullptr) return g_host.null_argument(plugin->host, kSlot, "out_count");
   *out_count = plugin->config.device_count;
   return nullptr;
 }
 
 xdev_status_t* no_such_device(const xdev_plugin_t* plugin, const char* slot,
                               uint32_t ordinal) noexcept {
-  return fail(plugin->host, XDEV_STATUS_NOT_FOUND,
-              "%s: no device with ordinal %" PRIu32 " (the sim plugin has %" PRIu32
-              " devices; XDEV_SIM_DEVICES sets how many)",
-              slot, ordinal, plugin->config.device_count);
+  return g_host.fail(plugin->host, XDEV_STATUS_NOT_FOUND,
+                     "%s: no device with ordinal %" PRIu32 " (the sim plugin has %" PRIu32
+                     " devices; XDEV_SIM_DEVICES sets how many)",
+                     slot, ordinal, plugin->config.device_count);
 }
 
 xdev_status_t* device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                      xdev_device_properties_t* out) noexcept {
   constexpr const char* kSlot = "device_get_properties";
-  if (plugin == nullptr) return null_argument(global_host(), kSlot, "plugin");
-  if (out == nullptr) return null_argument(plugin->host, kSlot, "out_props");
+  if (plugin == nullptr) return g_host.null_argument(nullptr, kSlot, "plugin");
+  if (out == nullptr) return g_host.null_argument(plugin->host, kSlot, "out_props");
   if (ordinal >= plugin->config.device_count) return no_such_device(plugin, kSlot, ordinal);
   const DeviceText& text = plugin->devices[ordinal];
-  // Fill only what the core's struct covers.
-#define XDEV_SIM_SET(field, value) \
-  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, field)) out->field = (value)
-  XDEV_SIM_SET(type_index, 0u);
-  XDEV_SIM_SET(name, text.name.c_str());
-  XDEV_SIM_SET(memory_total, plugin->config.memory_mb << 20);
-  XDEV_SIM_SET(bus_id, text.bus_id.c_str());
-  XDEV_SIM_SET(numa_node, -1);
-  XDEV_SIM_SET(description, text.description.c_str());
-  XDEV_SIM_SET(properties, text.properties.data());
-  XDEV_SIM_SET(property_count, static_cast<uint32_t>(text.properties.size()));
-#undef XDEV_SIM_SET
+  xdev_device_properties_t values{};
+  values.type_index = 0;
+  values.name = text.name.c_str();
+  values.memory_total = plugin->config.memory_mb << 20;
+  values.bus_id = text.bus_id.c_str();
+  values.numa_node = -1;
+  values.description = text.description.c_str();
+  values.properties = text.properties.data();
+  values.property_count = text.properties.size();
+  xdev_plugin_fill_properties(out, &values);  // only what the core's struct covers
   return nullptr;
 }
 
 xdev_status_t* device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                            xdev_device_t** out_device) noexcept {
   constexpr const char* kSlot = "device_open";
-  if (plugin == nullptr) return null_argument(global_host(), kSlot, "plugin");
-  if (out_device == nullptr) return null_argument(plugin->host, kSlot, "out_device");
+  if (plugin == nullptr) return g_host.null_argument(nullptr, kSlot, "plugin");
+  if (out_device == nullptr) return g_host.null_argument(plugin->host, kSlot, "out_device");
   *out_device = nullptr;
   if (ordinal >= plugin->config.device_count) return no_such_device(plugin, kSlot, ordinal);
-  try {
+  return g_host.guard(plugin->host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(plugin->mutex);
     const DeviceText& text = plugin->devices[ordinal];
     if (plugin->open[ordinal] != nullptr) {
-      return fail(plugin->host, XDEV_STATUS_FAILED_PRECONDITION, "%s: %s is already open", kSlot,
-                  text.label.c_str());
+      return g_host.fail(plugin->host, XDEV_STATUS_FAILED_PRECONDITION, "%s: %s is already open",
+                         kSlot, text.label.c_str());
     }
     auto device = std::make_unique<xdev_device_t>();
     device->plugin = plugin;
@@ -395,9 +295,7 @@ xdev_status_t* device_open(xdev_plugin_t* plugin, uint32_t ordinal,
     plugin->open[ordinal] = device.get();
     *out_device = device.release();
     return nullptr;
-  } catch (...) {
-    return unexpected(plugin->host, kSlot);
-  }
+  });
 }
 
 void stream_destroy(xdev_stream_t* stream) noexcept;
@@ -418,24 +316,29 @@ void release_leftovers(xdev_device_t* device) noexcept {
     host_blocks.swap(device->host_blocks);
   }
   if (!streams.empty()) {
-    log(host, XDEV_LOG_WARNING, "device_close: %s: destroying %zu streams the core left alive",
-        label, streams.size());
+    g_host.log(host, XDEV_LOG_WARNING,
+               "device_close: %s: destroying %zu streams the core left alive", label,
+               streams.size());
   }
   for (xdev_stream_t* stream : streams) stream_destroy(stream);
   if (!events.empty()) {
-    log(host, XDEV_LOG_WARNING, "device_close: %s: destroying %zu events the core left alive",
-        label, events.size());
+    g_host.log(host, XDEV_LOG_WARNING,
+               "device_close: %s: destroying %zu events the core left alive", label, events.size());
   }
   for (xdev_event_t* event : events) event_destroy(event);
   if (!host_blocks.empty()) {
-    log(host, XDEV_LOG_WARNING, "device_close: %s: freeing %zu host memory blocks the core "
-        "left allocated", label, host_blocks.size());
+    g_host.log(host, XDEV_LOG_WARNING,
+               "device_close: %s: freeing %zu host memory blocks the core "
+               "left allocated",
+               label, host_blocks.size());
   }
   for (void* block : host_blocks) std::free(block);
   const uint64_t live = device->arena->live_allocations();
   if (live > 0) {
-    log(host, XDEV_LOG_WARNING, "device_close: %s: %" PRIu64
-        " device allocations were never freed; they go with the device", label, live);
+    g_host.log(host, XDEV_LOG_WARNING,
+               "device_close: %s: %" PRIu64
+               " device allocations were never freed; they go with the device",
+               label, live);
   }
 }
 
@@ -456,46 +359,46 @@ void device_close(xdev_device_t* device) noexcept {
 xdev_status_t* memory_allocate(xdev_device_t* device, uint64_t size, uint64_t alignment,
                                void** out_ptr) noexcept {
   constexpr const char* kSlot = "memory_allocate";
-  if (device == nullptr) return null_argument(global_host(), kSlot, "device");
+  if (device == nullptr) return g_host.null_argument(nullptr, kSlot, "device");
   const xdev_host_api_t* host = host_of(device);
-  if (out_ptr == nullptr) return null_argument(host, kSlot, "out_ptr");
+  if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
   *out_ptr = nullptr;
   const char* label = device->text->label.c_str();
   if (size == 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s: size is 0 (must be > 0)", kSlot,
-                label);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s: size is 0 (must be > 0)", kSlot,
+                       label);
   }
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: %s: alignment %" PRIu64 " is not a power of two", kSlot, label, alignment);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: %s: alignment %" PRIu64 " is not a power of two", kSlot, label,
+                       alignment);
   }
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     uint64_t address = 0;
     if (Failure failure = device->arena->allocate(size, alignment, &address)) {
       return to_status(host, kSlot, failure);
     }
     *out_ptr = reinterpret_cast<void*>(address);
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 void memory_free(xdev_device_t* device, void* ptr) noexcept {
   if (device == nullptr || ptr == nullptr) return;
   if (!device->arena->free(address_of(ptr))) {
-    log(host_of(device), XDEV_LOG_ERROR,
-        "memory_free: 0x%" PRIx64 " is not the start of a live allocation of %s; ignored",
-        address_of(ptr), device->text->label.c_str());
+    g_host.log(host_of(device), XDEV_LOG_ERROR,
+               "memory_free: 0x%" PRIx64 " is not the start of a live allocation of %s; ignored",
+               address_of(ptr), device->text->label.c_str());
   }
 }
 
 xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
                             uint64_t* out_total) noexcept {
   constexpr const char* kSlot = "memory_query";
-  if (device == nullptr) return null_argument(global_host(), kSlot, "device");
+  if (device == nullptr) return g_host.null_argument(nullptr, kSlot, "device");
   if (out_free == nullptr || out_total == nullptr) {
-    return null_argument(host_of(device), kSlot, out_free == nullptr ? "out_free" : "out_total");
+    return g_host.null_argument(host_of(device), kSlot,
+                                out_free == nullptr ? "out_free" : "out_total");
   }
   device->arena->query(out_free, out_total);
   return nullptr;
@@ -504,25 +407,25 @@ xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
 xdev_status_t* host_memory_allocate(xdev_device_t* device, uint64_t size,
                                     void** out_ptr) noexcept {
   constexpr const char* kSlot = "host_memory_allocate";
-  if (device == nullptr) return null_argument(global_host(), kSlot, "device");
+  if (device == nullptr) return g_host.null_argument(nullptr, kSlot, "device");
   const xdev_host_api_t* host = host_of(device);
-  if (out_ptr == nullptr) return null_argument(host, kSlot, "out_ptr");
+  if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
   *out_ptr = nullptr;
   if (size == 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 (must be > 0)", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 (must be > 0)", kSlot);
   }
   if (size > UINT64_MAX - kHostMemoryAlignment) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %" PRIu64 " bytes", kSlot,
-                size);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %" PRIu64 " bytes",
+                       kSlot, size);
   }
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     const uint64_t rounded = (size + kHostMemoryAlignment - 1) / kHostMemoryAlignment *
                              kHostMemoryAlignment;
     void* block = nullptr;
     if (rounded > SIZE_MAX || posix_memalign(&block, kHostMemoryAlignment, rounded) != 0) {
-      return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                  "%s: cannot allocate %" PRIu64 " bytes of host memory for %s", kSlot, size,
-                  device->text->label.c_str());
+      return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                         "%s: cannot allocate %" PRIu64 " bytes of host memory for %s", kSlot, size,
+                         device->text->label.c_str());
     }
     try {
       std::lock_guard lock(device->mutex);
@@ -533,9 +436,7 @@ xdev_status_t* host_memory_allocate(xdev_device_t* device, uint64_t size,
     }
     *out_ptr = block;
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 void host_memory_free(xdev_device_t* device, void* ptr) noexcept {
@@ -548,35 +449,45 @@ void host_memory_free(xdev_device_t* device, void* ptr) noexcept {
   if (known) {
     std::free(ptr);
   } else {
-    log(host_of(device), XDEV_LOG_ERROR,
-        "host_memory_free: %p is not host memory allocated for %s; ignored", ptr,
-        device->text->label.c_str());
+    g_host.log(host_of(device), XDEV_LOG_ERROR,
+               "host_memory_free: %p is not host memory allocated for %s; ignored", ptr,
+               device->text->label.c_str());
   }
 }
 
 // ---------------------------------------------------------------------------
 // Streams and events
 
-xdev_status_t* stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
-  constexpr const char* kSlot = "stream_create";
-  if (device == nullptr) return null_argument(global_host(), kSlot, "device");
+// stream_create and event_create: a new Handle of `device`, completed by
+// `set_up` and kept in the device's set `owned` (device_close releases what
+// the core forgot).
+template <typename Handle, typename SetUp>
+xdev_status_t* create_handle(const char* slot, xdev_device_t* device, Handle** out,
+                             const char* out_name, std::set<Handle*> xdev_device_t::*owned,
+                             SetUp&& set_up) noexcept {
+  if (device == nullptr) return g_host.null_argument(nullptr, slot, "device");
   const xdev_host_api_t* host = host_of(device);
-  if (out_stream == nullptr) return null_argument(host, kSlot, "out_stream");
-  *out_stream = nullptr;
-  try {
-    auto stream = std::make_unique<xdev_stream_t>();
-    stream->device = device;
-    stream->queue = std::make_unique<WorkQueue>(device->text->label + " stream",
-                                                device->plugin->config.delay);
+  if (out == nullptr) return g_host.null_argument(host, slot, out_name);
+  *out = nullptr;
+  return g_host.guard(host, slot, [&]() -> xdev_status_t* {
+    auto handle = std::make_unique<Handle>();
+    handle->device = device;
+    set_up(*handle);
     {
       std::lock_guard lock(device->mutex);
-      device->streams.insert(stream.get());
+      (device->*owned).insert(handle.get());
     }
-    *out_stream = stream.release();
+    *out = handle.release();
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
+}
+
+xdev_status_t* stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
+  return create_handle("stream_create", device, out_stream, "out_stream", &xdev_device_t::streams,
+                       [device](xdev_stream_t& stream) {
+                         stream.queue = std::make_unique<WorkQueue>(device->text->label + " stream",
+                                                                    device->plugin->config.delay);
+                       });
 }
 
 void stream_destroy(xdev_stream_t* stream) noexcept {
@@ -591,9 +502,9 @@ void stream_destroy(xdev_stream_t* stream) noexcept {
   try {
     const Failure failure = stream->queue->synchronize();
     if (failure) {
-      log(host_of(device), XDEV_LOG_WARNING,
-          "stream_destroy: %s: asynchronous error never reported by stream_synchronize: %s",
-          device->text->label.c_str(), failure.message.c_str());
+      g_host.log(host_of(device), XDEV_LOG_WARNING,
+                 "stream_destroy: %s: asynchronous error never reported by stream_synchronize: %s",
+                 device->text->label.c_str(), failure.message.c_str());
     }
   } catch (...) {
     // Only the log line is lost; the destructor below drains the queue too.
@@ -603,9 +514,9 @@ void stream_destroy(xdev_stream_t* stream) noexcept {
 
 xdev_status_t* stream_synchronize(xdev_stream_t* stream) noexcept {
   constexpr const char* kSlot = "stream_synchronize";
-  if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
+  if (stream == nullptr) return g_host.null_argument(nullptr, kSlot, "stream");
   const xdev_host_api_t* host = host_of(stream);
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     Failure failure = stream->queue->synchronize();
     // Memory the core freed while queued work still used it (Arena::pin).
     // Taken either way: when that work failed on it too, this is the same
@@ -613,31 +524,15 @@ xdev_status_t* stream_synchronize(xdev_stream_t* stream) noexcept {
     Failure violation = stream->device->arena->take_violation();
     if (!failure) failure = std::move(violation);
     if (!failure) return nullptr;
-    return fail(host, failure.code, "%s: asynchronous work failed: %s", kSlot,
-                failure.message.c_str());
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+    return g_host.fail(host, failure.code, "%s: asynchronous work failed: %s", kSlot,
+                       failure.message.c_str());
+  });
 }
 
 xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
-  constexpr const char* kSlot = "event_create";
-  if (device == nullptr) return null_argument(global_host(), kSlot, "device");
-  const xdev_host_api_t* host = host_of(device);
-  if (out_event == nullptr) return null_argument(host, kSlot, "out_event");
-  *out_event = nullptr;
-  try {
-    auto event = std::make_unique<xdev_event_t>();
-    event->device = device;
-    {
-      std::lock_guard lock(device->mutex);
-      device->events.insert(event.get());
-    }
-    *out_event = event.release();
-    return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  // A new event has no mark: it counts as completed until recorded.
+  return create_handle("event_create", device, out_event, "out_event", &xdev_device_t::events,
+                       [](xdev_event_t&) {});
 }
 
 void event_destroy(xdev_event_t* event) noexcept {
@@ -657,14 +552,14 @@ std::shared_ptr<Mark> current_mark(xdev_event_t* event) {
 
 xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) noexcept {
   constexpr const char* kSlot = "event_record";
-  if (event == nullptr) return null_argument(global_host(), kSlot, "event");
+  if (event == nullptr) return g_host.null_argument(nullptr, kSlot, "event");
   const xdev_host_api_t* host = host_of(event->device);
-  if (stream == nullptr) return null_argument(host, kSlot, "stream");
+  if (stream == nullptr) return g_host.null_argument(host, kSlot, "stream");
   if (stream->device->plugin != event->device->plugin) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the stream belongs to another instance of the sim plugin", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the stream belongs to another instance of the sim plugin", kSlot);
   }
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     auto mark = std::make_shared<Mark>();
     stream->queue->enqueue(
         [mark]() -> Failure {
@@ -675,21 +570,19 @@ xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) noexcept
     std::lock_guard lock(event->mutex);
     event->mark = std::move(mark);
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) noexcept {
   constexpr const char* kSlot = "stream_wait_event";
-  if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
+  if (stream == nullptr) return g_host.null_argument(nullptr, kSlot, "stream");
   const xdev_host_api_t* host = host_of(stream);
-  if (event == nullptr) return null_argument(host, kSlot, "event");
+  if (event == nullptr) return g_host.null_argument(host, kSlot, "event");
   if (stream->device->plugin != event->device->plugin) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the event belongs to another instance of the sim plugin", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the event belongs to another instance of the sim plugin", kSlot);
   }
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::shared_ptr<Mark> mark = current_mark(event);
     if (mark == nullptr || mark->done()) return nullptr;  // nothing to wait for
     // Blocks this stream's worker, not the host. No cycle is possible: the
@@ -701,33 +594,27 @@ xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) noe
         },
         /*delayed=*/false);
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 xdev_status_t* event_synchronize(xdev_event_t* event) noexcept {
   constexpr const char* kSlot = "event_synchronize";
-  if (event == nullptr) return null_argument(global_host(), kSlot, "event");
-  try {
+  if (event == nullptr) return g_host.null_argument(nullptr, kSlot, "event");
+  return g_host.guard(host_of(event->device), kSlot, [&]() -> xdev_status_t* {
     if (std::shared_ptr<Mark> mark = current_mark(event)) mark->wait();
     return nullptr;
-  } catch (...) {
-    return unexpected(host_of(event->device), kSlot);
-  }
+  });
 }
 
 xdev_status_t* event_query(xdev_event_t* event, int32_t* out_done) noexcept {
   constexpr const char* kSlot = "event_query";
-  if (event == nullptr) return null_argument(global_host(), kSlot, "event");
-  if (out_done == nullptr) return null_argument(host_of(event->device), kSlot, "out_done");
-  try {
+  if (event == nullptr) return g_host.null_argument(nullptr, kSlot, "event");
+  if (out_done == nullptr) return g_host.null_argument(host_of(event->device), kSlot, "out_done");
+  return g_host.guard(host_of(event->device), kSlot, [&]() -> xdev_status_t* {
     std::shared_ptr<Mark> mark = current_mark(event);
     *out_done = mark == nullptr || mark->done() ? 1 : 0;
     return nullptr;
-  } catch (...) {
-    return unexpected(host_of(event->device), kSlot);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -738,71 +625,53 @@ bool ranges_overlap(uint64_t a, uint64_t b, uint64_t size) noexcept {
   return a < b + size && b < a + size;
 }
 
-xdev_status_t* copy_host_to_device(xdev_stream_t* stream, void* dst, const void* src,
-                                   uint64_t size) noexcept {
-  static constexpr const char* kSlot = "copy_host_to_device";
-  if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
+// A copy between host memory and the stream's device, to the device when
+// `to_device`. The device range is checked now and again when the copy
+// runs; the host memory is read or written when the copy runs, never
+// snapshotted: the ABI says the caller keeps it valid and unchanged until
+// then, and a snapshot would hide a core that does not.
+xdev_status_t* copy_with_host(const char* slot, xdev_stream_t* stream, uint64_t device_address,
+                              void* host_memory, uint64_t size, bool to_device) noexcept {
+  if (stream == nullptr) return g_host.null_argument(nullptr, slot, "stream");
   const xdev_host_api_t* host = host_of(stream);
   if (size == 0) return nullptr;
-  if (src == nullptr) return null_argument(host, kSlot, "src");
-  try {
-    if (Failure failure = check_host_pointer(src, "source")) {
-      return to_status(host, kSlot, failure);
+  if (host_memory == nullptr) return g_host.null_argument(host, slot, to_device ? "src" : "dst");
+  const char* device_role = to_device ? "destination" : "source";
+  return g_host.guard(host, slot, [&]() -> xdev_status_t* {
+    if (Failure failure = check_host_pointer(host_memory, to_device ? "source" : "destination")) {
+      return to_status(host, slot, failure);
     }
     const Arena& arena = *stream->device->arena;
     std::byte* unused = nullptr;
-    if (Failure failure = arena.resolve(address_of(dst), size, "destination", &unused)) {
-      return to_status(host, kSlot, failure);
+    if (Failure failure = arena.resolve(device_address, size, device_role, &unused)) {
+      return to_status(host, slot, failure);
     }
-    // `src` is read when the copy runs: the ABI says the caller keeps it
-    // valid and unchanged until then, and a snapshot would hide a core that
-    // does not.
     stream->queue->enqueue(
-        [&arena, dst = address_of(dst), src, size, pin = arena.pin(address_of(dst))]() -> Failure {
-          std::byte* target = nullptr;
-          if (Failure failure = arena.resolve(dst, size, "destination", &target)) {
-            return prefixed(kSlot, std::move(failure));
+        [slot, &arena, device_address, device_role, host_memory, size, to_device,
+         pin = arena.pin(device_address)]() -> Failure {
+          std::byte* device_memory = nullptr;
+          if (Failure failure = arena.resolve(device_address, size, device_role, &device_memory)) {
+            return prefixed(slot, std::move(failure));
           }
-          std::memcpy(target, src, size);
+          std::memcpy(to_device ? static_cast<void*>(device_memory) : host_memory,
+                      to_device ? host_memory : static_cast<const void*>(device_memory), size);
           return {};
         },
         /*delayed=*/true);
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
+}
+
+xdev_status_t* copy_host_to_device(xdev_stream_t* stream, void* dst, const void* src,
+                                   uint64_t size) noexcept {
+  return copy_with_host("copy_host_to_device", stream, address_of(dst), const_cast<void*>(src),
+                        size, /*to_device=*/true);
 }
 
 xdev_status_t* copy_device_to_host(xdev_stream_t* stream, void* dst, const void* src,
                                    uint64_t size) noexcept {
-  static constexpr const char* kSlot = "copy_device_to_host";
-  if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
-  const xdev_host_api_t* host = host_of(stream);
-  if (size == 0) return nullptr;
-  if (dst == nullptr) return null_argument(host, kSlot, "dst");
-  try {
-    if (Failure failure = check_host_pointer(dst, "destination")) {
-      return to_status(host, kSlot, failure);
-    }
-    const Arena& arena = *stream->device->arena;
-    std::byte* unused = nullptr;
-    if (Failure failure = arena.resolve(address_of(src), size, "source", &unused)) {
-      return to_status(host, kSlot, failure);
-    }
-    stream->queue->enqueue(
-        [&arena, dst, src = address_of(src), size, pin = arena.pin(address_of(src))]() -> Failure {
-          std::byte* source = nullptr;
-          if (Failure failure = arena.resolve(src, size, "source", &source)) {
-            return prefixed(kSlot, std::move(failure));
-          }
-          std::memcpy(dst, source, size);
-          return {};
-        },
-        /*delayed=*/true);
-    return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  return copy_with_host("copy_device_to_host", stream, address_of(src), dst, size,
+                        /*to_device=*/false);
 }
 
 // A copy between device addresses: `src` in `source_arena`, `dst` in the
@@ -819,10 +688,10 @@ xdev_status_t* copy_between_devices(const char* slot, xdev_stream_t* stream, uin
     return to_status(host, slot, failure);
   }
   if (&source_arena == &target_arena && ranges_overlap(dst, src, size)) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the %" PRIu64 "-byte regions at 0x%" PRIx64 " (source) and 0x%" PRIx64
-                " (destination) overlap",
-                slot, size, src, dst);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the %" PRIu64 "-byte regions at 0x%" PRIx64 " (source) and 0x%" PRIx64
+                       " (destination) overlap",
+                       slot, size, src, dst);
   }
   stream->queue->enqueue(
       [slot, &source_arena, &target_arena, dst, src, size, source_pin = source_arena.pin(src),
@@ -845,33 +714,29 @@ xdev_status_t* copy_between_devices(const char* slot, xdev_stream_t* stream, uin
 xdev_status_t* copy_device_to_device(xdev_stream_t* stream, void* dst, const void* src,
                                      uint64_t size) noexcept {
   constexpr const char* kSlot = "copy_device_to_device";
-  if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
+  if (stream == nullptr) return g_host.null_argument(nullptr, kSlot, "stream");
   if (size == 0) return nullptr;
-  try {
+  return g_host.guard(host_of(stream), kSlot, [&]() -> xdev_status_t* {
     return copy_between_devices(kSlot, stream, address_of(dst), *stream->device->arena,
                                 address_of(src), size);
-  } catch (...) {
-    return unexpected(host_of(stream), kSlot);
-  }
+  });
 }
 
 xdev_status_t* copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_device,
                          const void* src, uint64_t size) noexcept {
   constexpr const char* kSlot = "copy_peer";
-  if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
+  if (stream == nullptr) return g_host.null_argument(nullptr, kSlot, "stream");
   const xdev_host_api_t* host = host_of(stream);
-  if (src_device == nullptr) return null_argument(host, kSlot, "src_device");
+  if (src_device == nullptr) return g_host.null_argument(host, kSlot, "src_device");
   if (src_device->plugin != stream->device->plugin) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: src_device belongs to another instance of the sim plugin", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: src_device belongs to another instance of the sim plugin", kSlot);
   }
   if (size == 0) return nullptr;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     return copy_between_devices(kSlot, stream, address_of(dst), *src_device->arena,
                                 address_of(src), size);
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -879,15 +744,9 @@ xdev_status_t* copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_de
 
 xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out_kernels,
                        uint32_t* out_count) noexcept {
-  constexpr const char* kSlot = "kernels";
-  if (plugin == nullptr) return null_argument(global_host(), kSlot, "plugin");
-  if (out_kernels == nullptr || out_count == nullptr) {
-    return null_argument(plugin->host, kSlot,
-                         out_kernels == nullptr ? "out_kernels" : "out_count");
-  }
-  *out_kernels = plugin->kernels.data();
-  *out_count = static_cast<uint32_t>(plugin->kernels.size());
-  return nullptr;
+  if (plugin == nullptr) return g_host.null_argument(nullptr, "kernels", "plugin");
+  return g_host.hand_out(plugin->host, "kernels", "out_kernels", plugin->kernels.data(),
+                         plugin->kernels.size(), out_kernels, out_count);
 }
 
 using EnqueueFn = Failure (*)(const xdev_kernel_call_t&, const Arena&, WorkQueue&);
@@ -895,31 +754,30 @@ using EnqueueFn = Failure (*)(const xdev_kernel_call_t&, const Arena&, WorkQueue
 xdev_status_t* run_kernel(void* context, const xdev_kernel_call_t* call, const char* op,
                           EnqueueFn enqueue) noexcept {
   const auto* plugin = static_cast<const xdev_plugin_t*>(context);
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (call == nullptr) return null_argument(host, op, "call");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (call == nullptr) return g_host.null_argument(host, op, "call");
   if (!XDEV_HAS_FIELD(call, xdev_kernel_call_t, attr_count)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: call->struct_size is %zu bytes; a v1.0 kernel call needs %zu", op,
-                call->struct_size, static_cast<size_t>(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0));
+    return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH,
+                       "%s: call->struct_size is %zu bytes; a v1.0 kernel call needs %zu", op,
+                       call->struct_size, static_cast<size_t>(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0));
   }
-  if (call->device == nullptr) return null_argument(host, op, "call->device");
-  if (call->stream == nullptr) return null_argument(host, op, "call->stream");
+  if (call->device == nullptr) return g_host.null_argument(host, op, "call->device");
+  if (call->stream == nullptr) return g_host.null_argument(host, op, "call->stream");
   if (call->stream->device != call->device) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the stream belongs to %s, but the call is for %s", op,
-                call->stream->device->text->label.c_str(), call->device->text->label.c_str());
+    return g_host.fail(
+        host, XDEV_STATUS_INVALID_ARGUMENT, "%s: the stream belongs to %s, but the call is for %s",
+        op, call->stream->device->text->label.c_str(), call->device->text->label.c_str());
   }
   if (call->op == nullptr || std::strcmp(call->op, op) != 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: the %s kernel was called for op '%s'",
-                op, op, call->op != nullptr ? call->op : "(NULL)");
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the %s kernel was called for op '%s'", op, op,
+                       call->op != nullptr ? call->op : "(NULL)");
   }
-  try {
+  return g_host.guard(host, op, [&]() -> xdev_status_t* {
     const Failure failure = enqueue(*call, *call->device->arena, *call->stream->queue);
     if (!failure) return nullptr;
-    return fail(host, failure.code, "%s", failure.message.c_str());
-  } catch (...) {
-    return unexpected(host, op);
-  }
+    return g_host.fail(host, failure.code, "%s", failure.message.c_str());
+  });
 }
 
 // XDEV_SIM_SCRATCH_BYTES (ABI 1.2 kernel scratch, issue 20): MatMul asks
@@ -967,10 +825,10 @@ xdev_status_t* matmul_kernel(void* context, const xdev_kernel_call_t* call) noex
       call->stream->device == call->device) {
     try {
       if (Failure failure = use_scratch(*call, plugin->config.scratch_bytes)) {
-        return fail(plugin->host, failure.code, "%s", failure.message.c_str());
+        return g_host.fail(plugin->host, failure.code, "%s", failure.message.c_str());
       }
     } catch (...) {
-      return unexpected(plugin->host, "MatMul");
+      return g_host.unexpected(plugin->host, "MatMul");
     }
   }
   return run_kernel(context, call, "MatMul", &enqueue_matmul);
@@ -983,74 +841,26 @@ xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) noexcep
 // ---------------------------------------------------------------------------
 // The table
 
-bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {
-  return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
+// The sim plugin implements every slot of the table, optional ones included,
+// each with the function of the slot's name.
+constexpr xdev_plugin_api_t make_plugin_api() {
+  xdev_plugin_api_t api{};
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE;
+  api.abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
+  api.name = "sim";
+  api.plugin_version = XDEV_SIM_PLUGIN_VERSION;
+  api.capabilities = XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY;
+#define XDEV_SIM_SET_SLOT(slot, required) api.slot = &slot;
+  XDEV_PLUGIN_SLOTS(XDEV_SIM_SET_SLOT)
+#undef XDEV_SIM_SET_SLOT
+  return api;
 }
-
-constexpr xdev_plugin_api_t kPluginApi = {
-    .struct_size = XDEV_PLUGIN_API_STRUCT_SIZE,
-    .ext = nullptr,
-    .abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
-    .name = "sim",
-    .plugin_version = XDEV_SIM_PLUGIN_VERSION,
-    .capabilities = XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY,
-    .initialize = &initialize,
-    .shutdown = &shutdown,
-    .describe_status = &describe_status,
-    .device_types = &device_types,
-    .device_count = &device_count,
-    .device_get_properties = &device_get_properties,
-    .device_open = &device_open,
-    .device_close = &device_close,
-    .memory_allocate = &memory_allocate,
-    .memory_free = &memory_free,
-    .memory_query = &memory_query,
-    .host_memory_allocate = &host_memory_allocate,
-    .host_memory_free = &host_memory_free,
-    .stream_create = &stream_create,
-    .stream_destroy = &stream_destroy,
-    .stream_synchronize = &stream_synchronize,
-    .event_create = &event_create,
-    .event_destroy = &event_destroy,
-    .event_record = &event_record,
-    .stream_wait_event = &stream_wait_event,
-    .event_synchronize = &event_synchronize,
-    .event_query = &event_query,
-    .copy_host_to_device = &copy_host_to_device,
-    .copy_device_to_host = &copy_device_to_host,
-    .copy_device_to_device = &copy_device_to_device,
-    .copy_peer = &copy_peer,
-    .kernels = &kernels,
-};
+constexpr xdev_plugin_api_t kPluginApi = make_plugin_api();
 
 }  // namespace
 }  // namespace xdev::sim
 
 // The entry point. Cheap: reads and writes the arguments, starts nothing.
-extern "C" XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
-  using namespace xdev::sim;
-  constexpr const char* kSlot = "xdev_plugin_query";
-  // With no arguments there is nowhere to write and no host to report with.
-  if (args == nullptr) return nullptr;
-  const xdev_host_api_t* host = nullptr;
-  if (XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, host)) host = args->host;
-  if (can_create_status(host)) g_host.store(host, std::memory_order_release);
-  if (!XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, plugin_api)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 query arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE));
-  }
-  args->plugin_api = nullptr;
-  const xdev_version_t mine = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  const xdev_version_t lowest = args->core_min_version;
-  const xdev_version_t highest = args->core_max_version;
-  if (!version_at_most(lowest, mine) || highest.major < mine.major) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: the sim plugin implements ABI %" PRIu32 ".%" PRIu32
-                "; the core accepts %" PRIu32 ".%" PRIu32 " to %" PRIu32 ".%" PRIu32,
-                kSlot, mine.major, mine.minor, lowest.major, lowest.minor, highest.major,
-                highest.minor);
-  }
-  args->plugin_api = &kPluginApi;
-  return nullptr;
+XDEV_PLUGIN_ENTRY_POINT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
+  return xdev::sim::g_host.answer_query(args, xdev::sim::kPluginApi);
 }

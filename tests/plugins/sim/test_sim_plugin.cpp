@@ -25,8 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "loader/host_api.hpp"
-#include "common/status.hpp"
+#include "core_plugin_harness.hpp"
 
 #ifndef XDEV_SIM_PLUGIN_FILE
 #error "XDEV_SIM_PLUGIN_FILE must name the built plugin"
@@ -48,46 +47,13 @@ constexpr uint64_t kAddressTag = UINT64_C(0x4080000000000000);
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // ---------------------------------------------------------------------------
-// Statuses
+// Statuses (ASSERT_OK, EXPECT_OK: tests/support/core_plugin_harness.hpp)
 
-struct Outcome {
-  xdev_status_code_t code = XDEV_STATUS_OK;
-  std::string message;
-  bool ok() const { return code == XDEV_STATUS_OK; }
-};
-
-// Takes ownership of a status, as the core does.
-Outcome take(xdev_status_t* status) {
-  if (status == nullptr) return {};
-  xdev::detail::StatusPtr owned(status);
-  return {owned->code, owned->message};
-}
-
-#define ASSERT_OK(expr)                                          \
-  do {                                                           \
-    const Outcome outcome_ = take(expr);                         \
-    ASSERT_TRUE(outcome_.ok()) << #expr << ": " << outcome_.message; \
-  } while (0)
-#define EXPECT_OK(expr)                                          \
-  do {                                                           \
-    const Outcome outcome_ = take(expr);                         \
-    EXPECT_TRUE(outcome_.ok()) << #expr << ": " << outcome_.message; \
-  } while (0)
-
-::testing::AssertionResult fails_with(const Outcome& outcome, xdev_status_code_t code,
-                                      std::initializer_list<std::string> fragments) {
-  if (outcome.code != code) {
-    return ::testing::AssertionFailure() << "code " << outcome.code << " instead of " << code
-                                         << ", message: '" << outcome.message << "'";
-  }
-  for (const std::string& fragment : fragments) {
-    if (outcome.message.find(fragment) == std::string::npos) {
-      return ::testing::AssertionFailure() << "message '" << outcome.message
-                                           << "' does not contain '" << fragment << "'";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using xdev_test::fails_with;
+using xdev_test::KernelCall;
+using xdev_test::Outcome;
+using xdev_test::random_bytes;
+using xdev_test::take;
 
 std::string hex(const void* pointer) {
   char text[32];
@@ -129,99 +95,7 @@ class ScopedEnv {
 };
 
 // ---------------------------------------------------------------------------
-// Kernel calls
-
-// A kernel call with stable addresses for everything it points to.
-class KernelCall {
- public:
-  KernelCall(const char* op, xdev_device_t* device, xdev_stream_t* stream) {
-    call_.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-    call_.ext = nullptr;
-    call_.op = op;
-    call_.device = device;
-    call_.stream = stream;
-  }
-
-  // Strides default to row-major.
-  KernelCall& input(void* data, xdev_dtype_t dtype, std::vector<int64_t> shape,
-                    std::vector<int64_t> strides = {}, uint64_t byte_offset = 0) {
-    inputs_.push_back(add(data, dtype, std::move(shape), std::move(strides), byte_offset));
-    return *this;
-  }
-  KernelCall& output(void* data, xdev_dtype_t dtype, std::vector<int64_t> shape,
-                     std::vector<int64_t> strides = {}) {
-    outputs_.push_back(add(data, dtype, std::move(shape), std::move(strides), 0));
-    return *this;
-  }
-  KernelCall& attr(const char* name, bool value) {
-    xdev_attr_t attr{};
-    attr.name = name;
-    attr.kind = XDEV_ATTR_BOOL;
-    attr.value.b = value ? 1 : 0;
-    attrs_.push_back(attr);
-    return *this;
-  }
-  KernelCall& attr(const char* name, int64_t value) {
-    xdev_attr_t attr{};
-    attr.name = name;
-    attr.kind = XDEV_ATTR_INT;
-    attr.value.i = value;
-    attrs_.push_back(attr);
-    return *this;
-  }
-  xdev_kernel_call_t* get() {
-    call_.inputs = inputs_.data();
-    call_.input_count = static_cast<uint32_t>(inputs_.size());
-    call_.outputs = outputs_.data();
-    call_.output_count = static_cast<uint32_t>(outputs_.size());
-    call_.attrs = attrs_.empty() ? nullptr : attrs_.data();
-    call_.attr_count = static_cast<uint32_t>(attrs_.size());
-    return &call_;
-  }
-
- private:
-  struct Tensor {
-    std::vector<int64_t> shape;
-    std::vector<int64_t> strides;
-    xdev_tensor_t tensor{};
-  };
-
-  const xdev_tensor_t* add(void* data, xdev_dtype_t dtype, std::vector<int64_t> shape,
-                           std::vector<int64_t> strides, uint64_t byte_offset) {
-    if (strides.empty() && !shape.empty()) {
-      strides.resize(shape.size());
-      int64_t step = 1;
-      for (size_t k = shape.size(); k-- > 0;) {
-        strides[k] = step;
-        step *= shape[k];
-      }
-    }
-    Tensor& t = tensors_.emplace_back();
-    t.shape = std::move(shape);
-    t.strides = std::move(strides);
-    t.tensor.data = data;
-    t.tensor.byte_offset = byte_offset;
-    t.tensor.dtype = dtype;
-    t.tensor.rank = static_cast<int32_t>(t.shape.size());
-    t.tensor.shape = t.shape.data();
-    t.tensor.strides = t.strides.data();
-    return &t.tensor;
-  }
-
-  std::deque<Tensor> tensors_;  // a deque never moves its elements
-  std::vector<const xdev_tensor_t*> inputs_;
-  std::vector<const xdev_tensor_t*> outputs_;
-  std::vector<xdev_attr_t> attrs_;
-  xdev_kernel_call_t call_{};
-};
-
-std::vector<unsigned char> random_bytes(size_t size, unsigned seed) {
-  std::mt19937 engine(seed);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::vector<unsigned char> data(size);
-  for (unsigned char& value : data) value = static_cast<unsigned char>(byte(engine));
-  return data;
-}
+// Test data
 
 template <typename T>
 std::vector<T> random_values(size_t count, unsigned seed) {
@@ -243,28 +117,18 @@ void* offset(void* device_address, uint64_t bytes) {
 
 class SimPlugin : public ::testing::Test {
  protected:
-  static void* library() {
-    static void* handle = [] {
-      const char* file = std::getenv("XDEV_SIM_PLUGIN_FILE");
-      if (file == nullptr || *file == '\0') file = XDEV_SIM_PLUGIN_FILE;
-      return ::dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    }();
-    return handle;
+  // The plugin file (XDEV_SIM_PLUGIN_FILE from the environment, else the
+  // one this test was built with), loaded for the whole program.
+  static const xdev_test::PluginLibrary& library() {
+    static const xdev_test::PluginLibrary* const library = new xdev_test::PluginLibrary(
+        xdev_test::env_or("XDEV_SIM_PLUGIN_FILE", XDEV_SIM_PLUGIN_FILE));
+    return *library;
   }
 
   void SetUp() override {
-    host_ = xdev::detail::make_host_api(&context_);
-    void* handle = library();
-    ASSERT_NE(handle, nullptr) << ::dlerror();
-    auto query =
-        reinterpret_cast<xdev_plugin_query_fn_t>(::dlsym(handle, XDEV_PLUGIN_ENTRY_SYMBOL));
-    ASSERT_NE(query, nullptr) << "no " XDEV_PLUGIN_ENTRY_SYMBOL;
-    xdev_plugin_query_args_t args{};
-    args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-    args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-    args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-    args.host = &host_;
-    ASSERT_OK(query(&args));
+    ASSERT_TRUE(library().loaded()) << library().error();
+    xdev_plugin_query_args_t args = xdev_test::query_args(&host_);
+    ASSERT_OK(library().query()(&args));
     ASSERT_NE(args.plugin_api, nullptr);
     api_ = args.plugin_api;
   }
@@ -283,19 +147,28 @@ class SimPlugin : public ::testing::Test {
     plugin_ = nullptr;
   }
 
+  // Initializes the plugin with `env` set (NULL: unset) while it reads its
+  // configuration.
+  void start(std::initializer_list<std::pair<const char*, const char*>> env) {
+    ScopedEnv scoped(env);
+    start();
+  }
+
+  // start(env), then opens device 0.
+  xdev_device_t* start_on_device(std::initializer_list<std::pair<const char*, const char*>> env) {
+    start(env);
+    return device(0);
+  }
+
   // Initializes the plugin with the environment as it is now.
   void start() {
-    xdev_plugin_init_args_t args{};
-    args.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-    args.host = &host_;
+    const xdev_plugin_init_args_t args = xdev_test::init_args(&host_);
     ASSERT_OK(api_->initialize(&args, &plugin_));
     ASSERT_NE(plugin_, nullptr);
   }
 
   Outcome try_start() {
-    xdev_plugin_init_args_t args{};
-    args.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-    args.host = &host_;
+    const xdev_plugin_init_args_t args = xdev_test::init_args(&host_);
     return take(api_->initialize(&args, &plugin_));
   }
 
@@ -308,27 +181,38 @@ class SimPlugin : public ::testing::Test {
   xdev_device_t* device(uint32_t ordinal) {
     auto it = devices_.find(ordinal);
     if (it != devices_.end()) return it->second;
-    xdev_device_t* device = nullptr;
-    const Outcome outcome = take(api_->device_open(plugin_, ordinal, &device));
-    EXPECT_TRUE(outcome.ok()) << outcome.message;
+    xdev_device_t* device = create<xdev_device_t>(
+        [&](xdev_device_t** out) { return api_->device_open(plugin_, ordinal, out); });
     if (device != nullptr) devices_[ordinal] = device;
     return device;
   }
 
   xdev_stream_t* stream(xdev_device_t* device) {
-    xdev_stream_t* stream = nullptr;
-    const Outcome outcome = take(api_->stream_create(device, &stream));
-    EXPECT_TRUE(outcome.ok()) << outcome.message;
-    if (stream != nullptr) streams_.push_back(stream);
-    return stream;
+    return keep(streams_, create<xdev_stream_t>([&](xdev_stream_t** out) {
+                  return api_->stream_create(device, out);
+                }));
   }
 
   xdev_event_t* event(xdev_device_t* device) {
-    xdev_event_t* event = nullptr;
-    const Outcome outcome = take(api_->event_create(device, &event));
+    return keep(events_, create<xdev_event_t>(
+                             [&](xdev_event_t** out) { return api_->event_create(device, out); }));
+  }
+
+  // Adds `handle`, when there is one, to what TearDown releases.
+  template <typename Handle>
+  static Handle* keep(std::vector<Handle*>& owned, Handle* handle) {
+    if (handle != nullptr) owned.push_back(handle);
+    return handle;
+  }
+
+  // Calls a creating slot through `slot(&handle)`; the test fails unless it
+  // succeeded. The handle it handed out, or NULL.
+  template <typename Handle, typename Slot>
+  static Handle* create(Slot&& slot) {
+    Handle* handle = nullptr;
+    const Outcome outcome = take(slot(&handle));
     EXPECT_TRUE(outcome.ok()) << outcome.message;
-    if (event != nullptr) events_.push_back(event);
-    return event;
+    return handle;
   }
 
   void* allocate(xdev_device_t* device, uint64_t size, uint64_t alignment = 64) {
@@ -399,7 +283,7 @@ class SimPlugin : public ::testing::Test {
   }
 
   xdev::detail::HostContext context_{"sim"};
-  xdev_host_api_t host_{};
+  xdev_host_api_t host_ = xdev::detail::make_host_api(&context_);  // the core's host table
   const xdev_plugin_api_t* api_ = nullptr;
   xdev_plugin_t* plugin_ = nullptr;
 
@@ -422,56 +306,23 @@ TEST_F(SimPlugin, QueryGivesACompleteV1Table) {
   EXPECT_STREQ(api_->name, "sim");
   EXPECT_NE(api_->plugin_version, nullptr);
   EXPECT_EQ(api_->capabilities, XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY);
-  const void* required[] = {
-      reinterpret_cast<const void*>(api_->initialize),
-      reinterpret_cast<const void*>(api_->shutdown),
-      reinterpret_cast<const void*>(api_->device_types),
-      reinterpret_cast<const void*>(api_->device_count),
-      reinterpret_cast<const void*>(api_->device_get_properties),
-      reinterpret_cast<const void*>(api_->device_open),
-      reinterpret_cast<const void*>(api_->device_close),
-      reinterpret_cast<const void*>(api_->memory_allocate),
-      reinterpret_cast<const void*>(api_->memory_free),
-      reinterpret_cast<const void*>(api_->memory_query),
-      reinterpret_cast<const void*>(api_->stream_create),
-      reinterpret_cast<const void*>(api_->stream_destroy),
-      reinterpret_cast<const void*>(api_->stream_synchronize),
-      reinterpret_cast<const void*>(api_->event_create),
-      reinterpret_cast<const void*>(api_->event_destroy),
-      reinterpret_cast<const void*>(api_->event_record),
-      reinterpret_cast<const void*>(api_->stream_wait_event),
-      reinterpret_cast<const void*>(api_->event_synchronize),
-      reinterpret_cast<const void*>(api_->event_query),
-      reinterpret_cast<const void*>(api_->copy_host_to_device),
-      reinterpret_cast<const void*>(api_->copy_device_to_host),
-      reinterpret_cast<const void*>(api_->copy_device_to_device),
-      reinterpret_cast<const void*>(api_->kernels),
-      // Optional slots its capabilities promise.
-      reinterpret_cast<const void*>(api_->host_memory_allocate),
-      reinterpret_cast<const void*>(api_->host_memory_free),
-      reinterpret_cast<const void*>(api_->copy_peer),
-      reinterpret_cast<const void*>(api_->describe_status),
-  };
-  for (size_t i = 0; i < std::size(required); ++i) EXPECT_NE(required[i], nullptr) << "slot " << i;
+  EXPECT_STREQ(xdev_plugin_missing_slot(api_), nullptr);
+  // Optional slots its capabilities promise.
+  EXPECT_NE(api_->host_memory_allocate, nullptr);
+  EXPECT_NE(api_->host_memory_free, nullptr);
+  EXPECT_NE(api_->copy_peer, nullptr);
+  EXPECT_NE(api_->describe_status, nullptr);
 }
 
 TEST_F(SimPlugin, QueryRefusesACoreOfAnotherMajor) {
-  auto query = reinterpret_cast<xdev_plugin_query_fn_t>(
-      ::dlsym(library(), XDEV_PLUGIN_ENTRY_SYMBOL));
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {2, 0};
-  args.core_max_version = {2, 3};
-  args.host = &host_;
-  EXPECT_TRUE(fails_with(take(query(&args)), XDEV_STATUS_ABI_MISMATCH, {"ABI 1.", "2.0"}));
-  EXPECT_EQ(args.plugin_api, nullptr);
+  EXPECT_TRUE(xdev_test::query_refuses(library().query(), &host_, {2, 0}, {2, 3},
+                                       {"sim plugin implements ABI 1.", "2.0 to 2.3"}));
 }
 
 TEST_F(SimPlugin, DefaultsAreTwoDevicesOf256MiB) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", nullptr},
-                {"XDEV_SIM_MEMORY_MB", nullptr},
-                {"XDEV_SIM_DELAY_US", nullptr}};
-  start();
+  start({{"XDEV_SIM_DEVICES", nullptr},
+         {"XDEV_SIM_MEMORY_MB", nullptr},
+         {"XDEV_SIM_DELAY_US", nullptr}});
   EXPECT_EQ(device_count(), 2u);
   EXPECT_STREQ(api_->describe_status(plugin_), "2 simulated devices, 256 MiB each");
   xdev_device_properties_t props{};
@@ -498,8 +349,7 @@ TEST_F(SimPlugin, DeviceCountAndMemoryComeFromTheEnvironment) {
     devices_.clear();
   }
   for (const char* count : {"0", "1", "5"}) {
-    ScopedEnv env{{"XDEV_SIM_DEVICES", count}, {"XDEV_SIM_MEMORY_MB", "3"}};
-    start();
+    start({{"XDEV_SIM_DEVICES", count}, {"XDEV_SIM_MEMORY_MB", "3"}});
     EXPECT_EQ(device_count(), static_cast<uint32_t>(std::atoi(count)));
     std::string status = std::string(count) + " simulated device" +
                          (std::string(count) == "1" ? "" : "s") + ", 3 MiB each";
@@ -513,8 +363,7 @@ TEST_F(SimPlugin, DeviceCountAndMemoryComeFromTheEnvironment) {
 }
 
 TEST_F(SimPlugin, ZeroDevicesIsAValidMachine) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "0"}};
-  start();
+  start({{"XDEV_SIM_DEVICES", "0"}});
   EXPECT_EQ(device_count(), 0u);
   xdev_device_t* device = nullptr;
   EXPECT_TRUE(fails_with(take(api_->device_open(plugin_, 0, &device)), XDEV_STATUS_NOT_FOUND,
@@ -540,8 +389,7 @@ TEST_F(SimPlugin, BadEnvironmentFailsInitializeNamingTheVariable) {
 }
 
 TEST_F(SimPlugin, DevicesLookLikeGpus) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "3"}, {"XDEV_SIM_MEMORY_MB", "8"}};
-  start();
+  start({{"XDEV_SIM_DEVICES", "3"}, {"XDEV_SIM_MEMORY_MB", "8"}});
   const xdev_device_type_info_t* const* types = nullptr;
   uint32_t type_count = 0;
   ASSERT_OK(api_->device_types(plugin_, &types, &type_count));
@@ -594,8 +442,7 @@ TEST_F(SimPlugin, PropertiesFillOnlyWhatTheCoresStructCovers) {
 }
 
 TEST_F(SimPlugin, DevicesOpenOnceAndOnlyWhenTheyExist) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}};
-  start();
+  start({{"XDEV_SIM_DEVICES", "2"}});
   ASSERT_NE(device(1), nullptr);
   xdev_device_t* again = nullptr;
   EXPECT_TRUE(fails_with(take(api_->device_open(plugin_, 1, &again)),
@@ -612,8 +459,7 @@ TEST_F(SimPlugin, DevicesOpenOnceAndOnlyWhenTheyExist) {
 // Memory
 
 TEST_F(SimPlugin, DeviceAddressesAreTaggedAndAligned) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   ASSERT_NE(dev, nullptr);
   for (uint64_t alignment : {1, 2, 64, 128, 256, 4096, 65536}) {
     SCOPED_TRACE(alignment);
@@ -651,8 +497,7 @@ TEST_F(SimPluginDeathTest, TheCoreCannotDereferenceDeviceAddresses) {
 }
 
 TEST_F(SimPlugin, OutOfMemoryIsAStatusThatNamesTheRequestAndTheDevice) {
-  ScopedEnv env{{"XDEV_SIM_MEMORY_MB", "16"}, {"XDEV_SIM_DEVICES", "2"}};
-  start();
+  start({{"XDEV_SIM_MEMORY_MB", "16"}, {"XDEV_SIM_DEVICES", "2"}});
   xdev_device_t* dev = device(1);
   ASSERT_NE(dev, nullptr);
   void* pointer = nullptr;
@@ -693,8 +538,7 @@ TEST_F(SimPlugin, OutOfMemoryIsAStatusThatNamesTheRequestAndTheDevice) {
 }
 
 TEST_F(SimPlugin, HostMemoryServesCopies) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   void* pinned = nullptr;
   ASSERT_OK(api_->host_memory_allocate(dev, 1000, &pinned));
@@ -719,8 +563,7 @@ TEST_F(SimPlugin, HostMemoryServesCopies) {
 // Copies
 
 TEST_F(SimPlugin, CopiesRoundTripOddSizesAtOddOffsets) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   unsigned seed = 1;
   for (uint64_t size : {1, 3, 63, 65, 4097, 100003}) {
@@ -749,9 +592,7 @@ TEST_F(SimPlugin, CopiesRoundTripOddSizesAtOddOffsets) {
 }
 
 TEST_F(SimPlugin, PeerCopyMovesDataBetweenDevices) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}};
-  start();
-  xdev_device_t* d0 = device(0);
+  xdev_device_t* d0 = start_on_device({{"XDEV_SIM_DEVICES", "2"}});
   xdev_device_t* d1 = device(1);
   xdev_stream_t* s0 = stream(d0);
   xdev_stream_t* s1 = stream(d1);
@@ -774,8 +615,7 @@ TEST_F(SimPlugin, PeerCopyMovesDataBetweenDevices) {
 // Asynchrony, ordering, events
 
 TEST_F(SimPlugin, WorkRunsAsynchronouslyAndInOrder) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "100000"}};
-  start();
+  start({{"XDEV_SIM_DELAY_US", "100000"}});
   EXPECT_NE(std::string(api_->describe_status(plugin_)).find("100000 us delay"),
             std::string::npos);
   xdev_device_t* dev = device(0);
@@ -815,9 +655,7 @@ TEST_F(SimPlugin, HostSourceIsReadWhenTheCopyRuns) {
 TEST_F(SimPlugin, HostSourceIsReadWhenTheCopyRuns) {
   // A plugin that snapshots the host buffer at enqueue would hide a core
   // that lets the buffer change or die before the copy ran.
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "200000"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "200000"}});
   xdev_stream_t* s = stream(dev);
   std::vector<unsigned char> source(256, 1);
   std::vector<unsigned char> back(256, 0);
@@ -831,9 +669,7 @@ TEST_F(SimPlugin, HostSourceIsReadWhenTheCopyRuns) {
 #endif
 
 TEST_F(SimPlugin, EventOrdersWorkAcrossStreams) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "30000"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "30000"}});
   xdev_stream_t* producer = stream(dev);
   xdev_stream_t* consumer = stream(dev);
   xdev_event_t* ready = event(dev);
@@ -862,9 +698,7 @@ TEST_F(SimPlugin, EventOrdersWorkAcrossStreams) {
 }
 
 TEST_F(SimPlugin, EventOrdersAPeerCopyAcrossDevices) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "30000"}, {"XDEV_SIM_DEVICES", "2"}};
-  start();
-  xdev_device_t* d0 = device(0);
+  xdev_device_t* d0 = start_on_device({{"XDEV_SIM_DELAY_US", "30000"}, {"XDEV_SIM_DEVICES", "2"}});
   xdev_device_t* d1 = device(1);
   xdev_stream_t* s0 = stream(d0);
   xdev_stream_t* s1 = stream(d1);
@@ -885,9 +719,7 @@ TEST_F(SimPlugin, EventOrdersAPeerCopyAcrossDevices) {
 }
 
 TEST_F(SimPlugin, EventsCompleteWhenTheirStreamGetsThere) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "50000"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "50000"}});
   xdev_stream_t* s = stream(dev);
   xdev_stream_t* other = stream(dev);
   xdev_event_t* e = event(dev);
@@ -932,9 +764,7 @@ TEST_F(SimPlugin, EventsCompleteWhenTheirStreamGetsThere) {
 }
 
 TEST_F(SimPlugin, AsynchronousErrorsComeFromTheNextSynchronize) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "200000"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "200000"}});
   xdev_stream_t* s = stream(dev);
   std::vector<unsigned char> data(128, 3);
   void* d = allocate(dev, 128);
@@ -959,9 +789,7 @@ TEST_F(SimPlugin, AsynchronousErrorsComeFromTheNextSynchronize) {
 // Addresses the plugin refuses
 
 TEST_F(SimPlugin, AddressesOutsideLiveAllocationsAreInvalidArguments) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}};
-  start();
-  xdev_device_t* d0 = device(0);
+  xdev_device_t* d0 = start_on_device({{"XDEV_SIM_DEVICES", "2"}});
   xdev_device_t* d1 = device(1);
   xdev_stream_t* s = stream(d0);
   std::vector<unsigned char> host(256, 0);
@@ -1044,8 +872,7 @@ TEST_F(SimPlugin, OnlyMatMulAndAddAreRegistered) {
 }
 
 TEST_F(SimPlugin, MatMulComputesTheWalkthroughProduct) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   auto check = [&](auto zero, xdev_dtype_t dtype) {
     using T = decltype(zero);
@@ -1067,8 +894,7 @@ TEST_F(SimPlugin, MatMulComputesTheWalkthroughProduct) {
 }
 
 TEST_F(SimPlugin, MatMulHonoursTransposes) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   const int64_t m = 4, k = 5, n = 3;
   // Logical a [m, k] and b [k, n], stored transposed when asked.
@@ -1139,8 +965,7 @@ TEST_F(SimPlugin, MatMulHonoursTransposes) {
 }
 
 TEST_F(SimPlugin, AddBroadcastsStrideZeroInputs) {
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({});
   xdev_stream_t* s = stream(dev);
   auto check = [&](auto zero, xdev_dtype_t dtype) {
     using T = decltype(zero);
@@ -1197,9 +1022,7 @@ TEST_F(SimPlugin, AddBroadcastsStrideZeroInputs) {
 }
 
 TEST_F(SimPlugin, KernelCallsAreCheckedNotTrusted) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}};
-  start();
-  xdev_device_t* dev = device(0);
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DEVICES", "2"}});
   xdev_stream_t* s = stream(dev);
   xdev_stream_t* s1 = stream(device(1));
   void* a = allocate(dev, 64);
@@ -1300,8 +1123,7 @@ TEST_F(SimPlugin, KernelCallsAreCheckedNotTrusted) {
 // Life cycle and threads
 
 TEST_F(SimPlugin, ShutdownReleasesWhatTheCoreForgot) {
-  ScopedEnv env{{"XDEV_SIM_DELAY_US", "20000"}, {"XDEV_SIM_DEVICES", "2"}};
-  start();
+  start({{"XDEV_SIM_DELAY_US", "20000"}, {"XDEV_SIM_DEVICES", "2"}});
   std::vector<unsigned char> data(1024, 9);
   for (uint32_t ordinal : {0u, 1u}) {
     xdev_device_t* dev = device(ordinal);
@@ -1321,8 +1143,7 @@ TEST_F(SimPlugin, ShutdownReleasesWhatTheCoreForgot) {
 }
 
 TEST_F(SimPlugin, ConcurrentStreamsAllocationsAndKernels) {
-  ScopedEnv env{{"XDEV_SIM_DEVICES", "2"}, {"XDEV_SIM_DELAY_US", "100"}};
-  start();
+  start({{"XDEV_SIM_DEVICES", "2"}, {"XDEV_SIM_DELAY_US", "100"}});
   xdev_device_t* devices[] = {device(0), device(1)};
   const xdev_kernel_info_t* add = kernel("Add");
   ASSERT_NE(add, nullptr);
