@@ -471,7 +471,10 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
   }
   EXPECT_EQ(ops, (std::set<std::string>{"MatMul", "Add", "Sub", "Mul", "Div", "Neg", "Relu",
                                         "AddN", "Cast", "Sum", "Mean", "Copy", "Fill",
-                                        "RandomUniform"}));
+                                        "RandomUniform", "Abs", "Sign", "Square", "Exp",
+                                        "Expm1", "Log", "Log1p", "Sqrt", "Rsqrt", "Reciprocal",
+                                        "Sin", "Cos", "Tanh", "Sigmoid", "Erf", "Softplus",
+                                        "Floor", "Ceil", "Round", "LeakyRelu", "Gelu"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

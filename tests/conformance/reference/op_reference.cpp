@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <sstream>
 
 namespace xdev_conformance::ref {
@@ -322,6 +323,66 @@ std::optional<std::string> unary(const Call& c) {
   return std::nullopt;
 }
 
+// Elementwise math (Abs ... Gelu), in double (int64 for integers), rounded
+// once to the output dtype. docs/ops.md "Semantics" defines the edge cases.
+double math_double(OpId op, double v, std::span<const xdev_attr_t> attrs) {
+  switch (op) {
+    case OpId::kAbs: return std::fabs(v);
+    case OpId::kSign: return v > 0 ? 1.0 : v < 0 ? -1.0 : v;
+    case OpId::kSquare: return v * v;
+    case OpId::kExp: return std::exp(v);
+    case OpId::kExpm1: return std::expm1(v);
+    case OpId::kLog: return std::log(v);
+    case OpId::kLog1p: return std::log1p(v);
+    case OpId::kSqrt: return std::sqrt(v);
+    case OpId::kRsqrt: return 1.0 / std::sqrt(v);
+    case OpId::kReciprocal: return 1.0 / v;
+    case OpId::kSin: return std::sin(v);
+    case OpId::kCos: return std::cos(v);
+    case OpId::kTanh: return std::tanh(v);
+    case OpId::kSigmoid: return 1.0 / (1.0 + std::exp(-v));
+    case OpId::kErf: return std::erf(v);
+    case OpId::kSoftplus: return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v)));
+    case OpId::kFloor: return std::floor(v);
+    case OpId::kCeil: return std::ceil(v);
+    case OpId::kRound: return std::nearbyint(v);  // halves to even
+    case OpId::kLeakyRelu: {
+      const xdev_attr_t* a = find_attr(attrs, "alpha");
+      const double alpha = a != nullptr && a->kind == XDEV_ATTR_FLOAT ? a->value.f : 0.2;
+      return v > 0 ? v : alpha * v;
+    }
+    case OpId::kGelu:
+      if (attr_bool(attrs, "approximate", false)) {
+        const double k = std::sqrt(2.0 / std::numbers::pi);
+        return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+      }
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+std::optional<std::string> math(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (is_float(out.dtype)) {
+      out.set_double(i, math_double(c.op, x.get_double(i), c.attrs));
+      continue;
+    }
+    // Abs, Sign, Square of integers: wrapping, written back in the element type.
+    const int64_t v = x.get_int(i);
+    const auto u = static_cast<uint64_t>(v);
+    switch (c.op) {
+      case OpId::kAbs: out.set_int(i, static_cast<int64_t>(v < 0 ? 0 - u : u)); break;
+      case OpId::kSign: out.set_int(i, v > 0 ? 1 : v < 0 ? -1 : 0); break;
+      case OpId::kSquare: out.set_int(i, static_cast<int64_t>(u * u)); break;
+      default: return op_text(c.op) + " is defined for float32 and float64 only";
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> add_n(const Call& c) {
   if (c.inputs.empty()) return std::string("AddN takes at least one input");
   if (c.outputs.size() != 1) return std::string("AddN has one output");
@@ -460,6 +521,22 @@ std::vector<Tolerance> random_uniform_tolerance(const Call& c, size_t output) {
   return tol;
 }
 
+// Elementwise float math computed in the element type (float math in float
+// for float32): docs/ops.md allows 4 ulp of the result, or 4 eps · |x| where
+// the function is flat and a rounding of x moves the result more (Sin, Cos
+// near their zeros, Gelu where 1 + erf cancels).
+std::vector<Tolerance> math_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype) || c.inputs.size() != 1) return tol;
+  const double eps = epsilon(out.dtype);
+  for (size_t i = 0; i < tol.size(); ++i) {
+    tol[i].rel = 4 * eps;
+    tol[i].abs += 4 * eps * std::fabs(c.inputs[0]->get_double(static_cast<int64_t>(i)));
+  }
+  return tol;
+}
+
 // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
 std::vector<Tolerance> matmul_tolerance(const Call& c, size_t output) {
   const Tensor& out = c.outputs[output];
@@ -560,6 +637,15 @@ std::vector<AttrSet> random_uniform_values(xdev_dtype_t) {
   return sets;
 }
 
+std::vector<AttrSet> leaky_relu_values(xdev_dtype_t) {
+  return {{{.name = "alpha", .f = 0.2}}, {{.name = "alpha", .f = 0.01}},
+          {{.name = "alpha", .f = -1.5}}};
+}
+
+std::vector<AttrSet> gelu_values(xdev_dtype_t) {
+  return {{{.name = "approximate", .i = 0}}, {{.name = "approximate", .i = 1}}};
+}
+
 // --- the entries, one per op of the table -------------------------------------------
 
 constexpr size_t index(OpId op) { return static_cast<size_t>(op); }
@@ -584,6 +670,32 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kRandomUniform)] = {.run = random_uniform,
                                     .tolerance = random_uniform_tolerance,
                                     .attr_sets = random_uniform_values};
+  r[index(OpId::kAbs)] = {.run = math};
+  r[index(OpId::kSign)] = {.run = math};
+  r[index(OpId::kSquare)] = {.run = math};
+  r[index(OpId::kExp)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kExpm1)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kLog)] = {.run = math, .tolerance = math_tolerance,
+                          .values = {Values::kDivisor, Values::kDivisor}};
+  r[index(OpId::kLog1p)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kSqrt)] = {.run = math, .tolerance = math_tolerance,
+                           .values = {Values::kDivisor, Values::kDivisor}};
+  r[index(OpId::kRsqrt)] = {.run = math, .tolerance = math_tolerance,
+                            .values = {Values::kDivisor, Values::kDivisor}};
+  r[index(OpId::kReciprocal)] = {.run = math, .tolerance = math_tolerance,
+                                 .values = {Values::kDivisor, Values::kDivisor}};
+  r[index(OpId::kSin)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kCos)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kTanh)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kSigmoid)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kErf)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kSoftplus)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kFloor)] = {.run = math};
+  r[index(OpId::kCeil)] = {.run = math};
+  r[index(OpId::kRound)] = {.run = math, .values = {Values::kCast, Values::kCast}};
+  r[index(OpId::kLeakyRelu)] = {.run = math, .tolerance = math_tolerance,
+                                .attr_sets = leaky_relu_values};
+  r[index(OpId::kGelu)] = {.run = math, .tolerance = math_tolerance, .attr_sets = gelu_values};
   return r;
 }();
 
