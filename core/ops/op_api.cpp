@@ -224,6 +224,12 @@ Tensor add(const Tensor& x, const Tensor& y) { return binary(OpId::kAdd, x, y); 
 Tensor sub(const Tensor& x, const Tensor& y) { return binary(OpId::kSub, x, y); }
 Tensor mul(const Tensor& x, const Tensor& y) { return binary(OpId::kMul, x, y); }
 Tensor div(const Tensor& x, const Tensor& y) { return binary(OpId::kDiv, x, y); }
+Tensor maximum(const Tensor& x, const Tensor& y) { return binary(OpId::kMaximum, x, y); }
+Tensor minimum(const Tensor& x, const Tensor& y) { return binary(OpId::kMinimum, x, y); }
+Tensor floor_div(const Tensor& x, const Tensor& y) { return binary(OpId::kFloorDiv, x, y); }
+Tensor floor_mod(const Tensor& x, const Tensor& y) { return binary(OpId::kFloorMod, x, y); }
+Tensor squared_difference(const Tensor& x, const Tensor& y) { return binary(OpId::kSquaredDifference, x, y); }
+Tensor pow(const Tensor& x, const Tensor& y) { return binary(OpId::kPow, x, y); }
 Tensor neg(const Tensor& x) { return unary(OpId::kNeg, x); }
 Tensor relu(const Tensor& x) { return unary(OpId::kRelu, x); }
 Tensor abs(const Tensor& x) { return unary(OpId::kAbs, x); }

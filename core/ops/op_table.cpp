@@ -181,6 +181,7 @@ void random_uniform_shape(const OpDef& def, std::span<const Shape* const> in,
 constexpr InputDef kNumberX[] = {{"x", kNumberDTypes}};
 constexpr InputDef kAnyX[] = {{"x", kAllDTypes}};
 constexpr InputDef kFloatX[] = {{"x", kFloatDTypes}};
+constexpr InputDef kFloatXY[] = {{"x", kFloatDTypes}, {"y", kFloatDTypes, 0}};
 constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}};
 constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
@@ -368,6 +369,16 @@ constexpr OpDef kLeakyReluDef = unary(OpId::kLeakyRelu, "LeakyRelu", "x > 0 ? x 
 constexpr OpDef kGeluDef =
     unary(OpId::kGelu, "Gelu", "x · Φ(x) (erf form, or its tanh approximation)", kFloatX,
           kGeluAttrs);
+constexpr OpDef kPowDef = binary(OpId::kPow, "Pow", "xʸ (C pow: a negative x to a non-integer y is NaN)", kFloatXY);
+constexpr OpDef kMaximumDef = binary(OpId::kMaximum, "Maximum", "max(x, y), NaN if either is NaN");
+constexpr OpDef kMinimumDef = binary(OpId::kMinimum, "Minimum", "min(x, y), NaN if either is NaN");
+constexpr OpDef kFloorDivDef = binary(OpId::kFloorDiv, "FloorDiv",
+                                      "⌊x / y⌋ (integers: a zero divisor gives 0)");
+constexpr OpDef kFloorModDef =
+    binary(OpId::kFloorMod, "FloorMod",
+           "x - ⌊x / y⌋ · y, the sign of y (integers: a zero divisor gives 0)");
+constexpr OpDef kSquaredDifferenceDef =
+    binary(OpId::kSquaredDifference, "SquaredDifference", "(x - y)²");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

@@ -67,7 +67,13 @@ namespace xdev::detail {
   X(Ceil) \
   X(Round) \
   X(LeakyRelu) \
-  X(Gelu)
+  X(Gelu) \
+  X(Pow) \
+  X(Maximum) \
+  X(Minimum) \
+  X(FloorDiv) \
+  X(FloorMod) \
+  X(SquaredDifference)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,

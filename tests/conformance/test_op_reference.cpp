@@ -208,6 +208,24 @@ TEST(OpReference, MathEdgeCasesOfTheDocs) {
   EXPECT_NEAR(gelu_tanh[0], 0.8411919906082768, 1e-15);  // 0.5 (1 + tanh(√(2/π) 1.044715))
 }
 
+TEST(OpReference, FloorDivAndFloorModRoundTowardMinusInfinity) {
+  Tensor x = from(XDEV_DTYPE_INT64, {5}, {7, -7, 7, -7, 3});
+  Tensor y = from(XDEV_DTYPE_INT64, {5}, {2, 2, -2, -2, 0});
+  Tensor out = make_contiguous(XDEV_DTYPE_INT64, {5});
+  const Tensor* in[] = {&x, &y};
+  ASSERT_FALSE(run("FloorDiv", in, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{3, -4, -4, 3, 0}));
+  ASSERT_FALSE(run("FloorMod", in, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{1, 1, -1, -1, 0}));
+  Tensor a = from(XDEV_DTYPE_FLOAT64, {2}, {std::nan(""), 1});
+  Tensor b = from(XDEV_DTYPE_FLOAT64, {2}, {1, 2});
+  Tensor mx = make_contiguous(XDEV_DTYPE_FLOAT64, {2});
+  const Tensor* ab[] = {&a, &b};
+  ASSERT_FALSE(run("Maximum", ab, {}, mx));
+  EXPECT_TRUE(std::isnan(mx.get_double(0)));
+  EXPECT_EQ(mx.get_double(1), 2);
+}
+
 TEST(OpReference, RandomUniformFollowsTheDefinition) {
   // docs/ops.md's generator, element 0 of seed 0, written out.
   uint64_t x = 0 + 1 * 0x9E3779B97F4A7C15ull;

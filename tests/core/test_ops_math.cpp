@@ -126,6 +126,52 @@ TEST(OpsMath, LeakyReluAndGelu) {
   expect_near(xdev::gelu(f64({1.0}), true).to_vector<double>(), {0.8411919906082768}, 1e-15);
 }
 
+TEST(OpsMath, BinaryMathFollowsTensorFlow) {
+  // Maximum / Minimum propagate NaN (tf.maximum), with broadcasting.
+  const std::vector<double> mx =
+      xdev::maximum(f64({1.0, kNan, -3.0, 2.0}), f64({0.0})).to_vector<double>();
+  EXPECT_EQ(mx[0], 1.0);
+  EXPECT_TRUE(std::isnan(mx[1]));
+  EXPECT_EQ(mx[2], 0.0);
+  EXPECT_EQ(mx[3], 2.0);
+  EXPECT_TRUE(std::isnan(xdev::minimum(f64({1.0}), f64({kNan})).to_vector<double>()[0]));
+  EXPECT_EQ(xdev::minimum(f64({1.0, -4.0}), f64({0.5, 2.0})).to_vector<double>(),
+            (std::vector<double>{0.5, -4.0}));
+  // Floor division and modulo: Python's // and %, the remainder has y's sign.
+  const Tensor xi = xdev::constant(std::vector<int32_t>{7, -7, 7, -7, 5, -2147483647 - 1}, Shape{6});
+  const Tensor yi = xdev::constant(std::vector<int32_t>{2, 2, -2, -2, 0, -1}, Shape{6});
+  EXPECT_EQ(xdev::floor_div(xi, yi).to_vector<int32_t>(),
+            (std::vector<int32_t>{3, -4, -4, 3, 0, -2147483647 - 1}));
+  EXPECT_EQ(xdev::floor_mod(xi, yi).to_vector<int32_t>(),
+            (std::vector<int32_t>{1, 1, -1, -1, 0, 0}));
+  EXPECT_EQ(xdev::floor_div(f64({7.0, -7.0, 7.5}), f64({2.0, 2.0, -2.0})).to_vector<double>(),
+            (std::vector<double>{3.0, -4.0, -4.0}));
+  EXPECT_EQ(xdev::floor_mod(f64({7.0, -7.0, 7.5}), f64({2.0, 2.0, -2.0})).to_vector<double>(),
+            (std::vector<double>{1.0, 1.0, -0.5}));
+  const std::vector<double> by_zero =
+      xdev::floor_div(f64({1.0, 0.0}), f64({0.0, 0.0})).to_vector<double>();
+  EXPECT_EQ(by_zero[0], kInf);
+  EXPECT_TRUE(std::isnan(by_zero[1]));
+  // SquaredDifference and Pow, broadcast over rows.
+  const Tensor m = xdev::constant({{1.0, 2.0}, {3.0, 4.0}});
+  EXPECT_EQ(xdev::squared_difference(m, f64({4.0, 0.0})).to_vector<double>(),
+            (std::vector<double>{9, 4, 1, 16}));
+  EXPECT_EQ(xdev::squared_difference(xi, yi).to_vector<int32_t>()[0], 25);
+  expect_near(xdev::pow(f64({2.0, 4.0, -8.0, -2.0}), f64({10.0, 0.5, 1.0 / 3.0, 2.0}))
+                  .to_vector<double>(),
+              {1024.0, 2.0, kNan, 4.0}, 1e-15);
+  EXPECT_THAT(
+      [&] {
+        try {
+          (void)xdev::pow(xi, yi);
+        } catch (const xdev::Error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      HasSubstr("Pow"));
+}
+
 TEST(OpsMath, StridedInputs) {
   // A transposed view runs the strided path of the kernel.
   const Tensor m = xdev::constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});

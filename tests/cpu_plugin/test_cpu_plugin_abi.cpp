@@ -474,7 +474,9 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                         "RandomUniform", "Abs", "Sign", "Square", "Exp",
                                         "Expm1", "Log", "Log1p", "Sqrt", "Rsqrt", "Reciprocal",
                                         "Sin", "Cos", "Tanh", "Sigmoid", "Erf", "Softplus",
-                                        "Floor", "Ceil", "Round", "LeakyRelu", "Gelu"}));
+                                        "Floor", "Ceil", "Round", "LeakyRelu", "Gelu", "Pow",
+                                        "Maximum", "Minimum", "FloorDiv", "FloorMod",
+                                        "SquaredDifference"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

@@ -47,5 +47,12 @@ xdev_status_t* kernel_ceil(void* context, const xdev_kernel_call_t* call) noexce
 xdev_status_t* kernel_round(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_leaky_relu(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_gelu(void* context, const xdev_kernel_call_t* call) noexcept;
+// Binary math (elementwise.cpp).
+xdev_status_t* kernel_maximum(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_minimum(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_floor_div(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_floor_mod(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_squared_difference(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_pow(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

@@ -59,6 +59,12 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("Round", kFloats, kFloats, &kernel_round),
     info("LeakyRelu", kFloats, kFloats, &kernel_leaky_relu),
     info("Gelu", kFloats, kFloats, &kernel_gelu),
+    info("Maximum", kNumeric, kNumeric, &kernel_maximum),
+    info("Minimum", kNumeric, kNumeric, &kernel_minimum),
+    info("FloorDiv", kNumeric, kNumeric, &kernel_floor_div),
+    info("FloorMod", kNumeric, kNumeric, &kernel_floor_mod),
+    info("SquaredDifference", kNumeric, kNumeric, &kernel_squared_difference),
+    info("Pow", kFloats, kFloats, &kernel_pow),
 };
 
 template <size_t... I>

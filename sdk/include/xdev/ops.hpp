@@ -115,6 +115,16 @@ XDEV_API Tensor round(const Tensor& x);
 XDEV_API Tensor leaky_relu(const Tensor& x, double alpha = 0.2);
 // approximate: the tanh form instead of the exact erf form.
 XDEV_API Tensor gelu(const Tensor& x, bool approximate = false);
+// Binary math with NumPy broadcasting (docs/ops.md "Semantics"): maximum and
+// minimum propagate NaN; floor_div and floor_mod round toward -inf (the
+// remainder takes y's sign; an integer zero divisor gives 0); pow is
+// float32/float64 only.
+XDEV_API Tensor pow(const Tensor& x, const Tensor& y);
+XDEV_API Tensor maximum(const Tensor& x, const Tensor& y);
+XDEV_API Tensor minimum(const Tensor& x, const Tensor& y);
+XDEV_API Tensor floor_div(const Tensor& x, const Tensor& y);
+XDEV_API Tensor floor_mod(const Tensor& x, const Tensor& y);
+XDEV_API Tensor squared_difference(const Tensor& x, const Tensor& y);
 // Sum of tensors of one shape and dtype (they may live on different devices).
 XDEV_API Tensor add_n(const std::vector<Tensor>& inputs);
 XDEV_API Tensor cast(const Tensor& x, DType dtype);

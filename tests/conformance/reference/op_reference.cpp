@@ -44,6 +44,21 @@ int64_t int_binary(const std::string& op, int64_t x, int64_t y, xdev_dtype_t dty
   if (op == "Add") return static_cast<int64_t>(ux + uy);
   if (op == "Sub") return static_cast<int64_t>(ux - uy);
   if (op == "Mul") return static_cast<int64_t>(ux * uy);
+  if (op == "Maximum") return std::max(x, y);
+  if (op == "Minimum") return std::min(x, y);
+  if (op == "SquaredDifference") return static_cast<int64_t>((ux - uy) * (ux - uy));
+  if (op == "FloorDiv" || op == "FloorMod") {
+    // Toward -inf (Python's // and %); a zero divisor gives 0. Computed in
+    // int64, where MIN32 / -1 does not overflow; set_int wraps it.
+    if (y == 0) return 0;
+    if (y == -1) return op == "FloorDiv" ? static_cast<int64_t>(0 - ux) : 0;
+    int64_t q = x / y, r = x % y;
+    if (r != 0 && ((r < 0) != (y < 0))) {
+      q -= 1;
+      r += y;
+    }
+    return op == "FloorDiv" ? q : r;
+  }
   // Div: toward zero; a zero divisor gives 0.
   if (y == 0) return 0;
   if (dtype == XDEV_DTYPE_INT32) {
@@ -60,6 +75,17 @@ T float_binary(const std::string& op, T x, T y) {
   if (op == "Add") return x + y;
   if (op == "Sub") return x - y;
   if (op == "Mul") return x * y;
+  // Maximum, Minimum: NaN if either is NaN.
+  if (op == "Maximum") return std::isnan(x) ? x : std::isnan(y) ? y : (x < y ? y : x);
+  if (op == "Minimum") return std::isnan(x) ? x : std::isnan(y) ? y : (y < x ? y : x);
+  if (op == "SquaredDifference") return (x - y) * (x - y);
+  // FloorDiv: IEEE division, then floor; FloorMod: fmod, moved to y's sign.
+  if (op == "FloorDiv") return std::floor(x / y);
+  if (op == "FloorMod") {
+    T r = std::fmod(x, y);
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+  }
+  if (op == "Pow") return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y)));
   return x / y;
 }
 
@@ -282,7 +308,8 @@ std::optional<std::string> matmul(const Call& c) {
   return std::nullopt;
 }
 
-// Add, Sub, Mul, Div on inputs already broadcast to the output's shape.
+// Add, Sub, Mul, Div, Pow, Maximum, Minimum, FloorDiv, FloorMod,
+// SquaredDifference on inputs already broadcast to the output's shape.
 std::optional<std::string> binary(const Call& c) {
   if (auto e = need_inputs(c, 2)) return e;
   const std::string op = op_text(c.op);
@@ -537,6 +564,15 @@ std::vector<Tolerance> math_tolerance(const Call& c, size_t output) {
   return tol;
 }
 
+// Pow: the exact power rounded once; devices may be 4 ulp off (powf).
+std::vector<Tolerance> pow_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype)) return tol;
+  for (Tolerance& t : tol) t.rel = 4 * epsilon(out.dtype);
+  return tol;
+}
+
 // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
 std::vector<Tolerance> matmul_tolerance(const Call& c, size_t output) {
   const Tensor& out = c.outputs[output];
@@ -670,6 +706,12 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kRandomUniform)] = {.run = random_uniform,
                                     .tolerance = random_uniform_tolerance,
                                     .attr_sets = random_uniform_values};
+  r[index(OpId::kPow)] = {.run = binary, .tolerance = pow_tolerance};
+  r[index(OpId::kMaximum)] = {.run = binary};
+  r[index(OpId::kMinimum)] = {.run = binary};
+  r[index(OpId::kFloorDiv)] = {.run = binary, .values = {Values::kGeneral, Values::kDivisor}};
+  r[index(OpId::kFloorMod)] = {.run = binary, .values = {Values::kGeneral, Values::kDivisor}};
+  r[index(OpId::kSquaredDifference)] = {.run = binary};
   r[index(OpId::kAbs)] = {.run = math};
   r[index(OpId::kSign)] = {.run = math};
   r[index(OpId::kSquare)] = {.run = math};
