@@ -224,8 +224,47 @@ Tensor add(const Tensor& x, const Tensor& y) { return binary(OpId::kAdd, x, y); 
 Tensor sub(const Tensor& x, const Tensor& y) { return binary(OpId::kSub, x, y); }
 Tensor mul(const Tensor& x, const Tensor& y) { return binary(OpId::kMul, x, y); }
 Tensor div(const Tensor& x, const Tensor& y) { return binary(OpId::kDiv, x, y); }
+Tensor maximum(const Tensor& x, const Tensor& y) { return binary(OpId::kMaximum, x, y); }
+Tensor minimum(const Tensor& x, const Tensor& y) { return binary(OpId::kMinimum, x, y); }
+Tensor floor_div(const Tensor& x, const Tensor& y) { return binary(OpId::kFloorDiv, x, y); }
+Tensor floor_mod(const Tensor& x, const Tensor& y) { return binary(OpId::kFloorMod, x, y); }
+Tensor squared_difference(const Tensor& x, const Tensor& y) { return binary(OpId::kSquaredDifference, x, y); }
+Tensor pow(const Tensor& x, const Tensor& y) { return binary(OpId::kPow, x, y); }
 Tensor neg(const Tensor& x) { return unary(OpId::kNeg, x); }
 Tensor relu(const Tensor& x) { return unary(OpId::kRelu, x); }
+Tensor abs(const Tensor& x) { return unary(OpId::kAbs, x); }
+Tensor sign(const Tensor& x) { return unary(OpId::kSign, x); }
+Tensor square(const Tensor& x) { return unary(OpId::kSquare, x); }
+Tensor exp(const Tensor& x) { return unary(OpId::kExp, x); }
+Tensor expm1(const Tensor& x) { return unary(OpId::kExpm1, x); }
+Tensor log(const Tensor& x) { return unary(OpId::kLog, x); }
+Tensor log1p(const Tensor& x) { return unary(OpId::kLog1p, x); }
+Tensor sqrt(const Tensor& x) { return unary(OpId::kSqrt, x); }
+Tensor rsqrt(const Tensor& x) { return unary(OpId::kRsqrt, x); }
+Tensor reciprocal(const Tensor& x) { return unary(OpId::kReciprocal, x); }
+Tensor sin(const Tensor& x) { return unary(OpId::kSin, x); }
+Tensor cos(const Tensor& x) { return unary(OpId::kCos, x); }
+Tensor tanh(const Tensor& x) { return unary(OpId::kTanh, x); }
+Tensor sigmoid(const Tensor& x) { return unary(OpId::kSigmoid, x); }
+Tensor erf(const Tensor& x) { return unary(OpId::kErf, x); }
+Tensor softplus(const Tensor& x) { return unary(OpId::kSoftplus, x); }
+Tensor floor(const Tensor& x) { return unary(OpId::kFloor, x); }
+Tensor ceil(const Tensor& x) { return unary(OpId::kCeil, x); }
+Tensor round(const Tensor& x) { return unary(OpId::kRound, x); }
+
+Tensor leaky_relu(const Tensor& x, double alpha) {
+  Attrs attrs;
+  attrs.add_float(detail::attr::kAlpha, alpha);
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kLeakyRelu, inputs, attrs);
+}
+
+Tensor gelu(const Tensor& x, bool approximate) {
+  Attrs attrs;
+  attrs.add_bool(detail::attr::kApproximate, approximate);
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kGelu, inputs, attrs);
+}
 
 Tensor add_n(const std::vector<Tensor>& inputs) {
   std::vector<const Tensor*> ptrs;

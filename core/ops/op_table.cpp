@@ -180,6 +180,8 @@ void random_uniform_shape(const OpDef& def, std::span<const Shape* const> in,
 
 constexpr InputDef kNumberX[] = {{"x", kNumberDTypes}};
 constexpr InputDef kAnyX[] = {{"x", kAllDTypes}};
+constexpr InputDef kFloatX[] = {{"x", kFloatDTypes}};
+constexpr InputDef kFloatXY[] = {{"x", kFloatDTypes}, {"y", kFloatDTypes, 0}};
 constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}};
 constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
@@ -230,13 +232,24 @@ constexpr AttrDef kRandomUniformAttrs[] = {
      .to_kernel = false},
 };
 
-// An elementwise op of one input.
+constexpr AttrDef kLeakyReluAttrs[] = {
+    {.name = attr::kAlpha, .kind = XDEV_ATTR_FLOAT, .doc = "the slope for x <= 0",
+     .required = false, .default_float = 0.2, .finite = true},
+};
+constexpr AttrDef kGeluAttrs[] = {
+    {.name = attr::kApproximate, .kind = XDEV_ATTR_BOOL,
+     .doc = "false: the exact erf form; true: the tanh approximation", .required = false},
+};
+
+// An elementwise op of one input (LeakyRelu and Gelu take attributes).
 constexpr OpDef unary(OpId id, const char* name, const char* summary,
-                      std::span<const InputDef> inputs = kNumberX) {
+                      std::span<const InputDef> inputs = kNumberX,
+                      std::span<const AttrDef> attrs = {}) {
   return {.id = id,
           .name = name,
           .summary = summary,
           .inputs = inputs,
+          .attrs = attrs,
           .outputs = kOutputLikeInput,
           .shape_class = ShapeClass::kSame,
           .shape = same_shape,
@@ -328,6 +341,44 @@ constexpr OpDef kRandomUniformDef = {.id = OpId::kRandomUniform,
                                      .shape_class = ShapeClass::kFromAttr,
                                      .shape = random_uniform_shape,
                                      .output_doc = "`shape`, dtype `dtype`"};
+
+// Elementwise math (issue 13): docs/ops.md "Semantics" defines the edge cases.
+constexpr OpDef kAbsDef = unary(OpId::kAbs, "Abs", "|x| (integers: MIN stays MIN)");
+constexpr OpDef kSignDef = unary(OpId::kSign, "Sign", "-1, 0 or 1 by the sign of x (floats: ±0 and NaN stay)");
+constexpr OpDef kSquareDef = unary(OpId::kSquare, "Square", "x · x (integers wrap)");
+constexpr OpDef kExpDef = unary(OpId::kExp, "Exp", "eˣ", kFloatX);
+constexpr OpDef kExpm1Def = unary(OpId::kExpm1, "Expm1", "eˣ - 1, accurate near 0", kFloatX);
+constexpr OpDef kLogDef = unary(OpId::kLog, "Log", "ln x (x < 0: NaN, 0: -inf)", kFloatX);
+constexpr OpDef kLog1pDef = unary(OpId::kLog1p, "Log1p", "ln(1 + x), accurate near 0", kFloatX);
+constexpr OpDef kSqrtDef = unary(OpId::kSqrt, "Sqrt", "√x (x < 0: NaN)", kFloatX);
+constexpr OpDef kRsqrtDef = unary(OpId::kRsqrt, "Rsqrt", "1 / √x", kFloatX);
+constexpr OpDef kReciprocalDef = unary(OpId::kReciprocal, "Reciprocal", "1 / x", kFloatX);
+constexpr OpDef kSinDef = unary(OpId::kSin, "Sin", "sin x", kFloatX);
+constexpr OpDef kCosDef = unary(OpId::kCos, "Cos", "cos x", kFloatX);
+constexpr OpDef kTanhDef = unary(OpId::kTanh, "Tanh", "tanh x", kFloatX);
+constexpr OpDef kSigmoidDef = unary(OpId::kSigmoid, "Sigmoid", "1 / (1 + e⁻ˣ)", kFloatX);
+constexpr OpDef kErfDef = unary(OpId::kErf, "Erf", "the error function erf x", kFloatX);
+constexpr OpDef kSoftplusDef =
+    unary(OpId::kSoftplus, "Softplus", "ln(1 + eˣ), without overflow for large x", kFloatX);
+constexpr OpDef kFloorDef = unary(OpId::kFloor, "Floor", "the largest integer ≤ x", kFloatX);
+constexpr OpDef kCeilDef = unary(OpId::kCeil, "Ceil", "the smallest integer ≥ x", kFloatX);
+constexpr OpDef kRoundDef =
+    unary(OpId::kRound, "Round", "x rounded to the nearest integer, halves to even", kFloatX);
+constexpr OpDef kLeakyReluDef = unary(OpId::kLeakyRelu, "LeakyRelu", "x > 0 ? x : alpha · x",
+                                      kFloatX, kLeakyReluAttrs);
+constexpr OpDef kGeluDef =
+    unary(OpId::kGelu, "Gelu", "x · Φ(x) (erf form, or its tanh approximation)", kFloatX,
+          kGeluAttrs);
+constexpr OpDef kPowDef = binary(OpId::kPow, "Pow", "xʸ (C pow: a negative x to a non-integer y is NaN)", kFloatXY);
+constexpr OpDef kMaximumDef = binary(OpId::kMaximum, "Maximum", "max(x, y), NaN if either is NaN");
+constexpr OpDef kMinimumDef = binary(OpId::kMinimum, "Minimum", "min(x, y), NaN if either is NaN");
+constexpr OpDef kFloorDivDef = binary(OpId::kFloorDiv, "FloorDiv",
+                                      "⌊x / y⌋ (integers: a zero divisor gives 0)");
+constexpr OpDef kFloorModDef =
+    binary(OpId::kFloorMod, "FloorMod",
+           "x - ⌊x / y⌋ · y, the sign of y (integers: a zero divisor gives 0)");
+constexpr OpDef kSquaredDifferenceDef =
+    binary(OpId::kSquaredDifference, "SquaredDifference", "(x - y)²");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

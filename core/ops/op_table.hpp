@@ -46,7 +46,34 @@ namespace xdev::detail {
   X(Mean)           \
   X(Copy)           \
   X(Fill)           \
-  X(RandomUniform)
+  X(RandomUniform)  \
+  X(Abs) \
+  X(Sign) \
+  X(Square) \
+  X(Exp) \
+  X(Expm1) \
+  X(Log) \
+  X(Log1p) \
+  X(Sqrt) \
+  X(Rsqrt) \
+  X(Reciprocal) \
+  X(Sin) \
+  X(Cos) \
+  X(Tanh) \
+  X(Sigmoid) \
+  X(Erf) \
+  X(Softplus) \
+  X(Floor) \
+  X(Ceil) \
+  X(Round) \
+  X(LeakyRelu) \
+  X(Gelu) \
+  X(Pow) \
+  X(Maximum) \
+  X(Minimum) \
+  X(FloorDiv) \
+  X(FloorMod) \
+  X(SquaredDifference)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -78,6 +105,8 @@ inline constexpr char kShape[] = "shape";
 inline constexpr char kSeed[] = "seed";
 inline constexpr char kMinval[] = "minval";
 inline constexpr char kMaxval[] = "maxval";
+inline constexpr char kAlpha[] = "alpha";
+inline constexpr char kApproximate[] = "approximate";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "reference/op_reference.hpp"
@@ -154,6 +155,75 @@ TEST(OpReference, MeanOfIntegersAndOfNothing) {
   Tensor sum = make_contiguous(XDEV_DTYPE_FLOAT32, {3});
   ASSERT_FALSE(run("Sum", in_empty, attrs, sum));
   EXPECT_EQ(values(sum), (std::vector<double>{0, 0, 0}));
+}
+
+TEST(OpReference, MathEdgeCasesOfTheDocs) {
+  const double nan = std::nan(""), inf = INFINITY;
+  auto run1 = [](const char* op, xdev_dtype_t dtype, const std::vector<double>& x,
+                 std::span<const xdev_attr_t> attrs = {}) {
+    Tensor in = from(dtype, {static_cast<int64_t>(x.size())}, x);
+    Tensor out = make_contiguous(dtype, {static_cast<int64_t>(x.size())});
+    const Tensor* inputs[] = {&in};
+    EXPECT_FALSE(run(op, inputs, attrs, out)) << op;
+    return values(out);
+  };
+  // Round: halves to even; Floor and Ceil of negatives.
+  EXPECT_EQ(run1("Round", XDEV_DTYPE_FLOAT32, {0.5, 1.5, 2.5, -0.5, -1.5, 2.6}),
+            (std::vector<double>{0, 2, 2, -0.0, -2, 3}));
+  EXPECT_EQ(run1("Floor", XDEV_DTYPE_FLOAT64, {-1.5, 1.5}), (std::vector<double>{-2, 1}));
+  EXPECT_EQ(run1("Ceil", XDEV_DTYPE_FLOAT64, {-1.5, 1.5}), (std::vector<double>{-1, 2}));
+  // Sign keeps 0 and NaN; Log of a negative is NaN, of 0 -inf.
+  std::vector<double> sign = run1("Sign", XDEV_DTYPE_FLOAT64, {-3, 0, 2, nan});
+  EXPECT_EQ(sign[0], -1);
+  EXPECT_EQ(sign[1], 0);
+  EXPECT_EQ(sign[2], 1);
+  EXPECT_TRUE(std::isnan(sign[3]));
+  std::vector<double> log = run1("Log", XDEV_DTYPE_FLOAT64, {-1, 0, 1});
+  EXPECT_TRUE(std::isnan(log[0]));
+  EXPECT_EQ(log[1], -inf);
+  EXPECT_EQ(log[2], 0);
+  // Integers: Abs(MIN) = MIN, Square wraps, Sign.
+  EXPECT_EQ(run1("Abs", XDEV_DTYPE_INT32, {-2147483648.0, -5, 5}),
+            (std::vector<double>{-2147483648.0, 5, 5}));
+  EXPECT_EQ(run1("Square", XDEV_DTYPE_INT32, {65536, -3}), (std::vector<double>{0, 9}));
+  EXPECT_EQ(run1("Sign", XDEV_DTYPE_INT64, {-7, 0, 9}), (std::vector<double>{-1, 0, 1}));
+  // Softplus does not overflow; Sigmoid and its limits.
+  std::vector<double> softplus = run1("Softplus", XDEV_DTYPE_FLOAT64, {1000, -1000, 0});
+  EXPECT_EQ(softplus[0], 1000);
+  EXPECT_EQ(softplus[1], 0);
+  EXPECT_DOUBLE_EQ(softplus[2], std::log(2.0));
+  EXPECT_EQ(run1("Sigmoid", XDEV_DTYPE_FLOAT64, {0, -1000, 1000}), (std::vector<double>{0.5, 0, 1}));
+  // LeakyRelu with its default slope and another; Gelu, both forms.
+  xdev_attr_t alpha{};
+  alpha.name = "alpha";
+  alpha.kind = XDEV_ATTR_FLOAT;
+  alpha.value.f = 0.2;
+  xdev_attr_t alphas[] = {alpha};
+  EXPECT_EQ(run1("LeakyRelu", XDEV_DTYPE_FLOAT64, {-2, 3}, alphas), (std::vector<double>{-0.4, 3}));
+  std::vector<double> gelu = run1("Gelu", XDEV_DTYPE_FLOAT64, {1, -1});
+  EXPECT_NEAR(gelu[0], 0.8413447460685429, 1e-15);  // 1 · Φ(1)
+  EXPECT_NEAR(gelu[1], -0.15865525393145707, 1e-15);
+  xdev_attr_t approx[] = {bool_attr("approximate", true)};
+  std::vector<double> gelu_tanh = run1("Gelu", XDEV_DTYPE_FLOAT64, {1}, approx);
+  EXPECT_NEAR(gelu_tanh[0], 0.8411919906082768, 1e-15);  // 0.5 (1 + tanh(√(2/π) 1.044715))
+}
+
+TEST(OpReference, FloorDivAndFloorModRoundTowardMinusInfinity) {
+  Tensor x = from(XDEV_DTYPE_INT64, {5}, {7, -7, 7, -7, 3});
+  Tensor y = from(XDEV_DTYPE_INT64, {5}, {2, 2, -2, -2, 0});
+  Tensor out = make_contiguous(XDEV_DTYPE_INT64, {5});
+  const Tensor* in[] = {&x, &y};
+  ASSERT_FALSE(run("FloorDiv", in, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{3, -4, -4, 3, 0}));
+  ASSERT_FALSE(run("FloorMod", in, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{1, 1, -1, -1, 0}));
+  Tensor a = from(XDEV_DTYPE_FLOAT64, {2}, {std::nan(""), 1});
+  Tensor b = from(XDEV_DTYPE_FLOAT64, {2}, {1, 2});
+  Tensor mx = make_contiguous(XDEV_DTYPE_FLOAT64, {2});
+  const Tensor* ab[] = {&a, &b};
+  ASSERT_FALSE(run("Maximum", ab, {}, mx));
+  EXPECT_TRUE(std::isnan(mx.get_double(0)));
+  EXPECT_EQ(mx.get_double(1), 2);
 }
 
 TEST(OpReference, RandomUniformFollowsTheDefinition) {

@@ -339,7 +339,13 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
   const std::vector<std::pair<std::string, uint64_t>> expected = {
       {"MatMul", num}, {"Add", all},  {"Sub", num},  {"Mul", num},        {"Div", num},
       {"Neg", num},    {"Relu", num}, {"AddN", num}, {"Cast", all},       {"Sum", num},
-      {"Mean", num},   {"Copy", all}, {"Fill", all}, {"RandomUniform", f}};
+      {"Mean", num},   {"Copy", all}, {"Fill", all}, {"RandomUniform", f},
+      // Elementwise math (issue 13).
+      {"Abs", num}, {"Sign", num}, {"Square", num}, {"Exp", f}, {"Expm1", f}, {"Log", f},
+      {"Log1p", f}, {"Sqrt", f}, {"Rsqrt", f}, {"Reciprocal", f}, {"Sin", f}, {"Cos", f},
+      {"Tanh", f}, {"Sigmoid", f}, {"Erf", f}, {"Softplus", f}, {"Floor", f}, {"Ceil", f},
+      {"Round", f}, {"LeakyRelu", f}, {"Gelu", f}, {"Pow", f}, {"Maximum", num},
+      {"Minimum", num}, {"FloorDiv", num}, {"FloorMod", num}, {"SquaredDifference", num}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);

@@ -286,7 +286,12 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
   // test_cpu_kernels.cpp runs them; here: the table is well-formed.
   EXPECT_EQ(xdev_test::registered_ops(*api_, plugin_),
             (std::set<std::string>{"MatMul", "Add", "Sub", "Mul", "Div", "Neg", "Relu", "AddN",
-                                   "Cast", "Sum", "Mean", "Copy", "Fill", "RandomUniform"}));
+                                   "Cast", "Sum", "Mean", "Copy", "Fill", "RandomUniform", "Abs",
+                                   "Sign", "Square", "Exp", "Expm1", "Log", "Log1p", "Sqrt",
+                                   "Rsqrt", "Reciprocal", "Sin", "Cos", "Tanh", "Sigmoid", "Erf",
+                                   "Softplus", "Floor", "Ceil", "Round", "LeakyRelu", "Gelu", "Pow",
+                                   "Maximum", "Minimum", "FloorDiv", "FloorMod",
+                                   "SquaredDifference"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

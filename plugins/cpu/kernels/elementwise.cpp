@@ -11,6 +11,7 @@
 // Integers wrap on overflow (computed in the unsigned type: no undefined
 // behaviour). Integer Div rounds toward zero, x / 0 = 0 and MIN / -1 wraps to
 // MIN (docs/ops.md). Bool Add is logical or. Relu maps NaN to 0.
+#include <cmath>
 #include <type_traits>
 
 #include "kernels/common.hpp"
@@ -78,6 +79,84 @@ struct NegOp {
       return static_cast<T>(Unsigned<T>{0} - static_cast<Unsigned<T>>(a));
     } else {
       return -a;
+    }
+  }
+};
+
+// Issue 13's binary ops (docs/ops.md "Semantics"): Maximum and Minimum
+// propagate NaN (like tf.maximum); FloorDiv and FloorMod round toward -inf
+// (the remainder has the divisor's sign), a zero integer divisor gives 0 and
+// MIN / -1 wraps to MIN; SquaredDifference is (x - y)^2, wrapping for ints;
+// Pow is float-only.
+struct MaximumOp {
+  template <typename T>
+  static T apply(T a, T b) noexcept {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return a < b ? b : a;
+  }
+};
+
+struct MinimumOp {
+  template <typename T>
+  static T apply(T a, T b) noexcept {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return b < a ? b : a;
+  }
+};
+
+struct FloorDivOp {
+  template <typename T>
+  static T apply(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return 0;
+      if (b == -1) return static_cast<T>(Unsigned<T>{0} - static_cast<Unsigned<T>>(a));
+      const T q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+    } else {
+      return std::floor(a / b);
+    }
+  }
+};
+
+struct FloorModOp {
+  template <typename T>
+  static T apply(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0 || b == -1) return 0;
+      const T r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+    } else {
+      const T r = std::fmod(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+  }
+};
+
+struct SquaredDifferenceOp {
+  template <typename T>
+  static T apply(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      const auto d = static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b);
+      return static_cast<T>(d * d);
+    } else {
+      return (a - b) * (a - b);
+    }
+  }
+};
+
+struct PowOp {
+  template <typename T>
+  static T apply(T a, T b) noexcept {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(a, b);
+    } else {
+      return 0;  // not registered for integers
     }
   }
 };
@@ -421,6 +500,24 @@ xdev_status_t* kernel_mul(void*, const xdev_kernel_call_t* call) noexcept {
 }
 xdev_status_t* kernel_div(void*, const xdev_kernel_call_t* call) noexcept {
   return binary_kernel<DivOp>(call, kNumeric);
+}
+xdev_status_t* kernel_maximum(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary_kernel<MaximumOp>(call, kNumeric);
+}
+xdev_status_t* kernel_minimum(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary_kernel<MinimumOp>(call, kNumeric);
+}
+xdev_status_t* kernel_floor_div(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary_kernel<FloorDivOp>(call, kNumeric);
+}
+xdev_status_t* kernel_floor_mod(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary_kernel<FloorModOp>(call, kNumeric);
+}
+xdev_status_t* kernel_squared_difference(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary_kernel<SquaredDifferenceOp>(call, kNumeric);
+}
+xdev_status_t* kernel_pow(void*, const xdev_kernel_call_t* call) noexcept {
+  return binary_kernel<PowOp>(call, kFloats);
 }
 xdev_status_t* kernel_neg(void*, const xdev_kernel_call_t* call) noexcept {
   return unary_kernel<NegOp>(call);

@@ -25,5 +25,34 @@ xdev_status_t* kernel_mean(void* context, const xdev_kernel_call_t* call) noexce
 xdev_status_t* kernel_copy(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;
+// Elementwise math (math.cpp).
+xdev_status_t* kernel_abs(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_sign(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_square(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_exp(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_expm1(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_log(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_log1p(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_sqrt(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_rsqrt(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_reciprocal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_sin(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_cos(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_tanh(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_sigmoid(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_erf(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_softplus(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_floor(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_ceil(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_round(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_leaky_relu(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_gelu(void* context, const xdev_kernel_call_t* call) noexcept;
+// Binary math (elementwise.cpp).
+xdev_status_t* kernel_maximum(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_minimum(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_floor_div(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_floor_mod(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_squared_difference(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_pow(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

@@ -90,6 +90,41 @@ XDEV_API Tensor mul(const Tensor& x, const Tensor& y);
 XDEV_API Tensor div(const Tensor& x, const Tensor& y);
 XDEV_API Tensor neg(const Tensor& x);
 XDEV_API Tensor relu(const Tensor& x);
+// Elementwise math (docs/ops.md defines NaN, zero and overflow cases).
+// abs, sign and square take every number dtype; the others float32/float64.
+XDEV_API Tensor abs(const Tensor& x);
+XDEV_API Tensor sign(const Tensor& x);
+XDEV_API Tensor square(const Tensor& x);
+XDEV_API Tensor exp(const Tensor& x);
+XDEV_API Tensor expm1(const Tensor& x);
+XDEV_API Tensor log(const Tensor& x);
+XDEV_API Tensor log1p(const Tensor& x);
+XDEV_API Tensor sqrt(const Tensor& x);
+XDEV_API Tensor rsqrt(const Tensor& x);
+XDEV_API Tensor reciprocal(const Tensor& x);
+XDEV_API Tensor sin(const Tensor& x);
+XDEV_API Tensor cos(const Tensor& x);
+XDEV_API Tensor tanh(const Tensor& x);
+XDEV_API Tensor sigmoid(const Tensor& x);
+XDEV_API Tensor erf(const Tensor& x);
+XDEV_API Tensor softplus(const Tensor& x);
+XDEV_API Tensor floor(const Tensor& x);
+XDEV_API Tensor ceil(const Tensor& x);
+// Halves round to even (like tf.round and numpy.round).
+XDEV_API Tensor round(const Tensor& x);
+XDEV_API Tensor leaky_relu(const Tensor& x, double alpha = 0.2);
+// approximate: the tanh form instead of the exact erf form.
+XDEV_API Tensor gelu(const Tensor& x, bool approximate = false);
+// Binary math with NumPy broadcasting (docs/ops.md "Semantics"): maximum and
+// minimum propagate NaN; floor_div and floor_mod round toward -inf (the
+// remainder takes y's sign; an integer zero divisor gives 0); pow is
+// float32/float64 only.
+XDEV_API Tensor pow(const Tensor& x, const Tensor& y);
+XDEV_API Tensor maximum(const Tensor& x, const Tensor& y);
+XDEV_API Tensor minimum(const Tensor& x, const Tensor& y);
+XDEV_API Tensor floor_div(const Tensor& x, const Tensor& y);
+XDEV_API Tensor floor_mod(const Tensor& x, const Tensor& y);
+XDEV_API Tensor squared_difference(const Tensor& x, const Tensor& y);
 // Sum of tensors of one shape and dtype (they may live on different devices).
 XDEV_API Tensor add_n(const std::vector<Tensor>& inputs);
 XDEV_API Tensor cast(const Tensor& x, DType dtype);

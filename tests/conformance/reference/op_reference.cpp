@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <sstream>
 
 namespace xdev_conformance::ref {
@@ -43,6 +44,21 @@ int64_t int_binary(const std::string& op, int64_t x, int64_t y, xdev_dtype_t dty
   if (op == "Add") return static_cast<int64_t>(ux + uy);
   if (op == "Sub") return static_cast<int64_t>(ux - uy);
   if (op == "Mul") return static_cast<int64_t>(ux * uy);
+  if (op == "Maximum") return std::max(x, y);
+  if (op == "Minimum") return std::min(x, y);
+  if (op == "SquaredDifference") return static_cast<int64_t>((ux - uy) * (ux - uy));
+  if (op == "FloorDiv" || op == "FloorMod") {
+    // Toward -inf (Python's // and %); a zero divisor gives 0. Computed in
+    // int64, where MIN32 / -1 does not overflow; set_int wraps it.
+    if (y == 0) return 0;
+    if (y == -1) return op == "FloorDiv" ? static_cast<int64_t>(0 - ux) : 0;
+    int64_t q = x / y, r = x % y;
+    if (r != 0 && ((r < 0) != (y < 0))) {
+      q -= 1;
+      r += y;
+    }
+    return op == "FloorDiv" ? q : r;
+  }
   // Div: toward zero; a zero divisor gives 0.
   if (y == 0) return 0;
   if (dtype == XDEV_DTYPE_INT32) {
@@ -59,6 +75,17 @@ T float_binary(const std::string& op, T x, T y) {
   if (op == "Add") return x + y;
   if (op == "Sub") return x - y;
   if (op == "Mul") return x * y;
+  // Maximum, Minimum: NaN if either is NaN.
+  if (op == "Maximum") return std::isnan(x) ? x : std::isnan(y) ? y : (x < y ? y : x);
+  if (op == "Minimum") return std::isnan(x) ? x : std::isnan(y) ? y : (y < x ? y : x);
+  if (op == "SquaredDifference") return (x - y) * (x - y);
+  // FloorDiv: IEEE division, then floor; FloorMod: fmod, moved to y's sign.
+  if (op == "FloorDiv") return std::floor(x / y);
+  if (op == "FloorMod") {
+    T r = std::fmod(x, y);
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+  }
+  if (op == "Pow") return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y)));
   return x / y;
 }
 
@@ -281,7 +308,8 @@ std::optional<std::string> matmul(const Call& c) {
   return std::nullopt;
 }
 
-// Add, Sub, Mul, Div on inputs already broadcast to the output's shape.
+// Add, Sub, Mul, Div, Pow, Maximum, Minimum, FloorDiv, FloorMod,
+// SquaredDifference on inputs already broadcast to the output's shape.
 std::optional<std::string> binary(const Call& c) {
   if (auto e = need_inputs(c, 2)) return e;
   const std::string op = op_text(c.op);
@@ -317,6 +345,66 @@ std::optional<std::string> unary(const Call& c) {
       if (c.op == OpId::kNeg) v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
       if (c.op == OpId::kRelu) v = v > 0 ? v : 0;
       out.set_int(i, v);
+    }
+  }
+  return std::nullopt;
+}
+
+// Elementwise math (Abs ... Gelu), in double (int64 for integers), rounded
+// once to the output dtype. docs/ops.md "Semantics" defines the edge cases.
+double math_double(OpId op, double v, std::span<const xdev_attr_t> attrs) {
+  switch (op) {
+    case OpId::kAbs: return std::fabs(v);
+    case OpId::kSign: return v > 0 ? 1.0 : v < 0 ? -1.0 : v;
+    case OpId::kSquare: return v * v;
+    case OpId::kExp: return std::exp(v);
+    case OpId::kExpm1: return std::expm1(v);
+    case OpId::kLog: return std::log(v);
+    case OpId::kLog1p: return std::log1p(v);
+    case OpId::kSqrt: return std::sqrt(v);
+    case OpId::kRsqrt: return 1.0 / std::sqrt(v);
+    case OpId::kReciprocal: return 1.0 / v;
+    case OpId::kSin: return std::sin(v);
+    case OpId::kCos: return std::cos(v);
+    case OpId::kTanh: return std::tanh(v);
+    case OpId::kSigmoid: return 1.0 / (1.0 + std::exp(-v));
+    case OpId::kErf: return std::erf(v);
+    case OpId::kSoftplus: return std::max(v, 0.0) + std::log1p(std::exp(-std::fabs(v)));
+    case OpId::kFloor: return std::floor(v);
+    case OpId::kCeil: return std::ceil(v);
+    case OpId::kRound: return std::nearbyint(v);  // halves to even
+    case OpId::kLeakyRelu: {
+      const xdev_attr_t* a = find_attr(attrs, "alpha");
+      const double alpha = a != nullptr && a->kind == XDEV_ATTR_FLOAT ? a->value.f : 0.2;
+      return v > 0 ? v : alpha * v;
+    }
+    case OpId::kGelu:
+      if (attr_bool(attrs, "approximate", false)) {
+        const double k = std::sqrt(2.0 / std::numbers::pi);
+        return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+      }
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+std::optional<std::string> math(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (is_float(out.dtype)) {
+      out.set_double(i, math_double(c.op, x.get_double(i), c.attrs));
+      continue;
+    }
+    // Abs, Sign, Square of integers: wrapping, written back in the element type.
+    const int64_t v = x.get_int(i);
+    const auto u = static_cast<uint64_t>(v);
+    switch (c.op) {
+      case OpId::kAbs: out.set_int(i, static_cast<int64_t>(v < 0 ? 0 - u : u)); break;
+      case OpId::kSign: out.set_int(i, v > 0 ? 1 : v < 0 ? -1 : 0); break;
+      case OpId::kSquare: out.set_int(i, static_cast<int64_t>(u * u)); break;
+      default: return op_text(c.op) + " is defined for float32 and float64 only";
     }
   }
   return std::nullopt;
@@ -460,6 +548,31 @@ std::vector<Tolerance> random_uniform_tolerance(const Call& c, size_t output) {
   return tol;
 }
 
+// Elementwise float math computed in the element type (float math in float
+// for float32): docs/ops.md allows 4 ulp of the result, or 4 eps · |x| where
+// the function is flat and a rounding of x moves the result more (Sin, Cos
+// near their zeros, Gelu where 1 + erf cancels).
+std::vector<Tolerance> math_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype) || c.inputs.size() != 1) return tol;
+  const double eps = epsilon(out.dtype);
+  for (size_t i = 0; i < tol.size(); ++i) {
+    tol[i].rel = 4 * eps;
+    tol[i].abs += 4 * eps * std::fabs(c.inputs[0]->get_double(static_cast<int64_t>(i)));
+  }
+  return tol;
+}
+
+// Pow: the exact power rounded once; devices may be 4 ulp off (powf).
+std::vector<Tolerance> pow_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype)) return tol;
+  for (Tolerance& t : tol) t.rel = 4 * epsilon(out.dtype);
+  return tol;
+}
+
 // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
 std::vector<Tolerance> matmul_tolerance(const Call& c, size_t output) {
   const Tensor& out = c.outputs[output];
@@ -560,6 +673,15 @@ std::vector<AttrSet> random_uniform_values(xdev_dtype_t) {
   return sets;
 }
 
+std::vector<AttrSet> leaky_relu_values(xdev_dtype_t) {
+  return {{{.name = "alpha", .f = 0.2}}, {{.name = "alpha", .f = 0.01}},
+          {{.name = "alpha", .f = -1.5}}};
+}
+
+std::vector<AttrSet> gelu_values(xdev_dtype_t) {
+  return {{{.name = "approximate", .i = 0}}, {{.name = "approximate", .i = 1}}};
+}
+
 // --- the entries, one per op of the table -------------------------------------------
 
 constexpr size_t index(OpId op) { return static_cast<size_t>(op); }
@@ -584,6 +706,38 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kRandomUniform)] = {.run = random_uniform,
                                     .tolerance = random_uniform_tolerance,
                                     .attr_sets = random_uniform_values};
+  r[index(OpId::kPow)] = {.run = binary, .tolerance = pow_tolerance};
+  r[index(OpId::kMaximum)] = {.run = binary};
+  r[index(OpId::kMinimum)] = {.run = binary};
+  r[index(OpId::kFloorDiv)] = {.run = binary, .values = {Values::kGeneral, Values::kDivisor}};
+  r[index(OpId::kFloorMod)] = {.run = binary, .values = {Values::kGeneral, Values::kDivisor}};
+  r[index(OpId::kSquaredDifference)] = {.run = binary};
+  r[index(OpId::kAbs)] = {.run = math};
+  r[index(OpId::kSign)] = {.run = math};
+  r[index(OpId::kSquare)] = {.run = math};
+  r[index(OpId::kExp)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kExpm1)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kLog)] = {.run = math, .tolerance = math_tolerance,
+                          .values = {Values::kDivisor, Values::kDivisor}};
+  r[index(OpId::kLog1p)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kSqrt)] = {.run = math, .tolerance = math_tolerance,
+                           .values = {Values::kDivisor, Values::kDivisor}};
+  r[index(OpId::kRsqrt)] = {.run = math, .tolerance = math_tolerance,
+                            .values = {Values::kDivisor, Values::kDivisor}};
+  r[index(OpId::kReciprocal)] = {.run = math, .tolerance = math_tolerance,
+                                 .values = {Values::kDivisor, Values::kDivisor}};
+  r[index(OpId::kSin)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kCos)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kTanh)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kSigmoid)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kErf)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kSoftplus)] = {.run = math, .tolerance = math_tolerance};
+  r[index(OpId::kFloor)] = {.run = math};
+  r[index(OpId::kCeil)] = {.run = math};
+  r[index(OpId::kRound)] = {.run = math, .values = {Values::kCast, Values::kCast}};
+  r[index(OpId::kLeakyRelu)] = {.run = math, .tolerance = math_tolerance,
+                                .attr_sets = leaky_relu_values};
+  r[index(OpId::kGelu)] = {.run = math, .tolerance = math_tolerance, .attr_sets = gelu_values};
   return r;
 }();
 

@@ -1,0 +1,234 @@
+// Elementwise math of one input (issue 13): Abs, Sign, Square (every number
+// dtype), Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tanh,
+// Sigmoid, Erf, Softplus, Floor, Ceil, Round, LeakyRelu, Gelu (float32 and
+// float64).
+//
+// Each op is a functor applied element by element, in the element type (float
+// math in float for float32, like the other devices; docs/ops.md states the
+// tolerance). Dense inputs take one flat loop; strided ones the strided walk
+// (strided.hpp). Large tensors are split over oneTBB's threads by
+// parallel_range / walk_all, as in elementwise.cpp.
+//
+// Edge cases (docs/ops.md "Semantics"): integer Abs and Square wrap (Abs(MIN)
+// = MIN); Sign keeps ±0 and NaN; Round is half to even (nearbyint in the
+// default rounding mode); Softplus never overflows; LeakyRelu propagates NaN.
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/common.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/strided.hpp"
+
+namespace xdev::cpu {
+namespace {
+
+template <typename T>
+using Unsigned = std::make_unsigned_t<T>;
+
+constexpr const char* kNoAttrs[] = {nullptr};
+
+// Functors: `kInts` says whether int32/int64 are registered; `attrs` lists
+// the attributes the op reads; `init` reads them (nullptr status: fine).
+struct NoAttrs {
+  static constexpr const char* const* attrs = kNoAttrs;
+  xdev_status_t* init(const xdev_kernel_call_t*) noexcept { return nullptr; }
+};
+
+struct AbsOp : NoAttrs {
+  static constexpr bool kInts = true;
+  template <typename T>
+  T operator()(T v) const noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      const auto u = static_cast<Unsigned<T>>(v);
+      return static_cast<T>(v < 0 ? Unsigned<T>{0} - u : u);
+    } else {
+      return std::fabs(v);
+    }
+  }
+};
+
+struct SignOp : NoAttrs {
+  static constexpr bool kInts = true;
+  template <typename T>
+  T operator()(T v) const noexcept {
+    if (v > T{0}) return T{1};
+    if (v < T{0}) return T{-1};
+    return v;  // 0, -0.0 and NaN stay
+  }
+};
+
+struct SquareOp : NoAttrs {
+  static constexpr bool kInts = true;
+  template <typename T>
+  T operator()(T v) const noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      const auto u = static_cast<Unsigned<T>>(v);
+      return static_cast<T>(u * u);
+    } else {
+      return v * v;
+    }
+  }
+};
+
+// Float-only ops, one line each.
+#define XDEV_FLOAT_OP(Name, expr)                 \
+  struct Name : NoAttrs {                         \
+    static constexpr bool kInts = false;          \
+    template <typename T>                         \
+    T operator()(T v) const noexcept {            \
+      return expr;                                \
+    }                                             \
+  };
+XDEV_FLOAT_OP(ExpOp, std::exp(v))
+XDEV_FLOAT_OP(Expm1Op, std::expm1(v))
+XDEV_FLOAT_OP(LogOp, std::log(v))
+XDEV_FLOAT_OP(Log1pOp, std::log1p(v))
+XDEV_FLOAT_OP(SqrtOp, std::sqrt(v))
+XDEV_FLOAT_OP(RsqrtOp, T{1} / std::sqrt(v))
+XDEV_FLOAT_OP(ReciprocalOp, T{1} / v)
+XDEV_FLOAT_OP(SinOp, std::sin(v))
+XDEV_FLOAT_OP(CosOp, std::cos(v))
+XDEV_FLOAT_OP(TanhOp, std::tanh(v))
+XDEV_FLOAT_OP(SigmoidOp, T{1} / (T{1} + std::exp(-v)))
+XDEV_FLOAT_OP(ErfOp, std::erf(v))
+// ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|): no overflow for large |x|.
+XDEV_FLOAT_OP(SoftplusOp, (v > T{0} ? v : T{0}) + std::log1p(std::exp(-std::fabs(v))))
+XDEV_FLOAT_OP(FloorOp, std::floor(v))
+XDEV_FLOAT_OP(CeilOp, std::ceil(v))
+XDEV_FLOAT_OP(RoundOp, std::nearbyint(v))  // the default mode rounds halves to even
+#undef XDEV_FLOAT_OP
+
+constexpr const char* kLeakyReluAttrs[] = {"alpha", nullptr};
+struct LeakyReluOp {
+  static constexpr bool kInts = false;
+  static constexpr const char* const* attrs = kLeakyReluAttrs;
+  double alpha = 0.2;
+  xdev_status_t* init(const xdev_kernel_call_t* call) noexcept {
+    return attr_number(call, "alpha", false, 0.2, &alpha);
+  }
+  template <typename T>
+  T operator()(T v) const noexcept {
+    return v > T{0} ? v : static_cast<T>(alpha) * v;  // NaN stays NaN
+  }
+};
+
+constexpr const char* kGeluAttrs[] = {"approximate", nullptr};
+struct GeluOp {
+  static constexpr bool kInts = false;
+  static constexpr const char* const* attrs = kGeluAttrs;
+  bool approximate = false;
+  xdev_status_t* init(const xdev_kernel_call_t* call) noexcept {
+    return attr_bool(call, "approximate", false, &approximate);
+  }
+  template <typename T>
+  T operator()(T v) const noexcept {
+    if (approximate) {
+      // 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))
+      const T inner = T(0.7978845608028654) * (v + T(0.044715) * v * v * v);
+      return T(0.5) * v * (T{1} + std::tanh(inner));
+    }
+    return T(0.5) * v * (T{1} + std::erf(v * T(0.7071067811865476)));  // x Φ(x)
+  }
+};
+
+// out[i] = op(x[i]) for any strides of x (out is dense).
+template <typename T, typename Op>
+void map(const xdev_tensor_t& x, const xdev_tensor_t& out, const Op& op) {
+  const int64_t n = num_elements(out);
+  T* const o = data_of<T>(out);
+  const T* const a = data_of<const T>(x);
+  if (is_contiguous(x)) {
+    parallel_range(n, [=](int64_t begin, int64_t end) {
+      T* __restrict po = o;
+      const T* __restrict pa = a;
+      for (int64_t i = begin; i < end; ++i) po[i] = op(pa[i]);
+    });
+    return;
+  }
+  int64_t out_strides[XDEV_MAX_RANK];
+  int64_t expected = 1;
+  for (int32_t k = out.rank - 1; k >= 0; --k) {
+    out_strides[k] = expected;
+    expected *= out.shape[k];
+  }
+  constexpr int64_t kSize = sizeof(T);
+  const int64_t* const strides[2] = {out_strides, x.strides};
+  const Layout<2> l = make_layout<2>(out.rank, out.shape, strides, {kSize, kSize});
+  const int64_t sa = l.inner_stride(1) / kSize;
+  char* const base[2] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<T*>(a))};
+  walk_all(l, base, [sa, op](char* const* p, int64_t count) {
+    T* __restrict po = reinterpret_cast<T*>(p[0]);
+    const T* __restrict pa = reinterpret_cast<const T*>(p[1]);
+    if (sa == 1) {
+      for (int64_t i = 0; i < count; ++i) po[i] = op(pa[i]);
+    } else {
+      for (int64_t i = 0; i < count; ++i) po[i] = op(pa[i * sa]);
+    }
+  });
+}
+
+template <typename Op>
+xdev_status_t* math_kernel(const xdev_kernel_call_t* call) noexcept {
+  constexpr uint64_t kMask = Op::kInts ? kNumeric : kFloats;
+  if (xdev_status_t* s = check_call(call, 1)) return s;
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_dtypes(call, kMask, &dtype)) return s;
+  if (xdev_status_t* s = check_same_shapes(call)) return s;
+  if (xdev_status_t* s = check_attr_names(call, Op::attrs)) return s;
+  Op op;
+  if (xdev_status_t* s = op.init(call)) return s;
+  try {
+    const xdev_tensor_t& x = *call->inputs[0];
+    const xdev_tensor_t& out = *call->outputs[0];
+    switch (dtype) {
+      case XDEV_DTYPE_FLOAT32:
+        map<float>(x, out, op);
+        break;
+      case XDEV_DTYPE_FLOAT64:
+        map<double>(x, out, op);
+        break;
+      case XDEV_DTYPE_INT32:
+        if constexpr (Op::kInts) map<int32_t>(x, out, op);
+        break;
+      case XDEV_DTYPE_INT64:
+        if constexpr (Op::kInts) map<int64_t>(x, out, op);
+        break;
+      default:
+        break;
+    }
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+}  // namespace
+
+#define XDEV_MATH_KERNEL(fn, Op)                                               \
+  xdev_status_t* fn(void*, const xdev_kernel_call_t* call) noexcept {         \
+    return math_kernel<Op>(call);                                              \
+  }
+XDEV_MATH_KERNEL(kernel_abs, AbsOp)
+XDEV_MATH_KERNEL(kernel_sign, SignOp)
+XDEV_MATH_KERNEL(kernel_square, SquareOp)
+XDEV_MATH_KERNEL(kernel_exp, ExpOp)
+XDEV_MATH_KERNEL(kernel_expm1, Expm1Op)
+XDEV_MATH_KERNEL(kernel_log, LogOp)
+XDEV_MATH_KERNEL(kernel_log1p, Log1pOp)
+XDEV_MATH_KERNEL(kernel_sqrt, SqrtOp)
+XDEV_MATH_KERNEL(kernel_rsqrt, RsqrtOp)
+XDEV_MATH_KERNEL(kernel_reciprocal, ReciprocalOp)
+XDEV_MATH_KERNEL(kernel_sin, SinOp)
+XDEV_MATH_KERNEL(kernel_cos, CosOp)
+XDEV_MATH_KERNEL(kernel_tanh, TanhOp)
+XDEV_MATH_KERNEL(kernel_sigmoid, SigmoidOp)
+XDEV_MATH_KERNEL(kernel_erf, ErfOp)
+XDEV_MATH_KERNEL(kernel_softplus, SoftplusOp)
+XDEV_MATH_KERNEL(kernel_floor, FloorOp)
+XDEV_MATH_KERNEL(kernel_ceil, CeilOp)
+XDEV_MATH_KERNEL(kernel_round, RoundOp)
+XDEV_MATH_KERNEL(kernel_leaky_relu, LeakyReluOp)
+XDEV_MATH_KERNEL(kernel_gelu, GeluOp)
+#undef XDEV_MATH_KERNEL
+
+}  // namespace xdev::cpu
