@@ -95,24 +95,24 @@ class Call {
 
   // Checks the call's structure; `inputs` < 0 accepts any count >= 1.
   xdev_status_t* check(int inputs) {
-    if (call_ == nullptr) return null_argument(global_host(), op_, "call");
+    if (call_ == nullptr) return g_host.null_argument(g_host.fallback(), op_, "call");
     if (call_->stream == nullptr || call_->stream->device == nullptr) {
-      return null_argument(global_host(), op_, "call->stream");
+      return g_host.null_argument(g_host.fallback(), op_, "call->stream");
     }
     stream_ = call_->stream;
     host_ = stream_->device->plugin->host;
     if (!XDEV_HAS_FIELD(call_, xdev_kernel_call_t, attr_count)) {
-      return fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small", op_,
+      return g_host.fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small", op_,
                   call_->struct_size);
     }
     if (call_->output_count != 1 || call_->outputs == nullptr || call_->outputs[0] == nullptr) {
-      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32, op_,
+      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32, op_,
                   call_->output_count);
     }
     const bool count_ok = inputs < 0 ? call_->input_count >= 1
                                      : call_->input_count == static_cast<uint32_t>(inputs);
     if (!count_ok || (call_->input_count > 0 && call_->inputs == nullptr)) {
-      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected %s%d inputs, got %" PRIu32,
+      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected %s%d inputs, got %" PRIu32,
                   op_, inputs < 0 ? "at least " : "", inputs < 0 ? 1 : inputs,
                   call_->input_count);
     }
@@ -120,13 +120,13 @@ class Call {
       const xdev_tensor_t* t = call_->inputs[i];
       if (t == nullptr || t->rank < 0 || t->rank > kMaxRank ||
           (t->rank > 0 && (t->shape == nullptr || t->strides == nullptr))) {
-        return fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+        return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
                     "%s: input %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
       }
     }
     const xdev_tensor_t* out = call_->outputs[0];
     if (out->rank < 0 || out->rank > kMaxRank || (out->rank > 0 && out->shape == nullptr)) {
-      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape", op_);
+      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape", op_);
     }
     if (xdev_status_t* s = check_usable(host_, op_, ordinal())) return s;
     guard_.emplace(stream_->device->ordinal);
@@ -167,7 +167,7 @@ class Call {
   }
 
   xdev_status_t* bad_dtype(xdev_dtype_t dtype) {
-    return fail(host_, XDEV_STATUS_UNIMPLEMENTED,
+    return g_host.fail(host_, XDEV_STATUS_UNIMPLEMENTED,
                 "%s: the cuda plugin has no kernel for dtype %s", op_, dtype_name(dtype));
   }
 
@@ -177,7 +177,7 @@ class Call {
     if (!in_mask(allowed, dtype)) return bad_dtype(dtype);
     for (uint32_t i = 0; i < input_count(); ++i) {
       if (input(i).dtype != dtype) {
-        return fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+        return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
                     "%s: input %" PRIu32 " is %s but the output is %s", op_, i,
                     dtype_name(input(i).dtype), dtype_name(dtype));
       }
@@ -225,7 +225,7 @@ xdev_status_t* binary(const xdev_kernel_call_t* raw, BinaryOp op, const char* na
     return call.launched(launch_binary(op, out.dtype, l, data_of(*inputs[0]), data_of(*inputs[1]),
                                        data_of_output(out), call.cuda_stream()));
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(),
                       name);
   }
 }
@@ -241,7 +241,7 @@ xdev_status_t* unary(const xdev_kernel_call_t* raw, UnaryOp op, const char* name
     return call.launched(
         launch_unary(op, out.dtype, l, data_of(*inputs[0]), data_of_output(out), call.cuda_stream()));
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(),
                       name);
   }
 }
@@ -285,7 +285,7 @@ xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* raw) noexcept {
     if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
     return call.launched(copy_into(call.input(0), call.output(), call.cuda_stream()));
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
   }
 }
 
@@ -320,7 +320,7 @@ xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
     }
     return nullptr;
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
   }
 }
 
@@ -335,7 +335,7 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
     if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
     if (const xdev_attr_t* a = find_attr(raw, "dtype", XDEV_ATTR_DTYPE);
         a != nullptr && a->value.dtype != out.dtype) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                   "%s: attribute dtype is %s but the output is %s", kOp,
                   dtype_name(a->value.dtype), dtype_name(out.dtype));
     }
@@ -347,7 +347,7 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
     return call.launched(
         launch_cast(x.dtype, out.dtype, l, data_of(x), data_of_output(out), call.cuda_stream()));
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
   }
 }
 
@@ -376,7 +376,7 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
     if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
     const xdev_attr_t* a = find_attr(raw, "value", XDEV_ATTR_FLOAT);
     if (a == nullptr) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: no float attribute 'value'",
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: no float attribute 'value'",
                   kOp);
     }
     const double value = a->value.f;
@@ -405,7 +405,7 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
     return call.launched(launch_fill(itemsize(out.dtype), pattern, data_of_output(out),
                                      element_count(out), call.cuda_stream()));
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
   }
 }
 
@@ -420,7 +420,7 @@ xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexc
     const xdev_attr_t* minval = find_attr(raw, "minval", XDEV_ATTR_FLOAT);
     const xdev_attr_t* maxval = find_attr(raw, "maxval", XDEV_ATTR_FLOAT);
     if (seed == nullptr || minval == nullptr || maxval == nullptr) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                   "%s: needs the attributes seed (int), minval and maxval (float)", kOp);
     }
     return call.launched(launch_random_uniform(out.dtype, static_cast<uint64_t>(seed->value.i),
@@ -428,7 +428,7 @@ xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexc
                                                data_of_output(out), element_count(out),
                                                call.cuda_stream()));
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
   }
 }
 
@@ -447,7 +447,7 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
       for (int64_t i = 0; i < a->value.ints.count; ++i) {
         const int64_t axis = a->value.ints.values[i];
         if (axis < 0 || axis >= x.rank) {
-          return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+          return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                       "%s: axis %" PRId64 " is out of range for rank %" PRId32, name, axis,
                       x.rank);
         }
@@ -459,7 +459,7 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
     }
     const ReduceLayout l = reduce_layout(x, reduced);
     if (l.outer_count != element_count(out)) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                   "%s: the output has %" PRId64 " elements; the kept axes make %" PRId64, name,
                   element_count(out), l.outer_count);
     }
@@ -474,7 +474,7 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
                                        scratch, scratch != nullptr ? scratch_bytes : 0,
                                        multiprocessors, call.cuda_stream()));
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(),
                       name);
   }
 }
@@ -505,7 +505,7 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
   std::string error;
   const Blas* blas = load_blas(&error);
   if (blas == nullptr || stream->blas == nullptr) {
-    return fail(call.host(), XDEV_STATUS_UNAVAILABLE, "%s: no cuBLAS on cuda device %d: %s",
+    return g_host.fail(call.host(), XDEV_STATUS_UNAVAILABLE, "%s: no cuBLAS on cuda device %d: %s",
                 call.op(), call.ordinal(),
                 stream->blas_error.empty() ? error.c_str() : stream->blas_error.c_str());
   }
@@ -516,7 +516,7 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
           ? blas->set_workspace(stream->blas, workspace, static_cast<size_t>(bytes))
           : blas->set_stream(stream->blas, stream->stream);
   if (s != CUBLAS_STATUS_SUCCESS) {
-    return fail(call.host(), XDEV_STATUS_INTERNAL, "%s: setting the cuBLAS workspace on cuda "
+    return g_host.fail(call.host(), XDEV_STATUS_INTERNAL, "%s: setting the cuBLAS workspace on cuda "
                 "device %d: %s", call.op(), call.ordinal(), cublas_status_name(s));
   }
   *out_blas = blas;
@@ -534,7 +534,7 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const xdev_tensor_t& b = call.input(1);
     const xdev_tensor_t& c = call.output();
     if (a.rank != 2 || b.rank != 2 || c.rank != 2) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: needs rank-2 operands", kOp);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: needs rank-2 operands", kOp);
     }
     const xdev_attr_t* ta_attr = find_attr(raw, "transpose_a", XDEV_ATTR_BOOL);
     const xdev_attr_t* tb_attr = find_attr(raw, "transpose_b", XDEV_ATTR_BOOL);
@@ -545,7 +545,7 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const int64_t kb = tb ? b.shape[1] : b.shape[0];
     const int64_t n = tb ? b.shape[0] : b.shape[1];
     if (k != kb || c.shape[0] != m || c.shape[1] != n) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                   "%s: shapes do not agree: op(a) is [%" PRId64 ", %" PRId64 "], op(b) [%" PRId64
                   ", %" PRId64 "], output [%" PRId64 ", %" PRId64 "]",
                   kOp, m, k, kb, n, c.shape[0], c.shape[1]);
@@ -560,7 +560,7 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const MatrixOperand ma = matrix_operand(a);
     const MatrixOperand mb = matrix_operand(b);
     if (!ma.ok || !mb.ok) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                   "%s: input %s has strides [%" PRId64 ", %" PRId64 "]; neither row- nor "
                   "column-major",
                   kOp, ma.ok ? "b" : "a", ma.ok ? b.strides[0] : a.strides[0],
@@ -618,7 +618,7 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     }
     if (status != CUBLAS_STATUS_SUCCESS) {
       (void)cudaGetLastError();
-      return fail(call.host(),
+      return g_host.fail(call.host(),
                   status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY
                                                        : XDEV_STATUS_INTERNAL,
                   "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
@@ -628,7 +628,7 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     }
     return nullptr;
   } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
+    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
   }
 }
 
