@@ -37,35 +37,13 @@ constexpr uint64_t kNumbers = kFloat32 | kFloat64 | kInt32 | kInt64;
 constexpr uint64_t kAll = kNumbers | kBool;
 constexpr uint64_t kFloats = kFloat32 | kFloat64;
 
+// "float32", ...; "invalid dtype" for a value that is no dtype.
 const char* dtype_name(xdev_dtype_t dtype) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32: return "float32";
-    case XDEV_DTYPE_FLOAT64: return "float64";
-    case XDEV_DTYPE_INT32: return "int32";
-    case XDEV_DTYPE_INT64: return "int64";
-    case XDEV_DTYPE_BOOL: return "bool";
-    case XDEV_DTYPE_FLOAT16: return "float16";
-    case XDEV_DTYPE_BFLOAT16: return "bfloat16";
-    case XDEV_DTYPE_UINT8: return "uint8";
-    case XDEV_DTYPE_INT8: return "int8";
-    default: return "invalid dtype";
-  }
+  const char* name = xdev_plugin_dtype_name(dtype);
+  return name != nullptr ? name : "invalid dtype";
 }
 
-size_t itemsize(xdev_dtype_t dtype) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32:
-    case XDEV_DTYPE_INT32: return 4;
-    case XDEV_DTYPE_FLOAT64:
-    case XDEV_DTYPE_INT64: return 8;
-    case XDEV_DTYPE_BOOL:
-    case XDEV_DTYPE_UINT8:
-    case XDEV_DTYPE_INT8: return 1;
-    case XDEV_DTYPE_FLOAT16:
-    case XDEV_DTYPE_BFLOAT16: return 2;
-    default: return 0;
-  }
-}
+size_t itemsize(xdev_dtype_t dtype) { return xdev_plugin_dtype_size(dtype); }
 
 bool in_mask(uint64_t mask, xdev_dtype_t dtype) {
   return static_cast<unsigned>(dtype) < 64 && (mask & XDEV_DTYPE_BIT(dtype)) != 0;
@@ -635,43 +613,26 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
 // ---------------------------------------------------------------------------
 // The list
 
-constexpr xdev_kernel_info_t info(const char* op, uint64_t inputs, uint64_t outputs,
-                                  xdev_kernel_fn_t fn) {
-  return xdev_kernel_info_t{
-      .struct_size = XDEV_KERNEL_INFO_STRUCT_SIZE,
-      .ext = nullptr,
-      .op = op,
-      .type_index = 0,
-      .input_dtypes = inputs,
-      .output_dtypes = outputs,
-      .fn = fn,
-      .kernel_context = nullptr,
-  };
-}
+using ph::kernel_info;
 
 constexpr xdev_kernel_info_t kKernels[] = {
-    info("MatMul", kNumbers, kNumbers, &kernel_matmul),
-    info("Add", kAll, kAll, &kernel_add),
-    info("Sub", kNumbers, kNumbers, &kernel_sub),
-    info("Mul", kNumbers, kNumbers, &kernel_mul),
-    info("Div", kNumbers, kNumbers, &kernel_div),
-    info("Neg", kNumbers, kNumbers, &kernel_neg),
-    info("Relu", kNumbers, kNumbers, &kernel_relu),
-    info("AddN", kNumbers, kNumbers, &kernel_add_n),
-    info("Cast", kAll, kAll, &kernel_cast),
-    info("Sum", kNumbers, kNumbers, &kernel_sum),
-    info("Mean", kNumbers, kNumbers, &kernel_mean),
-    info("Copy", kAll, kAll, &kernel_copy),
-    info("Fill", kAll, kAll, &kernel_fill),
-    info("RandomUniform", kFloats, kFloats, &kernel_random_uniform),
+    kernel_info("MatMul", kNumbers, kNumbers, &kernel_matmul),
+    kernel_info("Add", kAll, kAll, &kernel_add),
+    kernel_info("Sub", kNumbers, kNumbers, &kernel_sub),
+    kernel_info("Mul", kNumbers, kNumbers, &kernel_mul),
+    kernel_info("Div", kNumbers, kNumbers, &kernel_div),
+    kernel_info("Neg", kNumbers, kNumbers, &kernel_neg),
+    kernel_info("Relu", kNumbers, kNumbers, &kernel_relu),
+    kernel_info("AddN", kNumbers, kNumbers, &kernel_add_n),
+    kernel_info("Cast", kAll, kAll, &kernel_cast),
+    kernel_info("Sum", kNumbers, kNumbers, &kernel_sum),
+    kernel_info("Mean", kNumbers, kNumbers, &kernel_mean),
+    kernel_info("Copy", kAll, kAll, &kernel_copy),
+    kernel_info("Fill", kAll, kAll, &kernel_fill),
+    kernel_info("RandomUniform", kFloats, kFloats, &kernel_random_uniform),
 };
 
-constexpr auto make_pointers() {
-  std::array<const xdev_kernel_info_t*, std::size(kKernels)> pointers{};
-  for (size_t i = 0; i < std::size(kKernels); ++i) pointers[i] = &kKernels[i];
-  return pointers;
-}
-constexpr auto kKernelPointers = make_pointers();
+constexpr auto kKernelPointers = ph::pointers_to(kKernels);
 
 }  // namespace
 
