@@ -45,6 +45,19 @@ const char* dtype_name(xdev_dtype_t dtype) {
 
 size_t itemsize(xdev_dtype_t dtype) { return xdev_plugin_dtype_size(dtype); }
 
+// Runs a kernel's body under the exception guard: an exception becomes a
+// status made with the calling stream's instance table (else the fallback;
+// the call is only looked at once something was thrown).
+template <typename Body>
+xdev_status_t* guarded(const xdev_kernel_call_t* raw, const char* op, Body&& body) noexcept {
+  try {
+    return std::forward<Body>(body)();
+  } catch (...) {
+    return g_host.unexpected(
+        raw != nullptr && raw->stream != nullptr ? raw->stream->device->plugin->host : nullptr, op);
+  }
+}
+
 bool in_mask(uint64_t mask, xdev_dtype_t dtype) {
   return static_cast<unsigned>(dtype) < 64 && (mask & XDEV_DTYPE_BIT(dtype)) != 0;
 }
@@ -193,7 +206,7 @@ class Call {
 
 xdev_status_t* binary(const xdev_kernel_call_t* raw, BinaryOp op, const char* name,
                       uint64_t dtypes) noexcept {
-  try {
+  return guarded(raw, name, [&]() -> xdev_status_t* {
     Call call(raw, name);
     if (xdev_status_t* s = call.check(2)) return s;
     if (xdev_status_t* s = call.check_same_dtype(dtypes)) return s;
@@ -202,14 +215,11 @@ xdev_status_t* binary(const xdev_kernel_call_t* raw, BinaryOp op, const char* na
     const ElementwiseLayout l = elementwise_layout(out, inputs, 2);
     return call.launched(launch_binary(op, out.dtype, l, data_of(*inputs[0]), data_of(*inputs[1]),
                                        data_of_output(out), call.cuda_stream()));
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(),
-                      name);
-  }
+  });
 }
 
 xdev_status_t* unary(const xdev_kernel_call_t* raw, UnaryOp op, const char* name) noexcept {
-  try {
+  return guarded(raw, name, [&]() -> xdev_status_t* {
     Call call(raw, name);
     if (xdev_status_t* s = call.check(1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
@@ -218,10 +228,7 @@ xdev_status_t* unary(const xdev_kernel_call_t* raw, UnaryOp op, const char* name
     const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
     return call.launched(
         launch_unary(op, out.dtype, l, data_of(*inputs[0]), data_of_output(out), call.cuda_stream()));
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(),
-                      name);
-  }
+  });
 }
 
 xdev_status_t* kernel_add(void*, const xdev_kernel_call_t* call) noexcept {
@@ -257,19 +264,17 @@ cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStre
 
 xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "Copy";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
     return call.launched(copy_into(call.input(0), call.output(), call.cuda_stream()));
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
-  }
+  });
 }
 
 xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "AddN";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(-1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
@@ -297,14 +302,12 @@ xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
       }
     }
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
-  }
+  });
 }
 
 xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "Cast";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(1)) return s;
     const xdev_tensor_t& x = call.input(0);
@@ -324,9 +327,7 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
     const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
     return call.launched(
         launch_cast(x.dtype, out.dtype, l, data_of(x), data_of_output(out), call.cuda_stream()));
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -347,7 +348,7 @@ I to_integer(double v) {
 
 xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "Fill";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(0)) return s;
     const xdev_tensor_t& out = call.output();
@@ -382,14 +383,12 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
     }
     return call.launched(launch_fill(itemsize(out.dtype), pattern, data_of_output(out),
                                      element_count(out), call.cuda_stream()));
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
-  }
+  });
 }
 
 xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "RandomUniform";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(0)) return s;
     const xdev_tensor_t& out = call.output();
@@ -405,16 +404,14 @@ xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexc
                                                minval->value.f, maxval->value.f,
                                                data_of_output(out), element_count(out),
                                                call.cuda_stream()));
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
 // Reductions
 
 xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name) noexcept {
-  try {
+  return guarded(raw, name, [&]() -> xdev_status_t* {
     Call call(raw, name);
     if (xdev_status_t* s = call.check(1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
@@ -451,10 +448,7 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
     return call.launched(launch_reduce(mean, out.dtype, l, data_of(x), data_of_output(out),
                                        scratch, scratch != nullptr ? scratch_bytes : 0,
                                        multiprocessors, call.cuda_stream()));
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(),
-                      name);
-  }
+  });
 }
 
 xdev_status_t* kernel_sum(void*, const xdev_kernel_call_t* call) noexcept {
@@ -504,7 +498,7 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
 
 xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "MatMul";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(2)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
@@ -605,9 +599,7 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
                   call.ordinal(), cublas_status_name(status));
     }
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(raw && raw->stream ? raw->stream->device->plugin->host : g_host.fallback(), kOp);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -264,7 +264,7 @@ xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
                 "%s: the host table is %zu bytes; ABI v1.0 needs %zu", kSlot, host->struct_size,
                 static_cast<size_t>(XDEV_HOST_API_STRUCT_SIZE));
   }
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     auto plugin = std::make_unique<xdev_plugin_t>();
     plugin->host = host;
     // TF32 only when the user asks for it (issue 20): float32 MatMul stays
@@ -277,9 +277,7 @@ xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
     g_host.log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin->status_line.c_str());
     *out_plugin = plugin.release();
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(host, kSlot);
-  }
+  });
 }
 
 void plugin_shutdown(xdev_plugin_t* plugin) noexcept {
@@ -371,7 +369,7 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
   if (out_device == nullptr) return g_host.null_argument(host, kSlot, "out_device");
   *out_device = nullptr;
   if (ordinal >= plugin->devices.size()) return no_such_device(plugin, kSlot, ordinal);
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(plugin->mutex);
     if (plugin->open[ordinal]) {
       return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION, "%s: CUDA device %" PRIu32
@@ -400,9 +398,7 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
     plugin->open[ordinal] = true;
     *out_device = device.release();
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(host, kSlot);
-  }
+  });
 }
 
 void plugin_device_close(xdev_device_t* device) noexcept {
@@ -453,7 +449,7 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
                 kSlot, size, alignment, device->ordinal, device->info->name.c_str(), total);
   }
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     DeviceGuard guard(device->ordinal);
     if (guard.error() != cudaSuccess) {
       return cuda_failure(host, kSlot, "making the device current", device->ordinal,
@@ -490,9 +486,7 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
     device->live_allocations.fetch_add(1, std::memory_order_relaxed);
     *out_ptr = ptr;
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(host, kSlot);
-  }
+  });
 }
 
 void plugin_memory_free(xdev_device_t* device, void* ptr) noexcept {
@@ -763,7 +757,7 @@ xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) n
   if (xdev_status_t* s = check_event_and_stream(kSlot, event, stream)) return s;
   const xdev_host_api_t* host = event->device->plugin->host;
   const int ordinal = stream->device->ordinal;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(event->mutex);
     DeviceGuard guard(ordinal);
     if (guard.error() != cudaSuccess) {
@@ -784,16 +778,14 @@ xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) n
       return cuda_failure(host, kSlot, "cudaEventRecord", ordinal, e);
     }
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(host, kSlot);
-  }
+  });
 }
 
 xdev_status_t* plugin_stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) noexcept {
   constexpr const char* kSlot = "stream_wait_event";
   if (xdev_status_t* s = check_event_and_stream(kSlot, event, stream)) return s;
   const xdev_host_api_t* host = stream->device->plugin->host;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(event->mutex);
     DeviceGuard guard(stream->device->ordinal);
     // Works across devices: the event may belong to another GPU.
@@ -802,9 +794,7 @@ xdev_status_t* plugin_stream_wait_event(xdev_stream_t* stream, xdev_event_t* eve
       return cuda_failure(host, kSlot, "cudaStreamWaitEvent", stream->device->ordinal, e);
     }
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(host, kSlot);
-  }
+  });
 }
 
 xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
@@ -834,7 +824,7 @@ xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexce
   const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : g_host.fallback();
   if (event == nullptr) return g_host.null_argument(host, kSlot, "event");
   if (out_done == nullptr) return g_host.null_argument(host, kSlot, "out_done");
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(event->mutex);
     if (xdev_status_t* s = check_usable(host, kSlot, event->ordinal)) return s;
     DeviceGuard guard(event->ordinal);
@@ -848,9 +838,7 @@ xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexce
       return cuda_failure(host, kSlot, "cudaEventQuery", event->ordinal, e);
     }
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(host, kSlot);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -935,7 +923,7 @@ xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t*
   const int src_ordinal = src_device->ordinal;
   if (xdev_status_t* s = check_usable(host, kSlot, dst_ordinal)) return s;
   if (xdev_status_t* s = check_usable(host, kSlot, src_ordinal)) return s;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     DeviceGuard guard(dst_ordinal);
     if (guard.error() != cudaSuccess) {
       return cuda_failure(host, kSlot, "making the device current", dst_ordinal,
@@ -979,9 +967,7 @@ xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t*
       return cuda_failure(host, kSlot, what, dst_ordinal, e);
     }
     return nullptr;
-  } catch (...) {
-    return g_host.unexpected(host, kSlot);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
