@@ -104,11 +104,12 @@ xdev_status_t* check_usable(const xdev_host_api_t* host, const char* slot, int o
   const auto error = static_cast<cudaError_t>(fault.error.load(std::memory_order_acquire));
   const char* where = fault.ready.load(std::memory_order_acquire) ? fault.where : "a call";
   const char* name = cudaGetErrorName(error);
-  return g_host.fail(host, XDEV_STATUS_UNAVAILABLE,
-              "%s: cuda device %d is unusable: %s failed with %s (%s), a sticky CUDA error that "
-              "no synchronize clears; restart the process to use this device again (the "
-              "plugin's other devices keep working)",
-              slot, ordinal, where, cudaGetErrorString(error), name != nullptr ? name : "?");
+  return g_host.fail(
+      host, XDEV_STATUS_UNAVAILABLE,
+      "%s: cuda device %d is unusable: %s failed with %s (%s), a sticky CUDA error that "
+      "no synchronize clears; restart the process to use this device again (the "
+      "plugin's other devices keep working)",
+      slot, ordinal, where, cudaGetErrorString(error), name != nullptr ? name : "?");
 }
 
 xdev_status_t* cuda_failure(const xdev_host_api_t* host, const char* slot, const char* what,
@@ -119,14 +120,16 @@ xdev_status_t* cuda_failure(const xdev_host_api_t* host, const char* slot, const
   const char* text = cudaGetErrorString(error);
   if (is_sticky(error)) {
     mark_sticky(ordinal, error, slot, what);
-    return g_host.fail(host, XDEV_STATUS_UNAVAILABLE,
-                "%s: %s on cuda device %d: %s (%s); the device is unusable for the rest of this "
-                "process (a sticky CUDA error; the plugin's other devices keep working)",
-                slot, what, ordinal, text != nullptr ? text : "unknown error",
-                name != nullptr ? name : "?");
+    return g_host.fail(
+        host, XDEV_STATUS_UNAVAILABLE,
+        "%s: %s on cuda device %d: %s (%s); the device is unusable for the rest of this "
+        "process (a sticky CUDA error; the plugin's other devices keep working)",
+        slot, what, ordinal, text != nullptr ? text : "unknown error",
+        name != nullptr ? name : "?");
   }
-  return g_host.fail(host, status_code(error), "%s: %s on cuda device %d: %s (%s)", slot, what, ordinal,
-              text != nullptr ? text : "unknown error", name != nullptr ? name : "?");
+  return g_host.fail(host, status_code(error), "%s: %s on cuda device %d: %s (%s)", slot, what,
+                     ordinal, text != nullptr ? text : "unknown error",
+                     name != nullptr ? name : "?");
 }
 
 const char* cublas_status_name(cublasStatus_t status) noexcept {

@@ -93,31 +93,32 @@ class Call {
     stream_ = call_->stream;
     host_ = stream_->device->plugin->host;
     if (!XDEV_HAS_FIELD(call_, xdev_kernel_call_t, attr_count)) {
-      return g_host.fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small", op_,
-                  call_->struct_size);
+      return g_host.fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small",
+                         op_, call_->struct_size);
     }
     if (call_->output_count != 1 || call_->outputs == nullptr || call_->outputs[0] == nullptr) {
-      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32, op_,
-                  call_->output_count);
+      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32,
+                         op_, call_->output_count);
     }
     const bool count_ok = inputs < 0 ? call_->input_count >= 1
                                      : call_->input_count == static_cast<uint32_t>(inputs);
     if (!count_ok || (call_->input_count > 0 && call_->inputs == nullptr)) {
-      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected %s%d inputs, got %" PRIu32,
-                  op_, inputs < 0 ? "at least " : "", inputs < 0 ? 1 : inputs,
-                  call_->input_count);
+      return g_host.fail(
+          host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected %s%d inputs, got %" PRIu32, op_,
+          inputs < 0 ? "at least " : "", inputs < 0 ? 1 : inputs, call_->input_count);
     }
     for (uint32_t i = 0; i < call_->input_count; ++i) {
       const xdev_tensor_t* t = call_->inputs[i];
       if (t == nullptr || t->rank < 0 || t->rank > kMaxRank ||
           (t->rank > 0 && (t->shape == nullptr || t->strides == nullptr))) {
         return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
-                    "%s: input %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
+                           "%s: input %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
       }
     }
     const xdev_tensor_t* out = call_->outputs[0];
     if (out->rank < 0 || out->rank > kMaxRank || (out->rank > 0 && out->shape == nullptr)) {
-      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape", op_);
+      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape",
+                         op_);
     }
     if (xdev_status_t* s = check_usable(host_, op_, ordinal())) return s;
     guard_.emplace(stream_->device->ordinal);
@@ -159,7 +160,7 @@ class Call {
 
   xdev_status_t* bad_dtype(xdev_dtype_t dtype) {
     return g_host.fail(host_, XDEV_STATUS_UNIMPLEMENTED,
-                "%s: the cuda plugin has no kernel for dtype %s", op_, dtype_name(dtype));
+                       "%s: the cuda plugin has no kernel for dtype %s", op_, dtype_name(dtype));
   }
 
   // Every input has the output's dtype (the ops where all share one).
@@ -169,8 +170,8 @@ class Call {
     for (uint32_t i = 0; i < input_count(); ++i) {
       if (input(i).dtype != dtype) {
         return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
-                    "%s: input %" PRIu32 " is %s but the output is %s", op_, i,
-                    dtype_name(input(i).dtype), dtype_name(dtype));
+                           "%s: input %" PRIu32 " is %s but the output is %s", op_, i,
+                           dtype_name(input(i).dtype), dtype_name(dtype));
       }
     }
     return nullptr;
@@ -226,8 +227,8 @@ xdev_status_t* unary(const xdev_kernel_call_t* raw, UnaryOp op, const char* name
     const xdev_tensor_t& out = call.output();
     const xdev_tensor_t* inputs[1] = {&call.input(0)};
     const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
-    return call.launched(
-        launch_unary(op, out.dtype, l, data_of(*inputs[0]), data_of_output(out), call.cuda_stream()));
+    return call.launched(launch_unary(op, out.dtype, l, data_of(*inputs[0]),
+                                      data_of_output(out), call.cuda_stream()));
   });
 }
 
@@ -317,8 +318,8 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
     if (const xdev_attr_t* a = find_attr(raw, "dtype", XDEV_ATTR_DTYPE);
         a != nullptr && a->value.dtype != out.dtype) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: attribute dtype is %s but the output is %s", kOp,
-                  dtype_name(a->value.dtype), dtype_name(out.dtype));
+                         "%s: attribute dtype is %s but the output is %s", kOp,
+                         dtype_name(a->value.dtype), dtype_name(out.dtype));
     }
     if (x.dtype == out.dtype) {
       return call.launched(copy_into(x, out, call.cuda_stream()));
@@ -355,8 +356,8 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
     if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
     const xdev_attr_t* a = find_attr(raw, "value", XDEV_ATTR_FLOAT);
     if (a == nullptr) {
-      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: no float attribute 'value'",
-                  kOp);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: no float attribute 'value'", kOp);
     }
     const double value = a->value.f;
     uint64_t pattern = 0;
@@ -398,7 +399,7 @@ xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexc
     const xdev_attr_t* maxval = find_attr(raw, "maxval", XDEV_ATTR_FLOAT);
     if (seed == nullptr || minval == nullptr || maxval == nullptr) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: needs the attributes seed (int), minval and maxval (float)", kOp);
+                         "%s: needs the attributes seed (int), minval and maxval (float)", kOp);
     }
     return call.launched(launch_random_uniform(out.dtype, static_cast<uint64_t>(seed->value.i),
                                                minval->value.f, maxval->value.f,
@@ -423,8 +424,8 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
         const int64_t axis = a->value.ints.values[i];
         if (axis < 0 || axis >= x.rank) {
           return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                      "%s: axis %" PRId64 " is out of range for rank %" PRId32, name, axis,
-                      x.rank);
+                             "%s: axis %" PRId64 " is out of range for rank %" PRId32, name, axis,
+                             x.rank);
         }
         reduced[axis] = true;
       }
@@ -435,8 +436,8 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
     const ReduceLayout l = reduce_layout(x, reduced);
     if (l.outer_count != element_count(out)) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: the output has %" PRId64 " elements; the kept axes make %" PRId64, name,
-                  element_count(out), l.outer_count);
+                         "%s: the output has %" PRId64 " elements; the kept axes make %" PRId64,
+                         name, element_count(out), l.outer_count);
     }
 
     xdev_stream_t* stream = call.stream();
@@ -478,8 +479,8 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
   const Blas* blas = load_blas(&error);
   if (blas == nullptr || stream->blas == nullptr) {
     return g_host.fail(call.host(), XDEV_STATUS_UNAVAILABLE, "%s: no cuBLAS on cuda device %d: %s",
-                call.op(), call.ordinal(),
-                stream->blas_error.empty() ? error.c_str() : stream->blas_error.c_str());
+                       call.op(), call.ordinal(),
+                       stream->blas_error.empty() ? error.c_str() : stream->blas_error.c_str());
   }
   const uint64_t bytes = blas_workspace_bytes(*stream->device->info);
   void* workspace = call.scratch(bytes);
@@ -488,8 +489,10 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
           ? blas->set_workspace(stream->blas, workspace, static_cast<size_t>(bytes))
           : blas->set_stream(stream->blas, stream->stream);
   if (s != CUBLAS_STATUS_SUCCESS) {
-    return g_host.fail(call.host(), XDEV_STATUS_INTERNAL, "%s: setting the cuBLAS workspace on cuda "
-                "device %d: %s", call.op(), call.ordinal(), cublas_status_name(s));
+    return g_host.fail(call.host(), XDEV_STATUS_INTERNAL,
+                       "%s: setting the cuBLAS workspace on cuda "
+                       "device %d: %s",
+                       call.op(), call.ordinal(), cublas_status_name(s));
   }
   *out_blas = blas;
   *out = stream->blas;
@@ -506,7 +509,8 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const xdev_tensor_t& b = call.input(1);
     const xdev_tensor_t& c = call.output();
     if (a.rank != 2 || b.rank != 2 || c.rank != 2) {
-      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: needs rank-2 operands", kOp);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: needs rank-2 operands",
+                         kOp);
     }
     const xdev_attr_t* ta_attr = find_attr(raw, "transpose_a", XDEV_ATTR_BOOL);
     const xdev_attr_t* tb_attr = find_attr(raw, "transpose_b", XDEV_ATTR_BOOL);
@@ -518,9 +522,9 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const int64_t n = tb ? b.shape[0] : b.shape[1];
     if (k != kb || c.shape[0] != m || c.shape[1] != n) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: shapes do not agree: op(a) is [%" PRId64 ", %" PRId64 "], op(b) [%" PRId64
-                  ", %" PRId64 "], output [%" PRId64 ", %" PRId64 "]",
-                  kOp, m, k, kb, n, c.shape[0], c.shape[1]);
+                         "%s: shapes do not agree: op(a) is [%" PRId64 ", %" PRId64
+                         "], op(b) [%" PRId64 ", %" PRId64 "], output [%" PRId64 ", %" PRId64 "]",
+                         kOp, m, k, kb, n, c.shape[0], c.shape[1]);
     }
     void* c_ptr = data_of_output(c);
     const size_t size = itemsize(c.dtype);
@@ -533,10 +537,11 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const MatrixOperand mb = matrix_operand(b);
     if (!ma.ok || !mb.ok) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: input %s has strides [%" PRId64 ", %" PRId64 "]; neither row- nor "
-                  "column-major",
-                  kOp, ma.ok ? "b" : "a", ma.ok ? b.strides[0] : a.strides[0],
-                  ma.ok ? b.strides[1] : a.strides[1]);
+                         "%s: input %s has strides [%" PRId64 ", %" PRId64
+                         "]; neither row- nor "
+                         "column-major",
+                         kOp, ma.ok ? "b" : "a", ma.ok ? b.strides[0] : a.strides[0],
+                         ma.ok ? b.strides[1] : a.strides[1]);
     }
 
     if (c.dtype == XDEV_DTYPE_INT32 || c.dtype == XDEV_DTYPE_INT64) {
@@ -590,13 +595,13 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     }
     if (status != CUBLAS_STATUS_SUCCESS) {
       (void)cudaGetLastError();
-      return g_host.fail(call.host(),
-                  status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY
-                                                       : XDEV_STATUS_INTERNAL,
-                  "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
-                  "] on cuda device %d failed: %s",
-                  kOp, c.dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n,
-                  call.ordinal(), cublas_status_name(status));
+      return g_host.fail(
+          call.host(),
+          status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
+          "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
+          "] on cuda device %d failed: %s",
+          kOp, c.dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n, call.ordinal(),
+          cublas_status_name(status));
     }
     return nullptr;
   });

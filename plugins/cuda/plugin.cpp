@@ -192,7 +192,8 @@ void discover(xdev_plugin_t& plugin) {
       (void)cudaGetLastError();
       // A device we cannot describe is left out; its ordinal would shift the
       // others, so stop here and keep the ones before it.
-      g_host.log(host, XDEV_LOG_WARNING,
+      g_host.log(
+          host, XDEV_LOG_WARNING,
           "cannot read the properties of CUDA device %d: %s; it and later devices are left out",
           ordinal, cudaGetErrorString(e));
       break;
@@ -251,18 +252,19 @@ xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
   if (args == nullptr) return g_host.null_argument(host, kSlot, "args");
   if (!XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
     return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
+                       "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu",
+                       kSlot, args->struct_size,
+                       static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
   }
   if (!xdev_plugin_can_create_status(args->host)) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: args->host is NULL or has no status_create", kSlot);
+                       "%s: args->host is NULL or has no status_create", kSlot);
   }
   host = args->host;
   if (!XDEV_HAS_FIELD(host, xdev_host_api_t, log)) {
     return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: the host table is %zu bytes; ABI v1.0 needs %zu", kSlot, host->struct_size,
-                static_cast<size_t>(XDEV_HOST_API_STRUCT_SIZE));
+                       "%s: the host table is %zu bytes; ABI v1.0 needs %zu", kSlot,
+                       host->struct_size, static_cast<size_t>(XDEV_HOST_API_STRUCT_SIZE));
   }
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     auto plugin = std::make_unique<xdev_plugin_t>();
@@ -329,8 +331,8 @@ xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) n
 
 xdev_status_t* no_such_device(const xdev_plugin_t* plugin, const char* slot, uint32_t ordinal) {
   return g_host.fail(plugin->host, XDEV_STATUS_NOT_FOUND,
-              "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has %zu: %s)", slot,
-              ordinal, plugin->devices.size(), plugin->status_line.c_str());
+                     "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has %zu: %s)",
+                     slot, ordinal, plugin->devices.size(), plugin->status_line.c_str());
 }
 
 xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
@@ -372,8 +374,8 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(plugin->mutex);
     if (plugin->open[ordinal]) {
-      return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION, "%s: CUDA device %" PRIu32
-                  " is already open", kSlot, ordinal);
+      return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION,
+                         "%s: CUDA device %" PRIu32 " is already open", kSlot, ordinal);
     }
     const int cuda_ordinal = static_cast<int>(ordinal);
     if (xdev_status_t* s = check_usable(host, kSlot, cuda_ordinal)) return s;
@@ -411,9 +413,9 @@ void plugin_device_close(xdev_device_t* device) noexcept {
   const int64_t events = device->live_events.load();
   if (allocations != 0 || host_allocations != 0 || streams != 0 || events != 0) {
     g_host.log(plugin->host, XDEV_LOG_WARNING,
-        "device_close: cuda device %d still has %" PRId64 " allocations, %" PRId64
-        " pinned host allocations, %" PRId64 " streams and %" PRId64 " events; they leak",
-        device->ordinal, allocations, host_allocations, streams, events);
+               "device_close: cuda device %d still has %" PRId64 " allocations, %" PRId64
+               " pinned host allocations, %" PRId64 " streams and %" PRId64 " events; they leak",
+               device->ordinal, allocations, host_allocations, streams, events);
   }
   std::lock_guard lock(plugin->mutex);  // std::mutex::lock only throws on misuse
   if (static_cast<size_t>(device->ordinal) < plugin->open.size()) {
@@ -432,21 +434,22 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
   if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
   *out_ptr = nullptr;
   if (size == 0) {
-    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
+                       kSlot);
   }
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)", kSlot,
-                alignment, size);
+                       "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)",
+                       kSlot, alignment, size);
   }
   const bool over_aligned = alignment > kNativeAlignment;
   const uint64_t request = over_aligned ? size + alignment - 1 : size;
   const uint64_t total = device->info->memory_total;
   if (request < size || request > total) {
     return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
-                ") on cuda device %d (%s): more than its %" PRIu64 " bytes of memory",
-                kSlot, size, alignment, device->ordinal, device->info->name.c_str(), total);
+                       "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+                       ") on cuda device %d (%s): more than its %" PRIu64 " bytes of memory",
+                       kSlot, size, alignment, device->ordinal, device->info->name.c_str(), total);
   }
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
@@ -465,11 +468,12 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
       size_t free_bytes = 0, total_bytes = 0;
       if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
       const char* name = cudaGetErrorName(e);
-      return g_host.fail(host, e == cudaErrorMemoryAllocation ? XDEV_STATUS_OUT_OF_MEMORY : status_code(e),
-                  "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
-                  ") on cuda device %d (%s): %s (%s); %zu of %zu bytes free",
-                  kSlot, size, alignment, device->ordinal, device->info->name.c_str(),
-                  cudaGetErrorString(e), name ? name : "?", free_bytes, total_bytes);
+      return g_host.fail(
+          host, e == cudaErrorMemoryAllocation ? XDEV_STATUS_OUT_OF_MEMORY : status_code(e),
+          "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+          ") on cuda device %d (%s): %s (%s); %zu of %zu bytes free",
+          kSlot, size, alignment, device->ordinal, device->info->name.c_str(),
+          cudaGetErrorString(e), name ? name : "?", free_bytes, total_bytes);
     }
     void* ptr = base;
     if (over_aligned) {
@@ -507,9 +511,10 @@ void plugin_memory_free(xdev_device_t* device, void* ptr) noexcept {
   if (const cudaError_t e = cudaFree(base); e != cudaSuccess) {
     (void)cudaGetLastError();
     // After a sticky fault every cudaFree fails; that was reported already.
-    g_host.log(device->plugin->host, is_unusable(device->ordinal) ? XDEV_LOG_DEBUG : XDEV_LOG_WARNING,
-        "memory_free: cudaFree(%p) on cuda device %d: %s", base, device->ordinal,
-        cudaGetErrorString(e));
+    g_host.log(device->plugin->host,
+               is_unusable(device->ordinal) ? XDEV_LOG_DEBUG : XDEV_LOG_WARNING,
+               "memory_free: cudaFree(%p) on cuda device %d: %s", base, device->ordinal,
+               cudaGetErrorString(e));
   }
   device->live_allocations.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -544,11 +549,13 @@ xdev_status_t* plugin_host_memory_allocate(xdev_device_t* device, uint64_t size,
   if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
   *out_ptr = nullptr;
   if (size == 0) {
-    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
+                       kSlot);
   }
   if (size > SIZE_MAX) {
     return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                "%s: cannot pin %" PRIu64 " bytes: larger than the address space", kSlot, size);
+                       "%s: cannot pin %" PRIu64 " bytes: larger than the address space", kSlot,
+                       size);
   }
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   DeviceGuard guard(device->ordinal);
@@ -562,9 +569,10 @@ xdev_status_t* plugin_host_memory_allocate(xdev_device_t* device, uint64_t size,
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                "%s: cannot allocate %" PRIu64 " bytes of pinned host memory for cuda device %d: "
-                "%s (%s)",
-                kSlot, size, device->ordinal, cudaGetErrorString(e), cudaGetErrorName(e));
+                       "%s: cannot allocate %" PRIu64
+                       " bytes of pinned host memory for cuda device %d: "
+                       "%s (%s)",
+                       kSlot, size, device->ordinal, cudaGetErrorString(e), cudaGetErrorName(e));
   }
   device->live_host_allocations.fetch_add(1, std::memory_order_relaxed);
   *out_ptr = ptr;
@@ -578,7 +586,7 @@ void plugin_host_memory_free(xdev_device_t* device, void* ptr) noexcept {
   if (const cudaError_t e = cudaFreeHost(ptr); e != cudaSuccess) {
     (void)cudaGetLastError();
     g_host.log(host_of(device), XDEV_LOG_WARNING, "host_memory_free: cudaFreeHost(%p): %s", ptr,
-        cudaGetErrorString(e));
+               cudaGetErrorString(e));
   }
   if (device != nullptr) device->live_host_allocations.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -601,17 +609,17 @@ xdev_status_t* create_blas_handle(xdev_stream_t* stream) noexcept {
       stream->blas_error = error;
     } catch (...) {
     }
-    g_host.log(host, XDEV_LOG_WARNING, "cuda device %d: %s; float MatMul will fail", device->ordinal,
-        error.c_str());
+    g_host.log(host, XDEV_LOG_WARNING, "cuda device %d: %s; float MatMul will fail",
+               device->ordinal, error.c_str());
     return nullptr;
   }
   cublasHandle_t handle = nullptr;
   if (const cublasStatus_t s = blas->create(&handle); s != CUBLAS_STATUS_SUCCESS) {
     (void)cudaGetLastError();
-    return g_host.fail(host, s == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY
-                                                       : XDEV_STATUS_UNAVAILABLE,
-                "%s: cublasCreate on cuda device %d failed: %s", kSlot, device->ordinal,
-                cublas_status_name(s));
+    return g_host.fail(
+        host, s == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_UNAVAILABLE,
+        "%s: cublasCreate on cuda device %d failed: %s", kSlot, device->ordinal,
+        cublas_status_name(s));
   }
   // Bound to the stream for life. Math mode: default (no TF32) unless the
   // user allowed TF32 with XDEV_CUDA_ALLOW_TF32.
@@ -622,8 +630,8 @@ xdev_status_t* create_blas_handle(xdev_stream_t* stream) noexcept {
   if (s != CUBLAS_STATUS_SUCCESS) {
     blas->destroy(handle);
     return g_host.fail(host, XDEV_STATUS_INTERNAL,
-                "%s: setting up the cuBLAS handle on cuda device %d: %s", kSlot, device->ordinal,
-                cublas_status_name(s));
+                       "%s: setting up the cuBLAS handle on cuda device %d: %s", kSlot,
+                       device->ordinal, cublas_status_name(s));
   }
   stream->blas = handle;
   return nullptr;
@@ -671,14 +679,15 @@ void plugin_stream_destroy(xdev_stream_t* stream) noexcept {
     if (const Blas* blas = load_blas(&unused)) {
       if (const cublasStatus_t s = blas->destroy(stream->blas); s != CUBLAS_STATUS_SUCCESS) {
         g_host.log(device->plugin->host, XDEV_LOG_WARNING, "stream_destroy: cublasDestroy: %s",
-            cublas_status_name(s));
+                   cublas_status_name(s));
       }
     }
   }
   if (const cudaError_t e = cudaStreamDestroy(stream->stream); e != cudaSuccess) {
     (void)cudaGetLastError();
-    g_host.log(device->plugin->host, is_unusable(device->ordinal) ? XDEV_LOG_DEBUG : XDEV_LOG_WARNING,
-        "stream_destroy on cuda device %d: %s", device->ordinal, cudaGetErrorString(e));
+    g_host.log(device->plugin->host,
+               is_unusable(device->ordinal) ? XDEV_LOG_DEBUG : XDEV_LOG_WARNING,
+               "stream_destroy on cuda device %d: %s", device->ordinal, cudaGetErrorString(e));
   }
   device->live_streams.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -747,7 +756,7 @@ xdev_status_t* check_event_and_stream(const char* slot, xdev_event_t* event,
   if (stream == nullptr) return g_host.null_argument(host, slot, "stream");
   if (event->device->plugin != stream->device->plugin) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the event and the stream belong to different plugin instances", slot);
+                       "%s: the event and the stream belong to different plugin instances", slot);
   }
   return check_usable(host, slot, stream->device->ordinal);
 }
@@ -848,16 +857,17 @@ xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexce
 
 xdev_status_t* check_copy(const char* slot, xdev_stream_t* stream, void* dst, const void* src,
                           uint64_t size, bool check_overlap) noexcept {
-  const xdev_host_api_t* host = stream != nullptr ? stream->device->plugin->host : g_host.fallback();
+  const xdev_host_api_t* host =
+      stream != nullptr ? stream->device->plugin->host : g_host.fallback();
   if (stream == nullptr) return g_host.null_argument(host, slot, "stream");
   if (dst == nullptr || src == nullptr) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: %s is NULL for a copy of %" PRIu64 " bytes", slot,
-                dst == nullptr ? "dst" : "src", size);
+                       "%s: %s is NULL for a copy of %" PRIu64 " bytes", slot,
+                       dst == nullptr ? "dst" : "src", size);
   }
   if (size > SIZE_MAX) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: size %" PRIu64 " bytes is larger than the address space", slot, size);
+                       "%s: size %" PRIu64 " bytes is larger than the address space", slot, size);
   }
   if (check_overlap) {
     const auto to = reinterpret_cast<uintptr_t>(dst);
@@ -865,8 +875,8 @@ xdev_status_t* check_copy(const char* slot, xdev_stream_t* stream, void* dst, co
     const uintptr_t distance = to > from ? to - from : from - to;
     if (distance < size) {
       return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: the %" PRIu64 "-byte ranges at dst %p and src %p overlap", slot, size, dst,
-                  src);
+                         "%s: the %" PRIu64 "-byte ranges at dst %p and src %p overlap", slot, size,
+                         dst, src);
     }
   }
   return nullptr;
@@ -910,14 +920,15 @@ xdev_status_t* plugin_copy_device_to_device(xdev_stream_t* stream, void* dst, co
 xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_device,
                                 const void* src, uint64_t size) noexcept {
   constexpr const char* kSlot = "copy_peer";
-  const xdev_host_api_t* host = stream != nullptr ? stream->device->plugin->host : g_host.fallback();
+  const xdev_host_api_t* host =
+      stream != nullptr ? stream->device->plugin->host : g_host.fallback();
   if (src_device == nullptr) return g_host.null_argument(host, kSlot, "src_device");
   if (stream != nullptr && size == 0) return nullptr;
   if (xdev_status_t* s = check_copy(kSlot, stream, dst, src, size, false)) return s;
   xdev_device_t* device = stream->device;
   if (src_device->plugin != device->plugin) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the source device belongs to another plugin instance", kSlot);
+                       "%s: the source device belongs to another plugin instance", kSlot);
   }
   const int dst_ordinal = device->ordinal;
   const int src_ordinal = src_device->ordinal;
@@ -949,7 +960,8 @@ xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t*
         const cudaError_t e = cudaDeviceEnablePeerAccess(src_ordinal, 0);
         if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
           // Still correct without it: cudaMemcpyPeerAsync stages instead.
-          g_host.log(host, XDEV_LOG_INFO,
+          g_host.log(
+              host, XDEV_LOG_INFO,
               "%s: enabling peer access from cuda device %d to %d failed (%s); copies between "
               "them are staged by the driver",
               kSlot, dst_ordinal, src_ordinal, cudaGetErrorString(e));
