@@ -243,11 +243,12 @@ namespace {
 // NULL or not one of ours.
 xdev_status_t* no_implementation(const char* slot, const char* argument, const void* value) {
   if (value == nullptr) {
-    return g_host.fail(g_host.fallback(), XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot, argument);
+    return g_host.fail(g_host.fallback(), XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot,
+                       argument);
   }
   return g_host.fail(g_host.fallback(), XDEV_STATUS_INVALID_ARGUMENT,
-              "%s: %s is not a handle of the cuda plugin, which has no device open", slot,
-              argument);
+                     "%s: %s is not a handle of the cuda plugin, which has no device open", slot,
+                     argument);
 }
 
 xdev_status_t* null_plugin(const char* slot) {
@@ -264,15 +265,17 @@ xdev_status_t* shim_initialize(const xdev_plugin_init_args_t* args,
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_plugin is NULL", kSlot);
   }
   *out_plugin = nullptr;
-  if (args == nullptr) return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: args is NULL", kSlot);
+  if (args == nullptr)
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: args is NULL", kSlot);
   if (!XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
     return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
+                       "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu",
+                       kSlot, args->struct_size,
+                       static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
   }
   if (!xdev_plugin_can_create_status(args->host)) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: args->host is NULL or has no status_create", kSlot);
+                       "%s: args->host is NULL or has no status_create", kSlot);
   }
   host = args->host;
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
@@ -282,7 +285,7 @@ xdev_status_t* shim_initialize(const xdev_plugin_init_args_t* args,
     if (!probe.has_devices) {
       plugin->status = probe.reason;
       g_host.log(host, XDEV_LOG_DEBUG, "no devices: %s%s%s", probe.reason.c_str(),
-          probe.detail.empty() ? "" : "; ", probe.detail.c_str());
+                 probe.detail.empty() ? "" : "; ", probe.detail.c_str());
       *out_plugin = plugin;
       return nullptr;
     }
@@ -336,7 +339,7 @@ xdev_status_t* shim_device_types(xdev_plugin_t* plugin,
   if (plugin->impl != nullptr) return impl_api()->device_types(plugin->impl, out_types, out_count);
   if (out_types == nullptr || out_count == nullptr) {
     return g_host.fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", kSlot,
-                out_types == nullptr ? "out_types" : "out_count");
+                       out_types == nullptr ? "out_types" : "out_count");
   }
   *out_types = kDeviceTypes;
   *out_count = 1;
@@ -356,8 +359,8 @@ xdev_status_t* shim_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noe
 
 xdev_status_t* no_such_device(const xdev_plugin_t* plugin, const char* slot, uint32_t ordinal) {
   return g_host.fail(plugin->host, XDEV_STATUS_NOT_FOUND,
-              "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has 0: %s)", slot,
-              ordinal, plugin->status.c_str());
+                     "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has 0: %s)",
+                     slot, ordinal, plugin->status.c_str());
 }
 
 xdev_status_t* shim_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
@@ -392,7 +395,7 @@ xdev_status_t* shim_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* con
   if (plugin->impl != nullptr) return impl_api()->kernels(plugin->impl, out_kernels, out_count);
   if (out_kernels == nullptr || out_count == nullptr) {
     return g_host.fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", kSlot,
-                out_kernels == nullptr ? "out_kernels" : "out_count");
+                       out_kernels == nullptr ? "out_kernels" : "out_count");
   }
   // No device, no kernels: nothing could run them.
   *out_kernels = nullptr;
