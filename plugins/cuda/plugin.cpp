@@ -313,11 +313,8 @@ xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
   constexpr const char* kSlot = "device_types";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
   if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_types == nullptr) return g_host.null_argument(host, kSlot, "out_types");
-  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
-  *out_types = kDeviceTypes;
-  *out_count = static_cast<uint32_t>(std::size(kDeviceTypes));
-  return nullptr;
+  return g_host.hand_out(host, kSlot, "out_types", kDeviceTypes,
+                         static_cast<uint32_t>(std::size(kDeviceTypes)), out_types, out_count);
 }
 
 xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
@@ -990,10 +987,9 @@ xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* c
   constexpr const char* kSlot = "kernels";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
   if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_kernels == nullptr) return g_host.null_argument(host, kSlot, "out_kernels");
-  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
-  *out_kernels = kernel_list(out_count);
-  return nullptr;
+  uint32_t count = 0;
+  const xdev_kernel_info_t* const* kernels = kernel_list(&count);
+  return g_host.hand_out(host, kSlot, "out_kernels", kernels, count, out_kernels, out_count);
 }
 
 // ---------------------------------------------------------------------------

@@ -337,13 +337,7 @@ xdev_status_t* shim_device_types(xdev_plugin_t* plugin,
   constexpr const char* kSlot = "device_types";
   if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->device_types(plugin->impl, out_types, out_count);
-  if (out_types == nullptr || out_count == nullptr) {
-    return g_host.fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", kSlot,
-                       out_types == nullptr ? "out_types" : "out_count");
-  }
-  *out_types = kDeviceTypes;
-  *out_count = 1;
-  return nullptr;
+  return g_host.hand_out(plugin->host, kSlot, "out_types", kDeviceTypes, 1, out_types, out_count);
 }
 
 xdev_status_t* shim_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
@@ -393,14 +387,9 @@ xdev_status_t* shim_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* con
   constexpr const char* kSlot = "kernels";
   if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->kernels(plugin->impl, out_kernels, out_count);
-  if (out_kernels == nullptr || out_count == nullptr) {
-    return g_host.fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", kSlot,
-                       out_kernels == nullptr ? "out_kernels" : "out_count");
-  }
   // No device, no kernels: nothing could run them.
-  *out_kernels = nullptr;
-  *out_count = 0;
-  return nullptr;
+  return g_host.hand_out<xdev_kernel_info_t>(plugin->host, kSlot, "out_kernels", nullptr, 0,
+                                             out_kernels, out_count);
 }
 
 // ---- everything that takes a device, stream or event: forwarded -------------
