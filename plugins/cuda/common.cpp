@@ -10,79 +10,7 @@
 #include <new>
 
 namespace xdev::cuda {
-namespace {
-
-std::atomic<const xdev_host_api_t*> g_host{nullptr};
-std::mutex g_instances_mutex;
-std::vector<const xdev_host_api_t*> g_instance_hosts;  // one per live instance
-
-}  // namespace
-
-const xdev_host_api_t* global_host() noexcept { return g_host.load(std::memory_order_acquire); }
-
-void set_query_host(const xdev_host_api_t* host) noexcept {
-  if (can_create_status(host)) g_host.store(host, std::memory_order_release);
-}
-
-void register_instance_host(const xdev_host_api_t* host) {
-  std::lock_guard lock(g_instances_mutex);
-  g_instance_hosts.push_back(host);
-  g_host.store(host, std::memory_order_release);
-}
-
-void unregister_instance_host(const xdev_host_api_t* host) noexcept {
-  std::lock_guard lock(g_instances_mutex);
-  const auto it = std::find(g_instance_hosts.begin(), g_instance_hosts.end(), host);
-  if (it != g_instance_hosts.end()) g_instance_hosts.erase(it);
-  g_host.store(g_instance_hosts.empty() ? nullptr : g_instance_hosts.back(),
-               std::memory_order_release);
-}
-
-bool can_create_status(const xdev_host_api_t* host) noexcept {
-  return host != nullptr && XDEV_HAS_FIELD(host, xdev_host_api_t, status_create) &&
-         host->status_create != nullptr;
-}
-
-xdev_status_t* fail(const xdev_host_api_t* host, xdev_status_code_t code, const char* format,
-                    ...) noexcept {
-  if (!can_create_status(host)) host = global_host();
-  if (!can_create_status(host)) return nullptr;
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  return host->status_create(host->host_context, code, text);
-}
-
-void log(const xdev_host_api_t* host, xdev_log_level_t level, const char* format, ...) noexcept {
-  if (host == nullptr || !XDEV_HAS_FIELD(host, xdev_host_api_t, log) || host->log == nullptr) {
-    return;
-  }
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  host->log(host->host_context, level, text);
-}
-
-xdev_status_t* unexpected(const xdev_host_api_t* host, const char* slot) noexcept {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", slot);
-  } catch (const std::exception& error) {
-    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected error: %s", slot, error.what());
-  } catch (...) {
-    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected unknown exception", slot);
-  }
-}
-
-xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
-                             const char* argument) noexcept {
-  return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot, argument);
-}
+constinit ph::PluginHost g_host{"cuda"};
 
 xdev_status_code_t status_code(cudaError_t error) noexcept {
   switch (error) {
@@ -176,11 +104,12 @@ xdev_status_t* check_usable(const xdev_host_api_t* host, const char* slot, int o
   const auto error = static_cast<cudaError_t>(fault.error.load(std::memory_order_acquire));
   const char* where = fault.ready.load(std::memory_order_acquire) ? fault.where : "a call";
   const char* name = cudaGetErrorName(error);
-  return fail(host, XDEV_STATUS_UNAVAILABLE,
-              "%s: cuda device %d is unusable: %s failed with %s (%s), a sticky CUDA error that "
-              "no synchronize clears; restart the process to use this device again (the "
-              "plugin's other devices keep working)",
-              slot, ordinal, where, cudaGetErrorString(error), name != nullptr ? name : "?");
+  return g_host.fail(
+      host, XDEV_STATUS_UNAVAILABLE,
+      "%s: cuda device %d is unusable: %s failed with %s (%s), a sticky CUDA error that "
+      "no synchronize clears; restart the process to use this device again (the "
+      "plugin's other devices keep working)",
+      slot, ordinal, where, cudaGetErrorString(error), name != nullptr ? name : "?");
 }
 
 xdev_status_t* cuda_failure(const xdev_host_api_t* host, const char* slot, const char* what,
@@ -191,14 +120,16 @@ xdev_status_t* cuda_failure(const xdev_host_api_t* host, const char* slot, const
   const char* text = cudaGetErrorString(error);
   if (is_sticky(error)) {
     mark_sticky(ordinal, error, slot, what);
-    return fail(host, XDEV_STATUS_UNAVAILABLE,
-                "%s: %s on cuda device %d: %s (%s); the device is unusable for the rest of this "
-                "process (a sticky CUDA error; the plugin's other devices keep working)",
-                slot, what, ordinal, text != nullptr ? text : "unknown error",
-                name != nullptr ? name : "?");
+    return g_host.fail(
+        host, XDEV_STATUS_UNAVAILABLE,
+        "%s: %s on cuda device %d: %s (%s); the device is unusable for the rest of this "
+        "process (a sticky CUDA error; the plugin's other devices keep working)",
+        slot, what, ordinal, text != nullptr ? text : "unknown error",
+        name != nullptr ? name : "?");
   }
-  return fail(host, status_code(error), "%s: %s on cuda device %d: %s (%s)", slot, what, ordinal,
-              text != nullptr ? text : "unknown error", name != nullptr ? name : "?");
+  return g_host.fail(host, status_code(error), "%s: %s on cuda device %d: %s (%s)", slot, what,
+                     ordinal, text != nullptr ? text : "unknown error",
+                     name != nullptr ? name : "?");
 }
 
 const char* cublas_status_name(cublasStatus_t status) noexcept {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <xdev/plugin.h>
+#include <xdev/plugin_helpers.hpp>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -103,26 +104,12 @@ struct xdev_event_t {
 
 namespace xdev::cuda {
 
-// The host table of the most recently initialized live instance (or the one
-// given to xdev_plugin_query): statuses for NULL handles are made with it.
-const xdev_host_api_t* global_host() noexcept;
-void register_instance_host(const xdev_host_api_t* host);
-void unregister_instance_host(const xdev_host_api_t* host) noexcept;
-bool can_create_status(const xdev_host_api_t* host) noexcept;
-void set_query_host(const xdev_host_api_t* host) noexcept;
+namespace ph = xdev::plugin_helpers;
 
-// A status with a printf-formatted message (falls back to the global host
-// table when `host` cannot make one).
-[[gnu::format(printf, 3, 4)]] xdev_status_t* fail(const xdev_host_api_t* host,
-                                                  xdev_status_code_t code, const char* format,
-                                                  ...) noexcept;
-[[gnu::format(printf, 3, 4)]] void log(const xdev_host_api_t* host, xdev_log_level_t level,
-                                       const char* format, ...) noexcept;
-
-// Turns the exception being handled into a status (call inside catch (...)).
-xdev_status_t* unexpected(const xdev_host_api_t* host, const char* slot) noexcept;
-xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
-                             const char* argument) noexcept;
+// The plugin-wide host tables (the fallback for calls with a NULL handle:
+// the most recently initialized live instance's, or the query's), statuses,
+// log lines and the exception guard (common.cpp).
+extern ph::PluginHost g_host;
 
 // The xdev status code for a CUDA error.
 xdev_status_code_t status_code(cudaError_t error) noexcept;

@@ -37,33 +37,24 @@ constexpr uint64_t kNumbers = kFloat32 | kFloat64 | kInt32 | kInt64;
 constexpr uint64_t kAll = kNumbers | kBool;
 constexpr uint64_t kFloats = kFloat32 | kFloat64;
 
+// "float32", ...; "invalid dtype" for a value that is no dtype.
 const char* dtype_name(xdev_dtype_t dtype) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32: return "float32";
-    case XDEV_DTYPE_FLOAT64: return "float64";
-    case XDEV_DTYPE_INT32: return "int32";
-    case XDEV_DTYPE_INT64: return "int64";
-    case XDEV_DTYPE_BOOL: return "bool";
-    case XDEV_DTYPE_FLOAT16: return "float16";
-    case XDEV_DTYPE_BFLOAT16: return "bfloat16";
-    case XDEV_DTYPE_UINT8: return "uint8";
-    case XDEV_DTYPE_INT8: return "int8";
-    default: return "invalid dtype";
-  }
+  const char* name = xdev_plugin_dtype_name(dtype);
+  return name != nullptr ? name : "invalid dtype";
 }
 
-size_t itemsize(xdev_dtype_t dtype) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32:
-    case XDEV_DTYPE_INT32: return 4;
-    case XDEV_DTYPE_FLOAT64:
-    case XDEV_DTYPE_INT64: return 8;
-    case XDEV_DTYPE_BOOL:
-    case XDEV_DTYPE_UINT8:
-    case XDEV_DTYPE_INT8: return 1;
-    case XDEV_DTYPE_FLOAT16:
-    case XDEV_DTYPE_BFLOAT16: return 2;
-    default: return 0;
+size_t itemsize(xdev_dtype_t dtype) { return xdev_plugin_dtype_size(dtype); }
+
+// Runs a kernel's body under the exception guard: an exception becomes a
+// status made with the calling stream's instance table (else the fallback;
+// the call is only looked at once something was thrown).
+template <typename Body>
+xdev_status_t* guarded(const xdev_kernel_call_t* raw, const char* op, Body&& body) noexcept {
+  try {
+    return std::forward<Body>(body)();
+  } catch (...) {
+    return g_host.unexpected(
+        raw != nullptr && raw->stream != nullptr ? raw->stream->device->plugin->host : nullptr, op);
   }
 }
 
@@ -95,38 +86,39 @@ class Call {
 
   // Checks the call's structure; `inputs` < 0 accepts any count >= 1.
   xdev_status_t* check(int inputs) {
-    if (call_ == nullptr) return null_argument(global_host(), op_, "call");
+    if (call_ == nullptr) return g_host.null_argument(g_host.fallback(), op_, "call");
     if (call_->stream == nullptr || call_->stream->device == nullptr) {
-      return null_argument(global_host(), op_, "call->stream");
+      return g_host.null_argument(g_host.fallback(), op_, "call->stream");
     }
     stream_ = call_->stream;
     host_ = stream_->device->plugin->host;
     if (!XDEV_HAS_FIELD(call_, xdev_kernel_call_t, attr_count)) {
-      return fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small", op_,
-                  call_->struct_size);
+      return g_host.fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small",
+                         op_, call_->struct_size);
     }
     if (call_->output_count != 1 || call_->outputs == nullptr || call_->outputs[0] == nullptr) {
-      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32, op_,
-                  call_->output_count);
+      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32,
+                         op_, call_->output_count);
     }
     const bool count_ok = inputs < 0 ? call_->input_count >= 1
                                      : call_->input_count == static_cast<uint32_t>(inputs);
     if (!count_ok || (call_->input_count > 0 && call_->inputs == nullptr)) {
-      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected %s%d inputs, got %" PRIu32,
-                  op_, inputs < 0 ? "at least " : "", inputs < 0 ? 1 : inputs,
-                  call_->input_count);
+      return g_host.fail(
+          host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected %s%d inputs, got %" PRIu32, op_,
+          inputs < 0 ? "at least " : "", inputs < 0 ? 1 : inputs, call_->input_count);
     }
     for (uint32_t i = 0; i < call_->input_count; ++i) {
       const xdev_tensor_t* t = call_->inputs[i];
       if (t == nullptr || t->rank < 0 || t->rank > kMaxRank ||
           (t->rank > 0 && (t->shape == nullptr || t->strides == nullptr))) {
-        return fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
-                    "%s: input %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
+        return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+                           "%s: input %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
       }
     }
     const xdev_tensor_t* out = call_->outputs[0];
     if (out->rank < 0 || out->rank > kMaxRank || (out->rank > 0 && out->shape == nullptr)) {
-      return fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape", op_);
+      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape",
+                         op_);
     }
     if (xdev_status_t* s = check_usable(host_, op_, ordinal())) return s;
     guard_.emplace(stream_->device->ordinal);
@@ -167,8 +159,8 @@ class Call {
   }
 
   xdev_status_t* bad_dtype(xdev_dtype_t dtype) {
-    return fail(host_, XDEV_STATUS_UNIMPLEMENTED,
-                "%s: the cuda plugin has no kernel for dtype %s", op_, dtype_name(dtype));
+    return g_host.fail(host_, XDEV_STATUS_UNIMPLEMENTED,
+                       "%s: the cuda plugin has no kernel for dtype %s", op_, dtype_name(dtype));
   }
 
   // Every input has the output's dtype (the ops where all share one).
@@ -177,9 +169,9 @@ class Call {
     if (!in_mask(allowed, dtype)) return bad_dtype(dtype);
     for (uint32_t i = 0; i < input_count(); ++i) {
       if (input(i).dtype != dtype) {
-        return fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
-                    "%s: input %" PRIu32 " is %s but the output is %s", op_, i,
-                    dtype_name(input(i).dtype), dtype_name(dtype));
+        return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+                           "%s: input %" PRIu32 " is %s but the output is %s", op_, i,
+                           dtype_name(input(i).dtype), dtype_name(dtype));
       }
     }
     return nullptr;
@@ -215,7 +207,7 @@ class Call {
 
 xdev_status_t* binary(const xdev_kernel_call_t* raw, BinaryOp op, const char* name,
                       uint64_t dtypes) noexcept {
-  try {
+  return guarded(raw, name, [&]() -> xdev_status_t* {
     Call call(raw, name);
     if (xdev_status_t* s = call.check(2)) return s;
     if (xdev_status_t* s = call.check_same_dtype(dtypes)) return s;
@@ -224,26 +216,20 @@ xdev_status_t* binary(const xdev_kernel_call_t* raw, BinaryOp op, const char* na
     const ElementwiseLayout l = elementwise_layout(out, inputs, 2);
     return call.launched(launch_binary(op, out.dtype, l, data_of(*inputs[0]), data_of(*inputs[1]),
                                        data_of_output(out), call.cuda_stream()));
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
-                      name);
-  }
+  });
 }
 
 xdev_status_t* unary(const xdev_kernel_call_t* raw, UnaryOp op, const char* name) noexcept {
-  try {
+  return guarded(raw, name, [&]() -> xdev_status_t* {
     Call call(raw, name);
     if (xdev_status_t* s = call.check(1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
     const xdev_tensor_t& out = call.output();
     const xdev_tensor_t* inputs[1] = {&call.input(0)};
     const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
-    return call.launched(
-        launch_unary(op, out.dtype, l, data_of(*inputs[0]), data_of_output(out), call.cuda_stream()));
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
-                      name);
-  }
+    return call.launched(launch_unary(op, out.dtype, l, data_of(*inputs[0]),
+                                      data_of_output(out), call.cuda_stream()));
+  });
 }
 
 xdev_status_t* kernel_add(void*, const xdev_kernel_call_t* call) noexcept {
@@ -279,19 +265,17 @@ cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStre
 
 xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "Copy";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
     return call.launched(copy_into(call.input(0), call.output(), call.cuda_stream()));
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
-  }
+  });
 }
 
 xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "AddN";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(-1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
@@ -319,14 +303,12 @@ xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
       }
     }
     return nullptr;
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
-  }
+  });
 }
 
 xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "Cast";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(1)) return s;
     const xdev_tensor_t& x = call.input(0);
@@ -335,9 +317,9 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
     if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
     if (const xdev_attr_t* a = find_attr(raw, "dtype", XDEV_ATTR_DTYPE);
         a != nullptr && a->value.dtype != out.dtype) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: attribute dtype is %s but the output is %s", kOp,
-                  dtype_name(a->value.dtype), dtype_name(out.dtype));
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: attribute dtype is %s but the output is %s", kOp,
+                         dtype_name(a->value.dtype), dtype_name(out.dtype));
     }
     if (x.dtype == out.dtype) {
       return call.launched(copy_into(x, out, call.cuda_stream()));
@@ -346,9 +328,7 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
     const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
     return call.launched(
         launch_cast(x.dtype, out.dtype, l, data_of(x), data_of_output(out), call.cuda_stream()));
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -369,15 +349,15 @@ I to_integer(double v) {
 
 xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "Fill";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(0)) return s;
     const xdev_tensor_t& out = call.output();
     if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
     const xdev_attr_t* a = find_attr(raw, "value", XDEV_ATTR_FLOAT);
     if (a == nullptr) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: no float attribute 'value'",
-                  kOp);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: no float attribute 'value'", kOp);
     }
     const double value = a->value.f;
     uint64_t pattern = 0;
@@ -404,14 +384,12 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
     }
     return call.launched(launch_fill(itemsize(out.dtype), pattern, data_of_output(out),
                                      element_count(out), call.cuda_stream()));
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
-  }
+  });
 }
 
 xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "RandomUniform";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(0)) return s;
     const xdev_tensor_t& out = call.output();
@@ -420,23 +398,21 @@ xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexc
     const xdev_attr_t* minval = find_attr(raw, "minval", XDEV_ATTR_FLOAT);
     const xdev_attr_t* maxval = find_attr(raw, "maxval", XDEV_ATTR_FLOAT);
     if (seed == nullptr || minval == nullptr || maxval == nullptr) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: needs the attributes seed (int), minval and maxval (float)", kOp);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: needs the attributes seed (int), minval and maxval (float)", kOp);
     }
     return call.launched(launch_random_uniform(out.dtype, static_cast<uint64_t>(seed->value.i),
                                                minval->value.f, maxval->value.f,
                                                data_of_output(out), element_count(out),
                                                call.cuda_stream()));
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
 // Reductions
 
 xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name) noexcept {
-  try {
+  return guarded(raw, name, [&]() -> xdev_status_t* {
     Call call(raw, name);
     if (xdev_status_t* s = call.check(1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
@@ -447,9 +423,9 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
       for (int64_t i = 0; i < a->value.ints.count; ++i) {
         const int64_t axis = a->value.ints.values[i];
         if (axis < 0 || axis >= x.rank) {
-          return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                      "%s: axis %" PRId64 " is out of range for rank %" PRId32, name, axis,
-                      x.rank);
+          return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                             "%s: axis %" PRId64 " is out of range for rank %" PRId32, name, axis,
+                             x.rank);
         }
         reduced[axis] = true;
       }
@@ -459,9 +435,9 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
     }
     const ReduceLayout l = reduce_layout(x, reduced);
     if (l.outer_count != element_count(out)) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: the output has %" PRId64 " elements; the kept axes make %" PRId64, name,
-                  element_count(out), l.outer_count);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: the output has %" PRId64 " elements; the kept axes make %" PRId64,
+                         name, element_count(out), l.outer_count);
     }
 
     xdev_stream_t* stream = call.stream();
@@ -473,10 +449,7 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
     return call.launched(launch_reduce(mean, out.dtype, l, data_of(x), data_of_output(out),
                                        scratch, scratch != nullptr ? scratch_bytes : 0,
                                        multiprocessors, call.cuda_stream()));
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(),
-                      name);
-  }
+  });
 }
 
 xdev_status_t* kernel_sum(void*, const xdev_kernel_call_t* call) noexcept {
@@ -505,9 +478,9 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
   std::string error;
   const Blas* blas = load_blas(&error);
   if (blas == nullptr || stream->blas == nullptr) {
-    return fail(call.host(), XDEV_STATUS_UNAVAILABLE, "%s: no cuBLAS on cuda device %d: %s",
-                call.op(), call.ordinal(),
-                stream->blas_error.empty() ? error.c_str() : stream->blas_error.c_str());
+    return g_host.fail(call.host(), XDEV_STATUS_UNAVAILABLE, "%s: no cuBLAS on cuda device %d: %s",
+                       call.op(), call.ordinal(),
+                       stream->blas_error.empty() ? error.c_str() : stream->blas_error.c_str());
   }
   const uint64_t bytes = blas_workspace_bytes(*stream->device->info);
   void* workspace = call.scratch(bytes);
@@ -516,8 +489,10 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
           ? blas->set_workspace(stream->blas, workspace, static_cast<size_t>(bytes))
           : blas->set_stream(stream->blas, stream->stream);
   if (s != CUBLAS_STATUS_SUCCESS) {
-    return fail(call.host(), XDEV_STATUS_INTERNAL, "%s: setting the cuBLAS workspace on cuda "
-                "device %d: %s", call.op(), call.ordinal(), cublas_status_name(s));
+    return g_host.fail(call.host(), XDEV_STATUS_INTERNAL,
+                       "%s: setting the cuBLAS workspace on cuda "
+                       "device %d: %s",
+                       call.op(), call.ordinal(), cublas_status_name(s));
   }
   *out_blas = blas;
   *out = stream->blas;
@@ -526,7 +501,7 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
 
 xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "MatMul";
-  try {
+  return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(2)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kNumbers)) return s;
@@ -534,7 +509,8 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const xdev_tensor_t& b = call.input(1);
     const xdev_tensor_t& c = call.output();
     if (a.rank != 2 || b.rank != 2 || c.rank != 2) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: needs rank-2 operands", kOp);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: needs rank-2 operands",
+                         kOp);
     }
     const xdev_attr_t* ta_attr = find_attr(raw, "transpose_a", XDEV_ATTR_BOOL);
     const xdev_attr_t* tb_attr = find_attr(raw, "transpose_b", XDEV_ATTR_BOOL);
@@ -545,10 +521,10 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const int64_t kb = tb ? b.shape[1] : b.shape[0];
     const int64_t n = tb ? b.shape[0] : b.shape[1];
     if (k != kb || c.shape[0] != m || c.shape[1] != n) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: shapes do not agree: op(a) is [%" PRId64 ", %" PRId64 "], op(b) [%" PRId64
-                  ", %" PRId64 "], output [%" PRId64 ", %" PRId64 "]",
-                  kOp, m, k, kb, n, c.shape[0], c.shape[1]);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: shapes do not agree: op(a) is [%" PRId64 ", %" PRId64
+                         "], op(b) [%" PRId64 ", %" PRId64 "], output [%" PRId64 ", %" PRId64 "]",
+                         kOp, m, k, kb, n, c.shape[0], c.shape[1]);
     }
     void* c_ptr = data_of_output(c);
     const size_t size = itemsize(c.dtype);
@@ -560,11 +536,12 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     const MatrixOperand ma = matrix_operand(a);
     const MatrixOperand mb = matrix_operand(b);
     if (!ma.ok || !mb.ok) {
-      return fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: input %s has strides [%" PRId64 ", %" PRId64 "]; neither row- nor "
-                  "column-major",
-                  kOp, ma.ok ? "b" : "a", ma.ok ? b.strides[0] : a.strides[0],
-                  ma.ok ? b.strides[1] : a.strides[1]);
+      return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: input %s has strides [%" PRId64 ", %" PRId64
+                         "]; neither row- nor "
+                         "column-major",
+                         kOp, ma.ok ? "b" : "a", ma.ok ? b.strides[0] : a.strides[0],
+                         ma.ok ? b.strides[1] : a.strides[1]);
     }
 
     if (c.dtype == XDEV_DTYPE_INT32 || c.dtype == XDEV_DTYPE_INT64) {
@@ -618,60 +595,41 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
     }
     if (status != CUBLAS_STATUS_SUCCESS) {
       (void)cudaGetLastError();
-      return fail(call.host(),
-                  status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY
-                                                       : XDEV_STATUS_INTERNAL,
-                  "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
-                  "] on cuda device %d failed: %s",
-                  kOp, c.dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n,
-                  call.ordinal(), cublas_status_name(status));
+      return g_host.fail(
+          call.host(),
+          status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
+          "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
+          "] on cuda device %d failed: %s",
+          kOp, c.dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n, call.ordinal(),
+          cublas_status_name(status));
     }
     return nullptr;
-  } catch (...) {
-    return unexpected(raw && raw->stream ? raw->stream->device->plugin->host : global_host(), kOp);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
 // The list
 
-constexpr xdev_kernel_info_t info(const char* op, uint64_t inputs, uint64_t outputs,
-                                  xdev_kernel_fn_t fn) {
-  return xdev_kernel_info_t{
-      .struct_size = XDEV_KERNEL_INFO_STRUCT_SIZE,
-      .ext = nullptr,
-      .op = op,
-      .type_index = 0,
-      .input_dtypes = inputs,
-      .output_dtypes = outputs,
-      .fn = fn,
-      .kernel_context = nullptr,
-  };
-}
+using ph::kernel_info;
 
 constexpr xdev_kernel_info_t kKernels[] = {
-    info("MatMul", kNumbers, kNumbers, &kernel_matmul),
-    info("Add", kAll, kAll, &kernel_add),
-    info("Sub", kNumbers, kNumbers, &kernel_sub),
-    info("Mul", kNumbers, kNumbers, &kernel_mul),
-    info("Div", kNumbers, kNumbers, &kernel_div),
-    info("Neg", kNumbers, kNumbers, &kernel_neg),
-    info("Relu", kNumbers, kNumbers, &kernel_relu),
-    info("AddN", kNumbers, kNumbers, &kernel_add_n),
-    info("Cast", kAll, kAll, &kernel_cast),
-    info("Sum", kNumbers, kNumbers, &kernel_sum),
-    info("Mean", kNumbers, kNumbers, &kernel_mean),
-    info("Copy", kAll, kAll, &kernel_copy),
-    info("Fill", kAll, kAll, &kernel_fill),
-    info("RandomUniform", kFloats, kFloats, &kernel_random_uniform),
+    kernel_info("MatMul", kNumbers, kNumbers, &kernel_matmul),
+    kernel_info("Add", kAll, kAll, &kernel_add),
+    kernel_info("Sub", kNumbers, kNumbers, &kernel_sub),
+    kernel_info("Mul", kNumbers, kNumbers, &kernel_mul),
+    kernel_info("Div", kNumbers, kNumbers, &kernel_div),
+    kernel_info("Neg", kNumbers, kNumbers, &kernel_neg),
+    kernel_info("Relu", kNumbers, kNumbers, &kernel_relu),
+    kernel_info("AddN", kNumbers, kNumbers, &kernel_add_n),
+    kernel_info("Cast", kAll, kAll, &kernel_cast),
+    kernel_info("Sum", kNumbers, kNumbers, &kernel_sum),
+    kernel_info("Mean", kNumbers, kNumbers, &kernel_mean),
+    kernel_info("Copy", kAll, kAll, &kernel_copy),
+    kernel_info("Fill", kAll, kAll, &kernel_fill),
+    kernel_info("RandomUniform", kFloats, kFloats, &kernel_random_uniform),
 };
 
-constexpr auto make_pointers() {
-  std::array<const xdev_kernel_info_t*, std::size(kKernels)> pointers{};
-  for (size_t i = 0; i < std::size(kKernels); ++i) pointers[i] = &kKernels[i];
-  return pointers;
-}
-constexpr auto kKernelPointers = make_pointers();
+constexpr auto kKernelPointers = ph::pointers_to(kKernels);
 
 }  // namespace
 

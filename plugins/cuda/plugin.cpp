@@ -64,7 +64,7 @@ int32_t sysfs_numa_node(const std::string& bus_id) {
 }
 
 const xdev_host_api_t* host_of(const xdev_device_t* device) {
-  return device != nullptr ? device->plugin->host : global_host();
+  return device != nullptr ? device->plugin->host : g_host.fallback();
 }
 
 // ---------------------------------------------------------------------------
@@ -181,7 +181,7 @@ void discover(xdev_plugin_t& plugin) {
     (void)cudaGetLastError();
     plugin.status_line =
         no_device_reason(error, plugin.driver_version, plugin.runtime_version);
-    log(host, XDEV_LOG_DEBUG, "no devices: %s", plugin.status_line.c_str());
+    g_host.log(host, XDEV_LOG_DEBUG, "no devices: %s", plugin.status_line.c_str());
     return;
   }
   std::vector<DeviceInfo> devices;
@@ -192,7 +192,8 @@ void discover(xdev_plugin_t& plugin) {
       (void)cudaGetLastError();
       // A device we cannot describe is left out; its ordinal would shift the
       // others, so stop here and keep the ones before it.
-      log(host, XDEV_LOG_WARNING,
+      g_host.log(
+          host, XDEV_LOG_WARNING,
           "cannot read the properties of CUDA device %d: %s; it and later devices are left out",
           ordinal, cudaGetErrorString(e));
       break;
@@ -245,26 +246,27 @@ void discover(xdev_plugin_t& plugin) {
 xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
                                  xdev_plugin_t** out_plugin) noexcept {
   constexpr const char* kSlot = "initialize";
-  const xdev_host_api_t* host = global_host();
-  if (out_plugin == nullptr) return null_argument(host, kSlot, "out_plugin");
+  const xdev_host_api_t* host = g_host.fallback();
+  if (out_plugin == nullptr) return g_host.null_argument(host, kSlot, "out_plugin");
   *out_plugin = nullptr;
-  if (args == nullptr) return null_argument(host, kSlot, "args");
+  if (args == nullptr) return g_host.null_argument(host, kSlot, "args");
   if (!XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
+    return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH,
+                       "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu",
+                       kSlot, args->struct_size,
+                       static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
   }
-  if (!can_create_status(args->host)) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: args->host is NULL or has no status_create", kSlot);
+  if (!xdev_plugin_can_create_status(args->host)) {
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: args->host is NULL or has no status_create", kSlot);
   }
   host = args->host;
   if (!XDEV_HAS_FIELD(host, xdev_host_api_t, log)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: the host table is %zu bytes; ABI v1.0 needs %zu", kSlot, host->struct_size,
-                static_cast<size_t>(XDEV_HOST_API_STRUCT_SIZE));
+    return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH,
+                       "%s: the host table is %zu bytes; ABI v1.0 needs %zu", kSlot,
+                       host->struct_size, static_cast<size_t>(XDEV_HOST_API_STRUCT_SIZE));
   }
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     auto plugin = std::make_unique<xdev_plugin_t>();
     plugin->host = host;
     // TF32 only when the user asks for it (issue 20): float32 MatMul stays
@@ -273,13 +275,11 @@ xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
       plugin->allow_tf32 = std::strcmp(tf32, "1") == 0 || std::strcmp(tf32, "true") == 0;
     }
     discover(*plugin);
-    register_instance_host(host);
-    log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin->status_line.c_str());
+    g_host.add_instance(host);
+    g_host.log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin->status_line.c_str());
     *out_plugin = plugin.release();
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 void plugin_shutdown(xdev_plugin_t* plugin) noexcept {
@@ -287,7 +287,7 @@ void plugin_shutdown(xdev_plugin_t* plugin) noexcept {
   std::unique_ptr<xdev_plugin_t> owned(plugin);
   // The primary contexts stay: the host program may use CUDA itself, and the
   // driver releases them at process exit.
-  unregister_instance_host(owned->host);
+  g_host.remove_instance(owned->host);
 }
 
 const char* plugin_describe_status(xdev_plugin_t* plugin) noexcept {
@@ -311,36 +311,33 @@ xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
                                    const xdev_device_type_info_t* const** out_types,
                                    uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_types";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_types == nullptr) return null_argument(host, kSlot, "out_types");
-  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
-  *out_types = kDeviceTypes;
-  *out_count = static_cast<uint32_t>(std::size(kDeviceTypes));
-  return nullptr;
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  return g_host.hand_out(host, kSlot, "out_types", kDeviceTypes,
+                         static_cast<uint32_t>(std::size(kDeviceTypes)), out_types, out_count);
 }
 
 xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_count";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
   *out_count = static_cast<uint32_t>(plugin->devices.size());
   return nullptr;
 }
 
 xdev_status_t* no_such_device(const xdev_plugin_t* plugin, const char* slot, uint32_t ordinal) {
-  return fail(plugin->host, XDEV_STATUS_NOT_FOUND,
-              "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has %zu: %s)", slot,
-              ordinal, plugin->devices.size(), plugin->status_line.c_str());
+  return g_host.fail(plugin->host, XDEV_STATUS_NOT_FOUND,
+                     "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has %zu: %s)",
+                     slot, ordinal, plugin->devices.size(), plugin->status_line.c_str());
 }
 
 xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                             xdev_device_properties_t* out_props) noexcept {
   constexpr const char* kSlot = "device_get_properties";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_props == nullptr) return null_argument(host, kSlot, "out_props");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  if (out_props == nullptr) return g_host.null_argument(host, kSlot, "out_props");
   if (ordinal >= plugin->devices.size()) return no_such_device(plugin, kSlot, ordinal);
   const DeviceInfo& info = plugin->devices[ordinal];
   // Fill only what the core's struct_size covers.
@@ -366,16 +363,16 @@ xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordi
 xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                   xdev_device_t** out_device) noexcept {
   constexpr const char* kSlot = "device_open";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_device == nullptr) return null_argument(host, kSlot, "out_device");
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  if (out_device == nullptr) return g_host.null_argument(host, kSlot, "out_device");
   *out_device = nullptr;
   if (ordinal >= plugin->devices.size()) return no_such_device(plugin, kSlot, ordinal);
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(plugin->mutex);
     if (plugin->open[ordinal]) {
-      return fail(host, XDEV_STATUS_FAILED_PRECONDITION, "%s: CUDA device %" PRIu32
-                  " is already open", kSlot, ordinal);
+      return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION,
+                         "%s: CUDA device %" PRIu32 " is already open", kSlot, ordinal);
     }
     const int cuda_ordinal = static_cast<int>(ordinal);
     if (xdev_status_t* s = check_usable(host, kSlot, cuda_ordinal)) return s;
@@ -400,9 +397,7 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
     plugin->open[ordinal] = true;
     *out_device = device.release();
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 void plugin_device_close(xdev_device_t* device) noexcept {
@@ -414,10 +409,10 @@ void plugin_device_close(xdev_device_t* device) noexcept {
   const int64_t streams = device->live_streams.load();
   const int64_t events = device->live_events.load();
   if (allocations != 0 || host_allocations != 0 || streams != 0 || events != 0) {
-    log(plugin->host, XDEV_LOG_WARNING,
-        "device_close: cuda device %d still has %" PRId64 " allocations, %" PRId64
-        " pinned host allocations, %" PRId64 " streams and %" PRId64 " events; they leak",
-        device->ordinal, allocations, host_allocations, streams, events);
+    g_host.log(plugin->host, XDEV_LOG_WARNING,
+               "device_close: cuda device %d still has %" PRId64 " allocations, %" PRId64
+               " pinned host allocations, %" PRId64 " streams and %" PRId64 " events; they leak",
+               device->ordinal, allocations, host_allocations, streams, events);
   }
   std::lock_guard lock(plugin->mutex);  // std::mutex::lock only throws on misuse
   if (static_cast<size_t>(device->ordinal) < plugin->open.size()) {
@@ -432,28 +427,29 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
                                       void** out_ptr) noexcept {
   constexpr const char* kSlot = "memory_allocate";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_ptr == nullptr) return null_argument(host, kSlot, "out_ptr");
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
   *out_ptr = nullptr;
   if (size == 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
+                       kSlot);
   }
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)", kSlot,
-                alignment, size);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)",
+                       kSlot, alignment, size);
   }
   const bool over_aligned = alignment > kNativeAlignment;
   const uint64_t request = over_aligned ? size + alignment - 1 : size;
   const uint64_t total = device->info->memory_total;
   if (request < size || request > total) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
-                ") on cuda device %d (%s): more than its %" PRIu64 " bytes of memory",
-                kSlot, size, alignment, device->ordinal, device->info->name.c_str(), total);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                       "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+                       ") on cuda device %d (%s): more than its %" PRIu64 " bytes of memory",
+                       kSlot, size, alignment, device->ordinal, device->info->name.c_str(), total);
   }
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     DeviceGuard guard(device->ordinal);
     if (guard.error() != cudaSuccess) {
       return cuda_failure(host, kSlot, "making the device current", device->ordinal,
@@ -469,11 +465,12 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
       size_t free_bytes = 0, total_bytes = 0;
       if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
       const char* name = cudaGetErrorName(e);
-      return fail(host, e == cudaErrorMemoryAllocation ? XDEV_STATUS_OUT_OF_MEMORY : status_code(e),
-                  "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
-                  ") on cuda device %d (%s): %s (%s); %zu of %zu bytes free",
-                  kSlot, size, alignment, device->ordinal, device->info->name.c_str(),
-                  cudaGetErrorString(e), name ? name : "?", free_bytes, total_bytes);
+      return g_host.fail(
+          host, e == cudaErrorMemoryAllocation ? XDEV_STATUS_OUT_OF_MEMORY : status_code(e),
+          "%s: cannot allocate %" PRIu64 " bytes (alignment %" PRIu64
+          ") on cuda device %d (%s): %s (%s); %zu of %zu bytes free",
+          kSlot, size, alignment, device->ordinal, device->info->name.c_str(),
+          cudaGetErrorString(e), name ? name : "?", free_bytes, total_bytes);
     }
     void* ptr = base;
     if (over_aligned) {
@@ -490,9 +487,7 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
     device->live_allocations.fetch_add(1, std::memory_order_relaxed);
     *out_ptr = ptr;
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 void plugin_memory_free(xdev_device_t* device, void* ptr) noexcept {
@@ -513,9 +508,10 @@ void plugin_memory_free(xdev_device_t* device, void* ptr) noexcept {
   if (const cudaError_t e = cudaFree(base); e != cudaSuccess) {
     (void)cudaGetLastError();
     // After a sticky fault every cudaFree fails; that was reported already.
-    log(device->plugin->host, is_unusable(device->ordinal) ? XDEV_LOG_DEBUG : XDEV_LOG_WARNING,
-        "memory_free: cudaFree(%p) on cuda device %d: %s", base, device->ordinal,
-        cudaGetErrorString(e));
+    g_host.log(device->plugin->host,
+               is_unusable(device->ordinal) ? XDEV_LOG_DEBUG : XDEV_LOG_WARNING,
+               "memory_free: cudaFree(%p) on cuda device %d: %s", base, device->ordinal,
+               cudaGetErrorString(e));
   }
   device->live_allocations.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -524,9 +520,9 @@ xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) noexcept {
   constexpr const char* kSlot = "memory_query";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_free == nullptr) return null_argument(host, kSlot, "out_free");
-  if (out_total == nullptr) return null_argument(host, kSlot, "out_total");
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_free == nullptr) return g_host.null_argument(host, kSlot, "out_free");
+  if (out_total == nullptr) return g_host.null_argument(host, kSlot, "out_total");
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   DeviceGuard guard(device->ordinal);
   if (guard.error() != cudaSuccess) {
@@ -546,15 +542,17 @@ xdev_status_t* plugin_host_memory_allocate(xdev_device_t* device, uint64_t size,
                                            void** out_ptr) noexcept {
   constexpr const char* kSlot = "host_memory_allocate";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_ptr == nullptr) return null_argument(host, kSlot, "out_ptr");
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
   *out_ptr = nullptr;
   if (size == 0) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
+                       kSlot);
   }
   if (size > SIZE_MAX) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                "%s: cannot pin %" PRIu64 " bytes: larger than the address space", kSlot, size);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                       "%s: cannot pin %" PRIu64 " bytes: larger than the address space", kSlot,
+                       size);
   }
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   DeviceGuard guard(device->ordinal);
@@ -567,10 +565,11 @@ xdev_status_t* plugin_host_memory_allocate(xdev_device_t* device, uint64_t size,
   const cudaError_t e = cudaHostAlloc(&ptr, static_cast<size_t>(size), cudaHostAllocPortable);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY,
-                "%s: cannot allocate %" PRIu64 " bytes of pinned host memory for cuda device %d: "
-                "%s (%s)",
-                kSlot, size, device->ordinal, cudaGetErrorString(e), cudaGetErrorName(e));
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY,
+                       "%s: cannot allocate %" PRIu64
+                       " bytes of pinned host memory for cuda device %d: "
+                       "%s (%s)",
+                       kSlot, size, device->ordinal, cudaGetErrorString(e), cudaGetErrorName(e));
   }
   device->live_host_allocations.fetch_add(1, std::memory_order_relaxed);
   *out_ptr = ptr;
@@ -583,8 +582,8 @@ void plugin_host_memory_free(xdev_device_t* device, void* ptr) noexcept {
   DeviceGuard guard(device != nullptr ? device->ordinal : 0);
   if (const cudaError_t e = cudaFreeHost(ptr); e != cudaSuccess) {
     (void)cudaGetLastError();
-    log(host_of(device), XDEV_LOG_WARNING, "host_memory_free: cudaFreeHost(%p): %s", ptr,
-        cudaGetErrorString(e));
+    g_host.log(host_of(device), XDEV_LOG_WARNING, "host_memory_free: cudaFreeHost(%p): %s", ptr,
+               cudaGetErrorString(e));
   }
   if (device != nullptr) device->live_host_allocations.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -607,17 +606,17 @@ xdev_status_t* create_blas_handle(xdev_stream_t* stream) noexcept {
       stream->blas_error = error;
     } catch (...) {
     }
-    log(host, XDEV_LOG_WARNING, "cuda device %d: %s; float MatMul will fail", device->ordinal,
-        error.c_str());
+    g_host.log(host, XDEV_LOG_WARNING, "cuda device %d: %s; float MatMul will fail",
+               device->ordinal, error.c_str());
     return nullptr;
   }
   cublasHandle_t handle = nullptr;
   if (const cublasStatus_t s = blas->create(&handle); s != CUBLAS_STATUS_SUCCESS) {
     (void)cudaGetLastError();
-    return fail(host, s == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY
-                                                       : XDEV_STATUS_UNAVAILABLE,
-                "%s: cublasCreate on cuda device %d failed: %s", kSlot, device->ordinal,
-                cublas_status_name(s));
+    return g_host.fail(
+        host, s == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_UNAVAILABLE,
+        "%s: cublasCreate on cuda device %d failed: %s", kSlot, device->ordinal,
+        cublas_status_name(s));
   }
   // Bound to the stream for life. Math mode: default (no TF32) unless the
   // user allowed TF32 with XDEV_CUDA_ALLOW_TF32.
@@ -627,9 +626,9 @@ xdev_status_t* create_blas_handle(xdev_stream_t* stream) noexcept {
   if (s == CUBLAS_STATUS_SUCCESS) s = blas->set_math_mode(handle, math);
   if (s != CUBLAS_STATUS_SUCCESS) {
     blas->destroy(handle);
-    return fail(host, XDEV_STATUS_INTERNAL,
-                "%s: setting up the cuBLAS handle on cuda device %d: %s", kSlot, device->ordinal,
-                cublas_status_name(s));
+    return g_host.fail(host, XDEV_STATUS_INTERNAL,
+                       "%s: setting up the cuBLAS handle on cuda device %d: %s", kSlot,
+                       device->ordinal, cublas_status_name(s));
   }
   stream->blas = handle;
   return nullptr;
@@ -638,13 +637,13 @@ xdev_status_t* create_blas_handle(xdev_stream_t* stream) noexcept {
 xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
   constexpr const char* kSlot = "stream_create";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_stream == nullptr) return null_argument(host, kSlot, "out_stream");
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_stream == nullptr) return g_host.null_argument(host, kSlot, "out_stream");
   *out_stream = nullptr;
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   auto stream = std::unique_ptr<xdev_stream_t>(new (std::nothrow) xdev_stream_t);
   if (stream == nullptr) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
   }
   DeviceGuard guard(device->ordinal);
   if (guard.error() != cudaSuccess) {
@@ -676,22 +675,23 @@ void plugin_stream_destroy(xdev_stream_t* stream) noexcept {
     std::string unused;
     if (const Blas* blas = load_blas(&unused)) {
       if (const cublasStatus_t s = blas->destroy(stream->blas); s != CUBLAS_STATUS_SUCCESS) {
-        log(device->plugin->host, XDEV_LOG_WARNING, "stream_destroy: cublasDestroy: %s",
-            cublas_status_name(s));
+        g_host.log(device->plugin->host, XDEV_LOG_WARNING, "stream_destroy: cublasDestroy: %s",
+                   cublas_status_name(s));
       }
     }
   }
   if (const cudaError_t e = cudaStreamDestroy(stream->stream); e != cudaSuccess) {
     (void)cudaGetLastError();
-    log(device->plugin->host, is_unusable(device->ordinal) ? XDEV_LOG_DEBUG : XDEV_LOG_WARNING,
-        "stream_destroy on cuda device %d: %s", device->ordinal, cudaGetErrorString(e));
+    g_host.log(device->plugin->host,
+               is_unusable(device->ordinal) ? XDEV_LOG_DEBUG : XDEV_LOG_WARNING,
+               "stream_destroy on cuda device %d: %s", device->ordinal, cudaGetErrorString(e));
   }
   device->live_streams.fetch_sub(1, std::memory_order_relaxed);
 }
 
 xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
   constexpr const char* kSlot = "stream_synchronize";
-  if (stream == nullptr) return null_argument(global_host(), kSlot, "stream");
+  if (stream == nullptr) return g_host.null_argument(g_host.fallback(), kSlot, "stream");
   xdev_device_t* device = stream->device;
   const xdev_host_api_t* host = device->plugin->host;
   // A sticky fault cannot be cleared (plugin.h): the device stays unusable.
@@ -710,13 +710,13 @@ xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
 xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
   constexpr const char* kSlot = "event_create";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return null_argument(host, kSlot, "device");
-  if (out_event == nullptr) return null_argument(host, kSlot, "out_event");
+  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
+  if (out_event == nullptr) return g_host.null_argument(host, kSlot, "out_event");
   *out_event = nullptr;
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   auto event = std::unique_ptr<xdev_event_t>(new (std::nothrow) xdev_event_t);
   if (event == nullptr) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
   }
   DeviceGuard guard(device->ordinal);
   if (guard.error() != cudaSuccess) {
@@ -748,12 +748,12 @@ xdev_status_t* check_event_and_stream(const char* slot, xdev_event_t* event,
                                       xdev_stream_t* stream) noexcept {
   const xdev_host_api_t* host = event != nullptr    ? event->device->plugin->host
                                 : stream != nullptr ? stream->device->plugin->host
-                                                    : global_host();
-  if (event == nullptr) return null_argument(host, slot, "event");
-  if (stream == nullptr) return null_argument(host, slot, "stream");
+                                                    : g_host.fallback();
+  if (event == nullptr) return g_host.null_argument(host, slot, "event");
+  if (stream == nullptr) return g_host.null_argument(host, slot, "stream");
   if (event->device->plugin != stream->device->plugin) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the event and the stream belong to different plugin instances", slot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the event and the stream belong to different plugin instances", slot);
   }
   return check_usable(host, slot, stream->device->ordinal);
 }
@@ -763,7 +763,7 @@ xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) n
   if (xdev_status_t* s = check_event_and_stream(kSlot, event, stream)) return s;
   const xdev_host_api_t* host = event->device->plugin->host;
   const int ordinal = stream->device->ordinal;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(event->mutex);
     DeviceGuard guard(ordinal);
     if (guard.error() != cudaSuccess) {
@@ -784,16 +784,14 @@ xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) n
       return cuda_failure(host, kSlot, "cudaEventRecord", ordinal, e);
     }
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 xdev_status_t* plugin_stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) noexcept {
   constexpr const char* kSlot = "stream_wait_event";
   if (xdev_status_t* s = check_event_and_stream(kSlot, event, stream)) return s;
   const xdev_host_api_t* host = stream->device->plugin->host;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(event->mutex);
     DeviceGuard guard(stream->device->ordinal);
     // Works across devices: the event may belong to another GPU.
@@ -802,14 +800,12 @@ xdev_status_t* plugin_stream_wait_event(xdev_stream_t* stream, xdev_event_t* eve
       return cuda_failure(host, kSlot, "cudaStreamWaitEvent", stream->device->ordinal, e);
     }
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
   constexpr const char* kSlot = "event_synchronize";
-  if (event == nullptr) return null_argument(global_host(), kSlot, "event");
+  if (event == nullptr) return g_host.null_argument(g_host.fallback(), kSlot, "event");
   const xdev_host_api_t* host = event->device->plugin->host;
   cudaEvent_t handle;
   int ordinal;
@@ -818,7 +814,7 @@ xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
     handle = event->event;
     ordinal = event->ordinal;
   } catch (...) {
-    return unexpected(host, kSlot);
+    return g_host.unexpected(host, kSlot);
   }
   if (xdev_status_t* s = check_usable(host, kSlot, ordinal)) return s;
   DeviceGuard guard(ordinal);
@@ -831,10 +827,10 @@ xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
 
 xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexcept {
   constexpr const char* kSlot = "event_query";
-  const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : global_host();
-  if (event == nullptr) return null_argument(host, kSlot, "event");
-  if (out_done == nullptr) return null_argument(host, kSlot, "out_done");
-  try {
+  const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : g_host.fallback();
+  if (event == nullptr) return g_host.null_argument(host, kSlot, "event");
+  if (out_done == nullptr) return g_host.null_argument(host, kSlot, "out_done");
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(event->mutex);
     if (xdev_status_t* s = check_usable(host, kSlot, event->ordinal)) return s;
     DeviceGuard guard(event->ordinal);
@@ -848,9 +844,7 @@ xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexce
       return cuda_failure(host, kSlot, "cudaEventQuery", event->ordinal, e);
     }
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -860,25 +854,26 @@ xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexce
 
 xdev_status_t* check_copy(const char* slot, xdev_stream_t* stream, void* dst, const void* src,
                           uint64_t size, bool check_overlap) noexcept {
-  const xdev_host_api_t* host = stream != nullptr ? stream->device->plugin->host : global_host();
-  if (stream == nullptr) return null_argument(host, slot, "stream");
+  const xdev_host_api_t* host =
+      stream != nullptr ? stream->device->plugin->host : g_host.fallback();
+  if (stream == nullptr) return g_host.null_argument(host, slot, "stream");
   if (dst == nullptr || src == nullptr) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: %s is NULL for a copy of %" PRIu64 " bytes", slot,
-                dst == nullptr ? "dst" : "src", size);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: %s is NULL for a copy of %" PRIu64 " bytes", slot,
+                       dst == nullptr ? "dst" : "src", size);
   }
   if (size > SIZE_MAX) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: size %" PRIu64 " bytes is larger than the address space", slot, size);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: size %" PRIu64 " bytes is larger than the address space", slot, size);
   }
   if (check_overlap) {
     const auto to = reinterpret_cast<uintptr_t>(dst);
     const auto from = reinterpret_cast<uintptr_t>(src);
     const uintptr_t distance = to > from ? to - from : from - to;
     if (distance < size) {
-      return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                  "%s: the %" PRIu64 "-byte ranges at dst %p and src %p overlap", slot, size, dst,
-                  src);
+      return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: the %" PRIu64 "-byte ranges at dst %p and src %p overlap", slot, size,
+                         dst, src);
     }
   }
   return nullptr;
@@ -922,20 +917,21 @@ xdev_status_t* plugin_copy_device_to_device(xdev_stream_t* stream, void* dst, co
 xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_device,
                                 const void* src, uint64_t size) noexcept {
   constexpr const char* kSlot = "copy_peer";
-  const xdev_host_api_t* host = stream != nullptr ? stream->device->plugin->host : global_host();
-  if (src_device == nullptr) return null_argument(host, kSlot, "src_device");
+  const xdev_host_api_t* host =
+      stream != nullptr ? stream->device->plugin->host : g_host.fallback();
+  if (src_device == nullptr) return g_host.null_argument(host, kSlot, "src_device");
   if (stream != nullptr && size == 0) return nullptr;
   if (xdev_status_t* s = check_copy(kSlot, stream, dst, src, size, false)) return s;
   xdev_device_t* device = stream->device;
   if (src_device->plugin != device->plugin) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: the source device belongs to another plugin instance", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the source device belongs to another plugin instance", kSlot);
   }
   const int dst_ordinal = device->ordinal;
   const int src_ordinal = src_device->ordinal;
   if (xdev_status_t* s = check_usable(host, kSlot, dst_ordinal)) return s;
   if (xdev_status_t* s = check_usable(host, kSlot, src_ordinal)) return s;
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     DeviceGuard guard(dst_ordinal);
     if (guard.error() != cudaSuccess) {
       return cuda_failure(host, kSlot, "making the device current", dst_ordinal,
@@ -961,7 +957,8 @@ xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t*
         const cudaError_t e = cudaDeviceEnablePeerAccess(src_ordinal, 0);
         if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
           // Still correct without it: cudaMemcpyPeerAsync stages instead.
-          log(host, XDEV_LOG_INFO,
+          g_host.log(
+              host, XDEV_LOG_INFO,
               "%s: enabling peer access from cuda device %d to %d failed (%s); copies between "
               "them are staged by the driver",
               kSlot, dst_ordinal, src_ordinal, cudaGetErrorString(e));
@@ -979,9 +976,7 @@ xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t*
       return cuda_failure(host, kSlot, what, dst_ordinal, e);
     }
     return nullptr;
-  } catch (...) {
-    return unexpected(host, kSlot);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -990,12 +985,11 @@ xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t*
 xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out_kernels,
                               uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "kernels";
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : global_host();
-  if (plugin == nullptr) return null_argument(host, kSlot, "plugin");
-  if (out_kernels == nullptr) return null_argument(host, kSlot, "out_kernels");
-  if (out_count == nullptr) return null_argument(host, kSlot, "out_count");
-  *out_kernels = kernel_list(out_count);
-  return nullptr;
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
+  uint32_t count = 0;
+  const xdev_kernel_info_t* const* kernels = kernel_list(&count);
+  return g_host.hand_out(host, kSlot, "out_kernels", kernels, count, out_kernels, out_count);
 }
 
 // ---------------------------------------------------------------------------
@@ -1037,10 +1031,6 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .kernels = &plugin_kernels,
 };
 
-bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {
-  return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
-}
-
 }  // namespace
 }  // namespace xdev::cuda
 
@@ -1049,28 +1039,5 @@ bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {
 // makes no CUDA call. Named differently from XDEV_PLUGIN_ENTRY_SYMBOL so
 // that the core never loads this library as a plugin of its own.
 extern "C" XDEV_PLUGIN_EXPORT xdev_status_t* xdev_cuda_impl_query(xdev_plugin_query_args_t* args) {
-  using namespace xdev::cuda;
-  constexpr const char* kSlot = "xdev_plugin_query";
-  if (args == nullptr) return nullptr;
-  const xdev_host_api_t* host = nullptr;
-  if (XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, host)) host = args->host;
-  set_query_host(host);
-  if (!XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, plugin_api)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 query arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE));
-  }
-  args->plugin_api = nullptr;
-  const xdev_version_t mine = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  const xdev_version_t lowest = args->core_min_version;
-  const xdev_version_t highest = args->core_max_version;
-  if (!version_at_most(lowest, mine) || highest.major < mine.major) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: the cuda plugin implements ABI %" PRIu32 ".%" PRIu32
-                "; the core accepts %" PRIu32 ".%" PRIu32 " to %" PRIu32 ".%" PRIu32,
-                kSlot, mine.major, mine.minor, lowest.major, lowest.minor, highest.major,
-                highest.minor);
-  }
-  args->plugin_api = &kPluginApi;
-  return nullptr;
+  return xdev::cuda::g_host.answer_query(args, xdev::cuda::kPluginApi);
 }

@@ -16,16 +16,15 @@
 // the plugin handle is wrapped (it carries the reason when there is no
 // implementation).
 #include <xdev/plugin.h>
+#include <xdev/plugin_helpers.hpp>
 
 #include <dlfcn.h>
 
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <new>
 #include <string>
 
 #include "cuda_plugin_config.hpp"
@@ -34,6 +33,8 @@ static_assert(XDEV_ABI_VERSION_MAJOR == 1, "the cuda plugin implements ABI major
 
 namespace xdev::cuda_shim {
 namespace {
+
+namespace ph = xdev::plugin_helpers;
 
 // The driver API entry points the shim needs, with the driver's types
 // spelled out (cuda.h is not needed for four functions): CUresult is an int,
@@ -68,50 +69,9 @@ int minimum_driver_branch(int cuda_major) {
   }
 }
 
-bool can_create_status(const xdev_host_api_t* host) noexcept {
-  return host != nullptr && XDEV_HAS_FIELD(host, xdev_host_api_t, status_create) &&
-         host->status_create != nullptr;
-}
-
-// The host table of the latest query or initialize, for NULL handles.
-std::mutex g_host_mutex;
-const xdev_host_api_t* g_host = nullptr;
-
-const xdev_host_api_t* global_host() {
-  std::lock_guard lock(g_host_mutex);
-  return g_host;
-}
-void set_global_host(const xdev_host_api_t* host) {
-  if (!can_create_status(host)) return;
-  std::lock_guard lock(g_host_mutex);
-  g_host = host;
-}
-
-[[gnu::format(printf, 3, 4)]] xdev_status_t* fail(const xdev_host_api_t* host,
-                                                  xdev_status_code_t code, const char* format,
-                                                  ...) noexcept {
-  if (!can_create_status(host)) host = global_host();
-  if (!can_create_status(host)) return nullptr;
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  return host->status_create(host->host_context, code, text);
-}
-
-[[gnu::format(printf, 3, 4)]] void log(const xdev_host_api_t* host, xdev_log_level_t level,
-                                       const char* format, ...) noexcept {
-  if (host == nullptr || !XDEV_HAS_FIELD(host, xdev_host_api_t, log) || host->log == nullptr) {
-    return;
-  }
-  char text[1024];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof(text), format, args);
-  va_end(args);
-  host->log(host->host_context, level, text);
-}
+// The host table of the latest query (for NULL handles), statuses and log
+// lines, the exception guard and the query answer: the SDK's plugin helpers.
+constinit ph::PluginHost g_host{"cuda"};
 
 // ---------------------------------------------------------------------------
 // Looking for the driver and devices
@@ -283,15 +243,16 @@ namespace {
 // NULL or not one of ours.
 xdev_status_t* no_implementation(const char* slot, const char* argument, const void* value) {
   if (value == nullptr) {
-    return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot, argument);
+    return g_host.fail(g_host.fallback(), XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot,
+                       argument);
   }
-  return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT,
-              "%s: %s is not a handle of the cuda plugin, which has no device open", slot,
-              argument);
+  return g_host.fail(g_host.fallback(), XDEV_STATUS_INVALID_ARGUMENT,
+                     "%s: %s is not a handle of the cuda plugin, which has no device open", slot,
+                     argument);
 }
 
 xdev_status_t* null_plugin(const char* slot) {
-  return fail(global_host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: plugin is NULL", slot);
+  return g_host.fail(g_host.fallback(), XDEV_STATUS_INVALID_ARGUMENT, "%s: plugin is NULL", slot);
 }
 
 // ---- life cycle -------------------------------------------------------------
@@ -299,31 +260,32 @@ xdev_status_t* null_plugin(const char* slot) {
 xdev_status_t* shim_initialize(const xdev_plugin_init_args_t* args,
                                xdev_plugin_t** out_plugin) noexcept {
   constexpr const char* kSlot = "initialize";
-  const xdev_host_api_t* host = global_host();
+  const xdev_host_api_t* host = g_host.fallback();
   if (out_plugin == nullptr) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_plugin is NULL", kSlot);
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_plugin is NULL", kSlot);
   }
   *out_plugin = nullptr;
-  if (args == nullptr) return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: args is NULL", kSlot);
+  if (args == nullptr)
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: args is NULL", kSlot);
   if (!XDEV_HAS_FIELD(args, xdev_plugin_init_args_t, host)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
+    return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH,
+                       "%s: args->struct_size is %zu bytes; ABI v1.0 init arguments need %zu",
+                       kSlot, args->struct_size,
+                       static_cast<size_t>(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE));
   }
-  if (!can_create_status(args->host)) {
-    return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                "%s: args->host is NULL or has no status_create", kSlot);
+  if (!xdev_plugin_can_create_status(args->host)) {
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: args->host is NULL or has no status_create", kSlot);
   }
   host = args->host;
-  set_global_host(host);
-  try {
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     auto* plugin = new xdev_plugin_t;
     plugin->host = host;
     const DriverProbe probe = probe_driver();
     if (!probe.has_devices) {
       plugin->status = probe.reason;
-      log(host, XDEV_LOG_DEBUG, "no devices: %s%s%s", probe.reason.c_str(),
-          probe.detail.empty() ? "" : "; ", probe.detail.c_str());
+      g_host.log(host, XDEV_LOG_DEBUG, "no devices: %s%s%s", probe.reason.c_str(),
+                 probe.detail.empty() ? "" : "; ", probe.detail.c_str());
       *out_plugin = plugin;
       return nullptr;
     }
@@ -335,7 +297,7 @@ xdev_status_t* shim_initialize(const xdev_plugin_init_args_t* args,
     }
     if (impl.api == nullptr) {
       plugin->status = "CUDA runtime unavailable: " + impl.error;
-      log(host, XDEV_LOG_WARNING, "%s", plugin->status.c_str());
+      g_host.log(host, XDEV_LOG_WARNING, "%s", plugin->status.c_str());
       *out_plugin = plugin;
       return nullptr;
     }
@@ -345,11 +307,7 @@ xdev_status_t* shim_initialize(const xdev_plugin_init_args_t* args,
     }
     *out_plugin = plugin;
     return nullptr;
-  } catch (const std::bad_alloc&) {
-    return fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
-  } catch (...) {
-    return fail(host, XDEV_STATUS_INTERNAL, "%s: unexpected exception", kSlot);
-  }
+  });
 }
 
 void shim_shutdown(xdev_plugin_t* plugin) noexcept {
@@ -379,13 +337,7 @@ xdev_status_t* shim_device_types(xdev_plugin_t* plugin,
   constexpr const char* kSlot = "device_types";
   if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->device_types(plugin->impl, out_types, out_count);
-  if (out_types == nullptr || out_count == nullptr) {
-    return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", kSlot,
-                out_types == nullptr ? "out_types" : "out_count");
-  }
-  *out_types = kDeviceTypes;
-  *out_count = 1;
-  return nullptr;
+  return g_host.hand_out(plugin->host, kSlot, "out_types", kDeviceTypes, 1, out_types, out_count);
 }
 
 xdev_status_t* shim_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
@@ -393,16 +345,16 @@ xdev_status_t* shim_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noe
   if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->device_count(plugin->impl, out_count);
   if (out_count == nullptr) {
-    return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_count is NULL", kSlot);
+    return g_host.fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_count is NULL", kSlot);
   }
   *out_count = 0;
   return nullptr;
 }
 
 xdev_status_t* no_such_device(const xdev_plugin_t* plugin, const char* slot, uint32_t ordinal) {
-  return fail(plugin->host, XDEV_STATUS_NOT_FOUND,
-              "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has 0: %s)", slot,
-              ordinal, plugin->status.c_str());
+  return g_host.fail(plugin->host, XDEV_STATUS_NOT_FOUND,
+                     "%s: no CUDA device with ordinal %" PRIu32 " (the cuda plugin has 0: %s)",
+                     slot, ordinal, plugin->status.c_str());
 }
 
 xdev_status_t* shim_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
@@ -413,7 +365,7 @@ xdev_status_t* shim_device_get_properties(xdev_plugin_t* plugin, uint32_t ordina
     return impl_api()->device_get_properties(plugin->impl, ordinal, out_props);
   }
   if (out_props == nullptr) {
-    return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_props is NULL", kSlot);
+    return g_host.fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_props is NULL", kSlot);
   }
   return no_such_device(plugin, kSlot, ordinal);
 }
@@ -424,7 +376,7 @@ xdev_status_t* shim_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
   if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->device_open(plugin->impl, ordinal, out_device);
   if (out_device == nullptr) {
-    return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_device is NULL", kSlot);
+    return g_host.fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: out_device is NULL", kSlot);
   }
   *out_device = nullptr;
   return no_such_device(plugin, kSlot, ordinal);
@@ -435,14 +387,9 @@ xdev_status_t* shim_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* con
   constexpr const char* kSlot = "kernels";
   if (plugin == nullptr) return null_plugin(kSlot);
   if (plugin->impl != nullptr) return impl_api()->kernels(plugin->impl, out_kernels, out_count);
-  if (out_kernels == nullptr || out_count == nullptr) {
-    return fail(plugin->host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", kSlot,
-                out_kernels == nullptr ? "out_kernels" : "out_count");
-  }
   // No device, no kernels: nothing could run them.
-  *out_kernels = nullptr;
-  *out_count = 0;
-  return nullptr;
+  return g_host.hand_out<xdev_kernel_info_t>(plugin->host, kSlot, "out_kernels", nullptr, 0,
+                                             out_kernels, out_count);
 }
 
 // ---- everything that takes a device, stream or event: forwarded -------------
@@ -557,37 +504,10 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .kernels = &shim_kernels,
 };
 
-bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {
-  return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
-}
-
 }  // namespace
 }  // namespace xdev::cuda_shim
 
 // The entry point. Cheap: reads and writes the arguments, loads nothing.
-extern "C" XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
-  using namespace xdev::cuda_shim;
-  constexpr const char* kSlot = "xdev_plugin_query";
-  if (args == nullptr) return nullptr;
-  const xdev_host_api_t* host = nullptr;
-  if (XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, host)) host = args->host;
-  set_global_host(host);
-  if (!XDEV_HAS_FIELD(args, xdev_plugin_query_args_t, plugin_api)) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: args->struct_size is %zu bytes; ABI v1.0 query arguments need %zu", kSlot,
-                args->struct_size, static_cast<size_t>(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE));
-  }
-  args->plugin_api = nullptr;
-  const xdev_version_t mine = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  const xdev_version_t lowest = args->core_min_version;
-  const xdev_version_t highest = args->core_max_version;
-  if (!version_at_most(lowest, mine) || highest.major < mine.major) {
-    return fail(host, XDEV_STATUS_ABI_MISMATCH,
-                "%s: the cuda plugin implements ABI %" PRIu32 ".%" PRIu32
-                "; the core accepts %" PRIu32 ".%" PRIu32 " to %" PRIu32 ".%" PRIu32,
-                kSlot, mine.major, mine.minor, lowest.major, lowest.minor, highest.major,
-                highest.minor);
-  }
-  args->plugin_api = &kPluginApi;
-  return nullptr;
+XDEV_PLUGIN_ENTRY_POINT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
+  return xdev::cuda_shim::g_host.answer_query(args, xdev::cuda_shim::kPluginApi);
 }

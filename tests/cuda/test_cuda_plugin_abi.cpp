@@ -29,8 +29,7 @@
 
 #include <xdev/plugin.h>
 
-#include "loader/host_api.hpp"
-#include "common/status.hpp"
+#include "core_plugin_harness.hpp"
 
 namespace {
 
@@ -42,80 +41,37 @@ using ::testing::StartsWith;
 // ---------------------------------------------------------------------------
 // Helpers
 
+using xdev_test::exported_symbols;
+using xdev_test::Ok;
+using xdev_test::Outcome;
+using xdev_test::random_bytes;
+using xdev_test::take;
+
 const xdev_host_api_t* host_api() {
-  static xdev::detail::HostContext context{"cuda"};
-  static const xdev_host_api_t host = xdev::detail::make_host_api(&context);
-  return &host;
+  static const xdev_test::CoreHost host{"cuda"};
+  return host.get();
 }
 
-struct Outcome {
-  xdev_status_code_t code = XDEV_STATUS_OK;
-  std::string message;
-};
-
-Outcome take(xdev_status_t* status) {
-  if (status == nullptr) return {};
-  xdev::detail::StatusPtr owned(status);
-  return {owned->code, owned->message};
-}
-
-::testing::AssertionResult Ok(xdev_status_t* status) {
-  if (status == nullptr) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << xdev::detail::take_message(status);
-}
-
-#define EXPECT_STATUS(expr, expected_code, needle)                                 \
-  do {                                                                             \
-    const Outcome outcome_ = take(expr);                                           \
-    EXPECT_EQ(outcome_.code, (expected_code)) << #expr << ": " << outcome_.message; \
-    EXPECT_THAT(outcome_.message, HasSubstr(needle)) << #expr;                     \
-  } while (0)
-
-std::string plugin_path() {
-  const char* path = std::getenv("XDEV_TEST_CUDA_PLUGIN");
-  return path != nullptr ? path : "";
-}
+std::string plugin_path() { return xdev_test::env_or("XDEV_TEST_CUDA_PLUGIN"); }
 
 // The plugin library. Never unloaded: CUDA's runtime keeps threads and
 // atexit handlers that must not outlive its code (the core loads plugins with
 // RTLD_NODELETE for the same reason).
-class Library {
+class Library : public xdev_test::PluginLibrary {
  public:
   static Library& get() {
     static Library* library = new Library;
     return *library;
   }
-  bool loaded() const { return query_ != nullptr; }
-  const std::string& error() const { return error_; }
-  xdev_plugin_query_fn_t query() const { return query_; }
 
  private:
   Library() {
-    const std::string path = plugin_path();
-    if (path.empty()) {
-      error_ = "XDEV_TEST_CUDA_PLUGIN is not set (meson test sets it to the plugin file)";
-      return;
-    }
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (handle == nullptr) {
-      error_ = std::string("dlopen failed: ") + dlerror();
-      return;
-    }
-    query_ = reinterpret_cast<xdev_plugin_query_fn_t>(dlsym(handle, XDEV_PLUGIN_ENTRY_SYMBOL));
-    if (query_ == nullptr) error_ = path + " has no " XDEV_PLUGIN_ENTRY_SYMBOL;
+    open_env("XDEV_TEST_CUDA_PLUGIN", RTLD_NODELETE);
+    release();
   }
-  xdev_plugin_query_fn_t query_ = nullptr;
-  std::string error_;
 };
 
-xdev_plugin_query_args_t query_args() {
-  xdev_plugin_query_args_t args{};
-  args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
-  args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
-  args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
-  args.host = host_api();
-  return args;
-}
+xdev_plugin_query_args_t query_args() { return xdev_test::query_args(host_api()); }
 
 const xdev_plugin_api_t* plugin_api() {
   Library& library = Library::get();
@@ -131,9 +87,7 @@ class Instance {
   Instance() {
     api_ = plugin_api();
     if (api_ == nullptr) return;
-    xdev_plugin_init_args_t args{};
-    args.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;
-    args.host = host_api();
+    xdev_plugin_init_args_t args = xdev_test::init_args(host_api());
     init_ = take(api_->initialize(&args, &plugin_));
     if (plugin_ != nullptr) {
       uint32_t count = 0;
@@ -161,49 +115,6 @@ class Instance {
   Outcome init_;
   uint32_t count_ = 0;
 };
-
-std::vector<unsigned char> random_bytes(size_t size, uint64_t seed) {
-  std::mt19937_64 engine(seed);
-  std::vector<unsigned char> bytes(size);
-  for (auto& b : bytes) b = static_cast<unsigned char>(engine());
-  return bytes;
-}
-
-// Exported (defined, global, default-visibility) dynamic symbols.
-std::set<std::string> exported_symbols(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  const std::vector<char> image((std::istreambuf_iterator<char>(file)),
-                                std::istreambuf_iterator<char>());
-  std::set<std::string> names;
-  if (image.size() < sizeof(Elf64_Ehdr)) return names;
-  Elf64_Ehdr header;
-  std::memcpy(&header, image.data(), sizeof(header));
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64) {
-    return names;
-  }
-  auto section = [&](size_t index) {
-    Elf64_Shdr shdr;
-    std::memcpy(&shdr, image.data() + header.e_shoff + index * header.e_shentsize, sizeof(shdr));
-    return shdr;
-  };
-  for (size_t i = 0; i < header.e_shnum; ++i) {
-    const Elf64_Shdr dynsym = section(i);
-    if (dynsym.sh_type != SHT_DYNSYM) continue;
-    const Elf64_Shdr strtab = section(dynsym.sh_link);
-    for (size_t k = 0; k < dynsym.sh_size / sizeof(Elf64_Sym); ++k) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, image.data() + dynsym.sh_offset + k * sizeof(Elf64_Sym), sizeof(sym));
-      const unsigned bind = ELF64_ST_BIND(sym.st_info);
-      const unsigned visibility = ELF64_ST_VISIBILITY(sym.st_other);
-      if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0) continue;
-      if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) continue;
-      if (visibility != STV_DEFAULT && visibility != STV_PROTECTED) continue;
-      names.insert(image.data() + strtab.sh_offset + sym.st_name);
-    }
-  }
-  return names;
-}
 
 // The reasons describe_status gives for zero devices.
 auto NoDeviceReason() {
