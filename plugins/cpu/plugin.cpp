@@ -321,6 +321,7 @@ constexpr xdev_device_type_info_t kCpuType = {
     .type = "CPU",
     .platform = "host",
     .priority = XDEV_PRIORITY_CPU,
+    .dlpack_device_type = XDEV_DLPACK_CPU,
 };
 constexpr const xdev_device_type_info_t* kDeviceTypes[] = {&kCpuType};
 

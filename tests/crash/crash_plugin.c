@@ -64,7 +64,7 @@ __attribute__((constructor)) static void crash_on_load(void) { crash_now(); }
 #endif
 
 #ifdef CRASH_LIE_TYPE_SIZE
-static const xdev_device_type_info_t k_short_type = {16, NULL, "SHORT", "crash", 0};
+static const xdev_device_type_info_t k_short_type = {16, NULL, "SHORT", "crash", 0, XDEV_DLPACK_NONE};
 static const xdev_device_type_info_t* const k_short_types[] = {&k_short_type};
 static xdev_status_t* lying_device_types(xdev_plugin_t* plugin,
                                          const xdev_device_type_info_t* const** out_types,
@@ -92,9 +92,9 @@ static xdev_status_t* lying_get_properties(xdev_plugin_t* plugin, uint32_t ordin
 
 #ifdef CRASH_DUP_TYPE
 static const xdev_device_type_info_t k_gpu_upper = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "GPU",
-                                                    "crash", XDEV_PRIORITY_GPU};
+                                                    "crash", XDEV_PRIORITY_GPU, XDEV_DLPACK_NONE};
 static const xdev_device_type_info_t k_gpu_lower = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "gpu",
-                                                    "crash", XDEV_PRIORITY_GPU};
+                                                    "crash", XDEV_PRIORITY_GPU, XDEV_DLPACK_NONE};
 static const xdev_device_type_info_t* const k_dup_types[] = {&k_gpu_upper, &k_gpu_lower};
 static xdev_status_t* duplicate_device_types(xdev_plugin_t* plugin,
                                              const xdev_device_type_info_t* const** out_types,

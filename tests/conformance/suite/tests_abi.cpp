@@ -244,10 +244,17 @@ void device_types(Context& ctx) {
     const xdev_device_type_info_t* t = types[i];
     const std::string where = "device type " + std::to_string(i);
     require(t != nullptr, where + " is NULL");
-    require(t->struct_size >= XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE,
+    require(t->struct_size >= XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0,
             where + " has struct_size " + std::to_string(t->struct_size) +
                 ", smaller than the v1.0 size " +
-                std::to_string(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE));
+                std::to_string(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0));
+    // ABI 1.3: a declared DLPack device type is a DLDeviceType code (>= 1).
+    require(!XDEV_HAS_FIELD(t, xdev_device_type_info_t, dlpack_device_type) ||
+                t->dlpack_device_type >= 0,
+            where + " has a negative dlpack_device_type " +
+                std::to_string(XDEV_HAS_FIELD(t, xdev_device_type_info_t, dlpack_device_type)
+                                   ? t->dlpack_device_type
+                                   : 0));
     require(valid_type_name(t->type),
             where + " has an invalid type name \"" + (t->type ? t->type : "(null)") +
                 "\" (letters, digits and '_', starting with a letter, at most 31)");

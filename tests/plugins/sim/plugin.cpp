@@ -279,6 +279,7 @@ xdev_status_t* initialize(const xdev_plugin_init_args_t* args,
     plugin->type.type = "GPU";
     plugin->type.platform = "sim";
     plugin->type.priority = XDEV_PRIORITY_GPU;
+    plugin->type.dlpack_device_type = XDEV_DLPACK_EXT_DEV;
     register_kernels(*plugin);
     plugin->open.assign(plugin->config.device_count, nullptr);
     log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin->status_line.c_str());
