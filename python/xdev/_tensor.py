@@ -1,0 +1,112 @@
+"""Tensor creation (``tf.constant``, ``tf.fill``, ...) and the Tensor methods written in
+Python: ``__array__``, ``__repr__``, iteration, ``**`` and the comparisons."""
+
+import math as _math
+
+import numpy as np
+
+from . import _fallback, _xdev
+from ._convert import convert_to_tensor, to_array
+from .dtypes import _TO_NUMPY, as_dtype
+
+Tensor = _xdev.Tensor
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """A tensor from a number, nested list, NumPy array or tensor (logged as _EagerConst).
+
+    ``dtype`` converts (never silently losing values); ``shape`` reshapes, or fills it
+    when ``value`` is a single number.
+    """
+    del name
+    if isinstance(value, Tensor) and shape is None:
+        return value if dtype is None or value.dtype == as_dtype(dtype) else \
+            _xdev.cast(value, as_dtype(dtype))
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    if dtype is None and shape is None and isinstance(value, (bool, int, float)):
+        return _xdev._to_tensor(value)
+    array = to_array(value, dtype)
+    if shape is not None:
+        shape = tuple(int(d) for d in shape)
+        count = _math.prod(shape)
+        if array.size == 1:
+            array = np.full(shape, array.reshape(()), dtype=array.dtype)
+        elif array.size == count:
+            array = array.reshape(shape)
+        else:
+            raise _xdev.InvalidArgumentError(
+                f"constant: {array.size} values do not fill a shape of {count} elements "
+                f"{shape}")
+    return _xdev._constant_from_array(np.ascontiguousarray(array))
+
+
+def fill(dims, value, dtype=None, name=None):
+    """A tensor of shape ``dims`` with every element ``value`` (logged as Fill). The dtype
+    follows ``value`` (float -> float32, int -> int32, bool -> bool) unless given."""
+    del name
+    if dtype is None:
+        dtype = convert_to_tensor(value).dtype
+    dtype = as_dtype(dtype)
+    return _xdev._fill([int(d) for d in dims], float(value), dtype)
+
+
+def zeros_like(tensor, dtype=None):
+    t = convert_to_tensor(tensor)
+    return _xdev.zeros(list(t.shape), t.dtype if dtype is None else as_dtype(dtype))
+
+
+def ones_like(tensor, dtype=None):
+    t = convert_to_tensor(tensor)
+    return _xdev.ones(list(t.shape), t.dtype if dtype is None else as_dtype(dtype))
+
+
+# --- Tensor methods written in Python ---
+
+def _array(self, dtype=None, copy=None):
+    # Host memory is shared (read-only, through DLPack); other devices need a copy.
+    if copy is not True and self.__dlpack_device__()[0] == 1:
+        array = np.from_dlpack(self)
+    elif copy is False:
+        raise ValueError(
+            f"the tensor lives on {self.device}: converting it to a NumPy array needs a copy")
+    else:
+        array = self.numpy()
+    if dtype is not None and array.dtype != np.dtype(dtype):
+        if copy is False:
+            raise ValueError(f"converting {array.dtype} to {np.dtype(dtype)} needs a copy")
+        array = array.astype(dtype)
+    return array
+
+
+def _repr(self):
+    values = np.array2string(self.numpy(), separator=", ", prefix="array(")
+    return (f"<xdev.Tensor: shape={tuple(self.shape)}, dtype={self.dtype.name}, "
+            f"numpy=array({values}, dtype={_TO_NUMPY[self.dtype].name})>")
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("Cannot iterate over a scalar tensor.")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+def _comparison(ufunc, name, reflected=None):
+    def compare(self, other):
+        return _fallback.binary(ufunc, name, self, other)
+    compare.__name__ = f"__{reflected or name.lower()}__"
+    return compare
+
+
+Tensor.__array__ = _array
+Tensor.__repr__ = _repr
+Tensor.__iter__ = _iter
+Tensor.__pow__ = lambda self, other: _fallback.pow(self, other)
+Tensor.__rpow__ = lambda self, other: _fallback.pow(other, self)
+Tensor.__lt__ = _comparison(np.less, "Less", "lt")
+Tensor.__le__ = _comparison(np.less_equal, "LessEqual", "le")
+Tensor.__gt__ = _comparison(np.greater, "Greater", "gt")
+Tensor.__ge__ = _comparison(np.greater_equal, "GreaterEqual", "ge")
+Tensor.__eq__ = _comparison(np.equal, "Equal", "eq")
+Tensor.__ne__ = _comparison(np.not_equal, "NotEqual", "ne")
