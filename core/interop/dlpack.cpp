@@ -370,8 +370,11 @@ std::optional<Device> dlpack_zero_copy_device(DLPackDevice device) {
 }
 
 DLManagedTensorVersioned* to_dlpack(const Tensor& tensor, const ToDLPackOptions& options) {
-  uint64_t flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  uint64_t flags = 0;
   auto block = export_block<VersionedBlock>(tensor, options, flags);
+  // Shared memory is read-only (tensors are immutable); a copy made for the
+  // consumer is its own to write.
+  if ((flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0) flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
   block->managed.version = {XDEV_DLPACK_MAJOR_VERSION, XDEV_DLPACK_MINOR_VERSION};
   block->managed.flags = flags;
   return &block.release()->managed;

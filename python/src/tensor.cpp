@@ -59,7 +59,8 @@ Tensor scalar_of(T value, DType dtype) {
 
 // A Python bool, int or float as a scalar tensor (TensorFlow's rules: the
 // dtype of `like` when given, else bool, int32 (int64 when it does not fit),
-// float32). Returns an undefined Tensor for other objects.
+// float32). Returns an undefined Tensor for other objects (NumPy scalars
+// included: they keep their own dtype).
 Tensor python_scalar(nb::handle obj, std::optional<DType> like) {
   if (PyBool_Check(obj.ptr())) {
     const bool v = obj.ptr() == Py_True;
@@ -73,7 +74,8 @@ Tensor python_scalar(nb::handle obj, std::optional<DType> like) {
     }
     cannot_convert(obj, d);
   }
-  if (PyLong_Check(obj.ptr())) {
+  // Exact types: NumPy's float64 is a Python float subclass but keeps its dtype.
+  if (PyLong_CheckExact(obj.ptr())) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
     if (v == -1 && PyErr_Occurred()) throw nb::python_error();
@@ -94,7 +96,7 @@ Tensor python_scalar(nb::handle obj, std::optional<DType> like) {
     }
     cannot_convert(obj, d);
   }
-  if (PyFloat_Check(obj.ptr())) {
+  if (PyFloat_CheckExact(obj.ptr())) {
     const double v = PyFloat_AS_DOUBLE(obj.ptr());
     const DType d = like.value_or(DType::kFloat32);
     switch (d) {
@@ -426,7 +428,18 @@ void bind_tensor(nb::module_& m) {
       .value("float64", DType::kFloat64)
       .value("int32", DType::kInt32)
       .value("int64", DType::kInt64)
-      .value("bool", DType::kBool);
+      .value("bool", DType::kBool)
+      .def("__repr__", [](DType d) { return "xdev." + std::string(to_string(d)); })
+      .def_prop_ro("size", [](DType d) { return itemsize(d); }, "Bytes per element.")
+      .def_prop_ro("is_floating", [](DType d) {
+        return d == DType::kFloat32 || d == DType::kFloat64;
+      })
+      .def_prop_ro("is_integer", [](DType d) { return d == DType::kInt32 || d == DType::kInt64; })
+      .def_prop_ro("is_bool", [](DType d) { return d == DType::kBool; })
+      .def_prop_ro("as_numpy_dtype", [](DType d) {
+        const char* names[] = {"", "float32", "float64", "int32", "int64", "bool_"};
+        return nb::module_::import_("numpy").attr(names[static_cast<int>(d)]);
+      }, "The NumPy scalar type (numpy.float32, ...).");
 
   nb::class_<Tensor> cls(m, "Tensor",
                          "A typed, shaped, immutable array on one device (tf.Tensor).",
@@ -500,6 +513,46 @@ void bind_tensor(nb::module_& m) {
         throw nb::type_error("Tensor is unhashable (== compares elementwise); use id(tensor) as the key");
       });
   cls.attr("__array_priority__") = 100;
+  // Written in Python (xdev/_tensor.py, xdev/_fallback.py): NumPy's protocol,
+  // the repr, iteration, and the ops the op table lacks (host fallbacks).
+  cls.def("__array__", [](nb::handle self, nb::handle dtype, nb::handle copy) {
+    static PyObject* f = package_function("xdev._tensor", "tensor_array").release().ptr();
+    return nb::borrow(f)(self, dtype, copy);
+  }, nb::arg("dtype").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+     "A NumPy array: shares host memory (read-only), copies device memory.");
+  cls.def("__repr__", [](nb::handle self) {
+    static PyObject* f = package_function("xdev._tensor", "tensor_repr").release().ptr();
+    return nb::borrow(f)(self);
+  });
+  cls.def("__iter__", [](nb::handle self) {
+    static PyObject* f = package_function("xdev._tensor", "tensor_iter").release().ptr();
+    return nb::borrow(f)(self);
+  });
+  struct PyOperator {
+    const char* name;
+    const char* function;
+    bool reflected;
+  };
+  static const PyOperator kPyOperators[] = {
+      {"__pow__", "pow", false},          {"__rpow__", "pow", true},
+      {"__lt__", "less", false},          {"__le__", "less_equal", false},
+      {"__gt__", "greater", false},       {"__ge__", "greater_equal", false},
+      {"__eq__", "equal", false},         {"__ne__", "not_equal", false},
+  };
+  for (const PyOperator& op : kPyOperators) {
+    // Looked up per call: xdev.math imports this module, so it cannot be
+    // imported while this module is being made.
+    const char* function = op.function;
+    if (op.reflected) {
+      cls.def(op.name, [function](nb::handle self, nb::handle other) {
+        return package_function("xdev.math", function)(other, self);
+      }, nb::is_operator());
+    } else {
+      cls.def(op.name, [function](nb::handle self, nb::handle other) {
+        return package_function("xdev.math", function)(self, other);
+      }, nb::is_operator());
+    }
+  }
   def_operator<add>(cls, "__add__", "__radd__");
   def_operator<sub>(cls, "__sub__", "__rsub__");
   def_operator<mul>(cls, "__mul__", "__rmul__");

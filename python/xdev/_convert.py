@@ -87,6 +87,6 @@ def convert_to_tensor(value, dtype=None):
         return value
     if hasattr(value, "__xdev_tensor__"):
         return convert_to_tensor(value.__xdev_tensor__(), dtype)
-    if dtype is None and isinstance(value, (bool, int, float)):
+    if dtype is None and type(value) in (bool, int, float):
         return _xdev._to_tensor(value)
     return _xdev._constant_from_array(to_array(value, dtype))

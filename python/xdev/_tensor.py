@@ -5,7 +5,7 @@ import math as _math
 
 import numpy as np
 
-from . import _fallback, _xdev
+from . import _xdev
 from ._convert import convert_to_tensor, to_array
 from .dtypes import _TO_NUMPY, as_dtype
 
@@ -24,7 +24,7 @@ def constant(value, dtype=None, shape=None, name=None):
             _xdev.cast(value, as_dtype(dtype))
     if isinstance(value, Tensor):
         value = value.numpy()
-    if dtype is None and shape is None and isinstance(value, (bool, int, float)):
+    if dtype is None and shape is None and type(value) in (bool, int, float):
         return _xdev._to_tensor(value)
     array = to_array(value, dtype)
     if shape is not None:
@@ -61,10 +61,11 @@ def ones_like(tensor, dtype=None):
     return _xdev.ones(list(t.shape), t.dtype if dtype is None else as_dtype(dtype))
 
 
-# --- Tensor methods written in Python ---
+# --- Tensor methods written in Python (bound by the extension, xdev/src/tensor.cpp) ---
 
-def _array(self, dtype=None, copy=None):
-    # Host memory is shared (read-only, through DLPack); other devices need a copy.
+def tensor_array(self, dtype=None, copy=None):
+    """``numpy.asarray(t)``: host memory is shared (read-only, through DLPack); device
+    memory is copied (``copy=False`` then raises)."""
     if copy is not True and self.__dlpack_device__()[0] == 1:
         array = np.from_dlpack(self)
     elif copy is False:
@@ -79,34 +80,13 @@ def _array(self, dtype=None, copy=None):
     return array
 
 
-def _repr(self):
+def tensor_repr(self):
     values = np.array2string(self.numpy(), separator=", ", prefix="array(")
     return (f"<xdev.Tensor: shape={tuple(self.shape)}, dtype={self.dtype.name}, "
             f"numpy=array({values}, dtype={_TO_NUMPY[self.dtype].name})>")
 
 
-def _iter(self):
+def tensor_iter(self):
     if self.ndim == 0:
         raise TypeError("Cannot iterate over a scalar tensor.")
-    for i in range(self.shape[0]):
-        yield self[i]
-
-
-def _comparison(ufunc, name, reflected=None):
-    def compare(self, other):
-        return _fallback.binary(ufunc, name, self, other)
-    compare.__name__ = f"__{reflected or name.lower()}__"
-    return compare
-
-
-Tensor.__array__ = _array
-Tensor.__repr__ = _repr
-Tensor.__iter__ = _iter
-Tensor.__pow__ = lambda self, other: _fallback.pow(self, other)
-Tensor.__rpow__ = lambda self, other: _fallback.pow(other, self)
-Tensor.__lt__ = _comparison(np.less, "Less", "lt")
-Tensor.__le__ = _comparison(np.less_equal, "LessEqual", "le")
-Tensor.__gt__ = _comparison(np.greater, "Greater", "gt")
-Tensor.__ge__ = _comparison(np.greater_equal, "GreaterEqual", "ge")
-Tensor.__eq__ = _comparison(np.equal, "Equal", "eq")
-Tensor.__ne__ = _comparison(np.not_equal, "NotEqual", "ne")
+    return (self[i] for i in range(self.shape[0]))

@@ -51,16 +51,4 @@ def as_dtype(type_value):
         "(xdev has float32, float64, int32, int64, bool)")
 
 
-def _repr(self):
-    return f"xdev.{self.name}"
-
-
-# TensorFlow's DType attributes.
-DType.__repr__ = _repr
-DType.as_numpy_dtype = property(lambda self: _TO_NUMPY[self].type)
-DType.size = property(lambda self: _TO_NUMPY[self].itemsize)
-DType.is_floating = property(lambda self: self in (float32, float64))
-DType.is_integer = property(lambda self: self in (int32, int64))
-DType.is_bool = property(lambda self: self is bool)
-
 __all__ = ["DType", "as_dtype", "float32", "float64", "int32", "int64", "bool", "double"]

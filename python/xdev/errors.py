@@ -18,7 +18,6 @@ from ._xdev import (
 )
 
 OpError = Error  # TensorFlow's name for the base
-Error.message = property(lambda self: str(self))
 
 __all__ = [
     "Error", "OpError", "InvalidArgumentError", "NotFoundError", "ResourceExhaustedError",

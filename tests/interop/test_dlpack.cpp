@@ -228,7 +228,8 @@ TEST(DLPack, CopyOnRequestIsANewBuffer) {
   copy.copy = true;
   DLManagedTensorVersioned* fresh = xdev::to_dlpack(t, copy);
   EXPECT_NE(fresh->dl_tensor.data, same->dl_tensor.data);
-  EXPECT_EQ(fresh->flags & DLPACK_FLAG_BITMASK_IS_COPIED, DLPACK_FLAG_BITMASK_IS_COPIED);
+  EXPECT_EQ(fresh->flags, DLPACK_FLAG_BITMASK_IS_COPIED);  // not read-only: the consumer's own
+  EXPECT_EQ(same->flags, DLPACK_FLAG_BITMASK_READ_ONLY);
   EXPECT_EQ(fresh->dl_tensor.dtype.code, kDLInt);
   release(fresh);
   release(same);

@@ -57,8 +57,9 @@ struct ToDLPackOptions {
 };
 
 // A DLPack 1.x view of `tensor`'s memory, no copy unless `options` need one
-// (then DLPACK_FLAG_BITMASK_IS_COPIED is set). Always flagged read-only: xdev
-// tensors are immutable, and so is a view of one. Waits for the work pending
+// (then DLPACK_FLAG_BITMASK_IS_COPIED is set). Flagged read-only unless it is
+// such a copy: xdev tensors are immutable, and so is a view of one; a copy
+// made for the consumer is the consumer's to write. Waits for the work pending
 // on the tensor's device first, so the memory holds its values. The caller
 // owns the result: call its deleter once (from any thread); the memory stays
 // valid until then, also after the tensor is gone.
