@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status.hpp"
 #include "devices/runtime.hpp"
 #include "interop/dlpack.h"
 #include "placement/decide.hpp"
@@ -362,6 +363,21 @@ DLPackDevice dlpack_device(const Tensor& tensor) {
                 "dlpack_device: the tensor is empty (default-constructed)");
   }
   return dlpack_device_of(tensor.impl()->device());
+}
+
+std::optional<int64_t> dlpack_stream(std::string_view device) {
+  LogicalDeviceState* d = detail::resolve_device(device);
+  const xdev_plugin_api_t* api = d->api();
+  if (!XDEV_HAS_FIELD(api, xdev_plugin_api_t, stream_native_handle) ||
+      api->stream_native_handle == nullptr) {
+    return std::nullopt;
+  }
+  int64_t handle = 0;
+  if (xdev_status_t* s = api->stream_native_handle(d->stream(), &handle)) {
+    throw Error(ErrorCode::kInternal, "dlpack_stream: " + d->name() + ": " +
+                                          detail::take_message(s));
+  }
+  return handle;
 }
 
 std::optional<Device> dlpack_zero_copy_device(DLPackDevice device) {

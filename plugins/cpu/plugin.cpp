@@ -686,6 +686,7 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .copy_device_to_device = &plugin_copy_device_to_device,
     .copy_peer = nullptr,
     .kernels = &plugin_kernels,
+    .stream_native_handle = nullptr,  // ABI 1.3: host memory needs no stream negotiation
 };
 
 bool version_at_most(xdev_version_t a, xdev_version_t b) noexcept {

@@ -50,6 +50,12 @@ void bind_interop(nb::module_& m) {
         "The logical device that takes memory on this DLPack device (type, id) without a "
         "copy, or None.");
 
+  m.def("dlpack_stream", [](std::string_view device) { return dlpack_stream(device); },
+        nb::arg("device"), release_gil(),
+        "The native handle of the device's stream for __dlpack__(stream=...), or None.");
+  m.def("dlpack_stream", [](const Device& device) { return dlpack_stream(device.name); },
+        nb::arg("device"), release_gil());
+
   m.def("_load_file", [](const std::string& path, std::string_view device) {
     SafetensorsFile file;
     {

@@ -524,6 +524,14 @@ void bind_tensor(nb::module_& m) {
     static PyObject* f = package_function("xdev._tensor", "tensor_repr").release().ptr();
     return nb::borrow(f)(self);
   });
+  cls.def("__eq__", [](nb::handle self, nb::handle other) {
+    static PyObject* f = package_function("xdev._tensor", "tensor_eq").release().ptr();
+    return nb::borrow(f)(self, other);
+  }, nb::is_operator());
+  cls.def("__ne__", [](nb::handle self, nb::handle other) {
+    static PyObject* f = package_function("xdev._tensor", "tensor_ne").release().ptr();
+    return nb::borrow(f)(self, other);
+  }, nb::is_operator());
   cls.def("__iter__", [](nb::handle self) {
     static PyObject* f = package_function("xdev._tensor", "tensor_iter").release().ptr();
     return nb::borrow(f)(self);
@@ -537,7 +545,6 @@ void bind_tensor(nb::module_& m) {
       {"__pow__", "pow", false},          {"__rpow__", "pow", true},
       {"__lt__", "less", false},          {"__le__", "less_equal", false},
       {"__gt__", "greater", false},       {"__ge__", "greater_equal", false},
-      {"__eq__", "equal", false},         {"__ne__", "not_equal", false},
   };
   for (const PyOperator& op : kPyOperators) {
     // Looked up per call: xdev.math imports this module, so it cannot be

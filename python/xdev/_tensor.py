@@ -86,6 +86,31 @@ def tensor_repr(self):
             f"numpy=array({values}, dtype={_TO_NUMPY[self.dtype].name})>")
 
 
+def _comparable(other):
+    if isinstance(other, Tensor) or hasattr(other, "__xdev_tensor__"):
+        return True
+    try:
+        return np.asarray(other).dtype.kind in "biuf"
+    except (TypeError, ValueError):
+        return False
+
+
+def tensor_eq(self, other):
+    """Elementwise ``==`` (TensorFlow 2's); with what is not tensor-like (None, a string)
+    Python's identity comparison applies (so ``t == None`` is False)."""
+    if not _comparable(other):
+        return NotImplemented
+    from .math import equal
+    return equal(self, other)
+
+
+def tensor_ne(self, other):
+    if not _comparable(other):
+        return NotImplemented
+    from .math import not_equal
+    return not_equal(self, other)
+
+
 def tensor_iter(self):
     if self.ndim == 0:
         raise TypeError("Cannot iterate over a scalar tensor.")

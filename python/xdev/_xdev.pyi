@@ -296,6 +296,10 @@ class Tensor:
 
     def __repr__(self) -> object: ...
 
+    def __eq__(self, arg: object, /) -> object: ...
+
+    def __ne__(self, arg: object, /) -> object: ...
+
     def __iter__(self) -> object: ...
 
     def __pow__(self, arg: object, /) -> object: ...
@@ -309,10 +313,6 @@ class Tensor:
     def __gt__(self, arg: object, /) -> object: ...
 
     def __ge__(self, arg: object, /) -> object: ...
-
-    def __eq__(self, arg: object, /) -> object: ...
-
-    def __ne__(self, arg: object, /) -> object: ...
 
     @overload
     def __add__(self, arg: Tensor, /) -> Tensor: ...
@@ -440,6 +440,15 @@ def dlpack_zero_copy_device(device: tuple[int, int]) -> LogicalDevice | None:
     """
     The logical device that takes memory on this DLPack device (type, id) without a copy, or None.
     """
+
+@overload
+def dlpack_stream(device: str) -> int | None:
+    """
+    The native handle of the device's stream for __dlpack__(stream=...), or None.
+    """
+
+@overload
+def dlpack_stream(device: LogicalDevice) -> int | None: ...
 
 class ReduceOp(enum.Enum):
     """How all-reduce combines values (tf.distribute.ReduceOp)."""

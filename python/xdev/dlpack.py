@@ -20,9 +20,10 @@ def from_dlpack(x, /, *, copy=None):
     """A tensor over the memory of ``x`` (anything with ``__dlpack__``, or a DLPack capsule).
 
     No copy when an xdev device can address that memory (NumPy arrays on the CPU;
-    torch/CuPy arrays on a CUDA device of the cuda plugin); otherwise host memory is
-    copied onto the device placement picks, and device memory nobody here can read is
-    first copied to the host by its producer, if it can, else
+    torch/CuPy arrays on a CUDA device of the cuda plugin, the producer then ordering its
+    pending work before that device's stream: DLPack's ``stream`` argument); otherwise host
+    memory is copied onto the device placement picks, and device memory nobody here can
+    read is first copied to the host by its producer, if it can, else
     :class:`xdev.errors.NotFoundError` names its DLPack device. Never silently wrong:
     memory is shared or copied, and dtypes xdev lacks are refused. ``copy=True`` always
     copies.
@@ -34,22 +35,38 @@ def from_dlpack(x, /, *, copy=None):
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
     device = tuple(int(v) for v in x.__dlpack_device__())
-    in_place = _xdev.dlpack_zero_copy_device(device) is not None
+    target = _xdev.dlpack_zero_copy_device(device)
     kwargs = {"max_version": _MAX_VERSION}
     if copy:
         kwargs["copy"] = True
-    if not in_place and device[0] not in _HOST_TYPES:
-        # Memory no xdev device reads: ask the producer for a host copy.
+    stream = None
+    if target is not None and device[0] not in _HOST_TYPES:
+        # Device memory in place: the producer orders its pending work before
+        # our stream's (DLPack's stream negotiation). Without a handle for that
+        # stream, in place would race the producer: take a host copy instead.
+        stream = _xdev.dlpack_stream(target)
+        if stream is None:
+            target = None
+        else:
+            kwargs["stream"] = stream
+    if target is None and device[0] not in _HOST_TYPES:
+        # Memory no xdev device may use in place: ask the producer for a host copy.
         try:
             return _xdev._from_capsule(
                 x.__dlpack__(max_version=_MAX_VERSION, dl_device=(1, 0), copy=True))
-        except (TypeError, BufferError, NotImplementedError, ValueError):
-            pass  # the capsule of its own device, which from_dlpack refuses with the reason
+        except (TypeError, BufferError, NotImplementedError, ValueError) as e:
+            if _xdev.dlpack_zero_copy_device(device) is not None:
+                raise _xdev.UnimplementedError(
+                    f"from_dlpack: memory on DLPack device {device} could be used in place, "
+                    "but its plugin offers no stream handle to order the producer's work "
+                    "(ABI 1.3 stream_native_handle), and the producer gave no host copy") from e
+            # Else the capsule of its own device, which from_dlpack refuses naming it.
     try:
         capsule = x.__dlpack__(**kwargs)
         producer_copied = bool(copy)
     except TypeError:
-        capsule = x.__dlpack__()  # a producer older than DLPack 1.0's keywords
+        # A producer older than DLPack 1.0's keywords.
+        capsule = x.__dlpack__() if stream is None else x.__dlpack__(stream=stream)
         producer_copied = False
     result = _xdev._from_capsule(capsule)
     if copy and not producer_copied:

@@ -220,6 +220,39 @@ TEST(DLPack, ZeroCopyDeviceFollowsTheScope) {
   EXPECT_EQ(xdev::dlpack_zero_copy_device({kDLCPU, 0})->name, kCpu0);
 }
 
+// The fakecl fixture declares DLPack OpenCL memory (its memory is host
+// memory behind that label) and a stream handle.
+const std::string kFakeCl0 = "/job:localhost/replica:0/task:0/device:FAKECL:0";
+
+TEST(DLPack, DeviceMemoryOfADeclaredTypeIsTakenInPlace) {
+  EXPECT_EQ(xdev::dlpack_zero_copy_device({kDLOpenCL, 0})->name, kFakeCl0);
+  EXPECT_EQ(xdev::dlpack_zero_copy_device({kDLOpenCL, 1}), std::nullopt);  // no ordinal 1
+  Producer producer({1, 2, 3}, {3});
+  producer.managed.dl_tensor.device = {kDLOpenCL, 0};
+  {
+    xdev::Tensor t = xdev::from_dlpack(&producer.managed);
+    EXPECT_EQ(t.device().name, kFakeCl0);
+    EXPECT_EQ(xdev::dlpack_device(t), (xdev::DLPackDevice{kDLOpenCL, 0}));
+    DLManagedTensorVersioned* again = xdev::to_dlpack(t);
+    EXPECT_EQ(again->dl_tensor.data, producer.values.data());  // the very same memory
+    release(again);
+    EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{1, 2, 3}));  // read through the plugin
+    EXPECT_EQ(producer.deleted, 0);
+  }
+  EXPECT_EQ(producer.deleted, 1);
+  Producer other({1}, {1});
+  other.managed.dl_tensor.device = {kDLOpenCL, 1};
+  EXPECT_THROW(xdev::from_dlpack(&other.managed), xdev::Error);
+  EXPECT_EQ(other.deleted, 0);
+}
+
+TEST(DLPack, StreamHandlesComeFromThePlugin) {
+  EXPECT_EQ(xdev::dlpack_stream("FAKECL:0"), int64_t{0x5eed0c1});
+  EXPECT_EQ(xdev::dlpack_stream("/CPU:0"), std::nullopt);  // the cpu plugin offers none
+  EXPECT_EQ(xdev::dlpack_stream("GPU:0"), std::nullopt);   // nor the sim plugin
+  EXPECT_THROW(xdev::dlpack_stream("GPU:9"), xdev::Error);
+}
+
 TEST(DLPack, CopyOnRequestIsANewBuffer) {
   xdev::DeviceScope scope("/CPU:0");
   xdev::Tensor t = xdev::constant({1, 2, 3});

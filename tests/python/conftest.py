@@ -19,17 +19,19 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _sim_dir():
-    candidates = [os.environ.get("XDEV_TEST_SIM_PLUGIN_DIR", "")]
+def _fixture_dir(variable, subdir, file):
+    """Where the meson build tree has a test plugin, or None."""
     build = os.environ.get("XDEV_TEST_BUILD_DIR") or str(REPO / "build")
-    candidates.append(os.path.join(build, "tests", "plugins", "sim"))
-    for c in candidates:
-        if c and os.path.exists(os.path.join(c, "xdev_test_sim.so")):
+    for c in (os.environ.get(variable, ""), os.path.join(build, *subdir)):
+        if c and os.path.exists(os.path.join(c, file)):
             return c
     return None
 
 
-SIM_DIR = _sim_dir()
+SIM_DIR = _fixture_dir("XDEV_TEST_SIM_PLUGIN_DIR", ("tests", "plugins", "sim"), "xdev_test_sim.so")
+# A device that declares DLPack OpenCL memory and offers stream handles.
+FAKECL_DIR = _fixture_dir("XDEV_TEST_FAKECL_PLUGIN_DIR", ("tests", "interop"),
+                          "xdev_test_fakecl.so")
 if SIM_DIR is not None:
     os.environ["XDEV_PLUGIN_PATH"] = SIM_DIR
     os.environ["XDEV_SIM_DEVICES"] = "2"
@@ -52,16 +54,24 @@ GPU0 = "/job:localhost/replica:0/task:0/device:GPU:0"
 GPU1 = "/job:localhost/replica:0/task:0/device:GPU:1"
 
 
-def run_python(code, sim=False, env=None, timeout=120):
-    """Runs ``code`` in a fresh interpreter (the sim GPUs loaded when ``sim``); returns the
-    CompletedProcess (text stdout/stderr). Fails the test when it exits non-zero."""
+def run_python(code, sim=False, env=None, timeout=120, fakecl=False):
+    """Runs ``code`` in a fresh interpreter (the sim GPUs loaded when ``sim``, the fakecl
+    device when ``fakecl``); returns the CompletedProcess (text stdout/stderr). Fails the
+    test when it exits non-zero."""
     full_env = dict(os.environ)
     full_env.pop("XDEV_PLUGIN_PATH", None)
+    dirs = []
     if sim:
         if SIM_DIR is None:
             pytest.skip("the simulated accelerator is not built")
-        full_env["XDEV_PLUGIN_PATH"] = SIM_DIR
+        dirs.append(SIM_DIR)
         full_env.setdefault("XDEV_SIM_DEVICES", "2")
+    if fakecl:
+        if FAKECL_DIR is None:
+            pytest.skip("the fakecl test plugin (build/tests/interop) is not built")
+        dirs.append(FAKECL_DIR)
+    if dirs:
+        full_env["XDEV_PLUGIN_PATH"] = ":".join(dirs)
     full_env.update(env or {})
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                             text=True, env=full_env, timeout=timeout, cwd="/")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import xdev
-from conftest import CPU0, needs_sim
+from conftest import CPU0, needs_sim, run_python
 
 
 def cpu(value):
@@ -210,6 +210,47 @@ def test_foreign_device_memory_nobody_reads_is_refused_with_its_name():
 
     with pytest.raises(xdev.errors.NotFoundError, match="no xdev device can address memory on cuda:0"):
         xdev.from_dlpack(FakeCuda())
+
+
+def test_device_memory_of_a_declared_type_is_shared_after_stream_negotiation():
+    # The fakecl test plugin declares DLPack OpenCL memory and a stream handle: a
+    # producer of OpenCL memory is asked to order its work before that stream, and the
+    # memory is used in place.
+    out = run_python("""
+        import ctypes
+        import numpy as np
+        import xdev
+
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+        class OpenClArray:  # host memory behind an OpenCL label, like the plugin's
+            def __init__(self):
+                self.array = np.arange(4, dtype=np.float32)
+                self.streams = []
+            def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+                self.streams.append(stream)
+                capsule = self.array.__dlpack__(max_version=max_version)
+                # DLManagedTensorVersioned: device_type at byte 40
+                ctypes.c_int32.from_address(get(capsule, b"dltensor_versioned") + 40).value = 4
+                return capsule
+            def __dlpack_device__(self):
+                return (4, 0)
+
+        producer = OpenClArray()
+        x = xdev.from_dlpack(producer)
+        print(x.device)
+        print(producer.streams == [xdev._xdev.dlpack_stream(x.device)], hex(producer.streams[0]))
+        print(x.__dlpack_device__())
+        capsule = x.__dlpack__(max_version=(1, 1))
+        data = ctypes.c_void_p.from_address(get(capsule, b"dltensor_versioned") + 32).value
+        print(data == producer.array.ctypes.data)
+        print(x.numpy().tolist())
+        print(xdev._xdev.dlpack_stream("/CPU:0"))
+    """, fakecl=True).stdout.splitlines()
+    assert out == ["/job:localhost/replica:0/task:0/device:FAKECL:0", "True 0x5eed0c1", "(4, 0)",
+                   "True", "[0.0, 1.0, 2.0, 3.0]", "None"]
 
 
 def test_foreign_device_memory_comes_over_as_a_host_copy_when_the_producer_offers_one():

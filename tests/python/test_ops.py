@@ -218,6 +218,8 @@ def test_pow_and_comparisons_match_numpy():
         i ** -1  # noqa: B018
     with pytest.raises(TypeError, match="unhashable"):
         hash(x)
+    assert (x == None) is False and (x != "a") is True  # noqa: E711 -- not tensor-likes
+    assert x not in [None, "a"]
 
 
 INDEX_KEYS = [

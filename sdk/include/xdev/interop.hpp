@@ -45,6 +45,13 @@ XDEV_API DLPackDevice dlpack_device(const Tensor& tensor);
 // them, else the first); empty when from_dlpack would have to copy.
 XDEV_API std::optional<Device> dlpack_zero_copy_device(DLPackDevice device);
 
+// The native handle of `device`'s stream as DLPack's Python protocol passes
+// it (__dlpack__(stream=...); CUDA: the cudaStream_t), from the plugin's ABI
+// 1.3 slot stream_native_handle; empty when the plugin offers none. A
+// consumer importing memory in place hands it to the producer, so that the
+// producer's pending work is ordered before the device's.
+XDEV_API std::optional<int64_t> dlpack_stream(std::string_view device);
+
 // What the consumer asks for (the arguments of Python's __dlpack__).
 struct ToDLPackOptions {
   // Export to this device. Only the tensor's own DLPack device or the host
@@ -78,7 +85,10 @@ XDEV_API DLManagedTensor* to_dlpack_legacy(const Tensor& tensor);
 // runs before from_dlpack returns; other memory throws Error(kNotFound)
 // naming the DLPack device. Dtypes: bool, int32, int64, float32, float64 (lanes
 // 1); others throw Error(kInvalidArgument) naming them. On success xdev owns
-// `managed`; when from_dlpack throws, the caller still does.
+// `managed`; when from_dlpack throws, the caller still does. The C structs
+// carry no stream: for device memory the caller makes sure the producer's
+// work on it has finished (as with at::toDLPack), or uses dlpack_stream()
+// with Python's protocol.
 XDEV_API Tensor from_dlpack(DLManagedTensorVersioned* managed);
 XDEV_API Tensor from_dlpack(DLManagedTensor* managed);
 

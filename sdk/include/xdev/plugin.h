@@ -43,7 +43,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define XDEV_ABI_VERSION_MAJOR 1
-/* 1.3: DLPack device types (see the "Since 1.3" block below). */
+/* 1.3: DLPack device types and streams (the "Since 1.3" blocks below). */
 #define XDEV_ABI_VERSION_MINOR 3
 
 /* The name of the one exported entry symbol. */
@@ -531,8 +531,23 @@ typedef struct xdev_plugin_api_t {
   xdev_status_t* (*kernels)(xdev_plugin_t* plugin,
                             const xdev_kernel_info_t* const** out_kernels,
                             uint32_t* out_count);
+
+  /* ---- Since 1.3: DLPack stream negotiation (optional, may be NULL) ---- */
+  /* The stream's native handle, as DLPack's Python protocol passes it in
+   * __dlpack__(stream=...): for CUDA and ROCm the cudaStream_t / hipStream_t
+   * value (1 for the legacy default stream, never 0). When the core takes
+   * another library's memory in place for a device (see dlpack_device_type),
+   * it hands the producer this handle so that the producer orders its
+   * pending work before this stream's. A plugin whose device memory is not
+   * host memory and that leaves this NULL gets such memory only through a
+   * host copy from the Python protocol. Thread-safe; must not block. */
+  xdev_status_t* (*stream_native_handle)(xdev_stream_t* stream, int64_t* out_handle);
+  /* ---- end of 1.3 ---------------------------------------------------- */
 } xdev_plugin_api_t;
-#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, kernels)
+/* The size a writer built against this header reports. */
+#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, stream_native_handle)
+/* The v1.0 table (up to `kernels`): the least the core accepts. */
+#define XDEV_PLUGIN_API_STRUCT_SIZE_1_0 XDEV_STRUCT_SIZE(xdev_plugin_api_t, kernels)
 
 /* ------------------------------------------------------------------------ */
 /* The entry point                                                          */
@@ -582,11 +597,12 @@ XDEV_STATIC_ASSERT(sizeof(xdev_attr_t) == 32, "xdev_attr_t changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0 == 36, "xdev_device_type_info_t changed");
 /* 1.3 */
 XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE == 40, "xdev_device_type_info_t 1.3 changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 272, "xdev_plugin_api_t 1.3 changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 76, "xdev_device_properties_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE == 84, "xdev_kernel_call_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_INFO_STRUCT_SIZE == 64, "xdev_kernel_info_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE == 24, "xdev_plugin_init_args_t changed");
-XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 264, "xdev_plugin_api_t changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_0 == 264, "xdev_plugin_api_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE == 48, "xdev_plugin_query_args_t changed");
 #endif
 

@@ -962,6 +962,7 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .copy_device_to_device = &copy_device_to_device,
     .copy_peer = &copy_peer,
     .kernels = &kernels,
+    .stream_native_handle = nullptr,  // ABI 1.3: its streams are nobody else's
 };
 
 }  // namespace
