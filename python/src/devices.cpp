@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <sstream>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -36,12 +37,17 @@ class DeviceContext {
   void enter() {
     scopes_.push_back({std::make_unique<DeviceScope>(name_), std::this_thread::get_id()});
   }
+  // One object may be entered by several threads (each gets its own scope):
+  // leave the last one this thread entered.
   void exit() {
-    if (scopes_.empty() || scopes_.back().thread != std::this_thread::get_id()) {
-      throw Error(ErrorCode::kFailedPrecondition,
-                  "device scope " + name_ + " is left on another thread than the one that entered it");
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      if (it->thread == std::this_thread::get_id()) {
+        scopes_.erase(std::next(it).base());
+        return;
+      }
     }
-    scopes_.pop_back();
+    throw Error(ErrorCode::kFailedPrecondition,
+                "device scope " + name_ + " is left on a thread that did not enter it");
   }
 
  private:
@@ -61,11 +67,14 @@ class StrictContext {
   StrictContext& operator=(const StrictContext&) = delete;
   void enter() { entered_.push_back({std::make_unique<StrictPlacement>(strict_), std::this_thread::get_id()}); }
   void exit() {
-    if (entered_.empty() || entered_.back().thread != std::this_thread::get_id()) {
-      throw Error(ErrorCode::kFailedPrecondition,
-                  "strict placement is left on another thread than the one that entered it");
+    for (auto it = entered_.rbegin(); it != entered_.rend(); ++it) {
+      if (it->thread == std::this_thread::get_id()) {
+        entered_.erase(std::next(it).base());
+        return;
+      }
     }
-    entered_.pop_back();
+    throw Error(ErrorCode::kFailedPrecondition,
+                "strict placement is left on a thread that did not enter it");
   }
 
  private:

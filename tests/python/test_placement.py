@@ -36,6 +36,27 @@ def test_scopes_nest_and_are_per_thread():
     assert seen["thread"] == GPU0  # highest priority, no scope
 
 
+def test_one_scope_object_serves_several_threads():
+    scope = xdev.device("/CPU:0")
+    inside, leave, errors = threading.Barrier(3), threading.Barrier(3), []
+
+    def worker():
+        try:
+            with scope:
+                inside.wait()  # all three threads are in the same scope object at once
+                assert xdev.constant(1.0).device == CPU0
+                leave.wait()
+        except Exception as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
 def test_malformed_device_names_fail_at_once():
     with pytest.raises(xdev.errors.InvalidArgumentError) as e:
         xdev.device("/gpu:x")

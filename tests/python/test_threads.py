@@ -6,12 +6,12 @@ import threading
 import numpy as np
 
 import xdev
-from conftest import needs_sim, run_python
+from conftest import CPU0, needs_sim, run_python
 
 
 def test_many_threads_run_ops_with_their_own_scopes():
     results, errors = {}, []
-    devices = ["/CPU:0"] + [d.name for d in xdev.config.list_logical_devices("GPU")]
+    devices = [CPU0] + [d.name for d in xdev.config.list_logical_devices("GPU")]
 
     def worker(i):
         try:
@@ -33,8 +33,7 @@ def test_many_threads_run_ops_with_their_own_scopes():
     assert not errors
     for i in range(16):
         device, value = results[i]
-        assert device.endswith(devices[i % len(devices)].replace("/", "").split(":")[-2] + ":" +
-                               devices[i % len(devices)].split(":")[-1])
+        assert device == devices[i % len(devices)]
         # total = a + 50 * (a @ ones) = i + 50 * 8i per element, 64 elements
         assert value == 64 * (i + 50 * 8 * i)
 
