@@ -120,10 +120,10 @@ void read_devices(LoadedPlugin& plugin) {
     const xdev_device_type_info_t* t = types[i];
     std::string where = "device type " + std::to_string(i);
     if (t == nullptr) throw Skip{where + " is NULL"};
-    if (t->struct_size < XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE) {
+    if (t->struct_size < XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0) {
       throw Skip{where + " has struct_size " + std::to_string(t->struct_size) +
                  ", smaller than the v1.0 size " +
-                 std::to_string(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE)};
+                 std::to_string(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0)};
     }
     if (!valid_type_name(t->type)) {
       throw Skip{where + " has an invalid type name \"" + str_or_empty(t->type) +
@@ -133,6 +133,20 @@ void read_devices(LoadedPlugin& plugin) {
       throw Skip{where + " (" + t->type + ") has no platform name"};
     }
     PluginDeviceType info{to_upper(t->type), t->platform, t->priority};
+    // ABI 1.3: the DLPack device type, read only when the struct has it.
+    if (XDEV_HAS_FIELD(t, xdev_device_type_info_t, dlpack_device_type) &&
+        t->dlpack_device_type != XDEV_DLPACK_NONE) {
+      if (t->dlpack_device_type < 0) {
+        throw Skip{where + " (" + info.type + ") has a negative dlpack_device_type " +
+                   std::to_string(t->dlpack_device_type)};
+      }
+      info.dlpack_device_type = t->dlpack_device_type;
+      info.dlpack_declared = true;
+    } else {
+      info.dlpack_device_type = (api->capabilities & XDEV_CAP_HOST_ADDRESSABLE) != 0
+                                    ? XDEV_DLPACK_CPU
+                                    : XDEV_DLPACK_EXT_DEV;
+    }
     if (!seen_types.insert(info.type).second) {
       throw Skip{"device type " + info.type + " is offered twice"};
     }

@@ -28,6 +28,11 @@ struct PluginDeviceType {
   std::string type;      // upper case
   std::string platform;
   int32_t priority = 0;
+  // ABI 1.3: the DLPack device type of this type's memory. When the plugin
+  // declared none, derived: XDEV_DLPACK_CPU for host-addressable memory,
+  // else XDEV_DLPACK_EXT_DEV; `dlpack_declared` says which.
+  int32_t dlpack_device_type = 0;  // XDEV_DLPACK_NONE
+  bool dlpack_declared = false;
 };
 
 struct PluginDevice {

@@ -219,6 +219,7 @@ constexpr xdev_device_type_info_t kCpuType = {
     .type = "CPU",
     .platform = "host",
     .priority = XDEV_PRIORITY_CPU,
+    .dlpack_device_type = XDEV_DLPACK_CPU,
 };
 constexpr const xdev_device_type_info_t* kDeviceTypes[] = {&kCpuType};
 
@@ -591,6 +592,7 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .copy_device_to_device = &plugin_copy_device_to_device,
     .copy_peer = nullptr,
     .kernels = &plugin_kernels,
+    .stream_native_handle = nullptr,  // ABI 1.3: host memory needs no stream negotiation
 };
 
 }  // namespace

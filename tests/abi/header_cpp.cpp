@@ -9,7 +9,8 @@
 #include <xdev/export.hpp>
 #include <xdev/xdev.hpp>
 
-static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 264);
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_0 == 264);
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 272);  // 1.3
 
 int main() {
   xdev_plugin_api_t api{};

@@ -195,6 +195,7 @@ TEST_F(CpuPlugin, OffersOneDeviceTypeCpuOnHost) {
   EXPECT_STREQ(types[0]->type, "CPU");
   EXPECT_STREQ(types[0]->platform, "host");
   EXPECT_EQ(types[0]->priority, XDEV_PRIORITY_CPU);
+  EXPECT_EQ(types[0]->dlpack_device_type, XDEV_DLPACK_CPU);  // ABI 1.3
 }
 
 TEST_F(CpuPlugin, CountsOneDevice) {

@@ -65,13 +65,13 @@ __attribute__((constructor)) static void crash_on_load(void) { crash_now(); }
 
 #if defined(CRASH_LIE_TYPE_SIZE) || defined(CRASH_DUP_TYPE)
 #ifdef CRASH_LIE_TYPE_SIZE
-static const xdev_device_type_info_t k_short_type = {16, NULL, "SHORT", "crash", 0};
+static const xdev_device_type_info_t k_short_type = {16, NULL, "SHORT", "crash", 0, XDEV_DLPACK_NONE};
 static const xdev_device_type_info_t* const k_bad_types[] = {&k_short_type};
 #else
 static const xdev_device_type_info_t k_gpu_upper = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "GPU",
-                                                    "crash", XDEV_PRIORITY_GPU};
+                                                    "crash", XDEV_PRIORITY_GPU, XDEV_DLPACK_NONE};
 static const xdev_device_type_info_t k_gpu_lower = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "gpu",
-                                                    "crash", XDEV_PRIORITY_GPU};
+                                                    "crash", XDEV_PRIORITY_GPU, XDEV_DLPACK_NONE};
 static const xdev_device_type_info_t* const k_bad_types[] = {&k_gpu_upper, &k_gpu_lower};
 #endif
 /* Offers k_bad_types: a type too short for v1.0, or "GPU" twice. */

@@ -66,7 +66,7 @@ static const char* describe_status(xdev_plugin_t* plugin) {
 }
 
 static const xdev_device_type_info_t k_type = {
-    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50};
+    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50, XDEV_DLPACK_NONE};
 static const xdev_device_type_info_t* const k_types[] = {&k_type};
 
 static xdev_status_t* device_types(xdev_plugin_t* plugin,

@@ -102,9 +102,10 @@ static const char* example_describe_status(xdev_plugin_t* plugin) {
 /* ------------------------------------------------------------------------ */
 
 /* The core upper-cases type names; platforms are lower case. The priority is
- * below the CPU's, so the example device never wins placement by default. */
-static const xdev_device_type_info_t k_type = {
-    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "EXAMPLE", "example", XDEV_PRIORITY_CPU - 10};
+ * below the CPU's, so the example device never wins placement by default. Its
+ * memory is plain host memory: DLPack's CPU type (ABI 1.3). */
+static const xdev_device_type_info_t k_type = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "EXAMPLE",
+                                               "example", XDEV_PRIORITY_CPU - 10, XDEV_DLPACK_CPU};
 static const xdev_device_type_info_t* const k_types[] = {&k_type};
 
 static xdev_status_t* example_device_types(xdev_plugin_t* plugin,

@@ -43,7 +43,8 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define XDEV_ABI_VERSION_MAJOR 1
-#define XDEV_ABI_VERSION_MINOR 2
+/* 1.3: DLPack device types and streams (the "Since 1.3" blocks below). */
+#define XDEV_ABI_VERSION_MINOR 3
 
 /* The name of the one exported entry symbol. */
 #define XDEV_PLUGIN_ENTRY_SYMBOL "xdev_plugin_query"
@@ -236,9 +237,43 @@ typedef struct xdev_device_type_info_t {
   const char* platform;
   /* Placement priority, see XDEV_PRIORITY_*. */
   int32_t priority;
+
+  /* ---- Since 1.3: DLPack device type -------------------------------- */
+  /* Which DLPack device type (DLDeviceType of dlpack.h, the XDEV_DLPACK_*
+   * values below) this type's device memory is, so the core can hand
+   * tensors to other libraries (torch, NumPy, CuPy) and take theirs
+   * without a copy. Declaring a type promises both directions: an address
+   * from memory_allocate is an address of that DLPack type, with DLPack
+   * device_id = the device's ordinal in this plugin; and any memory of that
+   * DLPack type and device_id (allocated by anyone, e.g. torch's CUDA
+   * caching allocator) may be passed to this plugin's kernels and copy
+   * slots as device memory. XDEV_DLPACK_NONE (0, also what the core assumes
+   * for plugins before 1.3) promises nothing: the core exports such memory
+   * as XDEV_DLPACK_CPU when the plugin declares XDEV_CAP_HOST_ADDRESSABLE,
+   * else as XDEV_DLPACK_EXT_DEV, and imports memory of other libraries for
+   * such a device only by copying it. */
+  int32_t dlpack_device_type;
+  /* ---- end of 1.3 --------------------------------------------------- */
 } xdev_device_type_info_t;
+/* The size a writer built against this header reports. */
 #define XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE \
+  XDEV_STRUCT_SIZE(xdev_device_type_info_t, dlpack_device_type)
+/* The v1.0 size (up to `priority`): the least the core accepts. */
+#define XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0 \
   XDEV_STRUCT_SIZE(xdev_device_type_info_t, priority)
+
+/* Since 1.3. Values of xdev_device_type_info_t::dlpack_device_type: the
+ * DLDeviceType codes of DLPack 1.x (only the common ones are named here;
+ * any other DLDeviceType value may be used). */
+#define XDEV_DLPACK_NONE 0      /* not declared (see above) */
+#define XDEV_DLPACK_CPU 1       /* kDLCPU: host memory */
+#define XDEV_DLPACK_CUDA 2      /* kDLCUDA: CUDA device memory */
+#define XDEV_DLPACK_OPENCL 4    /* kDLOpenCL */
+#define XDEV_DLPACK_VULKAN 7    /* kDLVulkan */
+#define XDEV_DLPACK_METAL 8     /* kDLMetal */
+#define XDEV_DLPACK_ROCM 10     /* kDLROCM */
+#define XDEV_DLPACK_EXT_DEV 12  /* kDLExtDev: memory only this plugin reads */
+#define XDEV_DLPACK_ONEAPI 14   /* kDLOneAPI */
 
 /* One free-form property ("compute_capability" = "9.0"). */
 typedef struct xdev_property_t {
@@ -558,8 +593,23 @@ typedef struct xdev_plugin_api_t {
   xdev_status_t* (*kernels)(xdev_plugin_t* plugin,
                             const xdev_kernel_info_t* const** out_kernels,
                             uint32_t* out_count);
+
+  /* ---- Since 1.3: DLPack stream negotiation (optional, may be NULL) ---- */
+  /* The stream's native handle, as DLPack's Python protocol passes it in
+   * __dlpack__(stream=...): for CUDA and ROCm the cudaStream_t / hipStream_t
+   * value (1 for the legacy default stream, never 0). When the core takes
+   * another library's memory in place for a device (see dlpack_device_type),
+   * it hands the producer this handle so that the producer orders its
+   * pending work before this stream's. A plugin whose device memory is not
+   * host memory and that leaves this NULL gets such memory only through a
+   * host copy from the Python protocol. Thread-safe; must not block. */
+  xdev_status_t* (*stream_native_handle)(xdev_stream_t* stream, int64_t* out_handle);
+  /* ---- end of 1.3 ---------------------------------------------------- */
 } xdev_plugin_api_t;
-#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, kernels)
+/* The size a writer built against this header reports. */
+#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, stream_native_handle)
+/* The v1.0 table (up to `kernels`): the least the core accepts. */
+#define XDEV_PLUGIN_API_STRUCT_SIZE_1_0 XDEV_STRUCT_SIZE(xdev_plugin_api_t, kernels)
 
 /* ------------------------------------------------------------------------ */
 /* The entry point                                                          */
@@ -608,12 +658,15 @@ XDEV_STATIC_ASSERT(sizeof(xdev_extension_t) == 24, "xdev_extension_t changed");
 XDEV_STATIC_ASSERT(XDEV_HOST_API_STRUCT_SIZE == 48, "xdev_host_api_t changed");
 XDEV_STATIC_ASSERT(sizeof(xdev_tensor_t) == 40, "xdev_tensor_t changed");
 XDEV_STATIC_ASSERT(sizeof(xdev_attr_t) == 32, "xdev_attr_t changed");
-XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE == 36, "xdev_device_type_info_t changed");
+XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0 == 36, "xdev_device_type_info_t changed");
+/* 1.3 */
+XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE == 40, "xdev_device_type_info_t 1.3 changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 272, "xdev_plugin_api_t 1.3 changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 76, "xdev_device_properties_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 == 84, "xdev_kernel_call_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_INFO_STRUCT_SIZE == 64, "xdev_kernel_info_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE == 24, "xdev_plugin_init_args_t changed");
-XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 264, "xdev_plugin_api_t changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_0 == 264, "xdev_plugin_api_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE == 48, "xdev_plugin_query_args_t changed");
 /* Appended in 1.2. */
 XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE == 104, "xdev_kernel_call_t 1.2 changed");

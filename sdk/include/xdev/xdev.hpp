@@ -18,6 +18,8 @@
 #include <xdev/dtype.hpp>
 #include <xdev/error.hpp>
 #include <xdev/export.hpp>
+#include <xdev/indexing.hpp>
+#include <xdev/interop.hpp>
 #include <xdev/ops.hpp>
 #include <xdev/placement.hpp>
 #include <xdev/tensor.hpp>

@@ -218,7 +218,14 @@ XDEV_CONFORMANCE_TEST(device_types, "device.types", "type names valid and unique
   for (size_t i = 0; i < types.size(); ++i) {
     const xdev_device_type_info_t* t = types[i];
     const std::string where = "device type " + std::to_string(i);
-    require_entry(t, XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, where);
+    require_entry(t, XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0, where);
+    // ABI 1.3: a declared DLPack device type is a DLDeviceType code (>= 1).
+    require(!XDEV_HAS_FIELD(t, xdev_device_type_info_t, dlpack_device_type) ||
+                t->dlpack_device_type >= 0,
+            where + " has a negative dlpack_device_type " +
+                std::to_string(XDEV_HAS_FIELD(t, xdev_device_type_info_t, dlpack_device_type)
+                                   ? t->dlpack_device_type
+                                   : 0));
     require(xdev_plugin_valid_type_name(t->type),
             where + " has an invalid type name \"" + (t->type ? t->type : "(null)") +
                 "\" (letters, digits and '_', starting with a letter, at most 31)");

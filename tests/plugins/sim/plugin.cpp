@@ -190,7 +190,8 @@ xdev_status_t* set_up(xdev_plugin_t& plugin, const xdev_host_api_t* host) {
   plugin.registration.emplace(g_host, host);
   if (Failure failure = read_config(&plugin.config)) return to_status(host, "initialize", failure);
   describe(plugin);
-  plugin.type = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, nullptr, "GPU", "sim", XDEV_PRIORITY_GPU};
+  plugin.type = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, nullptr, "GPU", "sim", XDEV_PRIORITY_GPU,
+                 XDEV_DLPACK_EXT_DEV};
   register_kernels(plugin);
   plugin.open.assign(plugin.config.device_count, nullptr);
   g_host.log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin.status_line.c_str());

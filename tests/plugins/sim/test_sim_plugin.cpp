@@ -398,6 +398,7 @@ TEST_F(SimPlugin, DevicesLookLikeGpus) {
   EXPECT_STREQ(types[0]->type, "GPU");
   EXPECT_STREQ(types[0]->platform, "sim");
   EXPECT_EQ(types[0]->priority, XDEV_PRIORITY_GPU);
+  EXPECT_EQ(types[0]->dlpack_device_type, XDEV_DLPACK_EXT_DEV);  // ABI 1.3
 
   for (uint32_t i = 0; i < 3; ++i) {
     SCOPED_TRACE(i);

@@ -1,0 +1,26 @@
+// The extension module xdev._xdev.
+#include "bindings.hpp"
+
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+namespace xdev::python {
+
+nb::object package_function(const char* module, const char* name) {
+  return nb::module_::import_(module).attr(name);
+}
+
+}  // namespace xdev::python
+
+NB_MODULE(_xdev, m) {
+  using namespace xdev::python;
+  m.doc() = "xdev's C++ SDK, bound with nanobind (use the xdev package, not this module)";
+  m.attr("__version__") = std::string(xdev::version());
+  bind_errors(m);
+  bind_devices(m);
+  bind_tensor(m);
+  bind_ops(m);
+  bind_interop(m);
+  bind_distribute(m);
+}

@@ -1,0 +1,12 @@
+"""xdev's own additions: strict placement, the plugins the runtime found."""
+
+from ._xdev import StrictPlacement, devices_initialized, list_plugins, plugin_search_path
+
+
+def strict_placement(strict=True):
+    """``with xdev.experimental.strict_placement():`` an op whose inputs live on another
+    device fails instead of copying them (per thread, nestable)."""
+    return StrictPlacement(strict)
+
+
+__all__ = ["strict_placement", "list_plugins", "plugin_search_path", "devices_initialized"]

@@ -1,0 +1,248 @@
+// safetensors files: round trips of every dtype, the 16-bit and narrow
+// integer dtypes held widened and written back bit for bit, the exact
+// float16/bfloat16 conversions, and malformed files refused with the reason.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <xdev/xdev.hpp>
+
+#include "interop/half.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class Safetensors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("xdev_safetensors_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  static std::string read(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  // A file with this header and data, written by hand.
+  std::string write_raw(const std::string& name, std::string header, const std::string& data,
+                        std::optional<uint64_t> claimed_size = std::nullopt) const {
+    std::string bytes(8, '\0');
+    uint64_t n = claimed_size.value_or(header.size());
+    for (int i = 0; i < 8; ++i, n >>= 8) bytes[i] = static_cast<char>(n & 0xff);
+    std::ofstream(path(name), std::ios::binary) << bytes << header << data;
+    return path(name);
+  }
+  // The error load_file throws for a file, with its code.
+  static std::pair<xdev::ErrorCode, std::string> load_error(const std::string& p) {
+    try {
+      xdev::load_file(p);
+    } catch (const xdev::Error& e) {
+      return {e.code(), e.what()};
+    }
+    return {xdev::ErrorCode::kInternal, "no error"};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Safetensors, RoundTripsEveryDtypeAndTheMetadata) {
+  std::map<std::string, xdev::Tensor> tensors{
+      {"f32", xdev::constant({{1.5f, -2.f}, {3.f, 4.25f}})},
+      {"f64", xdev::constant({1e300, -0.5})},
+      {"i32", xdev::constant({1, -2, 3})},
+      {"i64", xdev::constant({int64_t{1} << 40, int64_t{-7}})},
+      {"b", xdev::constant({true, false, true})},
+      {"scalar", xdev::constant(7.f)},
+      {"empty", xdev::zeros({0, 3})},
+  };
+  xdev::save_file(tensors, path("all.safetensors"), {{"format", "pt"}, {"who", "xdev"}});
+  xdev::SafetensorsFile file = xdev::load_file(path("all.safetensors"), "/CPU:0");
+  EXPECT_EQ(file.metadata, (std::map<std::string, std::string>{{"format", "pt"}, {"who", "xdev"}}));
+  EXPECT_TRUE(file.dtypes.empty());
+  ASSERT_EQ(file.tensors.size(), tensors.size());
+  for (const auto& [name, t] : tensors) {
+    SCOPED_TRACE(name);
+    const xdev::Tensor& u = file.tensors.at(name);
+    EXPECT_EQ(u.device().name, "/job:localhost/replica:0/task:0/device:CPU:0");
+    EXPECT_EQ(u.dtype(), t.dtype());
+    EXPECT_EQ(u.shape(), t.shape());
+    xdev::HostTensor a = t.to_host(), b = u.to_host();
+    EXPECT_EQ(std::memcmp(a.bytes(), b.bytes(), a.byte_size()), 0);
+  }
+  // The layout the safetensors package writes: 8-aligned data, widest first.
+  const std::string bytes = read(path("all.safetensors"));
+  uint64_t header = 0;
+  std::memcpy(&header, bytes.data(), 8);
+  EXPECT_EQ(header % 8, 0u);
+  const std::string text = bytes.substr(8, header);
+  EXPECT_EQ(text.find("{\"__metadata__\":{\"format\":\"pt\",\"who\":\"xdev\"}"), 0u) << text;
+  EXPECT_LT(text.find("\"f64\""), text.find("\"f32\""));
+  EXPECT_LT(text.find("\"f32\""), text.find("\"b\""));
+  EXPECT_THAT(text, HasSubstr("\"scalar\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\""));
+}
+
+TEST_F(Safetensors, HalfPrecisionIsHeldAsFloat32AndWrittenBackBitForBit) {
+  // F16: 1, -2, 65504 (max), 2^-24 (smallest subnormal), inf, NaN;
+  // BF16: 1, -3.5, 1e38-ish, -0.
+  const uint16_t f16[] = {0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00, 0x7e01};
+  const uint16_t bf16[] = {0x3f80, 0xc060, 0x7e96, 0x8000};
+  const uint8_t u8[] = {0, 200, 255};
+  const int16_t i16[] = {-32768, 5};
+  std::string data(reinterpret_cast<const char*>(f16), sizeof f16);
+  data.append(reinterpret_cast<const char*>(bf16), sizeof bf16);
+  data.append(reinterpret_cast<const char*>(i16), sizeof i16);
+  data.append(reinterpret_cast<const char*>(u8), sizeof u8);
+  std::string header =
+      R"({"h":{"dtype":"F16","shape":[6],"data_offsets":[0,12]},)"
+      R"("b":{"dtype":"BF16","shape":[2,2],"data_offsets":[12,20]},)"
+      R"("s":{"dtype":"I16","shape":[2],"data_offsets":[20,24]},)"
+      R"("u":{"dtype":"U8","shape":[3],"data_offsets":[24,27]}})";
+  const std::string in = write_raw("half.safetensors", header, data);
+  xdev::SafetensorsFile file = xdev::load_file(in);
+  EXPECT_EQ(file.dtypes, (std::map<std::string, std::string>{
+                             {"b", "BF16"}, {"h", "F16"}, {"s", "I16"}, {"u", "U8"}}));
+  std::vector<float> h = file.tensors.at("h").to_vector<float>();
+  EXPECT_EQ(h[0], 1.f);
+  EXPECT_EQ(h[1], -2.f);
+  EXPECT_EQ(h[2], 65504.f);
+  EXPECT_EQ(h[3], std::ldexp(1.f, -24));
+  EXPECT_TRUE(std::isinf(h[4]));
+  EXPECT_TRUE(std::isnan(h[5]));
+  std::vector<float> b = file.tensors.at("b").to_vector<float>();
+  EXPECT_EQ(b[1], -3.5f);
+  EXPECT_TRUE(std::signbit(b[3]));
+  EXPECT_EQ(file.tensors.at("s").to_vector<int32_t>(), (std::vector<int32_t>{-32768, 5}));
+  EXPECT_EQ(file.tensors.at("u").to_vector<int32_t>(), (std::vector<int32_t>{0, 200, 255}));
+
+  xdev::save_file(file, path("again.safetensors"));
+  xdev::SafetensorsFile again = xdev::load_file(path("again.safetensors"));
+  EXPECT_EQ(again.dtypes, file.dtypes);
+  // Same tensor bytes as the input file (the writer orders entries itself, so
+  // compare the data of each entry).
+  const std::string out = read(path("again.safetensors"));
+  uint64_t n = 0;
+  std::memcpy(&n, out.data(), 8);
+  const std::string out_data = out.substr(8 + n);
+  EXPECT_EQ(out_data.size(), data.size());
+  auto bytes_of = [](const void* p, size_t size) { return std::string(static_cast<const char*>(p), size); };
+  EXPECT_NE(out_data.find(bytes_of(f16, sizeof f16)), std::string::npos);
+  EXPECT_NE(out_data.find(bytes_of(bf16, sizeof bf16)), std::string::npos);
+  EXPECT_NE(out_data.find(bytes_of(i16, sizeof i16)), std::string::npos);
+  EXPECT_NE(out_data.find(bytes_of(u8, sizeof u8)), std::string::npos);
+}
+
+TEST_F(Safetensors, NarrowIntegersOutOfRangeAreRefused) {
+  try {
+    xdev::save_file({{"x", xdev::constant({1, 300})}}, path("x.safetensors"), {}, {{"x", "U8"}});
+    FAIL() << "300 was written as U8";
+  } catch (const xdev::Error& e) {
+    EXPECT_EQ(e.code(), xdev::ErrorCode::kInvalidArgument);
+    EXPECT_THAT(e.what(), HasSubstr("tensor \"x\" holds 300, outside the range of U8 (0..255)"));
+  }
+  EXPECT_FALSE(fs::exists(path("x.safetensors")));
+  EXPECT_THROW(xdev::save_file({{"x", xdev::constant({1.5})}}, path("x.safetensors"), {},
+                               {{"x", "F16"}}),  // float64 -> F16 is not offered
+               xdev::Error);
+  EXPECT_THROW(xdev::save_file({{"x", xdev::constant({1.f})}}, path("x.safetensors"), {},
+                               {{"y", "F16"}}),  // names no tensor
+               xdev::Error);
+}
+
+TEST_F(Safetensors, MalformedFilesAreRefusedWithTheReason) {
+  auto [code, what] = load_error(path("missing.safetensors"));
+  EXPECT_EQ(code, xdev::ErrorCode::kNotFound);
+  EXPECT_THAT(what, HasSubstr("cannot open"));
+
+  std::tie(code, what) = load_error(write_raw("big.safetensors", "{}", "", uint64_t{1} << 40));
+  EXPECT_EQ(code, xdev::ErrorCode::kInvalidArgument);
+  EXPECT_THAT(what, HasSubstr("the header claims 1099511627776 bytes"));
+
+  std::tie(code, what) = load_error(write_raw("json.safetensors", "{nope", ""));
+  EXPECT_THAT(what, HasSubstr("the header is not valid JSON"));
+
+  std::tie(code, what) = load_error(write_raw(
+      "offsets.safetensors", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
+      std::string(8, '\0')));
+  EXPECT_THAT(what, HasSubstr("tensor \"w\" has data_offsets [0, 16], but its 4 F32 elements need "
+                              "16 bytes inside the 8 bytes of data"));
+
+  std::tie(code, what) = load_error(write_raw(
+      "overflow.safetensors",
+      R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", ""));
+  EXPECT_THAT(what, HasSubstr("its element count overflows"));
+
+  std::tie(code, what) = load_error(write_raw(
+      "dtype.safetensors", R"({"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})",
+      std::string(1, '\0')));
+  EXPECT_EQ(code, xdev::ErrorCode::kUnimplemented);
+  EXPECT_THAT(what, HasSubstr("has dtype F8_E4M3, which xdev cannot hold"));
+
+  std::ofstream(path("short.safetensors"), std::ios::binary) << "abc";
+  std::tie(code, what) = load_error(path("short.safetensors"));
+  EXPECT_EQ(code, xdev::ErrorCode::kInvalidArgument);
+  EXPECT_THAT(what, HasSubstr("it has 3 bytes, fewer than the 8 of the header size"));
+}
+
+// Every float16 value survives float16 -> float32 -> float16 unchanged, and
+// the float32 value is the exact one.
+TEST(HalfConversions, Float16RoundTripsEveryValue) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const auto h = static_cast<uint16_t>(bits);
+    const float f = xdev::detail::half_to_float(h);
+    ASSERT_EQ(xdev::detail::float_to_half(f), h) << std::hex << bits;
+    const uint32_t exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
+    if (exp != 0 && exp != 31) {
+      const float expected = std::ldexp(1.f + static_cast<float>(mant) / 1024.f, static_cast<int>(exp) - 15);
+      ASSERT_EQ(std::fabs(f), expected) << std::hex << bits;
+    }
+  }
+}
+
+TEST(HalfConversions, Float32ToFloat16RoundsToNearestEven) {
+  using xdev::detail::float_to_half;
+  EXPECT_EQ(float_to_half(1.f + std::ldexp(1.f, -11)), 0x3c00);   // tie, to even (down)
+  EXPECT_EQ(float_to_half(1.f + 3 * std::ldexp(1.f, -11)), 0x3c02);  // tie, to even (up)
+  EXPECT_EQ(float_to_half(65519.f), 0x7bff);                       // below the tie: max
+  EXPECT_EQ(float_to_half(65520.f), 0x7c00);                       // the tie: inf
+  EXPECT_EQ(float_to_half(std::ldexp(1.f, -25)), 0x0000);          // tie to even: 0
+  EXPECT_EQ(float_to_half(std::ldexp(3.f, -25)), 0x0002);          // tie to even: 2
+  EXPECT_EQ(float_to_half(-0.f), 0x8000);
+  EXPECT_EQ(float_to_half(1e-30f), 0x0000);
+  EXPECT_EQ(float_to_half(std::ldexp(1023.f, -24)), 0x03ff);       // largest subnormal
+  EXPECT_EQ(float_to_half(std::ldexp(2047.f, -25)), 0x0400);       // rounds up to the smallest normal
+  EXPECT_EQ(float_to_half(1e10f), 0x7c00);
+  EXPECT_EQ(float_to_half(std::bit_cast<float>(0x7f800001u)) & 0x7c00, 0x7c00);  // NaN stays NaN
+  EXPECT_NE(float_to_half(std::bit_cast<float>(0x7f800001u)) & 0x3ff, 0);
+}
+
+TEST(HalfConversions, Bfloat16RoundTripsAndRoundsToNearestEven) {
+  using xdev::detail::bfloat16_to_float;
+  using xdev::detail::float_to_bfloat16;
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    ASSERT_EQ(float_to_bfloat16(bfloat16_to_float(static_cast<uint16_t>(bits))), bits) << std::hex << bits;
+  }
+  EXPECT_EQ(float_to_bfloat16(std::bit_cast<float>(0x3f808000u)), 0x3f80);  // tie, even: down
+  EXPECT_EQ(float_to_bfloat16(std::bit_cast<float>(0x3f818000u)), 0x3f82);  // tie, even: up
+  EXPECT_EQ(float_to_bfloat16(std::bit_cast<float>(0x3f808001u)), 0x3f81);
+  EXPECT_EQ(float_to_bfloat16(std::bit_cast<float>(0x7f7fffffu)), 0x7f80);  // rounds to inf
+  EXPECT_EQ(float_to_bfloat16(std::bit_cast<float>(0x7f800001u)) & 0x7f, 0x40);  // NaN stays NaN
+}
+
+}  // namespace

@@ -1,0 +1,137 @@
+"""Device scopes, soft placement and the placement log: the C++ SDK's lines."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import xdev
+from conftest import CPU0, GPU0, GPU1, needs_sim, run_python
+
+
+def test_device_scope_places_tensors_and_ops():
+    with xdev.device("/CPU:0"):
+        a = xdev.constant([[1.0, 2.0], [3.0, 4.0]])
+        b = a @ a
+    assert a.device == CPU0 and b.device == CPU0
+    with xdev.device(xdev.config.list_logical_devices("CPU")[0]) as scope:
+        assert scope.name == CPU0
+        assert xdev.zeros([1]).device == CPU0
+
+
+@needs_sim
+def test_scopes_nest_and_are_per_thread():
+    seen = {}
+
+    def worker():
+        seen["thread"] = xdev.constant(1.0).device  # the outer scope is not this thread's
+
+    with xdev.device("/GPU:1"):
+        with xdev.device("/CPU:0"):
+            assert xdev.constant(1.0).device == CPU0
+        assert xdev.constant(1.0).device == GPU1
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    assert seen["thread"] == GPU0  # highest priority, no scope
+
+
+def test_one_scope_object_serves_several_threads():
+    scope = xdev.device("/CPU:0")
+    inside, leave, errors = threading.Barrier(3), threading.Barrier(3), []
+
+    def worker():
+        try:
+            with scope:
+                inside.wait()  # all three threads are in the same scope object at once
+                assert xdev.constant(1.0).device == CPU0
+                leave.wait()
+        except Exception as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_malformed_device_names_fail_at_once():
+    with pytest.raises(xdev.errors.InvalidArgumentError) as e:
+        xdev.device("/gpu:x")
+    assert str(e.value) == ('invalid device name "/gpu:x": device index "x" in "gpu:x" is not a '
+                            'non-negative integer')
+
+
+def test_the_placement_log_is_the_cpp_sdks(capfd):
+    xdev.debugging.set_log_device_placement(True)
+    with xdev.device("/CPU:0"):
+        a = xdev.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        b = xdev.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        c = xdev.matmul(a, b)
+        d = c + 1.0
+    xdev.debugging.set_log_device_placement(False)
+    assert d.device == CPU0
+    err = capfd.readouterr().err
+    assert err.splitlines() == [
+        f"Executing op _EagerConst in device {CPU0}",
+        f"Executing op _EagerConst in device {CPU0}",
+        f"Executing op MatMul in device {CPU0}",
+        f"Executing op _EagerConst in device {CPU0}",
+        f"Executing op Add in device {CPU0}",
+    ]
+
+
+@needs_sim
+def test_soft_placement_off_names_the_device_and_on_runs_elsewhere():
+    a = xdev.constant([[1.0, 2.0]])
+    b = xdev.constant([[1.0], [2.0]])
+    xdev.config.set_soft_device_placement(False)
+    assert xdev.config.get_soft_device_placement() is False
+    with pytest.raises(xdev.errors.Error) as e:
+        with xdev.device("/device:GPU:2"):
+            xdev.matmul(a, b)
+    assert "MatMul(float32) cannot run: /job:localhost/replica:0/task:0/device:GPU:2 unknown device" in str(e.value)
+    xdev.config.set_soft_device_placement(True)
+    with xdev.device("/device:GPU:2"):
+        c = xdev.matmul(a, b)
+    assert c.device == GPU0
+    record = xdev.debugging.recent_placements()[-1]
+    assert record["op"] == "MatMul" and record["rule"] == "soft placement"
+
+
+@needs_sim
+def test_counters_count_implicit_copies_and_read_backs():
+    xdev.debugging.reset_placement_counters()
+    with xdev.device("/CPU:0"):
+        x = xdev.constant([1.0, 2.0])
+    with xdev.device("/GPU:0"):
+        y = x + x  # x is copied to GPU:0
+    y.numpy()
+    counters = xdev.debugging.placement_counters()
+    assert counters["implicit_copies"] >= 1
+    assert counters["read_backs"] >= 1
+    with xdev.experimental.strict_placement():
+        with pytest.raises(xdev.errors.Error, match="strict placement"):
+            with xdev.device("/GPU:0"):
+                x + x  # noqa: B018
+
+
+def test_log_placement_from_the_environment():
+    out = run_python("""
+        import xdev
+        with xdev.device("/CPU:0"):
+            xdev.ones([2]) * 2.0
+    """, env={"XDEV_LOG_DEVICE_PLACEMENT": "1"})
+    assert f"Executing op Fill in device {CPU0}" in out.stderr
+    assert f"Executing op Mul in device {CPU0}" in out.stderr
+
+
+def test_host_fallbacks_are_exact_and_counted():
+    xdev.debugging.reset_placement_counters()
+    with xdev.device("/CPU:0"):
+        x = xdev.constant([3.0, 1.0, 2.0])
+        less = x < 2.0
+    np.testing.assert_array_equal(less.numpy(), [False, True, False])
+    assert xdev.debugging.placement_counters()["read_backs"] >= 2
