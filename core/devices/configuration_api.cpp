@@ -1,4 +1,4 @@
-// Device configuration and memory stats (SPEC.md B13-B20, <xdev/config.hpp>).
+// Device configuration and memory stats (docs/behaviour.md B13-B20, <xdev/config.hpp>).
 #include <xdev/config.hpp>
 #include <xdev/error.hpp>
 

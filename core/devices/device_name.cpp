@@ -1,4 +1,4 @@
-// Parsing and printing of device names (SPEC.md B3).
+// Parsing and printing of device names (docs/behaviour.md B3).
 #include <xdev/device.hpp>
 #include <xdev/error.hpp>
 

@@ -1,4 +1,4 @@
-// Mirrored data parallelism and modules (SPEC.md B22, B23, B25).
+// Mirrored data parallelism and modules (docs/behaviour.md B22, B23, B25).
 #include <xdev/distribute.hpp>
 #include <xdev/ops.hpp>
 #include <xdev/xdev.hpp>

@@ -1,4 +1,4 @@
-// Device configuration and memory policy (SPEC.md B13-B21, X2, X4), on CPU
+// Device configuration and memory policy (docs/behaviour.md B13-B21, X2, X4), on CPU
 // logical devices and the simulated accelerator (2 devices of 256 MiB).
 // Configuration is once per process, so every scenario runs in a fresh child
 // process (a GoogleTest death test in "threadsafe" style re-executes the

@@ -1,4 +1,4 @@
-// Device name parsing and printing (SPEC.md B3).
+// Device name parsing and printing (docs/behaviour.md B3).
 #include <gtest/gtest.h>
 
 #include <xdev/device.hpp>

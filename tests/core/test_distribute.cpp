@@ -1,4 +1,4 @@
-// Many devices (SPEC.md B22, B23, B25): replication with add_n, all-reduce,
+// Many devices (docs/behaviour.md B22, B23, B25): replication with add_n, all-reduce,
 // the mirrored strategy, models on a device. Runs with the simulated
 // accelerator (2 GPUs) and the CPU split into 4 logical devices.
 #include <gmock/gmock.h>

@@ -1,5 +1,5 @@
 // The plugin loader against the fixtures in tests/plugins: the good plugin
-// loads; every bad one is skipped with its exact reason (SPEC.md P5).
+// loads; every bad one is skipped with its exact reason (docs/behaviour.md P5).
 #include <gtest/gtest.h>
 
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // Placement and the eager layer against the simulated accelerator (type GPU,
 // platform "sim", two devices, only MatMul and Add kernels) and the cpu
-// plugin: the SPEC.md walkthrough, B5-B12, B24, X1, X8. Uses only the public
+// plugin: the walkthrough of docs/behaviour.md, B5-B12, B24, X1, X8. Uses only the public
 // SDK, linked like a user program.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The walkthrough program prints the placement log and the results of
-# SPEC.md's walkthrough (run on the CPU here, split into two logical CPUs).
+# the walkthrough of docs/behaviour.md (run on the CPU here, split into two logical CPUs).
 set -euo pipefail
 out=$("$1" 2>&1)
 echo "$out"

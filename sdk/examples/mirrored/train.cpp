@@ -1,6 +1,6 @@
 // The end of TensorFlow's GPU guide: one dense layer trained with MSE and SGD
 // (learning rate 0.2) on synthetic linear data, first on one device, then
-// mirrored over 2 and 4 logical devices (SPEC.md B23). Gradients are written
+// mirrored over 2 and 4 logical devices (docs/behaviour.md B23). Gradients are written
 // out by hand. The mirrored runs must end with the single-device weights.
 //
 //   xdev-train-mirrored [--steps N]

@@ -1,4 +1,4 @@
-// TensorFlow's "Use a GPU" guide, step by step, in xdev (SPEC.md, the
+// TensorFlow's "Use a GPU" guide, step by step, in xdev (docs/behaviour.md, the
 // walkthrough). On a machine without a GPU the same tour runs on the CPU,
 // split into two logical CPU devices.
 //

@@ -1,4 +1,4 @@
-// Device configuration and memory (SPEC.md B13-B21). Configuration calls work
+// Device configuration and memory (docs/behaviour.md B13-B21). Configuration calls work
 // only before the devices are initialized, which happens at the first call
 // that needs a logical device (creating a tensor, list_logical_devices,
 // get_memory_info); afterwards they throw xdev::Error(kFailedPrecondition)

@@ -1,6 +1,6 @@
 // Devices and their names.
 //
-// Names follow TensorFlow's spellings (SPEC.md B3): "/device:GPU:1", "/GPU:1",
+// Names follow TensorFlow's spellings (docs/behaviour.md B3): "/device:GPU:1", "/GPU:1",
 // "GPU:1", "/gpu:1" (type is case-insensitive), the fully qualified
 // "/job:localhost/replica:0/task:0/device:GPU:1", and TensorFlow's physical
 // spelling "/physical_device:GPU:1". Partial names match the canonical device.

@@ -1,4 +1,4 @@
-// Many devices (SPEC.md B22, B23, B25): mirrored data parallelism and models
+// Many devices (docs/behaviour.md B22, B23, B25): mirrored data parallelism and models
 // that move to a device as a unit.
 //
 //   xdev::MirroredStrategy strategy;              // all logical GPUs, else all CPUs

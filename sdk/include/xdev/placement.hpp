@@ -1,4 +1,4 @@
-// Where ops and tensors go (SPEC.md B5-B12, X1, X8).
+// Where ops and tensors go (docs/behaviour.md B5-B12, X1, X8).
 //
 // The rules, in order, for an op with no explicit scope:
 //  1. If every input lives on one device of the highest-priority type that
@@ -25,7 +25,7 @@
 namespace xdev {
 
 // Puts every op and tensor creation in its lifetime on `device` (any spelling
-// of SPEC.md B3). Nestable, per thread; the innermost scope wins. Throws
+// of docs/behaviour.md B3). Nestable, per thread; the innermost scope wins. Throws
 // xdev::Error(kInvalidArgument) for a malformed name; an unknown device is
 // resolved when an op runs (B10/B11).
 class XDEV_API DeviceScope {

@@ -4,7 +4,7 @@
 //   for (const auto& d : xdev::list_physical_devices()) std::cout << d << "\n";
 //
 // Functions throw xdev::Error (see error.hpp) with a message that names the
-// device, plugin or value at fault. Names follow TensorFlow's (SPEC.md).
+// device, plugin or value at fault. Names follow TensorFlow's (docs/behaviour.md).
 #pragma once
 
 #include <cstdint>

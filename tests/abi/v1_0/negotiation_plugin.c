@@ -1,5 +1,5 @@
 /*
- * Version negotiation fixtures (SPEC.md P2, X7): the frozen v1.0 plugin
+ * Version negotiation fixtures (docs/behaviour.md P2, X7): the frozen v1.0 plugin
  * (v1_0_plugin.c) with its table adjusted by one NEGOTIATION_* define:
  *
  *   NEGOTIATION_UNKNOWN_EXTENSIONS  extensions of unknown type hang off the

@@ -1,4 +1,4 @@
-// Version negotiation (SPEC.md P2, X7): plugins compiled against the frozen
+// Version negotiation (docs/behaviour.md P2, X7): plugins compiled against the frozen
 // v1.0 header keep loading into the current core; a newer minor loads; an
 // unknown extension anywhere is skipped; another major is refused naming both
 // versions.
