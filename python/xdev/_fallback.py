@@ -31,7 +31,7 @@ def binary(ufunc, name, x, y):
     a, b = _operands(x, y)
     if a.dtype != b.dtype:
         raise _xdev.InvalidArgumentError(
-            f"{name}: inputs have different dtypes, {a.dtype.name} and {b.dtype.name} "
+            f"{name}: inputs have different dtypes, x is {a.dtype.name} and y is {b.dtype.name} "
             "(cast one of them)")
     try:
         result = ufunc(a.numpy(), b.numpy())
@@ -48,7 +48,7 @@ def pow(x, y):  # noqa: A001 -- the op's name
     a, b = _operands(x, y)
     if a.dtype != b.dtype:
         raise _xdev.InvalidArgumentError(
-            f"Pow: inputs have different dtypes, {a.dtype.name} and {b.dtype.name} "
+            f"Pow: inputs have different dtypes, x is {a.dtype.name} and y is {b.dtype.name} "
             "(cast one of them)")
     if a.dtype.is_bool:
         raise _xdev.InvalidArgumentError("Pow: bool inputs are not supported")

@@ -192,7 +192,7 @@ def test_python_numbers_take_the_tensor_dtype():
     with pytest.raises(xdev.errors.InvalidArgumentError, match="Cannot convert 0.5 to EagerTensor of dtype int32"):
         i + 0.5  # noqa: B018
     with pytest.raises(xdev.errors.InvalidArgumentError,
-                       match="inputs have different dtypes, int32 and float32"):
+                       match="Add: inputs have different dtypes, x is int32 and y is float32"):
         i + x  # noqa: B018
     # NumPy on the left defers to the tensor (__array_priority__).
     result = np.array([1.0, 1.0], np.float32) + x
