@@ -35,6 +35,7 @@
 #include "blas.hpp"
 #include "common.hpp"
 #include "cuda_plugin_config.hpp"
+#include "gpu_type.hpp"
 
 static_assert(XDEV_ABI_VERSION_MAJOR == 1, "the cuda plugin implements ABI major version 1");
 
@@ -298,14 +299,7 @@ const char* plugin_describe_status(xdev_plugin_t* plugin) noexcept {
 // ---------------------------------------------------------------------------
 // Device types and physical devices
 
-constexpr xdev_device_type_info_t kGpuType = {
-    .struct_size = XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE,
-    .ext = nullptr,
-    .type = "GPU",
-    .platform = "cuda",
-    .priority = XDEV_PRIORITY_GPU,
-};
-constexpr const xdev_device_type_info_t* kDeviceTypes[] = {&kGpuType};
+using cuda_common::kDeviceTypes;  // gpu_type.hpp
 
 xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
                                    const xdev_device_type_info_t* const** out_types,
@@ -707,6 +701,18 @@ xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
   return nullptr;
 }
 
+// ABI 1.3: the cudaStream_t that DLPack's __dlpack__(stream=...) expects; the
+// legacy default stream (a null cudaStream_t) is 1 in that protocol, never 0.
+xdev_status_t* plugin_stream_native_handle(xdev_stream_t* stream, int64_t* out_handle) noexcept {
+  constexpr const char* kSlot = "stream_native_handle";
+  if (stream == nullptr) return g_host.null_argument(g_host.fallback(), kSlot, "stream");
+  if (out_handle == nullptr) {
+    return g_host.null_argument(stream->device->plugin->host, kSlot, "out_handle");
+  }
+  *out_handle = stream->stream == nullptr ? 1 : static_cast<int64_t>(reinterpret_cast<intptr_t>(stream->stream));
+  return nullptr;
+}
+
 xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
   constexpr const char* kSlot = "event_create";
   const xdev_host_api_t* host = host_of(device);
@@ -1029,6 +1035,7 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .copy_device_to_device = &plugin_copy_device_to_device,
     .copy_peer = &plugin_copy_peer,
     .kernels = &plugin_kernels,
+    .stream_native_handle = &plugin_stream_native_handle,
 };
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include <string>
 
 #include "cuda_plugin_config.hpp"
+#include "gpu_type.hpp"
 
 static_assert(XDEV_ABI_VERSION_MAJOR == 1, "the cuda plugin implements ABI major version 1");
 
@@ -326,10 +327,7 @@ const char* shim_describe_status(xdev_plugin_t* plugin) noexcept {
 
 // ---- types and physical devices ---------------------------------------------
 
-constexpr xdev_device_type_info_t kGpuType = {
-    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, nullptr, "GPU", "cuda", XDEV_PRIORITY_GPU,
-};
-constexpr const xdev_device_type_info_t* kDeviceTypes[] = {&kGpuType};
+using cuda_common::kDeviceTypes;  // gpu_type.hpp
 
 xdev_status_t* shim_device_types(xdev_plugin_t* plugin,
                                  const xdev_device_type_info_t* const** out_types,
@@ -430,6 +428,9 @@ xdev_status_t* shim_stream_synchronize(xdev_stream_t* stream) noexcept {
   if (const xdev_plugin_api_t* api = impl_api()) return api->stream_synchronize(stream);
   return no_implementation("stream_synchronize", "stream", stream);
 }
+xdev_status_t* shim_stream_native_handle(xdev_stream_t* stream, int64_t* out_handle) noexcept {
+  XDEV_SHIM_FORWARD(stream_native_handle, stream, out_handle);
+}
 xdev_status_t* shim_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
   XDEV_SHIM_FORWARD(event_create, device, out_event);
 }
@@ -502,6 +503,7 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .copy_device_to_device = &shim_copy_device_to_device,
     .copy_peer = &shim_copy_peer,
     .kernels = &shim_kernels,
+    .stream_native_handle = &shim_stream_native_handle,
 };
 
 }  // namespace

@@ -247,6 +247,7 @@ TEST(CudaPluginQuery, LoadsAndReturnsAV1TableWithItsCapabilities) {
       reinterpret_cast<const void*>(api->copy_device_to_device),
       reinterpret_cast<const void*>(api->copy_peer),
       reinterpret_cast<const void*>(api->kernels),
+      reinterpret_cast<const void*>(api->stream_native_handle),  // 1.3: DLPack streams
   };
   for (size_t i = 0; i < std::size(slots); ++i) EXPECT_NE(slots[i], nullptr) << "slot " << i;
 }
@@ -290,6 +291,8 @@ TEST(CudaPlugin, InitializesAndOffersTheGpuType) {
   EXPECT_STREQ(types[0]->type, "GPU");
   EXPECT_STREQ(types[0]->platform, "cuda");
   EXPECT_EQ(types[0]->priority, XDEV_PRIORITY_GPU);
+  // 1.3: declared as CUDA memory, so DLPack capsules of CUDA tensors are taken in place.
+  EXPECT_EQ(types[0]->dlpack_device_type, XDEV_DLPACK_CUDA);
   EXPECT_FALSE(instance.status().empty());
 }
 
@@ -369,6 +372,9 @@ TEST(CudaPlugin, NullArgumentsAreInvalidArguments) {
   EXPECT_STATUS(api->copy_host_to_device(nullptr, nullptr, nullptr, 4),
                 XDEV_STATUS_INVALID_ARGUMENT, "stream");
   EXPECT_STATUS(api->event_synchronize(nullptr), XDEV_STATUS_INVALID_ARGUMENT, "event");
+  int64_t handle = 0;
+  EXPECT_STATUS(api->stream_native_handle(nullptr, &handle), XDEV_STATUS_INVALID_ARGUMENT,
+                "stream");
   EXPECT_STREQ(api->describe_status(nullptr), "invalid plugin handle (NULL)");
   xdev_kernel_call_t call{};
   call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
