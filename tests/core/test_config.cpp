@@ -12,35 +12,11 @@
 
 #include <xdev/xdev.hpp>
 
+#include "fresh_process.hpp"
+
 namespace {
 
 using ::testing::HasSubstr;
-
-// Echoes assertion failures to stderr, which the parent shows.
-struct FailuresToStderr : ::testing::EmptyTestEventListener {
-  void OnTestPartResult(const ::testing::TestPartResult& r) override {
-    if (r.failed()) {
-      std::fprintf(stderr, "%s:%d: %s\n", r.file_name() ? r.file_name() : "?", r.line_number(),
-                   r.summary());
-    }
-  }
-};
-
-template <typename F>
-void run_scenario(F&& scenario) {
-  ::testing::UnitTest::GetInstance()->listeners().Append(new FailuresToStderr);
-  try {
-    scenario();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "exception: %s\n", e.what());
-    std::exit(2);
-  }
-  std::exit(::testing::Test::HasFailure() ? 1 : 0);
-}
-
-// The parentheses of run_scenario keep the body's commas out of EXPECT_EXIT.
-#define IN_FRESH_PROCESS(...) \
-  EXPECT_EXIT(run_scenario([&] { __VA_ARGS__; }), ::testing::ExitedWithCode(0), "")
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
@@ -53,10 +29,7 @@ std::string counts(const std::string& type) {
          std::to_string(l) + " Logical " + type + (l == 1 ? "" : "s");
 }
 
-class Config : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
-};
+class Config : public xdev_test::FreshProcessTest {};
 
 // B16 on the CPU: two logical CPUs with their own pools and limits.
 TEST_F(Config, TwoLogicalCpusWithTheirOwnLimits) {
