@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "attrs.hpp"
 #include "reference/op_reference.hpp"
 
 namespace xdev_conformance::ref {
@@ -24,13 +25,7 @@ std::vector<double> values(const Tensor& t) {
   return out;
 }
 
-xdev_attr_t bool_attr(const char* name, bool v) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_BOOL;
-  a.value.b = v;
-  return a;
-}
+using xdev_test::bool_attr;
 
 // docs/adding-an-op.md: an op of the core's table without a reference does
 // not build (a static_assert in op_reference.cpp); this names it as well, and

@@ -9,6 +9,7 @@
 
 #include <xdev/error.hpp>
 
+#include "attrs.hpp"
 #include "ops/op_table.hpp"
 #include "ops/run_op.hpp"
 
@@ -17,28 +18,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-xdev_attr_t bool_attr(const char* name, bool v) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_BOOL;
-  a.value.b = v ? 1 : 0;
-  return a;
-}
-xdev_attr_t float_attr(const char* name, double v) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_FLOAT;
-  a.value.f = v;
-  return a;
-}
-xdev_attr_t ints_attr(const char* name, const std::vector<int64_t>& v) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_INTS;
-  a.value.ints.values = v.data();
-  a.value.ints.count = static_cast<int64_t>(v.size());
-  return a;
-}
+using xdev_test::bool_attr;
+using xdev_test::float_attr;
+using xdev_test::ints_attr;
 
 // The message of the xdev::Error(kInvalidArgument) check_call throws.
 std::string refusal(OpId op, std::vector<InputInfo> inputs, std::vector<xdev_attr_t> attrs) {

@@ -14,6 +14,7 @@
 
 #include "loader/plugin_filter.hpp"
 #include "devices/runtime.hpp"
+#include "loader_support.hpp"
 
 namespace fs = std::filesystem;
 
@@ -145,10 +146,7 @@ TEST(PluginFilter, APathOutsideTheSearchPathIsLoaded) {
 
 TEST(PluginFilter, IgnoredWhenTheRuntimeIgnoresTheEnvironment) {
   ScopedEnv only("XDEV_PLUGINS", "nothing_by_this_name");
-  RuntimeOptions options;
-  options.plugin_dirs = {kGood};
-  options.use_environment = false;
-  options.use_default_dirs = false;
+  RuntimeOptions options = xdev_test::only_dirs({kGood});
   Runtime runtime(options);
   EXPECT_EQ(runtime.physical_devices().size(), 2u);
 }
