@@ -15,6 +15,7 @@
 #include "loader/plugin_filter.hpp"
 #include "devices/runtime.hpp"
 #include "loader_support.hpp"
+#include "plugin_harness.hpp"
 
 namespace fs = std::filesystem;
 
@@ -47,12 +48,7 @@ class ScopedEnv {
   bool had_ = false;
 };
 
-std::string mapped_files() {
-  std::ifstream maps("/proc/self/maps");
-  std::stringstream text;
-  text << maps.rdbuf();
-  return text.str();
-}
+using xdev_test::mapped_files;
 
 TEST(PluginFilter, UnsetOrEmptyLoadsEverything) {
   EXPECT_FALSE(PluginFilter::parse("").has_value());

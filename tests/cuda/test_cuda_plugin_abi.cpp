@@ -47,10 +47,7 @@ using xdev_test::Outcome;
 using xdev_test::random_bytes;
 using xdev_test::take;
 
-const xdev_host_api_t* host_api() {
-  static const xdev_test::CoreHost host{"cuda"};
-  return host.get();
-}
+const xdev_host_api_t* host_api() { return xdev_test::process_core_host("cuda"); }
 
 std::string plugin_path() { return xdev_test::env_or("XDEV_TEST_CUDA_PLUGIN"); }
 
@@ -388,10 +385,7 @@ TEST(CudaPlugin, NullArgumentsAreInvalidArguments) {
 TEST(CudaPlugin, MapsNoCudaLibraryWithoutADevice) {
   Instance instance;
   ASSERT_NE(instance.plugin(), nullptr) << instance.init_outcome().message;
-  std::ifstream maps_file("/proc/self/maps");
-  std::stringstream maps;
-  maps << maps_file.rdbuf();
-  const std::string text = maps.str();
+  const std::string text = xdev_test::mapped_files();
   std::cout << "describe_status: " << instance.status() << "\n";
   if (instance.device_count() > 0) {
     EXPECT_THAT(text, HasSubstr("xdev_cuda_impl.so"));
@@ -417,12 +411,6 @@ TEST(CudaPlugin, MapsNoCudaLibraryWithoutADevice) {
 //  device     the driver reports a device: the implementation and the CUDA
 //             runtime are loaded, and the plugin reports what the runtime
 //             found (the fake driver cannot run it: zero devices, a reason)
-std::string maps_text() {
-  std::ifstream maps_file("/proc/self/maps");
-  std::stringstream maps;
-  maps << maps_file.rdbuf();
-  return maps.str();
-}
 
 TEST(CudaShim, DecidesFromTheDriverBeforeLoadingTheRuntime) {
   const char* expect = std::getenv("FAKE_CUDA_EXPECT");
@@ -430,7 +418,7 @@ TEST(CudaShim, DecidesFromTheDriverBeforeLoadingTheRuntime) {
   Instance instance;
   ASSERT_NE(instance.plugin(), nullptr) << instance.init_outcome().message;
   const std::string status = instance.status();
-  const std::string maps = maps_text();
+  const std::string maps = xdev_test::mapped_files();
   std::cout << "describe_status: " << status << "\n";
   EXPECT_THAT(maps, HasSubstr("fake_driver/libcuda.so.1"));  // the fake, not a real driver
   const std::string scenario = expect;
