@@ -11,6 +11,18 @@
  *   XDEV_TEST_SMALL_TABLE   reports a table struct_size below v1.0
  *   XDEV_TEST_BAD_TYPE      device 1 claims a device type that does not exist
  *   XDEV_TEST_QUERY_FAILS   xdev_plugin_query itself returns an error
+ *
+ * and once more as a good plugin for the interop tests (tests/interop):
+ *
+ *   XDEV_TEST_FAKECL        "fakecl": one device "FAKECL:0" of 64 MiB that
+ *                           declares DLPack device type OpenCL (ABI 1.3) and
+ *                           offers stream handles (stream_native_handle), so
+ *                           the in-place import of device memory other than
+ *                           the host's and DLPack's stream negotiation are
+ *                           tested without a GPU. Behind the label its memory
+ *                           is plain host memory, which the tests' fake
+ *                           producers hand over; no kernels (ops on its
+ *                           tensors run on the CPU after a copy).
  */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 #include <stdlib.h>
@@ -20,6 +32,32 @@
 
 #ifndef XDEV_TEST_PLUGIN_NAME
 #define XDEV_TEST_PLUGIN_NAME "minimal"
+#endif
+
+#ifdef XDEV_TEST_FAKECL
+#define TEST_DEVICES 1
+#define TEST_MEMORY ((uint64_t)64 << 20)
+#define TEST_STATUS "1 fake OpenCL device"
+static const xdev_device_type_info_t k_type = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "FAKECL",
+                                               "fakecl", XDEV_PRIORITY_CPU - 20,
+                                               XDEV_DLPACK_OPENCL};
+static const char* const k_names[] = {"Fake OpenCL Device"};
+static const char* const k_bus_ids[] = {""};
+static const char* const k_descriptions[] = {"device: 0, name: Fake OpenCL Device"};
+#define TEST_NUMA_NODE (-1)
+#define TEST_PROPERTY_COUNT 0
+#else
+#define TEST_DEVICES 2
+#define TEST_MEMORY ((uint64_t)1 << 30)
+#define TEST_STATUS "2 test devices"
+static const xdev_device_type_info_t k_type = {
+    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50, XDEV_DLPACK_NONE};
+static const char* const k_names[] = {"Test Device Zero", "Test Device One"};
+static const char* const k_bus_ids[] = {"test:00", "test:01"};
+static const char* const k_descriptions[] = {"device: 0, name: Test Device Zero",
+                                             "device: 1, name: Test Device One"};
+#define TEST_NUMA_NODE 0
+#define TEST_PROPERTY_COUNT 1
 #endif
 
 struct xdev_plugin_t {
@@ -62,11 +100,9 @@ static void shutdown(xdev_plugin_t* plugin) { free(plugin); }
 
 static const char* describe_status(xdev_plugin_t* plugin) {
   (void)plugin;
-  return "2 test devices";
+  return TEST_STATUS;
 }
 
-static const xdev_device_type_info_t k_type = {
-    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50, XDEV_DLPACK_NONE};
 static const xdev_device_type_info_t* const k_types[] = {&k_type};
 
 static xdev_status_t* device_types(xdev_plugin_t* plugin,
@@ -80,7 +116,7 @@ static xdev_status_t* device_types(xdev_plugin_t* plugin,
 
 static xdev_status_t* device_count(xdev_plugin_t* plugin, uint32_t* out_count) {
   (void)plugin;
-  *out_count = 2;
+  *out_count = TEST_DEVICES;
   return NULL;
 }
 
@@ -89,26 +125,25 @@ static const xdev_property_t k_properties[] = {{"flavour", "plain"}};
 static xdev_status_t* device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                             xdev_device_properties_t* out) {
   (void)plugin;
-  if (ordinal > 1) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
+  if (ordinal >= TEST_DEVICES) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
   out->type_index = 0;
 #ifdef XDEV_TEST_BAD_TYPE
   if (ordinal == 1) out->type_index = 3;
 #endif
-  out->name = ordinal == 0 ? "Test Device Zero" : "Test Device One";
-  out->memory_total = (uint64_t)1 << 30;
-  out->bus_id = ordinal == 0 ? "test:00" : "test:01";
-  out->numa_node = 0;
-  out->description = ordinal == 0 ? "device: 0, name: Test Device Zero"
-                                  : "device: 1, name: Test Device One";
-  out->properties = k_properties;
-  out->property_count = 1;
+  out->name = k_names[ordinal];
+  out->memory_total = TEST_MEMORY;
+  out->bus_id = k_bus_ids[ordinal];
+  out->numa_node = TEST_NUMA_NODE;
+  out->description = k_descriptions[ordinal];
+  out->properties = TEST_PROPERTY_COUNT > 0 ? k_properties : NULL;
+  out->property_count = TEST_PROPERTY_COUNT;
   return NULL;
 }
 
 static xdev_status_t* device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                   xdev_device_t** out) {
   (void)plugin;
-  if (ordinal > 1) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
+  if (ordinal >= TEST_DEVICES) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
   *out = &g_devices[ordinal];
   return NULL;
 }
@@ -132,8 +167,8 @@ static void memory_free(xdev_device_t* device, void* ptr) {
 static xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) {
   (void)device;
-  *out_free = (uint64_t)1 << 30;
-  *out_total = (uint64_t)1 << 30;
+  *out_free = TEST_MEMORY;
+  *out_total = TEST_MEMORY;
   return NULL;
 }
 
@@ -186,6 +221,15 @@ static xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* c
   return NULL;
 }
 
+#ifdef XDEV_TEST_FAKECL
+/* The handle a producer would order its work before: recognisable in tests. */
+static xdev_status_t* stream_native_handle(xdev_stream_t* stream, int64_t* out) {
+  (void)stream;
+  *out = INT64_C(0x5eed0c1);
+  return NULL;
+}
+#endif
+
 static xdev_plugin_api_t make_api(void) {
   xdev_plugin_api_t api;
   memset(&api, 0, sizeof api);
@@ -230,6 +274,9 @@ static xdev_plugin_api_t make_api(void) {
   api.copy_device_to_host = copy;
   api.copy_device_to_device = copy;
   api.kernels = kernels;
+#ifdef XDEV_TEST_FAKECL
+  api.stream_native_handle = stream_native_handle;
+#endif
   return api;
 }
 
