@@ -34,30 +34,36 @@
 #define XDEV_TEST_PLUGIN_NAME "minimal"
 #endif
 
+/* What the plugin reports: its status line, each device's memory, its one
+ * device type and its devices (at most two). */
+struct test_device_info {
+  const char* name;
+  const char* bus_id;
+  int32_t numa_node;
+  const char* description;
+  uint32_t property_count;
+};
+struct test_config {
+  const char* status;
+  uint64_t memory;
+  xdev_device_type_info_t type;
+  uint32_t device_count;
+  struct test_device_info devices[2];
+};
+
 #ifdef XDEV_TEST_FAKECL
-#define TEST_DEVICES 1
-#define TEST_MEMORY ((uint64_t)64 << 20)
-#define TEST_STATUS "1 fake OpenCL device"
-static const xdev_device_type_info_t k_type = {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "FAKECL",
-                                               "fakecl", XDEV_PRIORITY_CPU - 20,
-                                               XDEV_DLPACK_OPENCL};
-static const char* const k_names[] = {"Fake OpenCL Device"};
-static const char* const k_bus_ids[] = {""};
-static const char* const k_descriptions[] = {"device: 0, name: Fake OpenCL Device"};
-#define TEST_NUMA_NODE (-1)
-#define TEST_PROPERTY_COUNT 0
+static const struct test_config k_config = {
+    "1 fake OpenCL device", (uint64_t)64 << 20,
+    {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "FAKECL", "fakecl", XDEV_PRIORITY_CPU - 20,
+     XDEV_DLPACK_OPENCL},
+    1, {{"Fake OpenCL Device", "", -1, "device: 0, name: Fake OpenCL Device", 0}}};
 #else
-#define TEST_DEVICES 2
-#define TEST_MEMORY ((uint64_t)1 << 30)
-#define TEST_STATUS "2 test devices"
-static const xdev_device_type_info_t k_type = {
-    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50, XDEV_DLPACK_NONE};
-static const char* const k_names[] = {"Test Device Zero", "Test Device One"};
-static const char* const k_bus_ids[] = {"test:00", "test:01"};
-static const char* const k_descriptions[] = {"device: 0, name: Test Device Zero",
-                                             "device: 1, name: Test Device One"};
-#define TEST_NUMA_NODE 0
-#define TEST_PROPERTY_COUNT 1
+static const struct test_config k_config = {
+    "2 test devices", (uint64_t)1 << 30,
+    {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50, XDEV_DLPACK_NONE},
+    2,
+    {{"Test Device Zero", "test:00", 0, "device: 0, name: Test Device Zero", 1},
+     {"Test Device One", "test:01", 0, "device: 1, name: Test Device One", 1}}};
 #endif
 
 struct xdev_plugin_t {
@@ -100,10 +106,10 @@ static void shutdown(xdev_plugin_t* plugin) { free(plugin); }
 
 static const char* describe_status(xdev_plugin_t* plugin) {
   (void)plugin;
-  return TEST_STATUS;
+  return k_config.status;
 }
 
-static const xdev_device_type_info_t* const k_types[] = {&k_type};
+static const xdev_device_type_info_t* const k_types[] = {&k_config.type};
 
 static xdev_status_t* device_types(xdev_plugin_t* plugin,
                                    const xdev_device_type_info_t* const** out_types,
@@ -116,7 +122,7 @@ static xdev_status_t* device_types(xdev_plugin_t* plugin,
 
 static xdev_status_t* device_count(xdev_plugin_t* plugin, uint32_t* out_count) {
   (void)plugin;
-  *out_count = TEST_DEVICES;
+  *out_count = k_config.device_count;
   return NULL;
 }
 
@@ -125,25 +131,25 @@ static const xdev_property_t k_properties[] = {{"flavour", "plain"}};
 static xdev_status_t* device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                             xdev_device_properties_t* out) {
   (void)plugin;
-  if (ordinal >= TEST_DEVICES) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
+  if (ordinal >= k_config.device_count) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
   out->type_index = 0;
 #ifdef XDEV_TEST_BAD_TYPE
   if (ordinal == 1) out->type_index = 3;
 #endif
-  out->name = k_names[ordinal];
-  out->memory_total = TEST_MEMORY;
-  out->bus_id = k_bus_ids[ordinal];
-  out->numa_node = TEST_NUMA_NODE;
-  out->description = k_descriptions[ordinal];
-  out->properties = TEST_PROPERTY_COUNT > 0 ? k_properties : NULL;
-  out->property_count = TEST_PROPERTY_COUNT;
+  out->name = k_config.devices[ordinal].name;
+  out->memory_total = k_config.memory;
+  out->bus_id = k_config.devices[ordinal].bus_id;
+  out->numa_node = k_config.devices[ordinal].numa_node;
+  out->description = k_config.devices[ordinal].description;
+  out->property_count = k_config.devices[ordinal].property_count;
+  out->properties = out->property_count > 0 ? k_properties : NULL;
   return NULL;
 }
 
 static xdev_status_t* device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                   xdev_device_t** out) {
   (void)plugin;
-  if (ordinal >= TEST_DEVICES) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
+  if (ordinal >= k_config.device_count) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
   *out = &g_devices[ordinal];
   return NULL;
 }
@@ -167,8 +173,8 @@ static void memory_free(xdev_device_t* device, void* ptr) {
 static xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) {
   (void)device;
-  *out_free = TEST_MEMORY;
-  *out_total = TEST_MEMORY;
+  *out_free = k_config.memory;
+  *out_total = k_config.memory;
   return NULL;
 }
 
@@ -270,9 +276,8 @@ static xdev_plugin_api_t make_api(void) {
   api.stream_wait_event = stream_wait_event;
   api.event_synchronize = event_synchronize;
   api.event_query = event_query;
-  api.copy_host_to_device = copy;
-  api.copy_device_to_host = copy;
-  api.copy_device_to_device = copy;
+  /* Host and device memory are one: the three directions are one copy. */
+  api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy;
   api.kernels = kernels;
 #ifdef XDEV_TEST_FAKECL
   api.stream_native_handle = stream_native_handle;
