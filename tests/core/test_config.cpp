@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <xdev/xdev.hpp>
 
@@ -212,27 +213,27 @@ TEST_F(Config, SplitTheAcceleratorIntoTwoLogicalGpus) {
 }
 
 // X4/B21: XDEV_VISIBLE_DEVICES selects and orders physical devices.
+// The models of the GPUs a fresh process sees with it set to `visible`.
+std::vector<std::string> visible_gpu_models(const char* visible) {
+  setenv("XDEV_VISIBLE_DEVICES", visible, 1);
+  std::vector<std::string> models;
+  for (const auto& gpu : xdev::list_physical_devices("GPU")) models.push_back(gpu.model);
+  return models;
+}
+
 TEST_F(Config, VisibleDevicesVariableSelectsAndRenumbers) {
+  using Models = std::vector<std::string>;
   IN_FRESH_PROCESS({
-    setenv("XDEV_VISIBLE_DEVICES", "GPU:1", 1);
-    auto gpus = xdev::list_physical_devices("GPU");
-    ASSERT_EQ(gpus.size(), 1u);
-    EXPECT_EQ(gpus[0].name, "/physical_device:GPU:0");
-    EXPECT_EQ(gpus[0].model, "Sim Accelerator 1");
+    EXPECT_EQ(visible_gpu_models("GPU:1"), Models{"Sim Accelerator 1"});
+    EXPECT_EQ(xdev::list_physical_devices("GPU").at(0).name, "/physical_device:GPU:0");
     EXPECT_EQ(xdev::list_physical_devices("CPU").size(), 1u);
   });
   IN_FRESH_PROCESS({
-    setenv("XDEV_VISIBLE_DEVICES", "GPU:1,GPU:0", 1);
-    auto gpus = xdev::list_physical_devices("GPU");
-    ASSERT_EQ(gpus.size(), 2u);
-    EXPECT_EQ(gpus[0].model, "Sim Accelerator 1");
-    EXPECT_EQ(gpus[1].model, "Sim Accelerator 0");
+    EXPECT_EQ(visible_gpu_models("GPU:1,GPU:0"),
+              (Models{"Sim Accelerator 1", "Sim Accelerator 0"}));
   });
   IN_FRESH_PROCESS({
-    setenv("XDEV_VISIBLE_DEVICES", "GPU:7,bogus:x,GPU:0", 1);
-    auto gpus = xdev::list_physical_devices("GPU");
-    ASSERT_EQ(gpus.size(), 1u);
-    EXPECT_EQ(gpus[0].model, "Sim Accelerator 0");
+    EXPECT_EQ(visible_gpu_models("GPU:7,bogus:x,GPU:0"), Models{"Sim Accelerator 0"});
   });
 }
 

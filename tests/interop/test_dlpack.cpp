@@ -11,6 +11,7 @@
 
 #include <xdev/xdev.hpp>
 
+#include "device_names.hpp"
 #include "error_matchers.hpp"
 #include "interop/dlpack.h"
 
@@ -21,8 +22,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using xdev_test::ThrowsError;
 
-const std::string kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
-const std::string kGpu1 = "/job:localhost/replica:0/task:0/device:GPU:1";
+using namespace xdev_test::devices;  // kCpu0, kGpu1, ...
 
 // A producer outside xdev: owns a vector, counts deleter calls.
 struct Producer {
@@ -217,7 +217,7 @@ TEST(DLPack, ZeroCopyDeviceFollowsTheScope) {
 
 // The fakecl fixture declares DLPack OpenCL memory (its memory is host
 // memory behind that label) and a stream handle.
-const std::string kFakeCl0 = "/job:localhost/replica:0/task:0/device:FAKECL:0";
+const std::string kFakeCl0 = xdev_test::logical_device_name("FAKECL", 0);
 
 TEST(DLPack, DeviceMemoryOfADeclaredTypeIsTakenInPlace) {
   EXPECT_EQ(xdev::dlpack_zero_copy_device({kDLOpenCL, 0})->name, kFakeCl0);
