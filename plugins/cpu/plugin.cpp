@@ -244,15 +244,24 @@ xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) n
   return nullptr;
 }
 
+// The argument checks of the slots that take a device ordinal.
+xdev_status_t* check_device_args(const xdev_host_api_t* host, const char* slot,
+                                 const xdev_plugin_t* plugin, const char* out_name,
+                                 const void* out, uint32_t ordinal) noexcept {
+  if (xdev_status_t* s = g_host.require(host, slot, {{"plugin", plugin}, {out_name, out}})) {
+    return s;
+  }
+  if (ordinal >= kDeviceCount) return no_such_device(host, slot, ordinal);
+  return nullptr;
+}
+
 xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                             xdev_device_properties_t* out_props) noexcept {
   constexpr const char* kSlot = "device_get_properties";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
-  if (xdev_status_t* s = g_host.require(
-          host, kSlot, {{"plugin", plugin}, {"out_props", out_props}})) {
+  if (xdev_status_t* s = check_device_args(host, kSlot, plugin, "out_props", out_props, ordinal)) {
     return s;
   }
-  if (ordinal >= kDeviceCount) return no_such_device(host, kSlot, ordinal);
   // Fill only what the core's struct_size covers; struct_size and ext are
   // the core's.
 #define XDEV_CPU_SET(field, value)                                   \
@@ -278,12 +287,10 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                   xdev_device_t** out_device) noexcept {
   constexpr const char* kSlot = "device_open";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
-  if (xdev_status_t* s = g_host.require(
-          host, kSlot, {{"plugin", plugin}, {"out_device", out_device}})) {
+  if (out_device != nullptr) *out_device = nullptr;
+  if (xdev_status_t* s = check_device_args(host, kSlot, plugin, "out_device", out_device, ordinal)) {
     return s;
   }
-  *out_device = nullptr;
-  if (ordinal >= kDeviceCount) return no_such_device(host, kSlot, ordinal);
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(plugin->mutex);
     if (plugin->open_device != nullptr) {
@@ -397,28 +404,40 @@ xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
 // ---------------------------------------------------------------------------
 // Streams and events
 
-xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
-  constexpr const char* kSlot = "stream_create";
+// stream_create and event_create: a new handle on `device`, counted in the
+// device's `live` counter (device_close reports what leaked).
+template <typename Handle>
+xdev_status_t* create_counted(const char* slot, const char* out_name, xdev_device_t* device,
+                              Handle** out, std::atomic<int64_t> xdev_device_t::*live) noexcept {
   const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
-  if (xdev_status_t* s = g_host.require(
-          host, kSlot, {{"device", device}, {"out_stream", out_stream}})) {
+  if (xdev_status_t* s = g_host.require(host, slot, {{"device", device}, {out_name, out}})) {
     return s;
   }
-  *out_stream = nullptr;
-  auto* stream = new (std::nothrow) xdev_stream_t;
-  if (stream == nullptr) {
-    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+  *out = nullptr;
+  auto* handle = new (std::nothrow) Handle;
+  if (handle == nullptr) {
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", slot);
   }
-  stream->device = device;
-  device->live_streams.fetch_add(1, std::memory_order_relaxed);
-  *out_stream = stream;
+  handle->device = device;
+  (device->*live).fetch_add(1, std::memory_order_relaxed);
+  *out = handle;
   return nullptr;
 }
 
+template <typename Handle>
+void destroy_counted(Handle* handle, std::atomic<int64_t> xdev_device_t::*live) noexcept {
+  if (handle == nullptr) return;
+  (handle->device->*live).fetch_sub(1, std::memory_order_relaxed);
+  delete handle;
+}
+
+xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
+  return create_counted("stream_create", "out_stream", device, out_stream,
+                        &xdev_device_t::live_streams);
+}
+
 void plugin_stream_destroy(xdev_stream_t* stream) noexcept {
-  if (stream == nullptr) return;
-  stream->device->live_streams.fetch_sub(1, std::memory_order_relaxed);
-  delete stream;
+  destroy_counted(stream, &xdev_device_t::live_streams);
 }
 
 xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
@@ -428,27 +447,12 @@ xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
 }
 
 xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
-  constexpr const char* kSlot = "event_create";
-  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
-  if (xdev_status_t* s = g_host.require(
-          host, kSlot, {{"device", device}, {"out_event", out_event}})) {
-    return s;
-  }
-  *out_event = nullptr;
-  auto* event = new (std::nothrow) xdev_event_t;
-  if (event == nullptr) {
-    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
-  }
-  event->device = device;
-  device->live_events.fetch_add(1, std::memory_order_relaxed);
-  *out_event = event;
-  return nullptr;
+  return create_counted("event_create", "out_event", device, out_event,
+                        &xdev_device_t::live_events);
 }
 
 void plugin_event_destroy(xdev_event_t* event) noexcept {
-  if (event == nullptr) return;
-  event->device->live_events.fetch_sub(1, std::memory_order_relaxed);
-  delete event;
+  destroy_counted(event, &xdev_device_t::live_events);
 }
 
 // Checks the pair for event_record and stream_wait_event.
