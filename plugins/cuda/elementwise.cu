@@ -271,6 +271,45 @@ cudaError_t launch_cast(xdev_dtype_t from, xdev_dtype_t to, const ElementwiseLay
   });
 }
 
+cudaError_t launch_copy(size_t element_size, const ElementwiseLayout& layout, const void* x,
+                        void* out, cudaStream_t stream) {
+  switch (element_size) {
+    case 1: return run_unary<uint8_t, uint8_t>(layout, x, out, stream, Identity<uint8_t>{});
+    case 2: return run_unary<uint16_t, uint16_t>(layout, x, out, stream, Identity<uint16_t>{});
+    case 4: return run_unary<uint32_t, uint32_t>(layout, x, out, stream, Identity<uint32_t>{});
+    case 8: return run_unary<uint64_t, uint64_t>(layout, x, out, stream, Identity<uint64_t>{});
+    case 16: return run_unary<Bytes16, Bytes16>(layout, x, out, stream, Identity<Bytes16>{});
+    default: return cudaErrorNotSupported;
+  }
+}
+
+cudaError_t launch_fill(size_t element_size, uint64_t pattern, void* out, int64_t count,
+                        cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  const size_t bytes = static_cast<size_t>(count) * element_size;
+  if (pattern == 0 || element_size == 1) {
+    return cudaMemsetAsync(out, static_cast<int>(pattern & 0xFF), bytes, stream);
+  }
+  const unsigned grid = grid_for(count);
+  switch (element_size) {
+    case 2:
+      fill_kernel<uint16_t><<<grid, kThreads, 0, stream>>>(count, static_cast<uint16_t>(pattern),
+                                                           static_cast<uint16_t*>(out));
+      break;
+    case 4:
+      fill_kernel<uint32_t><<<grid, kThreads, 0, stream>>>(count, static_cast<uint32_t>(pattern),
+                                                           static_cast<uint32_t*>(out));
+      break;
+    case 8:
+      fill_kernel<uint64_t><<<grid, kThreads, 0, stream>>>(count, pattern,
+                                                           static_cast<uint64_t*>(out));
+      break;
+    default:
+      return cudaErrorNotSupported;
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t launch_random_uniform(xdev_dtype_t dtype, uint64_t seed, double minval, double maxval,
                                   void* out, int64_t count, cudaStream_t stream) {
   if (count <= 0) return cudaSuccess;
