@@ -229,19 +229,29 @@ xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
   constexpr const char* kSlot = "device_types";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
   if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_types == nullptr) return g_host.null_argument(host, kSlot, "out_types");
-  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
-  *out_types = kDeviceTypes;
-  *out_count = static_cast<uint32_t>(std::size(kDeviceTypes));
-  return nullptr;
+  return g_host.hand_out(host, kSlot, "out_types", kDeviceTypes,
+                         static_cast<uint32_t>(std::size(kDeviceTypes)), out_types, out_count);
 }
 
 xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_count";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
-  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"plugin", plugin}, {"out_count", out_count}})) {
+    return s;
+  }
   *out_count = kDeviceCount;
+  return nullptr;
+}
+
+// The argument checks of the slots that take a device ordinal.
+xdev_status_t* check_device_args(const xdev_host_api_t* host, const char* slot,
+                                 const xdev_plugin_t* plugin, const char* out_name,
+                                 const void* out, uint32_t ordinal) noexcept {
+  if (xdev_status_t* s = g_host.require(host, slot, {{"plugin", plugin}, {out_name, out}})) {
+    return s;
+  }
+  if (ordinal >= kDeviceCount) return no_such_device(host, slot, ordinal);
   return nullptr;
 }
 
@@ -249,9 +259,9 @@ xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordi
                                             xdev_device_properties_t* out_props) noexcept {
   constexpr const char* kSlot = "device_get_properties";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
-  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_props == nullptr) return g_host.null_argument(host, kSlot, "out_props");
-  if (ordinal >= kDeviceCount) return no_such_device(host, kSlot, ordinal);
+  if (xdev_status_t* s = check_device_args(host, kSlot, plugin, "out_props", out_props, ordinal)) {
+    return s;
+  }
   // Fill only what the core's struct_size covers; struct_size and ext are
   // the core's.
 #define XDEV_CPU_SET(field, value)                                   \
@@ -277,10 +287,10 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                   xdev_device_t** out_device) noexcept {
   constexpr const char* kSlot = "device_open";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
-  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_device == nullptr) return g_host.null_argument(host, kSlot, "out_device");
-  *out_device = nullptr;
-  if (ordinal >= kDeviceCount) return no_such_device(host, kSlot, ordinal);
+  if (out_device != nullptr) *out_device = nullptr;
+  if (xdev_status_t* s = check_device_args(host, kSlot, plugin, "out_device", out_device, ordinal)) {
+    return s;
+  }
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(plugin->mutex);
     if (plugin->open_device != nullptr) {
@@ -327,18 +337,11 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
                                       void** out_ptr) noexcept {
   constexpr const char* kSlot = "memory_allocate";
   const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
+  if (xdev_status_t* s = g_host.require(host, kSlot, {{"device", device}, {"out_ptr", out_ptr}})) {
+    return s;
+  }
   *out_ptr = nullptr;
-  if (size == 0) {
-    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
-                       kSlot);
-  }
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                       "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)",
-                       kSlot, alignment, size);
-  }
+  if (xdev_status_t* s = g_host.check_allocation(host, kSlot, size, alignment)) return s;
   const uint64_t effective_alignment = std::max(alignment, kMinAlignment);
   const uint64_t total = device->plugin->machine.memory_total;
   // A request the device's memory could never hold fails here, before the
@@ -377,9 +380,10 @@ xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) noexcept {
   constexpr const char* kSlot = "memory_query";
   const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_free == nullptr) return g_host.null_argument(host, kSlot, "out_free");
-  if (out_total == nullptr) return g_host.null_argument(host, kSlot, "out_total");
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"device", device}, {"out_free", out_free}, {"out_total", out_total}})) {
+    return s;
+  }
   const uint64_t total = device->plugin->machine.memory_total;
   uint64_t available = 0;
   if (const auto mem_available = available_memory_bytes()) {
@@ -400,26 +404,40 @@ xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
 // ---------------------------------------------------------------------------
 // Streams and events
 
-xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
-  constexpr const char* kSlot = "stream_create";
+// stream_create and event_create: a new handle on `device`, counted in the
+// device's `live` counter (device_close reports what leaked).
+template <typename Handle>
+xdev_status_t* create_counted(const char* slot, const char* out_name, xdev_device_t* device,
+                              Handle** out, std::atomic<int64_t> xdev_device_t::*live) noexcept {
   const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_stream == nullptr) return g_host.null_argument(host, kSlot, "out_stream");
-  *out_stream = nullptr;
-  auto* stream = new (std::nothrow) xdev_stream_t;
-  if (stream == nullptr) {
-    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
+  if (xdev_status_t* s = g_host.require(host, slot, {{"device", device}, {out_name, out}})) {
+    return s;
   }
-  stream->device = device;
-  device->live_streams.fetch_add(1, std::memory_order_relaxed);
-  *out_stream = stream;
+  *out = nullptr;
+  auto* handle = new (std::nothrow) Handle;
+  if (handle == nullptr) {
+    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", slot);
+  }
+  handle->device = device;
+  (device->*live).fetch_add(1, std::memory_order_relaxed);
+  *out = handle;
   return nullptr;
 }
 
+template <typename Handle>
+void destroy_counted(Handle* handle, std::atomic<int64_t> xdev_device_t::*live) noexcept {
+  if (handle == nullptr) return;
+  (handle->device->*live).fetch_sub(1, std::memory_order_relaxed);
+  delete handle;
+}
+
+xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
+  return create_counted("stream_create", "out_stream", device, out_stream,
+                        &xdev_device_t::live_streams);
+}
+
 void plugin_stream_destroy(xdev_stream_t* stream) noexcept {
-  if (stream == nullptr) return;
-  stream->device->live_streams.fetch_sub(1, std::memory_order_relaxed);
-  delete stream;
+  destroy_counted(stream, &xdev_device_t::live_streams);
 }
 
 xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
@@ -429,25 +447,12 @@ xdev_status_t* plugin_stream_synchronize(xdev_stream_t* stream) noexcept {
 }
 
 xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
-  constexpr const char* kSlot = "event_create";
-  const xdev_host_api_t* host = device != nullptr ? device->plugin->host : g_host.fallback();
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_event == nullptr) return g_host.null_argument(host, kSlot, "out_event");
-  *out_event = nullptr;
-  auto* event = new (std::nothrow) xdev_event_t;
-  if (event == nullptr) {
-    return g_host.fail(host, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", kSlot);
-  }
-  event->device = device;
-  device->live_events.fetch_add(1, std::memory_order_relaxed);
-  *out_event = event;
-  return nullptr;
+  return create_counted("event_create", "out_event", device, out_event,
+                        &xdev_device_t::live_events);
 }
 
 void plugin_event_destroy(xdev_event_t* event) noexcept {
-  if (event == nullptr) return;
-  event->device->live_events.fetch_sub(1, std::memory_order_relaxed);
-  delete event;
+  destroy_counted(event, &xdev_device_t::live_events);
 }
 
 // Checks the pair for event_record and stream_wait_event.
@@ -456,8 +461,9 @@ xdev_status_t* check_event_and_stream(const char* slot, xdev_event_t* event,
   const xdev_host_api_t* host = event != nullptr    ? event->device->plugin->host
                                 : stream != nullptr ? stream->device->plugin->host
                                                     : g_host.fallback();
-  if (event == nullptr) return g_host.null_argument(host, slot, "event");
-  if (stream == nullptr) return g_host.null_argument(host, slot, "stream");
+  if (xdev_status_t* s = g_host.require(host, slot, {{"event", event}, {"stream", stream}})) {
+    return s;
+  }
   if (event->device->plugin != stream->device->plugin) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
                        "%s: the event and the stream belong to different plugin instances", slot);
@@ -485,8 +491,9 @@ xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
 xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexcept {
   constexpr const char* kSlot = "event_query";
   const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : g_host.fallback();
-  if (event == nullptr) return g_host.null_argument(host, kSlot, "event");
-  if (out_done == nullptr) return g_host.null_argument(host, kSlot, "out_done");
+  if (xdev_status_t* s = g_host.require(host, kSlot, {{"event", event}, {"out_done", out_done}})) {
+    return s;
+  }
   *out_done = 1;
   return nullptr;
 }
@@ -545,10 +552,9 @@ xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* c
   constexpr const char* kSlot = "kernels";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
   if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_kernels == nullptr) return g_host.null_argument(host, kSlot, "out_kernels");
-  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
-  *out_kernels = kernel_infos(out_count);
-  return nullptr;
+  uint32_t count = 0;
+  const xdev_kernel_info_t* const* kernels = kernel_infos(&count);
+  return g_host.hand_out(host, kSlot, "out_kernels", kernels, count, out_kernels, out_count);
 }
 
 // ---------------------------------------------------------------------------

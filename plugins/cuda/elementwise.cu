@@ -15,7 +15,6 @@
 namespace xdev::cuda {
 namespace {
 
-using Bool = uint8_t;  // xdev's bool: one byte, 0 or 1
 
 // ---------------------------------------------------------------------------
 // Functors
@@ -184,17 +183,10 @@ cudaError_t unary_typed(UnaryOp op, const ElementwiseLayout& l, const void* x, v
 template <typename From>
 cudaError_t cast_from(xdev_dtype_t to, const ElementwiseLayout& l, const void* x, void* out,
                       cudaStream_t stream) {
-  switch (to) {
-    case XDEV_DTYPE_FLOAT32: return run_unary<From, float>(l, x, out, stream, CastFn<From, float>{});
-    case XDEV_DTYPE_FLOAT64:
-      return run_unary<From, double>(l, x, out, stream, CastFn<From, double>{});
-    case XDEV_DTYPE_INT32:
-      return run_unary<From, int32_t>(l, x, out, stream, CastFn<From, int32_t>{});
-    case XDEV_DTYPE_INT64:
-      return run_unary<From, int64_t>(l, x, out, stream, CastFn<From, int64_t>{});
-    case XDEV_DTYPE_BOOL: return run_unary<From, Bool>(l, x, out, stream, CastFn<From, Bool>{});
-    default: return cudaErrorNotSupported;
-  }
+  return visit_dtype(to, [&](auto zero) {
+    using To = decltype(zero);
+    return run_unary<From, To>(l, x, out, stream, CastFn<From, To>{});
+  });
 }
 
 template <typename T>
@@ -224,23 +216,29 @@ __device__ __forceinline__ uint64_t random_bits(uint64_t seed, uint64_t i) {
   return x ^ (x >> 31);
 }
 
-__global__ void random_uniform_f32(int64_t count, uint64_t seed, float minval, float maxval,
-                                   float* __restrict__ out) {
-  const float range = __fsub_rn(maxval, minval);
-  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
-    const uint64_t x = random_bits(seed, static_cast<uint64_t>(i));
-    const float u = __fmul_rn(static_cast<float>(x >> 40), 0x1.0p-24f);
-    out[i] = __fadd_rn(minval, __fmul_rn(range, u));
-  }
+// The rounded operations in float and in double.
+__device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+// The top 24 (float) or 53 (double) bits of `bits`, scaled to [0, 1).
+__device__ __forceinline__ float unit_interval(float, uint64_t bits) {
+  return __fmul_rn(static_cast<float>(bits >> 40), 0x1.0p-24f);
+}
+__device__ __forceinline__ double unit_interval(double, uint64_t bits) {
+  return __dmul_rn(static_cast<double>(bits >> 11), 0x1.0p-53);
 }
 
-__global__ void random_uniform_f64(int64_t count, uint64_t seed, double minval, double maxval,
-                                   double* __restrict__ out) {
-  const double range = __dsub_rn(maxval, minval);
+template <typename T>
+__global__ void random_uniform_kernel(int64_t count, uint64_t seed, T minval, T maxval,
+                                      T* __restrict__ out) {
+  const T range = sub_rn(maxval, minval);
   for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
-    const uint64_t x = random_bits(seed, static_cast<uint64_t>(i));
-    const double u = __dmul_rn(static_cast<double>(x >> 11), 0x1.0p-53);
-    out[i] = __dadd_rn(minval, __dmul_rn(range, u));
+    const T u = unit_interval(T{}, random_bits(seed, static_cast<uint64_t>(i)));
+    out[i] = add_rn(minval, mul_rn(range, u));
   }
 }
 
@@ -248,39 +246,29 @@ __global__ void random_uniform_f64(int64_t count, uint64_t seed, double minval, 
 
 cudaError_t launch_binary(BinaryOp op, xdev_dtype_t dtype, const ElementwiseLayout& layout,
                           const void* x, const void* y, void* out, cudaStream_t stream) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32: return binary_typed<float>(op, layout, x, y, out, stream);
-    case XDEV_DTYPE_FLOAT64: return binary_typed<double>(op, layout, x, y, out, stream);
-    case XDEV_DTYPE_INT32: return binary_typed<int32_t>(op, layout, x, y, out, stream);
-    case XDEV_DTYPE_INT64: return binary_typed<int64_t>(op, layout, x, y, out, stream);
-    case XDEV_DTYPE_BOOL:
+  return visit_dtype(dtype, [&](auto zero) -> cudaError_t {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, Bool>) {  // bool has Add (logical or) only
       if (op != BinaryOp::kAdd) return cudaErrorNotSupported;
       return run_binary<Bool>(layout, x, y, out, stream, AddFn<Bool>{});
-    default: return cudaErrorNotSupported;
-  }
+    } else {
+      return binary_typed<T>(op, layout, x, y, out, stream);
+    }
+  });
 }
 
 cudaError_t launch_unary(UnaryOp op, xdev_dtype_t dtype, const ElementwiseLayout& layout,
                          const void* x, void* out, cudaStream_t stream) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32: return unary_typed<float>(op, layout, x, out, stream);
-    case XDEV_DTYPE_FLOAT64: return unary_typed<double>(op, layout, x, out, stream);
-    case XDEV_DTYPE_INT32: return unary_typed<int32_t>(op, layout, x, out, stream);
-    case XDEV_DTYPE_INT64: return unary_typed<int64_t>(op, layout, x, out, stream);
-    default: return cudaErrorNotSupported;
-  }
+  return visit_number_dtype(dtype, [&](auto zero) {
+    return unary_typed<decltype(zero)>(op, layout, x, out, stream);
+  });
 }
 
 cudaError_t launch_cast(xdev_dtype_t from, xdev_dtype_t to, const ElementwiseLayout& layout,
                         const void* x, void* out, cudaStream_t stream) {
-  switch (from) {
-    case XDEV_DTYPE_FLOAT32: return cast_from<float>(to, layout, x, out, stream);
-    case XDEV_DTYPE_FLOAT64: return cast_from<double>(to, layout, x, out, stream);
-    case XDEV_DTYPE_INT32: return cast_from<int32_t>(to, layout, x, out, stream);
-    case XDEV_DTYPE_INT64: return cast_from<int64_t>(to, layout, x, out, stream);
-    case XDEV_DTYPE_BOOL: return cast_from<Bool>(to, layout, x, out, stream);
-    default: return cudaErrorNotSupported;
-  }
+  return visit_dtype(from, [&](auto zero) {
+    return cast_from<decltype(zero)>(to, layout, x, out, stream);
+  });
 }
 
 cudaError_t launch_copy(size_t element_size, const ElementwiseLayout& layout, const void* x,
@@ -326,18 +314,15 @@ cudaError_t launch_random_uniform(xdev_dtype_t dtype, uint64_t seed, double minv
                                   void* out, int64_t count, cudaStream_t stream) {
   if (count <= 0) return cudaSuccess;
   const unsigned grid = grid_for(count);
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32:
-      random_uniform_f32<<<grid, kThreads, 0, stream>>>(count, seed, static_cast<float>(minval),
-                                                        static_cast<float>(maxval),
-                                                        static_cast<float*>(out));
-      break;
-    case XDEV_DTYPE_FLOAT64:
-      random_uniform_f64<<<grid, kThreads, 0, stream>>>(count, seed, minval, maxval,
-                                                        static_cast<double*>(out));
-      break;
-    default:
-      return cudaErrorNotSupported;
+  if (dtype == XDEV_DTYPE_FLOAT32) {
+    random_uniform_kernel<float><<<grid, kThreads, 0, stream>>>(
+        count, seed, static_cast<float>(minval), static_cast<float>(maxval),
+        static_cast<float*>(out));
+  } else if (dtype == XDEV_DTYPE_FLOAT64) {
+    random_uniform_kernel<double><<<grid, kThreads, 0, stream>>>(count, seed, minval, maxval,
+                                                                 static_cast<double*>(out));
+  } else {
+    return cudaErrorNotSupported;
   }
   return cudaGetLastError();
 }

@@ -13,6 +13,34 @@ namespace xdev::cuda {
 
 inline constexpr int kThreads = 256;
 
+using Bool = uint8_t;  // xdev's bool: one byte, 0 or 1
+
+// Calls f(T{}) with T the element type of `dtype` (Bool for bool) and
+// returns its error; cudaErrorNotSupported for any other dtype.
+template <typename F>
+cudaError_t visit_dtype(xdev_dtype_t dtype, F&& f) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return f(float{});
+    case XDEV_DTYPE_FLOAT64: return f(double{});
+    case XDEV_DTYPE_INT32: return f(int32_t{});
+    case XDEV_DTYPE_INT64: return f(int64_t{});
+    case XDEV_DTYPE_BOOL: return f(Bool{});
+    default: return cudaErrorNotSupported;
+  }
+}
+
+// visit_dtype for the four number dtypes: bool is cudaErrorNotSupported.
+template <typename F>
+cudaError_t visit_number_dtype(xdev_dtype_t dtype, F&& f) {
+  return visit_dtype(dtype, [&f](auto zero) -> cudaError_t {
+    if constexpr (std::is_same_v<decltype(zero), Bool>) {
+      return cudaErrorNotSupported;
+    } else {
+      return f(zero);
+    }
+  });
+}
+
 // Blocks for a grid-stride loop over `count` items: enough to fill any
 // current GPU several times over, never more than the items need.
 inline unsigned grid_for(int64_t count, int64_t per_block = kThreads) {

@@ -314,8 +314,10 @@ xdev_status_t* plugin_device_types(xdev_plugin_t* plugin,
 xdev_status_t* plugin_device_count(xdev_plugin_t* plugin, uint32_t* out_count) noexcept {
   constexpr const char* kSlot = "device_count";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
-  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_count == nullptr) return g_host.null_argument(host, kSlot, "out_count");
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"plugin", plugin}, {"out_count", out_count}})) {
+    return s;
+  }
   *out_count = static_cast<uint32_t>(plugin->devices.size());
   return nullptr;
 }
@@ -330,8 +332,10 @@ xdev_status_t* plugin_device_get_properties(xdev_plugin_t* plugin, uint32_t ordi
                                             xdev_device_properties_t* out_props) noexcept {
   constexpr const char* kSlot = "device_get_properties";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
-  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_props == nullptr) return g_host.null_argument(host, kSlot, "out_props");
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"plugin", plugin}, {"out_props", out_props}})) {
+    return s;
+  }
   if (ordinal >= plugin->devices.size()) return no_such_device(plugin, kSlot, ordinal);
   const DeviceInfo& info = plugin->devices[ordinal];
   // Fill only what the core's struct_size covers.
@@ -358,8 +362,10 @@ xdev_status_t* plugin_device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                   xdev_device_t** out_device) noexcept {
   constexpr const char* kSlot = "device_open";
   const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
-  if (plugin == nullptr) return g_host.null_argument(host, kSlot, "plugin");
-  if (out_device == nullptr) return g_host.null_argument(host, kSlot, "out_device");
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"plugin", plugin}, {"out_device", out_device}})) {
+    return s;
+  }
   *out_device = nullptr;
   if (ordinal >= plugin->devices.size()) return no_such_device(plugin, kSlot, ordinal);
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
@@ -421,18 +427,11 @@ xdev_status_t* plugin_memory_allocate(xdev_device_t* device, uint64_t size, uint
                                       void** out_ptr) noexcept {
   constexpr const char* kSlot = "memory_allocate";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
+  if (xdev_status_t* s = g_host.require(host, kSlot, {{"device", device}, {"out_ptr", out_ptr}})) {
+    return s;
+  }
   *out_ptr = nullptr;
-  if (size == 0) {
-    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
-                       kSlot);
-  }
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
-                       "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)",
-                       kSlot, alignment, size);
-  }
+  if (xdev_status_t* s = g_host.check_allocation(host, kSlot, size, alignment)) return s;
   const bool over_aligned = alignment > kNativeAlignment;
   const uint64_t request = over_aligned ? size + alignment - 1 : size;
   const uint64_t total = device->info->memory_total;
@@ -514,9 +513,10 @@ xdev_status_t* plugin_memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) noexcept {
   constexpr const char* kSlot = "memory_query";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_free == nullptr) return g_host.null_argument(host, kSlot, "out_free");
-  if (out_total == nullptr) return g_host.null_argument(host, kSlot, "out_total");
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"device", device}, {"out_free", out_free}, {"out_total", out_total}})) {
+    return s;
+  }
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   DeviceGuard guard(device->ordinal);
   if (guard.error() != cudaSuccess) {
@@ -536,8 +536,9 @@ xdev_status_t* plugin_host_memory_allocate(xdev_device_t* device, uint64_t size,
                                            void** out_ptr) noexcept {
   constexpr const char* kSlot = "host_memory_allocate";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_ptr == nullptr) return g_host.null_argument(host, kSlot, "out_ptr");
+  if (xdev_status_t* s = g_host.require(host, kSlot, {{"device", device}, {"out_ptr", out_ptr}})) {
+    return s;
+  }
   *out_ptr = nullptr;
   if (size == 0) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
@@ -631,8 +632,10 @@ xdev_status_t* create_blas_handle(xdev_stream_t* stream) noexcept {
 xdev_status_t* plugin_stream_create(xdev_device_t* device, xdev_stream_t** out_stream) noexcept {
   constexpr const char* kSlot = "stream_create";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_stream == nullptr) return g_host.null_argument(host, kSlot, "out_stream");
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"device", device}, {"out_stream", out_stream}})) {
+    return s;
+  }
   *out_stream = nullptr;
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   auto stream = std::unique_ptr<xdev_stream_t>(new (std::nothrow) xdev_stream_t);
@@ -716,8 +719,10 @@ xdev_status_t* plugin_stream_native_handle(xdev_stream_t* stream, int64_t* out_h
 xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
   constexpr const char* kSlot = "event_create";
   const xdev_host_api_t* host = host_of(device);
-  if (device == nullptr) return g_host.null_argument(host, kSlot, "device");
-  if (out_event == nullptr) return g_host.null_argument(host, kSlot, "out_event");
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"device", device}, {"out_event", out_event}})) {
+    return s;
+  }
   *out_event = nullptr;
   if (xdev_status_t* s = check_usable(host, kSlot, device->ordinal)) return s;
   auto event = std::unique_ptr<xdev_event_t>(new (std::nothrow) xdev_event_t);
@@ -755,8 +760,9 @@ xdev_status_t* check_event_and_stream(const char* slot, xdev_event_t* event,
   const xdev_host_api_t* host = event != nullptr    ? event->device->plugin->host
                                 : stream != nullptr ? stream->device->plugin->host
                                                     : g_host.fallback();
-  if (event == nullptr) return g_host.null_argument(host, slot, "event");
-  if (stream == nullptr) return g_host.null_argument(host, slot, "stream");
+  if (xdev_status_t* s = g_host.require(host, slot, {{"event", event}, {"stream", stream}})) {
+    return s;
+  }
   if (event->device->plugin != stream->device->plugin) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
                        "%s: the event and the stream belong to different plugin instances", slot);
@@ -834,8 +840,9 @@ xdev_status_t* plugin_event_synchronize(xdev_event_t* event) noexcept {
 xdev_status_t* plugin_event_query(xdev_event_t* event, int32_t* out_done) noexcept {
   constexpr const char* kSlot = "event_query";
   const xdev_host_api_t* host = event != nullptr ? event->device->plugin->host : g_host.fallback();
-  if (event == nullptr) return g_host.null_argument(host, kSlot, "event");
-  if (out_done == nullptr) return g_host.null_argument(host, kSlot, "out_done");
+  if (xdev_status_t* s = g_host.require(host, kSlot, {{"event", event}, {"out_done", out_done}})) {
+    return s;
+  }
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     std::lock_guard lock(event->mutex);
     if (xdev_status_t* s = check_usable(host, kSlot, event->ordinal)) return s;

@@ -255,22 +255,10 @@ cudaError_t launch_reduce(bool mean, xdev_dtype_t dtype, const ReduceLayout& lay
                           const void* x, void* out, void* scratch, size_t scratch_bytes,
                           int multiprocessors, cudaStream_t stream) {
   if (layout.outer_count <= 0) return cudaSuccess;
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32:
-      return reduce_dispatch<float>(mean, layout, x, out, scratch, scratch_bytes,
-                                    multiprocessors, stream);
-    case XDEV_DTYPE_FLOAT64:
-      return reduce_dispatch<double>(mean, layout, x, out, scratch, scratch_bytes,
-                                     multiprocessors, stream);
-    case XDEV_DTYPE_INT32:
-      return reduce_dispatch<int32_t>(mean, layout, x, out, scratch, scratch_bytes,
-                                      multiprocessors, stream);
-    case XDEV_DTYPE_INT64:
-      return reduce_dispatch<int64_t>(mean, layout, x, out, scratch, scratch_bytes,
-                                      multiprocessors, stream);
-    default:
-      return cudaErrorNotSupported;
-  }
+  return visit_number_dtype(dtype, [&](auto zero) {
+    return reduce_dispatch<decltype(zero)>(mean, layout, x, out, scratch, scratch_bytes,
+                                           multiprocessors, stream);
+  });
 }
 
 }  // namespace xdev::cuda

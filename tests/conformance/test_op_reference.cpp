@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "plugin_harness.hpp"
 #include "reference/op_reference.hpp"
 
 namespace xdev_conformance::ref {
@@ -24,13 +25,7 @@ std::vector<double> values(const Tensor& t) {
   return out;
 }
 
-xdev_attr_t bool_attr(const char* name, bool v) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_BOOL;
-  a.value.b = v;
-  return a;
-}
+using xdev_test::attr_bool;
 
 // docs/adding-an-op.md: an op of the core's table without a reference does
 // not build (a static_assert in op_reference.cpp); this names it as well, and
@@ -77,13 +72,13 @@ TEST(OpReference, MatMulOfTheWalkthrough) {
   Tensor b = from(XDEV_DTYPE_FLOAT32, {3, 2}, {1, 2, 3, 4, 5, 6});
   Tensor out = make_contiguous(XDEV_DTYPE_FLOAT32, {2, 2});
   const Tensor* in[] = {&a, &b};
-  xdev_attr_t attrs[] = {bool_attr("transpose_a", false), bool_attr("transpose_b", false)};
+  xdev_attr_t attrs[] = {attr_bool("transpose_a", false), attr_bool("transpose_b", false)};
   ASSERT_FALSE(run("MatMul", in, attrs, out));
   EXPECT_EQ(values(out), (std::vector<double>{22, 28, 49, 64}));
   // aᵀ is [3,2]: (aᵀ)ᵀ·b... use transpose_a on a [3,2] view of the same numbers.
   Tensor at = from(XDEV_DTYPE_FLOAT32, {3, 2}, {1, 4, 2, 5, 3, 6});
   const Tensor* in_t[] = {&at, &b};
-  xdev_attr_t attrs_t[] = {bool_attr("transpose_a", true), bool_attr("transpose_b", false)};
+  xdev_attr_t attrs_t[] = {attr_bool("transpose_a", true), attr_bool("transpose_b", false)};
   ASSERT_FALSE(run("MatMul", in_t, attrs_t, out));
   EXPECT_EQ(values(out), (std::vector<double>{22, 28, 49, 64}));
 }
@@ -143,7 +138,7 @@ TEST(OpReference, MeanOfIntegersAndOfNothing) {
   ax.kind = XDEV_ATTR_INTS;
   ax.value.ints.values = axes;
   ax.value.ints.count = 1;
-  xdev_attr_t attrs[] = {ax, bool_attr("keepdims", false)};
+  xdev_attr_t attrs[] = {ax, attr_bool("keepdims", false)};
   ASSERT_FALSE(run("Mean", in, attrs, out));
   EXPECT_EQ(values(out), (std::vector<double>{2, -2}));  // 7/3 and -7/3 toward zero
 
@@ -203,7 +198,7 @@ TEST(OpReference, MathEdgeCasesOfTheDocs) {
   std::vector<double> gelu = run1("Gelu", XDEV_DTYPE_FLOAT64, {1, -1});
   EXPECT_NEAR(gelu[0], 0.8413447460685429, 1e-15);  // 1 · Φ(1)
   EXPECT_NEAR(gelu[1], -0.15865525393145707, 1e-15);
-  xdev_attr_t approx[] = {bool_attr("approximate", true)};
+  xdev_attr_t approx[] = {attr_bool("approximate", true)};
   std::vector<double> gelu_tanh = run1("Gelu", XDEV_DTYPE_FLOAT64, {1}, approx);
   EXPECT_NEAR(gelu_tanh[0], 0.8411919906082768, 1e-15);  // 0.5 (1 + tanh(√(2/π) 1.044715))
 }

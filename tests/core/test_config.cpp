@@ -9,38 +9,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <xdev/xdev.hpp>
+
+#include "fresh_process.hpp"
 
 namespace {
 
 using ::testing::HasSubstr;
-
-// Echoes assertion failures to stderr, which the parent shows.
-struct FailuresToStderr : ::testing::EmptyTestEventListener {
-  void OnTestPartResult(const ::testing::TestPartResult& r) override {
-    if (r.failed()) {
-      std::fprintf(stderr, "%s:%d: %s\n", r.file_name() ? r.file_name() : "?", r.line_number(),
-                   r.summary());
-    }
-  }
-};
-
-template <typename F>
-void run_scenario(F&& scenario) {
-  ::testing::UnitTest::GetInstance()->listeners().Append(new FailuresToStderr);
-  try {
-    scenario();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "exception: %s\n", e.what());
-    std::exit(2);
-  }
-  std::exit(::testing::Test::HasFailure() ? 1 : 0);
-}
-
-// The parentheses of run_scenario keep the body's commas out of EXPECT_EXIT.
-#define IN_FRESH_PROCESS(...) \
-  EXPECT_EXIT(run_scenario([&] { __VA_ARGS__; }), ::testing::ExitedWithCode(0), "")
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
@@ -53,10 +30,7 @@ std::string counts(const std::string& type) {
          std::to_string(l) + " Logical " + type + (l == 1 ? "" : "s");
 }
 
-class Config : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
-};
+class Config : public xdev_test::FreshProcessTest {};
 
 // B16 on the CPU: two logical CPUs with their own pools and limits.
 TEST_F(Config, TwoLogicalCpusWithTheirOwnLimits) {
@@ -239,27 +213,27 @@ TEST_F(Config, SplitTheAcceleratorIntoTwoLogicalGpus) {
 }
 
 // X4/B21: XDEV_VISIBLE_DEVICES selects and orders physical devices.
+// The models of the GPUs a fresh process sees with it set to `visible`.
+std::vector<std::string> visible_gpu_models(const char* visible) {
+  setenv("XDEV_VISIBLE_DEVICES", visible, 1);
+  std::vector<std::string> models;
+  for (const auto& gpu : xdev::list_physical_devices("GPU")) models.push_back(gpu.model);
+  return models;
+}
+
 TEST_F(Config, VisibleDevicesVariableSelectsAndRenumbers) {
+  using Models = std::vector<std::string>;
   IN_FRESH_PROCESS({
-    setenv("XDEV_VISIBLE_DEVICES", "GPU:1", 1);
-    auto gpus = xdev::list_physical_devices("GPU");
-    ASSERT_EQ(gpus.size(), 1u);
-    EXPECT_EQ(gpus[0].name, "/physical_device:GPU:0");
-    EXPECT_EQ(gpus[0].model, "Sim Accelerator 1");
+    EXPECT_EQ(visible_gpu_models("GPU:1"), Models{"Sim Accelerator 1"});
+    EXPECT_EQ(xdev::list_physical_devices("GPU").at(0).name, "/physical_device:GPU:0");
     EXPECT_EQ(xdev::list_physical_devices("CPU").size(), 1u);
   });
   IN_FRESH_PROCESS({
-    setenv("XDEV_VISIBLE_DEVICES", "GPU:1,GPU:0", 1);
-    auto gpus = xdev::list_physical_devices("GPU");
-    ASSERT_EQ(gpus.size(), 2u);
-    EXPECT_EQ(gpus[0].model, "Sim Accelerator 1");
-    EXPECT_EQ(gpus[1].model, "Sim Accelerator 0");
+    EXPECT_EQ(visible_gpu_models("GPU:1,GPU:0"),
+              (Models{"Sim Accelerator 1", "Sim Accelerator 0"}));
   });
   IN_FRESH_PROCESS({
-    setenv("XDEV_VISIBLE_DEVICES", "GPU:7,bogus:x,GPU:0", 1);
-    auto gpus = xdev::list_physical_devices("GPU");
-    ASSERT_EQ(gpus.size(), 1u);
-    EXPECT_EQ(gpus[0].model, "Sim Accelerator 0");
+    EXPECT_EQ(visible_gpu_models("GPU:7,bogus:x,GPU:0"), Models{"Sim Accelerator 0"});
   });
 }
 

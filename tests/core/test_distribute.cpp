@@ -9,13 +9,13 @@
 
 #include <xdev/xdev.hpp>
 
+#include "device_names.hpp"
+
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
-const std::string kCpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
-const std::string kGpu1 = "/job:localhost/replica:0/task:0/device:GPU:1";
+using namespace xdev_test::devices;  // kCpu0, kGpu1, ...
 
 class FourLogicalCpus : public ::testing::Environment {
  public:

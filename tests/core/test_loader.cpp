@@ -11,6 +11,7 @@
 
 #include "loader/plugin_loader.hpp"
 #include "devices/runtime.hpp"
+#include "loader_support.hpp"
 
 namespace fs = std::filesystem;
 
@@ -45,11 +46,7 @@ struct BadCase {
 class BadPlugin : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadPlugin, IsSkippedWithItsReason) {
-  auto plugin = load_plugin(kBad / GetParam().file);
-  EXPECT_FALSE(plugin->loaded());
-  EXPECT_EQ(plugin->reason, GetParam().reason);
-  EXPECT_EQ(plugin->api, nullptr);
-  EXPECT_TRUE(plugin->devices.empty());
+  xdev_test::expect_skipped(kBad / GetParam().file, GetParam().reason);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -95,10 +92,7 @@ TEST(Discovery, FindsSoFilesSortedAndOnce) {
 }
 
 TEST(Runtime, KeepsWorkingWithTheGoodPluginAmongBadOnes) {
-  RuntimeOptions options;
-  options.plugin_dirs = {kBad, kGood};
-  options.use_environment = false;
-  options.use_default_dirs = false;
+  RuntimeOptions options = xdev_test::only_dirs({kBad, kGood});
   Runtime runtime(options);
   ASSERT_EQ(runtime.plugins().size(), 9u);
   int loaded = 0;
@@ -114,10 +108,7 @@ TEST(Runtime, APluginFoundTwiceUnderTwoNamesLoadsOnce) {
   fs::create_directories(dir);
   fs::copy_file(kGood / "xdev_test_minimal.so", dir / "copy_of_minimal.so",
                 fs::copy_options::overwrite_existing);
-  RuntimeOptions options;
-  options.plugin_dirs = {kGood, dir};
-  options.use_environment = false;
-  options.use_default_dirs = false;
+  RuntimeOptions options = xdev_test::only_dirs({kGood, dir});
   Runtime runtime(options);
   ASSERT_EQ(runtime.plugins().size(), 2u);
   EXPECT_TRUE(runtime.plugins()[0]->loaded());
@@ -130,10 +121,7 @@ TEST(Runtime, APluginFoundTwiceUnderTwoNamesLoadsOnce) {
 }
 
 TEST(Runtime, DevicesHaveDistinctNonZeroIncarnations) {
-  RuntimeOptions options;
-  options.plugin_dirs = {kGood};
-  options.use_environment = false;
-  options.use_default_dirs = false;
+  RuntimeOptions options = xdev_test::only_dirs({kGood});
   Runtime first(options);
   const auto& devices = first.physical_devices();
   ASSERT_EQ(devices.size(), 2u);

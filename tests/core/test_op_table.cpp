@@ -9,6 +9,7 @@
 
 #include <xdev/error.hpp>
 
+#include "plugin_harness.hpp"
 #include "ops/op_table.hpp"
 #include "ops/run_op.hpp"
 
@@ -17,28 +18,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-xdev_attr_t bool_attr(const char* name, bool v) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_BOOL;
-  a.value.b = v ? 1 : 0;
-  return a;
-}
-xdev_attr_t float_attr(const char* name, double v) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_FLOAT;
-  a.value.f = v;
-  return a;
-}
-xdev_attr_t ints_attr(const char* name, const std::vector<int64_t>& v) {
-  xdev_attr_t a{};
-  a.name = name;
-  a.kind = XDEV_ATTR_INTS;
-  a.value.ints.values = v.data();
-  a.value.ints.count = static_cast<int64_t>(v.size());
-  return a;
-}
+using xdev_test::attr_bool;
+using xdev_test::attr_float;
+using xdev_test::attr_ints;
 
 // The message of the xdev::Error(kInvalidArgument) check_call throws.
 std::string refusal(OpId op, std::vector<InputInfo> inputs, std::vector<xdev_attr_t> attrs) {
@@ -70,7 +52,7 @@ TEST(OpTable, NamesAndIdsComeFromOneList) {
 TEST(OpTable, ACallGetsShapesDtypesAndTheKernelsAttributes) {
   const Shape a{2, 3}, b{2, 5};
   CheckedCall call;
-  const std::vector<xdev_attr_t> attrs = {bool_attr("transpose_a", true)};
+  const std::vector<xdev_attr_t> attrs = {attr_bool("transpose_a", true)};
   check_call(op_def(OpId::kMatMul), std::vector<InputInfo>{{DType::kFloat64, &a}, {DType::kFloat64, &b}},
              attrs, call);
   ASSERT_EQ(call.output_count, 1u);
@@ -93,7 +75,7 @@ TEST(OpTable, CoreOnlyAttributesStayOutOfTheKernelCall) {
   dtype.value.dtype = XDEV_DTYPE_INT64;
   CheckedCall call;
   check_call(op_def(OpId::kFill), {},
-             std::vector<xdev_attr_t>{float_attr("value", 2.0), ints_attr("shape", dims), dtype}, call);
+             std::vector<xdev_attr_t>{attr_float("value", 2.0), attr_ints("shape", dims), dtype}, call);
   EXPECT_EQ(call.output_shapes[0], (Shape{4, 0, 2}));
   EXPECT_EQ(call.output_dtypes[0], DType::kInt64);
   EXPECT_EQ(call.kernel_input_dtype, DType::kInt64);  // no inputs: looked up by the output
@@ -104,21 +86,21 @@ TEST(OpTable, CoreOnlyAttributesStayOutOfTheKernelCall) {
 TEST(OpTable, AttributesAreCheckedAgainstTheirDefinitions) {
   const Shape s{2};
   const std::vector<InputInfo> x = {{DType::kFloat32, &s}};
-  EXPECT_THAT(refusal(OpId::kNeg, x, {bool_attr("fast", true)}),
+  EXPECT_THAT(refusal(OpId::kNeg, x, {attr_bool("fast", true)}),
               HasSubstr("Neg: unknown attribute 'fast'"));
   EXPECT_THAT(refusal(OpId::kMatMul, {{DType::kFloat32, &s}, {DType::kFloat32, &s}},
-                      {float_attr("transpose_a", 1.0)}),
+                      {attr_float("transpose_a", 1.0)}),
               HasSubstr("MatMul: attribute 'transpose_a' is given as float; it is bool"));
   EXPECT_THAT(refusal(OpId::kMatMul, {{DType::kFloat32, &s}, {DType::kFloat32, &s}},
-                      {bool_attr("transpose_a", true), bool_attr("transpose_a", false)}),
+                      {attr_bool("transpose_a", true), attr_bool("transpose_a", false)}),
               HasSubstr("attribute 'transpose_a' is given twice"));
   EXPECT_THAT(refusal(OpId::kCast, x, {}), HasSubstr("Cast: attribute 'dtype' (dtype) is missing"));
   const std::vector<int64_t> axes = {9};
-  EXPECT_THAT(refusal(OpId::kSum, x, {ints_attr("axes", axes)}),
+  EXPECT_THAT(refusal(OpId::kSum, x, {attr_ints("axes", axes)}),
               HasSubstr("Sum: attribute 'axes' is {9}: value 0 (9) must be in [0, 7]"));
   const std::vector<int64_t> unsorted = {0, 0};
   const Shape m{2, 3};
-  EXPECT_THAT(refusal(OpId::kMean, {{DType::kFloat32, &m}}, {ints_attr("axes", unsorted)}),
+  EXPECT_THAT(refusal(OpId::kMean, {{DType::kFloat32, &m}}, {attr_ints("axes", unsorted)}),
               HasSubstr("Mean: axes {0, 0} must be sorted, unique and in [0, 2)"));
 }
 

@@ -9,15 +9,15 @@
 
 #include <xdev/xdev.hpp>
 
+#include "device_names.hpp"
+
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::internal::CaptureStderr;
 using ::testing::internal::GetCapturedStderr;
 
-const std::string kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
-const std::string kGpu0 = "/job:localhost/replica:0/task:0/device:GPU:0";
-const std::string kGpu1 = "/job:localhost/replica:0/task:0/device:GPU:1";
+using namespace xdev_test::devices;  // kCpu0, kGpu1, ...
 
 class Placement : public ::testing::Test {
  protected:

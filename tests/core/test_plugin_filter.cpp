@@ -14,6 +14,8 @@
 
 #include "loader/plugin_filter.hpp"
 #include "devices/runtime.hpp"
+#include "loader_support.hpp"
+#include "plugin_harness.hpp"
 
 namespace fs = std::filesystem;
 
@@ -46,12 +48,7 @@ class ScopedEnv {
   bool had_ = false;
 };
 
-std::string mapped_files() {
-  std::ifstream maps("/proc/self/maps");
-  std::stringstream text;
-  text << maps.rdbuf();
-  return text.str();
-}
+using xdev_test::mapped_files;
 
 TEST(PluginFilter, UnsetOrEmptyLoadsEverything) {
   EXPECT_FALSE(PluginFilter::parse("").has_value());
@@ -145,10 +142,7 @@ TEST(PluginFilter, APathOutsideTheSearchPathIsLoaded) {
 
 TEST(PluginFilter, IgnoredWhenTheRuntimeIgnoresTheEnvironment) {
   ScopedEnv only("XDEV_PLUGINS", "nothing_by_this_name");
-  RuntimeOptions options;
-  options.plugin_dirs = {kGood};
-  options.use_environment = false;
-  options.use_default_dirs = false;
+  RuntimeOptions options = xdev_test::only_dirs({kGood});
   Runtime runtime(options);
   EXPECT_EQ(runtime.physical_devices().size(), 2u);
 }

@@ -18,40 +18,15 @@
 
 #include <xdev/xdev.hpp>
 
+#include "fresh_process.hpp"
+
 namespace {
 
 using ::testing::HasSubstr;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-struct FailuresToStderr : ::testing::EmptyTestEventListener {
-  void OnTestPartResult(const ::testing::TestPartResult& r) override {
-    if (r.failed()) {
-      std::fprintf(stderr, "%s:%d: %s\n", r.file_name() ? r.file_name() : "?", r.line_number(),
-                   r.summary());
-    }
-  }
-};
-
-template <typename F>
-void run_scenario(F&& scenario) {
-  ::testing::UnitTest::GetInstance()->listeners().Append(new FailuresToStderr);
-  try {
-    scenario();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "exception: %s\n", e.what());
-    std::exit(2);
-  }
-  std::exit(::testing::Test::HasFailure() ? 1 : 0);
-}
-
-#define IN_FRESH_PROCESS(...) \
-  EXPECT_EXIT(run_scenario([&] { __VA_ARGS__; }), ::testing::ExitedWithCode(0), "")
-
-class Scratch : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
-};
+class Scratch : public xdev_test::FreshProcessTest {};
 
 xdev::PhysicalDevice sim_gpu() { return xdev::list_physical_devices("GPU").at(0); }
 

@@ -18,6 +18,7 @@
 
 #include <xdev/xdev.hpp>
 
+#include "device_names.hpp"
 #include "ops/run_op.hpp"
 #include "placement/decide.hpp"
 #include "transfer/copy.hpp"
@@ -32,7 +33,7 @@ using xdev::detail::staging_chunk_bytes;
 using xdev::detail::staging_stats;
 using xdev::detail::StagingStats;
 
-const std::string kGpu0 = "/job:localhost/replica:0/task:0/device:GPU:0";
+using namespace xdev_test::devices;  // kCpu0, kGpu1, ...
 
 std::vector<uint8_t> random_bytes(uint64_t size, uint64_t seed) {
   std::mt19937_64 engine(seed);

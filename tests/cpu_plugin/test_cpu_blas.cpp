@@ -32,6 +32,7 @@
 #include <xdev/plugin.h>
 
 #include "blas_coretype.hpp"
+#include "plugin_harness.hpp"
 
 extern char** environ;
 
@@ -147,34 +148,14 @@ double matmul_error(const xdev_plugin_api_t* api, xdev_device_t* device, xdev_st
   for (T& v : a) v = static_cast<T>(uniform(engine));
   for (T& v : b) v = static_cast<T>(uniform(engine));
   // Stored shapes: a is m×k (k×m when transposed), b is k×n (n×k).
-  int64_t a_shape[2] = {ta ? k : m, ta ? m : k}, b_shape[2] = {tb ? n : k, tb ? k : n};
-  int64_t a_strides[2] = {a_shape[1], 1}, b_strides[2] = {b_shape[1], 1};
-  int64_t c_shape[2] = {m, n}, c_strides[2] = {n, 1};
   const xdev_dtype_t dtype = sizeof(T) == 4 ? XDEV_DTYPE_FLOAT32 : XDEV_DTYPE_FLOAT64;
-  xdev_tensor_t ad{a.data(), 0, dtype, 2, a_shape, a_strides};
-  xdev_tensor_t bd{b.data(), 0, dtype, 2, b_shape, b_strides};
-  xdev_tensor_t cd{c.data(), 0, dtype, 2, c_shape, c_strides};
-  const xdev_tensor_t* inputs[2] = {&ad, &bd};
-  const xdev_tensor_t* outputs[1] = {&cd};
-  xdev_attr_t attrs[2] = {};
-  attrs[0].name = "transpose_a";
-  attrs[0].kind = XDEV_ATTR_BOOL;
-  attrs[0].value.b = ta ? 1 : 0;
-  attrs[1].name = "transpose_b";
-  attrs[1].kind = XDEV_ATTR_BOOL;
-  attrs[1].value.b = tb ? 1 : 0;
-  xdev_kernel_call_t call{};
-  call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-  call.op = "MatMul";
-  call.device = device;
-  call.stream = stream;
-  call.inputs = inputs;
-  call.input_count = 2;
-  call.outputs = outputs;
-  call.output_count = 1;
-  call.attrs = attrs;
-  call.attr_count = 2;
-  child_check(kernel->fn(kernel->kernel_context, &call), "MatMul");
+  xdev_test::KernelCall call("MatMul", device, stream);
+  call.input(a.data(), dtype, {ta ? k : m, ta ? m : k})
+      .input(b.data(), dtype, {tb ? n : k, tb ? k : n})
+      .output(c.data(), dtype, {m, n})
+      .attr("transpose_a", ta)
+      .attr("transpose_b", tb);
+  child_check(kernel->fn(kernel->kernel_context, call.get()), "MatMul");
   child_check(api->stream_synchronize(stream), "stream_synchronize");
   auto at = [&](int64_t i, int64_t p) { return ta ? a[p * m + i] : a[i * k + p]; };
   auto bt = [&](int64_t p, int64_t j) { return tb ? b[j * k + p] : b[p * n + j]; };

@@ -41,10 +41,7 @@ using xdev_test::fails_with;
 using xdev_test::Outcome;
 using xdev_test::take;
 
-const xdev_host_api_t* host_api() {
-  static const xdev_test::CoreHost host{"cpu"};
-  return host.get();
-}
+const xdev_host_api_t* host_api() { return xdev_test::process_core_host("cpu"); }
 
 class Plugin {
  public:

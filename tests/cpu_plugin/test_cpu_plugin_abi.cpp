@@ -45,10 +45,7 @@ using xdev_test::take;
 
 std::string plugin_path() { return xdev_test::env_or("XDEV_TEST_CPU_PLUGIN"); }
 
-const xdev_host_api_t* host_api() {
-  static const xdev_test::CoreHost host{"cpu"};
-  return host.get();
-}
+const xdev_host_api_t* host_api() { return xdev_test::process_core_host("cpu"); }
 
 // The plugin library named by XDEV_TEST_CPU_PLUGIN, loaded with dlopen and
 // unloaded with dlclose.

@@ -48,33 +48,21 @@ inline xdev::Tensor random_tensor(xdev::DType dtype, const xdev::Shape& shape, u
   std::uniform_real_distribution<double> real(lo, hi);
   std::uniform_int_distribution<int64_t> integer(static_cast<int64_t>(std::ceil(lo)),
                                                  static_cast<int64_t>(std::floor(hi)));
-  const int64_t n = shape.num_elements();
+  // A host vector of T drawn by `draw`, as a tensor.
+  auto make = [&](auto zero, auto draw) {
+    using T = decltype(zero);
+    std::vector<T> v(static_cast<size_t>(shape.num_elements()));
+    for (auto& x : v) x = static_cast<T>(draw());
+    return xdev::constant(v.data(), dtype, shape);
+  };
+  auto uniform = [&] { return real(engine); };
+  auto whole = [&] { return integer(engine); };
   switch (dtype) {
-    case xdev::DType::kFloat32: {
-      std::vector<float> v(static_cast<size_t>(n));
-      for (auto& x : v) x = static_cast<float>(real(engine));
-      return xdev::constant(v.data(), dtype, shape);
-    }
-    case xdev::DType::kFloat64: {
-      std::vector<double> v(static_cast<size_t>(n));
-      for (auto& x : v) x = real(engine);
-      return xdev::constant(v.data(), dtype, shape);
-    }
-    case xdev::DType::kInt32: {
-      std::vector<int32_t> v(static_cast<size_t>(n));
-      for (auto& x : v) x = static_cast<int32_t>(integer(engine));
-      return xdev::constant(v.data(), dtype, shape);
-    }
-    case xdev::DType::kInt64: {
-      std::vector<int64_t> v(static_cast<size_t>(n));
-      for (auto& x : v) x = integer(engine);
-      return xdev::constant(v.data(), dtype, shape);
-    }
-    case xdev::DType::kBool: {
-      std::vector<uint8_t> v(static_cast<size_t>(n));
-      for (auto& x : v) x = static_cast<uint8_t>(engine() & 1);
-      return xdev::constant(v.data(), dtype, shape);
-    }
+    case xdev::DType::kFloat32: return make(float{}, uniform);
+    case xdev::DType::kFloat64: return make(double{}, uniform);
+    case xdev::DType::kInt32: return make(int32_t{}, whole);
+    case xdev::DType::kInt64: return make(int64_t{}, whole);
+    case xdev::DType::kBool: return make(uint8_t{}, [&] { return engine() & 1; });
   }
   return {};
 }

@@ -42,15 +42,13 @@ using ::testing::StartsWith;
 // Helpers
 
 using xdev_test::exported_symbols;
+using xdev_test::KernelCall;
 using xdev_test::Ok;
 using xdev_test::Outcome;
 using xdev_test::random_bytes;
 using xdev_test::take;
 
-const xdev_host_api_t* host_api() {
-  static const xdev_test::CoreHost host{"cuda"};
-  return host.get();
-}
+const xdev_host_api_t* host_api() { return xdev_test::process_core_host("cuda"); }
 
 std::string plugin_path() { return xdev_test::env_or("XDEV_TEST_CUDA_PLUGIN"); }
 
@@ -394,10 +392,7 @@ TEST(CudaPlugin, NullArgumentsAreInvalidArguments) {
 TEST(CudaPlugin, MapsNoCudaLibraryWithoutADevice) {
   Instance instance;
   ASSERT_NE(instance.plugin(), nullptr) << instance.init_outcome().message;
-  std::ifstream maps_file("/proc/self/maps");
-  std::stringstream maps;
-  maps << maps_file.rdbuf();
-  const std::string text = maps.str();
+  const std::string text = xdev_test::mapped_files();
   std::cout << "describe_status: " << instance.status() << "\n";
   if (instance.device_count() > 0) {
     EXPECT_THAT(text, HasSubstr("xdev_cuda_impl.so"));
@@ -423,12 +418,6 @@ TEST(CudaPlugin, MapsNoCudaLibraryWithoutADevice) {
 //  device     the driver reports a device: the implementation and the CUDA
 //             runtime are loaded, and the plugin reports what the runtime
 //             found (the fake driver cannot run it: zero devices, a reason)
-std::string maps_text() {
-  std::ifstream maps_file("/proc/self/maps");
-  std::stringstream maps;
-  maps << maps_file.rdbuf();
-  return maps.str();
-}
 
 TEST(CudaShim, DecidesFromTheDriverBeforeLoadingTheRuntime) {
   const char* expect = std::getenv("FAKE_CUDA_EXPECT");
@@ -436,7 +425,7 @@ TEST(CudaShim, DecidesFromTheDriverBeforeLoadingTheRuntime) {
   Instance instance;
   ASSERT_NE(instance.plugin(), nullptr) << instance.init_outcome().message;
   const std::string status = instance.status();
-  const std::string maps = maps_text();
+  const std::string maps = xdev_test::mapped_files();
   std::cout << "describe_status: " << status << "\n";
   EXPECT_THAT(maps, HasSubstr("fake_driver/libcuda.so.1"));  // the fake, not a real driver
   const std::string scenario = expect;
@@ -661,31 +650,17 @@ TEST_F(CudaDevice, RunsAKernelThroughTheAbi) {
   ASSERT_NE(fill, nullptr);
   void* data = nullptr;
   ASSERT_TRUE(Ok(api_->memory_allocate(device_, 1001 * 4, 256, &data)));
-  const int64_t shape[1] = {1001};
-  const int64_t strides[1] = {1};
-  xdev_tensor_t out{data, 0, XDEV_DTYPE_FLOAT32, 1, shape, strides};
-  const xdev_tensor_t* outputs[1] = {&out};
-  xdev_attr_t value{};
-  value.name = "value";
-  value.kind = XDEV_ATTR_FLOAT;
-  value.value.f = 2.5;
-  xdev_kernel_call_t call{};
-  call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-  call.op = "Fill";
-  call.device = device_;
-  call.stream = stream_;
-  call.outputs = outputs;
-  call.output_count = 1;
-  call.attrs = &value;
-  call.attr_count = 1;
-  ASSERT_TRUE(Ok(fill->fn(fill->kernel_context, &call)));
+  KernelCall call("Fill", device_, stream_);
+  call.output(data, XDEV_DTYPE_FLOAT32, {1001}).attribute(xdev_test::attr_float("value", 2.5));
+  ASSERT_TRUE(Ok(fill->fn(fill->kernel_context, call.get())));
   std::vector<float> back(1001);
   ASSERT_TRUE(Ok(api_->copy_device_to_host(stream_, back.data(), data, 1001 * 4)));
   ASSERT_TRUE(Ok(api_->stream_synchronize(stream_)));
   for (float v : back) ASSERT_EQ(v, 2.5f);
   // A dtype it did not register is refused by name.
-  out.dtype = XDEV_DTYPE_FLOAT16;
-  EXPECT_STATUS(fill->fn(fill->kernel_context, &call), XDEV_STATUS_UNIMPLEMENTED, "float16");
+  KernelCall half("Fill", device_, stream_);
+  half.output(data, XDEV_DTYPE_FLOAT16, {1001}).attribute(xdev_test::attr_float("value", 2.5));
+  EXPECT_STATUS(fill->fn(fill->kernel_context, half.get()), XDEV_STATUS_UNIMPLEMENTED, "float16");
   api_->memory_free(device_, data);
 }
 
@@ -721,35 +696,18 @@ TEST_F(CudaDevice, KernelsTakeScratchFromTheCallerAndWorkWithout) {
   ASSERT_TRUE(Ok(api_->memory_allocate(device_, host.size() * 4, 256, &x)));
   ASSERT_TRUE(Ok(api_->memory_allocate(device_, 4096 * 4096 * 4, 256, &y)));
   ASSERT_TRUE(Ok(api_->copy_host_to_device(stream_, x, host.data(), host.size() * 4)));
-  const int64_t x_shape[2] = {rows, cols}, x_strides[2] = {cols, 1};
-  const int64_t y_shape[1] = {rows}, y_strides[1] = {1};
-  xdev_tensor_t in{x, 0, XDEV_DTYPE_FLOAT32, 2, x_shape, x_strides};
-  xdev_tensor_t out{y, 0, XDEV_DTYPE_FLOAT32, 1, y_shape, y_strides};
-  const xdev_tensor_t* inputs[1] = {&in};
-  const xdev_tensor_t* outputs[1] = {&out};
-  const int64_t axes[1] = {1};
-  xdev_attr_t axes_attr{};
-  axes_attr.name = "axes";
-  axes_attr.kind = XDEV_ATTR_INTS;
-  axes_attr.value.ints.values = axes;
-  axes_attr.value.ints.count = 1;
+  const std::vector<int64_t> axes = {1};
   TestScratch scratch{api_, device_, {}};
   for (bool with_scratch : {true, false}) {
     SCOPED_TRACE(with_scratch ? "with scratch" : "without scratch");
-    xdev_kernel_call_t call{};
-    call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-    call.op = "Sum";
-    call.device = device_;
-    call.stream = stream_;
-    call.inputs = inputs;
-    call.input_count = 1;
-    call.outputs = outputs;
-    call.output_count = 1;
-    call.attrs = &axes_attr;
-    call.attr_count = 1;
-    call.scratch_allocate = with_scratch ? &TestScratch::allocate : nullptr;
-    call.scratch_context = &scratch;
-    ASSERT_TRUE(Ok(sum->fn(sum->kernel_context, &call)));
+    KernelCall sum_call("Sum", device_, stream_);
+    sum_call.input(x, XDEV_DTYPE_FLOAT32, {rows, cols})
+        .output(y, XDEV_DTYPE_FLOAT32, {rows})
+        .attribute(xdev_test::attr_ints("axes", axes));
+    xdev_kernel_call_t* call = sum_call.get();
+    call->scratch_allocate = with_scratch ? &TestScratch::allocate : nullptr;
+    call->scratch_context = &scratch;
+    ASSERT_TRUE(Ok(sum->fn(sum->kernel_context, call)));
     std::vector<float> back(static_cast<size_t>(rows));
     ASSERT_TRUE(Ok(api_->copy_device_to_host(stream_, back.data(), y, back.size() * 4)));
     ASSERT_TRUE(Ok(api_->stream_synchronize(stream_)));
@@ -763,31 +721,22 @@ TEST_F(CudaDevice, KernelsTakeScratchFromTheCallerAndWorkWithout) {
   }
   // MatMul asks for its cuBLAS workspace (4 or 32 MiB) once per call.
   const int64_t n = 128;
-  const int64_t m_shape[2] = {n, n}, m_strides[2] = {n, 1};
-  xdev_tensor_t a{x, 0, XDEV_DTYPE_FLOAT32, 2, m_shape, m_strides};
-  xdev_tensor_t c{y, 0, XDEV_DTYPE_FLOAT32, 2, m_shape, m_strides};
-  const xdev_tensor_t* mm_inputs[2] = {&a, &a};
-  const xdev_tensor_t* mm_outputs[1] = {&c};
-  xdev_kernel_call_t call{};
-  call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-  call.op = "MatMul";
-  call.device = device_;
-  call.stream = stream_;
-  call.inputs = mm_inputs;
-  call.input_count = 2;
-  call.outputs = mm_outputs;
-  call.output_count = 1;
-  call.scratch_allocate = &TestScratch::allocate;
-  call.scratch_context = &scratch;
-  ASSERT_TRUE(Ok(matmul->fn(matmul->kernel_context, &call)));
+  KernelCall mm_call("MatMul", device_, stream_);
+  mm_call.input(x, XDEV_DTYPE_FLOAT32, {n, n})
+      .input(x, XDEV_DTYPE_FLOAT32, {n, n})
+      .output(y, XDEV_DTYPE_FLOAT32, {n, n});
+  xdev_kernel_call_t* call = mm_call.get();
+  call->scratch_allocate = &TestScratch::allocate;
+  call->scratch_context = &scratch;
+  ASSERT_TRUE(Ok(matmul->fn(matmul->kernel_context, call)));
   ASSERT_TRUE(Ok(api_->stream_synchronize(stream_)));
   ASSERT_EQ(scratch.blocks.size(), 1U);
   EXPECT_TRUE(scratch.blocks[0].second == (uint64_t{4} << 20) ||
               scratch.blocks[0].second == (uint64_t{32} << 20))
       << scratch.blocks[0].second;
   scratch.release();
-  call.scratch_allocate = nullptr;  // the handle's own workspace again
-  ASSERT_TRUE(Ok(matmul->fn(matmul->kernel_context, &call)));
+  call->scratch_allocate = nullptr;  // the handle's own workspace again
+  ASSERT_TRUE(Ok(matmul->fn(matmul->kernel_context, call)));
   ASSERT_TRUE(Ok(api_->stream_synchronize(stream_)));
   api_->memory_free(device_, y);
   api_->memory_free(device_, x);
@@ -870,25 +819,10 @@ TEST(CudaStickyFault, AFaultMakesTheDeviceUnavailableAndSparesTheOthers) {
   const xdev_kernel_info_t* fill = find_kernel(api, instance.plugin(), "Fill");
   ASSERT_NE(fill, nullptr);
   // Fill 1 Mi floats at an address no allocation has.
-  const int64_t shape[1] = {1 << 20};
-  const int64_t strides[1] = {1};
-  xdev_tensor_t out{reinterpret_cast<void*>(uintptr_t{0x1000}), 0, XDEV_DTYPE_FLOAT32, 1, shape,
-                    strides};
-  const xdev_tensor_t* outputs[1] = {&out};
-  xdev_attr_t value{};
-  value.name = "value";
-  value.kind = XDEV_ATTR_FLOAT;
-  value.value.f = 1.5;
-  xdev_kernel_call_t call{};
-  call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
-  call.op = "Fill";
-  call.device = d0;
-  call.stream = s0;
-  call.outputs = outputs;
-  call.output_count = 1;
-  call.attrs = &value;
-  call.attr_count = 1;
-  ASSERT_TRUE(Ok(fill->fn(fill->kernel_context, &call)));  // the launch itself is fine
+  KernelCall call("Fill", d0, s0);
+  call.output(reinterpret_cast<void*>(uintptr_t{0x1000}), XDEV_DTYPE_FLOAT32, {1 << 20})
+      .attribute(xdev_test::attr_float("value", 1.5));
+  ASSERT_TRUE(Ok(fill->fn(fill->kernel_context, call.get())));  // the launch itself is fine
   const Outcome sync = take(api->stream_synchronize(s0));
   EXPECT_EQ(sync.code, XDEV_STATUS_UNAVAILABLE) << sync.message;
   EXPECT_THAT(sync.message, HasSubstr("cuda device 0"));
@@ -902,8 +836,10 @@ TEST(CudaStickyFault, AFaultMakesTheDeviceUnavailableAndSparesTheOthers) {
   xdev_stream_t* another = nullptr;
   EXPECT_STATUS(api->stream_create(d0, &another), XDEV_STATUS_UNAVAILABLE,
                 "cuda device 0 is unusable");
-  out.data = nullptr;
-  EXPECT_STATUS(fill->fn(fill->kernel_context, &call), XDEV_STATUS_UNAVAILABLE,
+  KernelCall empty("Fill", d0, s0);
+  empty.output(nullptr, XDEV_DTYPE_FLOAT32, {1 << 20})
+      .attribute(xdev_test::attr_float("value", 1.5));
+  EXPECT_STATUS(fill->fn(fill->kernel_context, empty.get()), XDEV_STATUS_UNAVAILABLE,
                 "cuda device 0 is unusable");
   if (instance.device_count() >= 2) {
     // Device 1 has its own context: unaffected.

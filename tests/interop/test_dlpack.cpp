@@ -11,15 +11,18 @@
 
 #include <xdev/xdev.hpp>
 
+#include "device_names.hpp"
+#include "error_matchers.hpp"
 #include "interop/dlpack.h"
 
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using xdev_test::ThrowsError;
 
-const std::string kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
-const std::string kGpu1 = "/job:localhost/replica:0/task:0/device:GPU:1";
+using namespace xdev_test::devices;  // kCpu0, kGpu1, ...
 
 // A producer outside xdev: owns a vector, counts deleter calls.
 struct Producer {
@@ -152,13 +155,9 @@ TEST(DLPack, RefusesDtypesXdevDoesNotHaveAndLeavesOwnership) {
   Producer p({1, 2}, {2});
   p.managed.dl_tensor.dtype = {kDLFloat, 16, 1};
   p.managed.dl_tensor.shape[0] = 4;
-  try {
-    xdev::from_dlpack(&p.managed);
-    FAIL() << "float16 was accepted";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kInvalidArgument);
-    EXPECT_THAT(e.what(), HasSubstr("dtype float16 has no xdev dtype"));
-  }
+  EXPECT_THAT([&] { xdev::from_dlpack(&p.managed); },
+              ThrowsError(xdev::ErrorCode::kInvalidArgument,
+                          HasSubstr("dtype float16 has no xdev dtype")));
   EXPECT_EQ(p.deleted, 0);  // still the caller's
   p.managed.dl_tensor.dtype = {kDLFloat, 32, 1};
   p.managed.version = {2, 0};
@@ -202,14 +201,10 @@ TEST(DLPack, SimulatedDevicesExportAsExtDevAndRefuseForeignMemory) {
   EXPECT_EQ(xdev::dlpack_zero_copy_device({kDLExtDev, 1}), std::nullopt);
   Producer foreign({1, 2}, {2});
   foreign.managed.dl_tensor.device = {kDLCUDA, 0};
-  try {
-    xdev::from_dlpack(&foreign.managed);
-    FAIL() << "CUDA memory was accepted without a device for it";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kNotFound);
-    EXPECT_THAT(e.what(), HasSubstr("no xdev device can address memory on cuda:0"));
-    EXPECT_THAT(e.what(), HasSubstr(kCpu0 + " (cpu:0"));
-  }
+  EXPECT_THAT([&] { xdev::from_dlpack(&foreign.managed); },
+              ThrowsError(xdev::ErrorCode::kNotFound,
+                          AllOf(HasSubstr("no xdev device can address memory on cuda:0"),
+                                HasSubstr(kCpu0 + " (cpu:0"))));
   EXPECT_EQ(foreign.deleted, 0);
 }
 
@@ -222,7 +217,7 @@ TEST(DLPack, ZeroCopyDeviceFollowsTheScope) {
 
 // The fakecl fixture declares DLPack OpenCL memory (its memory is host
 // memory behind that label) and a stream handle.
-const std::string kFakeCl0 = "/job:localhost/replica:0/task:0/device:FAKECL:0";
+const std::string kFakeCl0 = xdev_test::logical_device_name("FAKECL", 0);
 
 TEST(DLPack, DeviceMemoryOfADeclaredTypeIsTakenInPlace) {
   EXPECT_EQ(xdev::dlpack_zero_copy_device({kDLOpenCL, 0})->name, kFakeCl0);

@@ -19,6 +19,7 @@
 #include <xdev/xdev.hpp>
 
 #include "interop/half.hpp"
+#include "test_dir.hpp"
 
 namespace {
 
@@ -28,10 +29,7 @@ using ::testing::HasSubstr;
 class Safetensors : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("xdev_safetensors_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = xdev_test::fresh_test_dir("xdev_safetensors");
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }

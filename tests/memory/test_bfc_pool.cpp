@@ -18,6 +18,7 @@
 
 #include <xdev/error.hpp>
 
+#include "error_matchers.hpp"
 #include "fake_raw_allocator.hpp"
 #include "common/log.hpp"
 #include "memory/bfc_pool.hpp"
@@ -212,13 +213,8 @@ TEST(BfcPool, MisalignedRawMemoryIsAnInternalError) {
   raw.set_max_alignment(64);
   raw.set_misalign(64);
   BfcPool pool(raw, growth(MiB, 0));
-  try {
-    pool.allocate(10);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInternal);
-    EXPECT_NE(std::string(e.what()).find("not aligned"), std::string::npos) << e.what();
-  }
+  EXPECT_THAT([&] { pool.allocate(10); },
+              xdev_test::ThrowsError(ErrorCode::kInternal, ::testing::HasSubstr("not aligned")));
   EXPECT_EQ(raw.outstanding(), 0u);
   EXPECT_EQ(pool.stats().bytes_reserved, 0u);
 }

@@ -7,6 +7,7 @@
 #include <xdev/error.hpp>
 #include <xdev/plugin.h>
 
+#include "error_matchers.hpp"
 #include "memory/bfc_pool.hpp"
 #include "memory/plugin_raw_allocator.hpp"
 #include "common/status.hpp"
@@ -89,13 +90,8 @@ TEST(PluginRawAllocator, UnderAPoolOutOfMemoryIsThePoolsError) {
   pool.deallocate(p);
   EXPECT_EQ(pool.release_free_regions(), 2u << 20);
   device.fail_with = XDEV_STATUS_OUT_OF_MEMORY;
-  try {
-    pool.allocate(1000);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory);
-    EXPECT_NE(std::string(e.what()).find("GPU:0"), std::string::npos) << e.what();
-  }
+  EXPECT_THAT([&] { pool.allocate(1000); },
+              xdev_test::ThrowsError(ErrorCode::kOutOfMemory, ::testing::HasSubstr("GPU:0")));
 }
 
 }  // namespace

@@ -11,6 +11,18 @@
  *   XDEV_TEST_SMALL_TABLE   reports a table struct_size below v1.0
  *   XDEV_TEST_BAD_TYPE      device 1 claims a device type that does not exist
  *   XDEV_TEST_QUERY_FAILS   xdev_plugin_query itself returns an error
+ *
+ * and once more as a good plugin for the interop tests (tests/interop):
+ *
+ *   XDEV_TEST_FAKECL        "fakecl": one device "FAKECL:0" of 64 MiB that
+ *                           declares DLPack device type OpenCL (ABI 1.3) and
+ *                           offers stream handles (stream_native_handle), so
+ *                           the in-place import of device memory other than
+ *                           the host's and DLPack's stream negotiation are
+ *                           tested without a GPU. Behind the label its memory
+ *                           is plain host memory, which the tests' fake
+ *                           producers hand over; no kernels (ops on its
+ *                           tensors run on the CPU after a copy).
  */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 #include <stdlib.h>
@@ -20,6 +32,38 @@
 
 #ifndef XDEV_TEST_PLUGIN_NAME
 #define XDEV_TEST_PLUGIN_NAME "minimal"
+#endif
+
+/* What the plugin reports: its status line, each device's memory, its one
+ * device type and its devices (at most two). */
+struct test_device_info {
+  const char* name;
+  const char* bus_id;
+  int32_t numa_node;
+  const char* description;
+  uint32_t property_count;
+};
+struct test_config {
+  const char* status;
+  uint64_t memory;
+  xdev_device_type_info_t type;
+  uint32_t device_count;
+  struct test_device_info devices[2];
+};
+
+#ifdef XDEV_TEST_FAKECL
+static const struct test_config k_config = {
+    "1 fake OpenCL device", (uint64_t)64 << 20,
+    {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "FAKECL", "fakecl", XDEV_PRIORITY_CPU - 20,
+     XDEV_DLPACK_OPENCL},
+    1, {{"Fake OpenCL Device", "", -1, "device: 0, name: Fake OpenCL Device", 0}}};
+#else
+static const struct test_config k_config = {
+    "2 test devices", (uint64_t)1 << 30,
+    {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50, XDEV_DLPACK_NONE},
+    2,
+    {{"Test Device Zero", "test:00", 0, "device: 0, name: Test Device Zero", 1},
+     {"Test Device One", "test:01", 0, "device: 1, name: Test Device One", 1}}};
 #endif
 
 struct xdev_plugin_t {
@@ -62,12 +106,10 @@ static void shutdown(xdev_plugin_t* plugin) { free(plugin); }
 
 static const char* describe_status(xdev_plugin_t* plugin) {
   (void)plugin;
-  return "2 test devices";
+  return k_config.status;
 }
 
-static const xdev_device_type_info_t k_type = {
-    XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50, XDEV_DLPACK_NONE};
-static const xdev_device_type_info_t* const k_types[] = {&k_type};
+static const xdev_device_type_info_t* const k_types[] = {&k_config.type};
 
 static xdev_status_t* device_types(xdev_plugin_t* plugin,
                                    const xdev_device_type_info_t* const** out_types,
@@ -80,7 +122,7 @@ static xdev_status_t* device_types(xdev_plugin_t* plugin,
 
 static xdev_status_t* device_count(xdev_plugin_t* plugin, uint32_t* out_count) {
   (void)plugin;
-  *out_count = 2;
+  *out_count = k_config.device_count;
   return NULL;
 }
 
@@ -89,26 +131,25 @@ static const xdev_property_t k_properties[] = {{"flavour", "plain"}};
 static xdev_status_t* device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                             xdev_device_properties_t* out) {
   (void)plugin;
-  if (ordinal > 1) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
+  if (ordinal >= k_config.device_count) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
   out->type_index = 0;
 #ifdef XDEV_TEST_BAD_TYPE
   if (ordinal == 1) out->type_index = 3;
 #endif
-  out->name = ordinal == 0 ? "Test Device Zero" : "Test Device One";
-  out->memory_total = (uint64_t)1 << 30;
-  out->bus_id = ordinal == 0 ? "test:00" : "test:01";
-  out->numa_node = 0;
-  out->description = ordinal == 0 ? "device: 0, name: Test Device Zero"
-                                  : "device: 1, name: Test Device One";
-  out->properties = k_properties;
-  out->property_count = 1;
+  out->name = k_config.devices[ordinal].name;
+  out->memory_total = k_config.memory;
+  out->bus_id = k_config.devices[ordinal].bus_id;
+  out->numa_node = k_config.devices[ordinal].numa_node;
+  out->description = k_config.devices[ordinal].description;
+  out->property_count = k_config.devices[ordinal].property_count;
+  out->properties = out->property_count > 0 ? k_properties : NULL;
   return NULL;
 }
 
 static xdev_status_t* device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                   xdev_device_t** out) {
   (void)plugin;
-  if (ordinal > 1) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
+  if (ordinal >= k_config.device_count) return error(XDEV_STATUS_NOT_FOUND, "no such test device");
   *out = &g_devices[ordinal];
   return NULL;
 }
@@ -132,8 +173,8 @@ static void memory_free(xdev_device_t* device, void* ptr) {
 static xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) {
   (void)device;
-  *out_free = (uint64_t)1 << 30;
-  *out_total = (uint64_t)1 << 30;
+  *out_free = k_config.memory;
+  *out_total = k_config.memory;
   return NULL;
 }
 
@@ -186,6 +227,15 @@ static xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* c
   return NULL;
 }
 
+#ifdef XDEV_TEST_FAKECL
+/* The handle a producer would order its work before: recognisable in tests. */
+static xdev_status_t* stream_native_handle(xdev_stream_t* stream, int64_t* out) {
+  (void)stream;
+  *out = INT64_C(0x5eed0c1);
+  return NULL;
+}
+#endif
+
 static xdev_plugin_api_t make_api(void) {
   xdev_plugin_api_t api;
   memset(&api, 0, sizeof api);
@@ -226,10 +276,12 @@ static xdev_plugin_api_t make_api(void) {
   api.stream_wait_event = stream_wait_event;
   api.event_synchronize = event_synchronize;
   api.event_query = event_query;
-  api.copy_host_to_device = copy;
-  api.copy_device_to_host = copy;
-  api.copy_device_to_device = copy;
+  /* Host and device memory are one: the three directions are one copy. */
+  api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy;
   api.kernels = kernels;
+#ifdef XDEV_TEST_FAKECL
+  api.stream_native_handle = stream_native_handle;
+#endif
   return api;
 }
 

@@ -31,6 +31,13 @@ class CoreHost {
   xdev_host_api_t table_;
 };
 
+// The process's CoreHost for a test of one plugin, made at the first call
+// (which names the plugin) and alive until exit.
+inline const xdev_host_api_t* process_core_host(const char* plugin_name) {
+  static const CoreHost host{plugin_name};
+  return host.get();
+}
+
 // What a status said. take() owns the status, as the core does, and frees it.
 struct Outcome {
   xdev_status_code_t code = XDEV_STATUS_OK;

@@ -39,6 +39,13 @@ inline std::string env_or(const char* name, const std::string& fallback = "") {
   return value != nullptr && *value != '\0' ? value : fallback;
 }
 
+// The text of /proc/self/maps: which files (plugins, CUDA or BLAS
+// libraries) this process has mapped.
+inline std::string mapped_files() {
+  std::ifstream maps("/proc/self/maps");
+  return {std::istreambuf_iterator<char>(maps), std::istreambuf_iterator<char>()};
+}
+
 // A plugin file loaded with dlopen(RTLD_NOW | RTLD_LOCAL | extra_flags) and
 // its entry point. Unloaded by close() or the destructor, unless released
 // (a plugin whose threads may outlive shutdown must stay mapped, as the core

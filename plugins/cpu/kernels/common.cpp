@@ -196,6 +196,17 @@ xdev_status_t* check_attr_names(const xdev_kernel_call_t* call, const char* cons
   return nullptr;
 }
 
+xdev_status_t* check_signature(const xdev_kernel_call_t* call, int inputs, uint64_t mask,
+                               const char* const* known, bool same_shapes,
+                               xdev_dtype_t* dtype) noexcept {
+  if (xdev_status_t* s = check_call(call, inputs)) return s;
+  if (xdev_status_t* s = check_dtypes(call, mask, dtype)) return s;
+  if (same_shapes) {
+    if (xdev_status_t* s = check_same_shapes(call)) return s;
+  }
+  return check_attr_names(call, known);
+}
+
 xdev_status_t* attr_number(const xdev_kernel_call_t* call, const char* name, bool required,
                            double fallback, double* out) noexcept {
   const xdev_attr_t* a = find_attr(call, name);

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -85,6 +86,13 @@ inline int64_t itemsize(xdev_dtype_t dtype) noexcept {
 // Bool tensors are handled as bytes (0 or 1).
 using boolean = uint8_t;
 
+// The dtype of a C++ element type (the inverse of visit_dtype).
+constexpr xdev_dtype_t dtype_of(float) noexcept { return XDEV_DTYPE_FLOAT32; }
+constexpr xdev_dtype_t dtype_of(double) noexcept { return XDEV_DTYPE_FLOAT64; }
+constexpr xdev_dtype_t dtype_of(int32_t) noexcept { return XDEV_DTYPE_INT32; }
+constexpr xdev_dtype_t dtype_of(int64_t) noexcept { return XDEV_DTYPE_INT64; }
+constexpr xdev_dtype_t dtype_of(boolean) noexcept { return XDEV_DTYPE_BOOL; }
+
 // Calls f(T{}) with T the C++ type of `dtype` (one of the five).
 template <typename F>
 decltype(auto) visit_dtype(xdev_dtype_t dtype, F&& f) {
@@ -100,6 +108,41 @@ decltype(auto) visit_dtype(xdev_dtype_t dtype, F&& f) {
     default:
       return f(float{});
   }
+}
+
+// Integer arithmetic wraps on overflow: it is computed in the unsigned type
+// (no undefined behaviour). For floating point, the plain operation.
+template <typename T>
+using Unsigned = std::make_unsigned_t<T>;
+
+template <typename T, typename Op>
+inline T wrapping(T a, T b, Op op) noexcept {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(op(static_cast<Unsigned<T>>(a), static_cast<Unsigned<T>>(b)));
+  } else {
+    return op(a, b);
+  }
+}
+
+// -a, wrapping for integers (-MIN = MIN); -0.0 for +0.0.
+template <typename T>
+inline T wrapping_neg(T a) noexcept {
+  if constexpr (std::is_integral_v<T>) {
+    return wrapping(T{0}, a, std::minus<>{});
+  } else {
+    return -a;
+  }
+}
+
+// Calls f(T{}) with T the C++ type of `dtype` when `dtype` is in kMask; does
+// nothing for any other dtype. Only the dtypes of the mask are instantiated
+// (an op that has no int32 kernel never compiles f for int32).
+template <uint64_t kMask, typename F>
+void visit_dtypes(xdev_dtype_t dtype, F&& f) {
+  if (!in_mask(dtype, kMask)) return;
+  visit_dtype(dtype, [&f](auto zero) {
+    if constexpr ((kMask & XDEV_DTYPE_BIT(dtype_of(decltype(zero){}))) != 0) f(zero);
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -159,6 +202,13 @@ xdev_status_t* check_dtypes(const xdev_kernel_call_t* call, uint64_t mask, xdev_
 
 // The output and every input have the same shape.
 xdev_status_t* check_same_shapes(const xdev_kernel_call_t* call) noexcept;
+
+// The checks most kernels start with, in this order: check_call(call,
+// inputs), check_dtypes(call, mask, dtype), check_same_shapes(call) when
+// `same_shapes`, check_attr_names(call, known).
+xdev_status_t* check_signature(const xdev_kernel_call_t* call, int inputs, uint64_t mask,
+                               const char* const* known, bool same_shapes,
+                               xdev_dtype_t* dtype) noexcept;
 
 // The common case of an elementwise call, checked inline and cheaply: N
 // inputs and one output, all present, of one dtype in `mask`, of one shape,
@@ -227,6 +277,9 @@ inline bool name_is(const char* name, const char (&literal)[N]) noexcept {
   }
   return true;
 }
+
+// The `known` list of an op that takes no attribute.
+inline constexpr const char* kNoAttrs[] = {nullptr};
 
 // The attribute `name`, or NULL when the call has none of that name.
 const xdev_attr_t* find_attr(const xdev_kernel_call_t* call, const char* name) noexcept;

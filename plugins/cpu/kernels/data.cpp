@@ -16,45 +16,6 @@
 namespace xdev::cpu {
 namespace {
 
-constexpr const char* kNoAttrs[] = {nullptr};
-
-void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[XDEV_MAX_RANK]) noexcept {
-  int64_t expected = 1;
-  for (int32_t k = t.rank - 1; k >= 0; --k) {
-    strides[k] = expected;
-    expected *= t.shape[k];
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Cast
-
-template <typename From, typename To>
-void cast(const xdev_tensor_t& x, const xdev_tensor_t& out) {
-  const From* const a = data_of<const From>(x);
-  To* const o = data_of<To>(out);
-  if (is_contiguous(x)) {
-    parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
-      To* __restrict po = o;
-      const From* __restrict pa = a;
-      for (int64_t i = begin; i < end; ++i) po[i] = convert<To>(pa[i]);
-    });
-    return;
-  }
-  int64_t out_strides[XDEV_MAX_RANK];
-  dense_strides(out, out_strides);
-  const int64_t* const strides[2] = {out_strides, x.strides};
-  const Layout<2> l =
-      make_layout<2>(out.rank, out.shape, strides, {int64_t{sizeof(To)}, int64_t{sizeof(From)}});
-  const int64_t sa = l.inner_stride(1) / int64_t{sizeof(From)};
-  char* const base[2] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<From*>(a))};
-  walk_all(l, base, [sa](char* const* p, int64_t count) {
-    To* __restrict po = reinterpret_cast<To*>(p[0]);
-    const From* __restrict pa = reinterpret_cast<const From*>(p[1]);
-    for (int64_t i = 0; i < count; ++i) po[i] = convert<To>(pa[i * sa]);
-  });
-}
-
 // Copy of a strided view into a dense output, element by element (bit
 // patterns preserved: Word is an unsigned integer of the element's size).
 template <typename Word>
@@ -168,7 +129,10 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
       return nullptr;
     }
     visit_dtype(source, [&](auto from) {
-      visit_dtype(target, [&](auto to) { cast<decltype(from), decltype(to)>(x, out); });
+      visit_dtype(target, [&](auto to) {
+        using To = decltype(to);
+        map<To, decltype(from)>(x, out, [](auto v) { return convert<To>(v); });
+      });
     });
     return nullptr;
   } catch (...) {
@@ -177,11 +141,8 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
 }
 
 xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* call) noexcept {
-  if (xdev_status_t* s = check_call(call, 1)) return s;
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kAllDtypes, &dtype)) return s;
-  if (xdev_status_t* s = check_same_shapes(call)) return s;
-  if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
+  if (xdev_status_t* s = check_signature(call, 1, kAllDtypes, kNoAttrs, true, &dtype)) return s;
   try {
     copy_any(*call->inputs[0], *call->outputs[0]);
     return nullptr;
@@ -191,11 +152,9 @@ xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* call) noexcept {
 }
 
 xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
-  if (xdev_status_t* s = check_call(call, 0)) return s;
-  xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kAllDtypes, &dtype)) return s;
   static constexpr const char* kKnown[] = {"value", nullptr};
-  if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_signature(call, 0, kAllDtypes, kKnown, false, &dtype)) return s;
   double value = 0;
   if (xdev_status_t* s = attr_number(call, "value", true, 0.0, &value)) return s;
   try {
@@ -211,11 +170,9 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
 }
 
 xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* call) noexcept {
-  if (xdev_status_t* s = check_call(call, 0)) return s;
-  xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kFloats, &dtype)) return s;
   static constexpr const char* kKnown[] = {"seed", "minval", "maxval", nullptr};
-  if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_signature(call, 0, kFloats, kKnown, false, &dtype)) return s;
   const xdev_attr_t* seed = find_attr(call, "seed");
   if (seed == nullptr || seed->kind != XDEV_ATTR_INT) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,

@@ -21,18 +21,13 @@
 namespace xdev::cpu {
 namespace {
 
-template <typename T>
-using Unsigned = std::make_unsigned_t<T>;
-
 struct AddOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
     if constexpr (std::is_same_v<T, boolean>) {
       return (a | b) != 0 ? 1 : 0;
-    } else if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b));
     } else {
-      return a + b;
+      return wrapping(a, b, std::plus<>{});
     }
   }
 };
@@ -40,22 +35,21 @@ struct AddOp {
 struct SubOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b));
-    } else {
-      return a - b;
-    }
+    return wrapping(a, b, std::minus<>{});
   }
 };
 
 struct MulOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<Unsigned<T>>(a) * static_cast<Unsigned<T>>(b));
-    } else {
-      return a * b;
-    }
+    return wrapping(a, b, std::multiplies<>{});
+  }
+};
+
+struct NegOp {
+  template <typename T>
+  static T apply(T a) noexcept {
+    return wrapping_neg(a);
   }
 };
 
@@ -64,22 +58,9 @@ struct DivOp {
   static T apply(T a, T b) noexcept {
     if constexpr (std::is_integral_v<T>) {
       if (b == 0) return 0;
-      if (b == -1) return static_cast<T>(Unsigned<T>{0} - static_cast<Unsigned<T>>(a));
-      return a / b;  // C++ truncates toward zero
-    } else {
-      return a / b;
+      if (b == -1) return wrapping_neg(a);
     }
-  }
-};
-
-struct NegOp {
-  template <typename T>
-  static T apply(T a) noexcept {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(Unsigned<T>{0} - static_cast<Unsigned<T>>(a));
-    } else {
-      return -a;
-    }
+    return a / b;  // C++ truncates integers toward zero
   }
 };
 
@@ -88,34 +69,27 @@ struct NegOp {
 // (the remainder has the divisor's sign), a zero integer divisor gives 0 and
 // MIN / -1 wraps to MIN; SquaredDifference is (x - y)^2, wrapping for ints;
 // Pow is float-only.
-struct MaximumOp {
-  template <typename T>
-  static T apply(T a, T b) noexcept {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (a != a) return a;
-      if (b != b) return b;
-    }
-    return a < b ? b : a;
-  }
-};
 
-struct MinimumOp {
+// NaN-propagating maximum (kMax) or minimum.
+template <bool kMax>
+struct ExtremumOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
     if constexpr (std::is_floating_point_v<T>) {
       if (a != a) return a;
       if (b != b) return b;
     }
-    return b < a ? b : a;
+    return (kMax ? a < b : b < a) ? b : a;
   }
 };
+using MaximumOp = ExtremumOp<true>;
+using MinimumOp = ExtremumOp<false>;
 
 struct FloorDivOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
     if constexpr (std::is_integral_v<T>) {
-      if (b == 0) return 0;
-      if (b == -1) return static_cast<T>(Unsigned<T>{0} - static_cast<Unsigned<T>>(a));
+      if (b == 0 || b == -1) return DivOp::apply(a, b);  // 0, or -a wrapping
       const T q = a / b;
       return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
     } else {
@@ -141,23 +115,15 @@ struct FloorModOp {
 struct SquaredDifferenceOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
-    if constexpr (std::is_integral_v<T>) {
-      const auto d = static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b);
-      return static_cast<T>(d * d);
-    } else {
-      return (a - b) * (a - b);
-    }
+    const T d = wrapping(a, b, std::minus<>{});
+    return wrapping(d, d, std::multiplies<>{});
   }
 };
 
-struct PowOp {
+struct PowOp {  // registered for float32 and float64 only
   template <typename T>
   static T apply(T a, T b) noexcept {
-    if constexpr (std::is_floating_point_v<T>) {
-      return std::pow(a, b);
-    } else {
-      return 0;  // not registered for integers
-    }
+    return std::pow(a, b);
   }
 };
 
@@ -171,258 +137,70 @@ struct ReluOp {
 };
 
 // ---------------------------------------------------------------------------
-// Binary
-
-template <typename T, typename Op>
-void binary(const xdev_tensor_t& x, const xdev_tensor_t& y, const xdev_tensor_t& out) {
-  const int64_t n = num_elements(out);
-  T* const o = data_of<T>(out);
-  const T* const a = data_of<const T>(x);
-  const T* const b = data_of<const T>(y);
-  const bool x_dense = is_contiguous(x);
-  const bool y_dense = is_contiguous(y);
-  if (x_dense && y_dense) {
-    parallel_range(n, [=](int64_t begin, int64_t end) {
-      T* __restrict po = o;
-      const T* __restrict pa = a;
-      const T* __restrict pb = b;
-      for (int64_t i = begin; i < end; ++i) po[i] = Op::apply(pa[i], pb[i]);
-    });
-    return;
-  }
-  if (x_dense && is_broadcast_scalar(y)) {
-    const T s = *b;
-    parallel_range(n, [=](int64_t begin, int64_t end) {
-      T* __restrict po = o;
-      const T* __restrict pa = a;
-      for (int64_t i = begin; i < end; ++i) po[i] = Op::apply(pa[i], s);
-    });
-    return;
-  }
-  if (y_dense && is_broadcast_scalar(x)) {
-    const T s = *a;
-    parallel_range(n, [=](int64_t begin, int64_t end) {
-      T* __restrict po = o;
-      const T* __restrict pb = b;
-      for (int64_t i = begin; i < end; ++i) po[i] = Op::apply(s, pb[i]);
-    });
-    return;
-  }
-  int64_t out_strides[XDEV_MAX_RANK];
-  int64_t expected = 1;
-  for (int32_t k = out.rank - 1; k >= 0; --k) {
-    out_strides[k] = expected;
-    expected *= out.shape[k];
-  }
-  constexpr int64_t kSize = sizeof(T);
-  const int64_t* const strides[3] = {out_strides, x.strides, y.strides};
-  const Layout<3> l = make_layout<3>(out.rank, out.shape, strides, {kSize, kSize, kSize});
-  const int64_t sa = l.inner_stride(1) / kSize;
-  const int64_t sb = l.inner_stride(2) / kSize;
-  char* const base[3] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<T*>(a)),
-                         reinterpret_cast<char*>(const_cast<T*>(b))};
-  // The output is dense, so its innermost stride is one element.
-  walk_all(l, base, [sa, sb](char* const* p, int64_t count) {
-    T* __restrict po = reinterpret_cast<T*>(p[0]);
-    const T* __restrict pa = reinterpret_cast<const T*>(p[1]);
-    const T* __restrict pb = reinterpret_cast<const T*>(p[2]);
-    if (sa == 1 && sb == 1) {
-      for (int64_t i = 0; i < count; ++i) po[i] = Op::apply(pa[i], pb[i]);
-    } else if (sa == 1 && sb == 0) {
-      const T s = *pb;
-      for (int64_t i = 0; i < count; ++i) po[i] = Op::apply(pa[i], s);
-    } else if (sa == 0 && sb == 1) {
-      const T s = *pa;
-      for (int64_t i = 0; i < count; ++i) po[i] = Op::apply(s, pb[i]);
-    } else {
-      for (int64_t i = 0; i < count; ++i) po[i] = Op::apply(pa[i * sa], pb[i * sb]);
-    }
-  });
-}
-
-constexpr const char* kNoAttrs[] = {nullptr};
-
-// Dense inputs of the output's shape: one flat loop, with no further checks.
-template <typename T, typename Op>
-void binary_dense(const xdev_kernel_call_t* call, int64_t n) {
-  T* const o = data_of<T>(*call->outputs[0]);
-  const T* const a = data_of<const T>(*call->inputs[0]);
-  const T* const b = data_of<const T>(*call->inputs[1]);
-  parallel_range(n, [=](int64_t begin, int64_t end) {
-    T* __restrict po = o;
-    const T* __restrict pa = a;
-    const T* __restrict pb = b;
-    for (int64_t i = begin; i < end; ++i) po[i] = Op::apply(pa[i], pb[i]);
-  });
-}
+// Unary and binary kernels: the dense fast path first (checked inline), then
+// the general path, which validates everything and walks any strides.
 
 template <typename Op>
-xdev_status_t* binary_kernel(const xdev_kernel_call_t* call, uint64_t mask) noexcept {
+struct Apply {
+  template <typename... T>
+  auto operator()(T... v) const noexcept {
+    return Op::apply(v...);
+  }
+};
+
+// An elementwise op of N inputs and dtypes kMask: a call that passes the
+// inline dense check runs dense(T{}, n); any other is validated in full and
+// runs strided(T{}).
+template <uint32_t N, uint64_t kMask, typename Dense, typename Strided>
+xdev_status_t* elementwise_kernel(const xdev_kernel_call_t* call, const Dense& dense,
+                                  const Strided& strided) noexcept {
   try {
     xdev_dtype_t dtype;
     int64_t n;
-    if (dense_elementwise_call<2>(call, mask, &dtype, &n)) {
-      switch (dtype) {
-        case XDEV_DTYPE_FLOAT32:
-          binary_dense<float, Op>(call, n);
-          break;
-        case XDEV_DTYPE_FLOAT64:
-          binary_dense<double, Op>(call, n);
-          break;
-        case XDEV_DTYPE_INT32:
-          binary_dense<int32_t, Op>(call, n);
-          break;
-        case XDEV_DTYPE_INT64:
-          binary_dense<int64_t, Op>(call, n);
-          break;
-        case XDEV_DTYPE_BOOL:
-          if constexpr (std::is_same_v<Op, AddOp>) binary_dense<boolean, Op>(call, n);
-          break;
-        default:
-          break;
-      }
+    if (dense_elementwise_call<N>(call, kMask, &dtype, &n)) {
+      visit_dtypes<kMask>(dtype, [&dense, n](auto zero) { dense(zero, n); });
       return nullptr;
     }
   } catch (...) {
     return kernel_unexpected(call);
   }
-  if (xdev_status_t* s = check_call(call, 2)) return s;
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, mask, &dtype)) return s;
-  if (xdev_status_t* s = check_same_shapes(call)) return s;
-  if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
+  if (xdev_status_t* s = check_signature(call, N, kMask, kNoAttrs, true, &dtype)) return s;
   try {
-    const xdev_tensor_t& x = *call->inputs[0];
-    const xdev_tensor_t& y = *call->inputs[1];
-    const xdev_tensor_t& out = *call->outputs[0];
-    switch (dtype) {
-      case XDEV_DTYPE_FLOAT32:
-        binary<float, Op>(x, y, out);
-        break;
-      case XDEV_DTYPE_FLOAT64:
-        binary<double, Op>(x, y, out);
-        break;
-      case XDEV_DTYPE_INT32:
-        binary<int32_t, Op>(x, y, out);
-        break;
-      case XDEV_DTYPE_INT64:
-        binary<int64_t, Op>(x, y, out);
-        break;
-      case XDEV_DTYPE_BOOL:
-        if constexpr (std::is_same_v<Op, AddOp>) binary<boolean, Op>(x, y, out);
-        break;
-      default:
-        break;
-    }
+    visit_dtypes<kMask>(dtype, strided);
     return nullptr;
   } catch (...) {
     return kernel_unexpected(call);
   }
 }
 
-// ---------------------------------------------------------------------------
-// Unary
-
-template <typename T, typename Op>
-void unary(const xdev_tensor_t& x, const xdev_tensor_t& out) {
-  const int64_t n = num_elements(out);
-  T* const o = data_of<T>(out);
-  const T* const a = data_of<const T>(x);
-  if (is_contiguous(x)) {
-    parallel_range(n, [=](int64_t begin, int64_t end) {
-      T* __restrict po = o;
-      const T* __restrict pa = a;
-      for (int64_t i = begin; i < end; ++i) po[i] = Op::apply(pa[i]);
-    });
-    return;
-  }
-  int64_t out_strides[XDEV_MAX_RANK];
-  int64_t expected = 1;
-  for (int32_t k = out.rank - 1; k >= 0; --k) {
-    out_strides[k] = expected;
-    expected *= out.shape[k];
-  }
-  constexpr int64_t kSize = sizeof(T);
-  const int64_t* const strides[2] = {out_strides, x.strides};
-  const Layout<2> l = make_layout<2>(out.rank, out.shape, strides, {kSize, kSize});
-  const int64_t sa = l.inner_stride(1) / kSize;
-  char* const base[2] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<T*>(a))};
-  walk_all(l, base, [sa](char* const* p, int64_t count) {
-    T* __restrict po = reinterpret_cast<T*>(p[0]);
-    const T* __restrict pa = reinterpret_cast<const T*>(p[1]);
-    if (sa == 1) {
-      for (int64_t i = 0; i < count; ++i) po[i] = Op::apply(pa[i]);
-    } else {
-      for (int64_t i = 0; i < count; ++i) po[i] = Op::apply(pa[i * sa]);
-    }
-  });
+template <typename Op, uint64_t kMask>
+xdev_status_t* binary_kernel(const xdev_kernel_call_t* call) noexcept {
+  return elementwise_kernel<2, kMask>(
+      call,
+      [call](auto zero, int64_t n) {
+        using T = decltype(zero);
+        zip_dense(data_of<T>(*call->outputs[0]), data_of<const T>(*call->inputs[0]),
+                  data_of<const T>(*call->inputs[1]), n, Apply<Op>{});
+      },
+      [call](auto zero) {
+        zip<decltype(zero)>(*call->inputs[0], *call->inputs[1], *call->outputs[0], Apply<Op>{});
+      });
 }
 
 template <typename Op>
 xdev_status_t* unary_kernel(const xdev_kernel_call_t* call) noexcept {
-  try {
-    xdev_dtype_t dtype;
-    int64_t n;
-    if (dense_elementwise_call<1>(call, kNumeric, &dtype, &n)) {
-      auto dense = [call, n](auto zero) {
+  return elementwise_kernel<1, kNumeric>(
+      call,
+      [call](auto zero, int64_t n) {
         using T = decltype(zero);
-        T* const o = data_of<T>(*call->outputs[0]);
-        const T* const a = data_of<const T>(*call->inputs[0]);
-        parallel_range(n, [=](int64_t begin, int64_t end) {
-          T* __restrict po = o;
-          const T* __restrict pa = a;
-          for (int64_t i = begin; i < end; ++i) po[i] = Op::apply(pa[i]);
-        });
-      };
-      switch (dtype) {
-        case XDEV_DTYPE_FLOAT32:
-          dense(float{});
-          break;
-        case XDEV_DTYPE_FLOAT64:
-          dense(double{});
-          break;
-        case XDEV_DTYPE_INT32:
-          dense(int32_t{});
-          break;
-        case XDEV_DTYPE_INT64:
-          dense(int64_t{});
-          break;
-        default:
-          break;
-      }
-      return nullptr;
-    }
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
-  if (xdev_status_t* s = check_call(call, 1)) return s;
-  xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kNumeric, &dtype)) return s;
-  if (xdev_status_t* s = check_same_shapes(call)) return s;
-  if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
-  try {
-    const xdev_tensor_t& x = *call->inputs[0];
-    const xdev_tensor_t& out = *call->outputs[0];
-    switch (dtype) {
-      case XDEV_DTYPE_FLOAT32:
-        unary<float, Op>(x, out);
-        break;
-      case XDEV_DTYPE_FLOAT64:
-        unary<double, Op>(x, out);
-        break;
-      case XDEV_DTYPE_INT32:
-        unary<int32_t, Op>(x, out);
-        break;
-      case XDEV_DTYPE_INT64:
-        unary<int64_t, Op>(x, out);
-        break;
-      default:
-        break;
-    }
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+        map_dense(data_of<T>(*call->outputs[0]), data_of<const T>(*call->inputs[0]), n,
+                  Apply<Op>{});
+      },
+      [call](auto zero) {
+        using T = decltype(zero);
+        map<T, T>(*call->inputs[0], *call->outputs[0], Apply<Op>{});
+      });
 }
 
 // ---------------------------------------------------------------------------
@@ -462,11 +240,7 @@ void add_n(const xdev_kernel_call_t* call) {
   }
   // Some input is strided: out = x0, then out += xk for each further input.
   int64_t out_strides[XDEV_MAX_RANK];
-  int64_t expected = 1;
-  for (int32_t k = out.rank - 1; k >= 0; --k) {
-    out_strides[k] = expected;
-    expected *= out.shape[k];
-  }
+  dense_strides(out, out_strides);
   constexpr int64_t kSize = sizeof(T);
   for (uint32_t k = 0; k < inputs; ++k) {
     const xdev_tensor_t& x = *call->inputs[k];
@@ -489,36 +263,21 @@ void add_n(const xdev_kernel_call_t* call) {
 
 }  // namespace
 
-xdev_status_t* kernel_add(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<AddOp>(call, kNumeric | kBool);
-}
-xdev_status_t* kernel_sub(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<SubOp>(call, kNumeric);
-}
-xdev_status_t* kernel_mul(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<MulOp>(call, kNumeric);
-}
-xdev_status_t* kernel_div(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<DivOp>(call, kNumeric);
-}
-xdev_status_t* kernel_maximum(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<MaximumOp>(call, kNumeric);
-}
-xdev_status_t* kernel_minimum(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<MinimumOp>(call, kNumeric);
-}
-xdev_status_t* kernel_floor_div(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<FloorDivOp>(call, kNumeric);
-}
-xdev_status_t* kernel_floor_mod(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<FloorModOp>(call, kNumeric);
-}
-xdev_status_t* kernel_squared_difference(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<SquaredDifferenceOp>(call, kNumeric);
-}
-xdev_status_t* kernel_pow(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary_kernel<PowOp>(call, kFloats);
-}
+#define XDEV_BINARY_KERNEL(fn, Op, mask)                               \
+  xdev_status_t* fn(void*, const xdev_kernel_call_t* call) noexcept { \
+    return binary_kernel<Op, mask>(call);                             \
+  }
+XDEV_BINARY_KERNEL(kernel_add, AddOp, kNumeric | kBool)
+XDEV_BINARY_KERNEL(kernel_sub, SubOp, kNumeric)
+XDEV_BINARY_KERNEL(kernel_mul, MulOp, kNumeric)
+XDEV_BINARY_KERNEL(kernel_div, DivOp, kNumeric)
+XDEV_BINARY_KERNEL(kernel_maximum, MaximumOp, kNumeric)
+XDEV_BINARY_KERNEL(kernel_minimum, MinimumOp, kNumeric)
+XDEV_BINARY_KERNEL(kernel_floor_div, FloorDivOp, kNumeric)
+XDEV_BINARY_KERNEL(kernel_floor_mod, FloorModOp, kNumeric)
+XDEV_BINARY_KERNEL(kernel_squared_difference, SquaredDifferenceOp, kNumeric)
+XDEV_BINARY_KERNEL(kernel_pow, PowOp, kFloats)
+#undef XDEV_BINARY_KERNEL
 xdev_status_t* kernel_neg(void*, const xdev_kernel_call_t* call) noexcept {
   return unary_kernel<NegOp>(call);
 }
@@ -527,28 +286,10 @@ xdev_status_t* kernel_relu(void*, const xdev_kernel_call_t* call) noexcept {
 }
 
 xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* call) noexcept {
-  if (xdev_status_t* s = check_call(call, -1)) return s;
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kNumeric, &dtype)) return s;
-  if (xdev_status_t* s = check_same_shapes(call)) return s;
-  if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
+  if (xdev_status_t* s = check_signature(call, -1, kNumeric, kNoAttrs, true, &dtype)) return s;
   try {
-    switch (dtype) {
-      case XDEV_DTYPE_FLOAT32:
-        add_n<float>(call);
-        break;
-      case XDEV_DTYPE_FLOAT64:
-        add_n<double>(call);
-        break;
-      case XDEV_DTYPE_INT32:
-        add_n<int32_t>(call);
-        break;
-      case XDEV_DTYPE_INT64:
-        add_n<int64_t>(call);
-        break;
-      default:
-        break;
-    }
+    visit_dtypes<kNumeric>(dtype, [call](auto zero) { add_n<decltype(zero)>(call); });
     return nullptr;
   } catch (...) {
     return kernel_unexpected(call);

@@ -22,11 +22,6 @@
 namespace xdev::cpu {
 namespace {
 
-template <typename T>
-using Unsigned = std::make_unsigned_t<T>;
-
-constexpr const char* kNoAttrs[] = {nullptr};
-
 // Functors: `kInts` says whether int32/int64 are registered; `attrs` lists
 // the attributes the op reads; `init` reads them (nullptr status: fine).
 struct NoAttrs {
@@ -39,8 +34,7 @@ struct AbsOp : NoAttrs {
   template <typename T>
   T operator()(T v) const noexcept {
     if constexpr (std::is_integral_v<T>) {
-      const auto u = static_cast<Unsigned<T>>(v);
-      return static_cast<T>(v < 0 ? Unsigned<T>{0} - u : u);
+      return v < 0 ? wrapping_neg(v) : v;  // Abs(MIN) = MIN
     } else {
       return std::fabs(v);
     }
@@ -61,12 +55,7 @@ struct SquareOp : NoAttrs {
   static constexpr bool kInts = true;
   template <typename T>
   T operator()(T v) const noexcept {
-    if constexpr (std::is_integral_v<T>) {
-      const auto u = static_cast<Unsigned<T>>(v);
-      return static_cast<T>(u * u);
-    } else {
-      return v * v;
-    }
+    return wrapping(v, v, std::multiplies<>{});
   }
 };
 
@@ -131,71 +120,18 @@ struct GeluOp {
   }
 };
 
-// out[i] = op(x[i]) for any strides of x (out is dense).
-template <typename T, typename Op>
-void map(const xdev_tensor_t& x, const xdev_tensor_t& out, const Op& op) {
-  const int64_t n = num_elements(out);
-  T* const o = data_of<T>(out);
-  const T* const a = data_of<const T>(x);
-  if (is_contiguous(x)) {
-    parallel_range(n, [=](int64_t begin, int64_t end) {
-      T* __restrict po = o;
-      const T* __restrict pa = a;
-      for (int64_t i = begin; i < end; ++i) po[i] = op(pa[i]);
-    });
-    return;
-  }
-  int64_t out_strides[XDEV_MAX_RANK];
-  int64_t expected = 1;
-  for (int32_t k = out.rank - 1; k >= 0; --k) {
-    out_strides[k] = expected;
-    expected *= out.shape[k];
-  }
-  constexpr int64_t kSize = sizeof(T);
-  const int64_t* const strides[2] = {out_strides, x.strides};
-  const Layout<2> l = make_layout<2>(out.rank, out.shape, strides, {kSize, kSize});
-  const int64_t sa = l.inner_stride(1) / kSize;
-  char* const base[2] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<T*>(a))};
-  walk_all(l, base, [sa, op](char* const* p, int64_t count) {
-    T* __restrict po = reinterpret_cast<T*>(p[0]);
-    const T* __restrict pa = reinterpret_cast<const T*>(p[1]);
-    if (sa == 1) {
-      for (int64_t i = 0; i < count; ++i) po[i] = op(pa[i]);
-    } else {
-      for (int64_t i = 0; i < count; ++i) po[i] = op(pa[i * sa]);
-    }
-  });
-}
-
 template <typename Op>
 xdev_status_t* math_kernel(const xdev_kernel_call_t* call) noexcept {
   constexpr uint64_t kMask = Op::kInts ? kNumeric : kFloats;
-  if (xdev_status_t* s = check_call(call, 1)) return s;
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kMask, &dtype)) return s;
-  if (xdev_status_t* s = check_same_shapes(call)) return s;
-  if (xdev_status_t* s = check_attr_names(call, Op::attrs)) return s;
+  if (xdev_status_t* s = check_signature(call, 1, kMask, Op::attrs, true, &dtype)) return s;
   Op op;
   if (xdev_status_t* s = op.init(call)) return s;
   try {
-    const xdev_tensor_t& x = *call->inputs[0];
-    const xdev_tensor_t& out = *call->outputs[0];
-    switch (dtype) {
-      case XDEV_DTYPE_FLOAT32:
-        map<float>(x, out, op);
-        break;
-      case XDEV_DTYPE_FLOAT64:
-        map<double>(x, out, op);
-        break;
-      case XDEV_DTYPE_INT32:
-        if constexpr (Op::kInts) map<int32_t>(x, out, op);
-        break;
-      case XDEV_DTYPE_INT64:
-        if constexpr (Op::kInts) map<int64_t>(x, out, op);
-        break;
-      default:
-        break;
-    }
+    visit_dtypes<kMask>(dtype, [call, &op](auto zero) {
+      using T = decltype(zero);
+      map<T, T>(*call->inputs[0], *call->outputs[0], op);
+    });
     return nullptr;
   } catch (...) {
     return kernel_unexpected(call);

@@ -308,18 +308,9 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* call) noexcept {
       matmul(call, a, b, data_of<T>(out), m, n, k);
       return nullptr;
     };
-    switch (dtype) {
-      case XDEV_DTYPE_FLOAT32:
-        return run(float{});
-      case XDEV_DTYPE_FLOAT64:
-        return run(double{});
-      case XDEV_DTYPE_INT32:
-        return run(int32_t{});
-      case XDEV_DTYPE_INT64:
-        return run(int64_t{});
-      default:
-        return nullptr;
-    }
+    xdev_status_t* status = nullptr;
+    visit_dtypes<kNumeric>(dtype, [&](auto zero) { status = run(zero); });
+    return status;
   } catch (...) {
     return kernel_unexpected(call);
   }

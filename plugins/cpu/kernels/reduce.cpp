@@ -180,6 +180,18 @@ inline T finish(Acc<T> sum, int64_t count) noexcept {
   }
 }
 
+// body(begin, end) over [0, n): in this thread unless `parallel`, else split
+// over oneTBB's threads in ranges of `grain` or more.
+template <typename Body>
+void for_ranges(bool parallel, int64_t n, int64_t grain, const Body& body) {
+  if (!parallel) {
+    body(int64_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+}
+
 template <typename T, bool kMean>
 void reduce(const xdev_tensor_t& x, const xdev_tensor_t& out, const Plan& p) {
   T* const o = data_of<T>(out);
@@ -231,13 +243,8 @@ void reduce(const xdev_tensor_t& x, const xdev_tensor_t& out, const Plan& p) {
       });
       for (int64_t i = begin; i < end; ++i) o[i] = finish<T, kMean>(acc[i - begin], p.count);
     };
-    if (!parallel) {
-      slice(0, p.outputs);
-    } else {
-      const int64_t grain = std::max<int64_t>(16, kParallelGrainElements / p.count);
-      tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.outputs, grain),
-                        [&](const tbb::blocked_range<int64_t>& r) { slice(r.begin(), r.end()); });
-    }
+    for_ranges(parallel, p.outputs, std::max<int64_t>(16, kParallelGrainElements / p.count),
+               slice);
     return;
   }
 
@@ -270,22 +277,15 @@ void reduce(const xdev_tensor_t& x, const xdev_tensor_t& out, const Plan& p) {
       o[i] = finish<T, kMean>(sum_one(lr, in + kept_offset(p, i), p.count), p.count);
     }
   };
-  if (!parallel) {
-    outputs(0, p.outputs);
-  } else {
-    const int64_t grain = std::max<int64_t>(1, kParallelGrainElements / p.count);
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.outputs, grain),
-                      [&](const tbb::blocked_range<int64_t>& r) { outputs(r.begin(), r.end()); });
-  }
+  for_ranges(parallel, p.outputs, std::max<int64_t>(1, kParallelGrainElements / p.count),
+             outputs);
 }
 
 template <bool kMean>
 xdev_status_t* reduce_kernel(const xdev_kernel_call_t* call) noexcept {
-  if (xdev_status_t* s = check_call(call, 1)) return s;
-  xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kNumeric, &dtype)) return s;
   static constexpr const char* kKnown[] = {"axes", "keepdims", nullptr};
-  if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_signature(call, 1, kNumeric, kKnown, false, &dtype)) return s;
   const char* op = kMean ? "Mean" : "Sum";
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
@@ -328,22 +328,8 @@ xdev_status_t* reduce_kernel(const xdev_kernel_call_t* call) noexcept {
   }
   try {
     const Plan plan = make_plan(x, reduced);
-    switch (dtype) {
-      case XDEV_DTYPE_FLOAT32:
-        reduce<float, kMean>(x, out, plan);
-        break;
-      case XDEV_DTYPE_FLOAT64:
-        reduce<double, kMean>(x, out, plan);
-        break;
-      case XDEV_DTYPE_INT32:
-        reduce<int32_t, kMean>(x, out, plan);
-        break;
-      case XDEV_DTYPE_INT64:
-        reduce<int64_t, kMean>(x, out, plan);
-        break;
-      default:
-        break;
-    }
+    visit_dtypes<kNumeric>(dtype,
+                           [&](auto zero) { reduce<decltype(zero), kMean>(x, out, plan); });
     return nullptr;
   } catch (...) {
     return kernel_unexpected(call);

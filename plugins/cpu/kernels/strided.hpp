@@ -1,5 +1,5 @@
 // Walking N operands of one shape with their own strides (elementwise ops,
-// Cast, Copy, AddN). The dims are first coalesced: dims of size 1 are
+// Cast, Copy, AddN), and the elementwise maps built on it. The dims are first coalesced: dims of size 1 are
 // dropped and neighbours that are contiguous in every operand merge, so a
 // dense tensor becomes one dim and a broadcast row or a transposed matrix
 // keeps two. The walk then visits "rows" of the innermost dim: a kernel
@@ -121,6 +121,118 @@ void parallel_range(int64_t n, Body&& body) {
 template <int N, typename Row>
 void walk_all(const Layout<N>& l, char* const (&base)[N], Row&& row) {
   parallel_range(l.count, [&](int64_t b, int64_t e) { walk(l, base, b, e, row); });
+}
+
+// Element strides of a dense row-major tensor of t's shape.
+inline void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[XDEV_MAX_RANK]) noexcept {
+  int64_t expected = 1;
+  for (int32_t k = t.rank - 1; k >= 0; --k) {
+    strides[k] = expected;
+    expected *= t.shape[k];
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise maps. The output is dense; the inputs have the output's shape
+// and any strides. Dense loops are flat (the compiler vectorizes them); the
+// strided walk specializes its inner loop for unit and zero strides.
+
+// o[i] = f(a[i]) for i in [0, n).
+template <typename To, typename From, typename F>
+void map_dense(To* o, const From* a, int64_t n, const F& f) {
+  parallel_range(n, [=](int64_t begin, int64_t end) {
+    To* __restrict po = o;
+    const From* __restrict pa = a;
+    for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i]);
+  });
+}
+
+// o[i] = f(a[i], b[i]) for i in [0, n).
+template <typename T, typename F>
+void zip_dense(T* o, const T* a, const T* b, int64_t n, const F& f) {
+  parallel_range(n, [=](int64_t begin, int64_t end) {
+    T* __restrict po = o;
+    const T* __restrict pa = a;
+    const T* __restrict pb = b;
+    for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], pb[i]);
+  });
+}
+
+// out = f(x) element by element.
+template <typename To, typename From, typename F>
+void map(const xdev_tensor_t& x, const xdev_tensor_t& out, const F& f) {
+  To* const o = data_of<To>(out);
+  const From* const a = data_of<const From>(x);
+  if (is_contiguous(x)) {
+    map_dense(o, a, num_elements(out), f);
+    return;
+  }
+  int64_t out_strides[XDEV_MAX_RANK];
+  dense_strides(out, out_strides);
+  const int64_t* const strides[2] = {out_strides, x.strides};
+  const Layout<2> l =
+      make_layout<2>(out.rank, out.shape, strides, {int64_t{sizeof(To)}, int64_t{sizeof(From)}});
+  const int64_t sa = l.inner_stride(1) / int64_t{sizeof(From)};
+  char* const base[2] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<From*>(a))};
+  walk_all(l, base, [sa, f](char* const* p, int64_t count) {
+    To* __restrict po = reinterpret_cast<To*>(p[0]);
+    const From* __restrict pa = reinterpret_cast<const From*>(p[1]);
+    if (sa == 1) {
+      for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i]);
+    } else {
+      for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i * sa]);
+    }
+  });
+}
+
+// out = f(x, y) element by element; a broadcast scalar operand is read once.
+template <typename T, typename F>
+void zip(const xdev_tensor_t& x, const xdev_tensor_t& y, const xdev_tensor_t& out, const F& f) {
+  const int64_t n = num_elements(out);
+  T* const o = data_of<T>(out);
+  const T* const a = data_of<const T>(x);
+  const T* const b = data_of<const T>(y);
+  const bool x_dense = is_contiguous(x);
+  const bool y_dense = is_contiguous(y);
+  if (x_dense && y_dense) {
+    zip_dense(o, a, b, n, f);
+    return;
+  }
+  if (x_dense && is_broadcast_scalar(y)) {
+    const T s = *b;
+    map_dense(o, a, n, [s, f](T v) { return f(v, s); });
+    return;
+  }
+  if (y_dense && is_broadcast_scalar(x)) {
+    const T s = *a;
+    map_dense(o, b, n, [s, f](T v) { return f(s, v); });
+    return;
+  }
+  int64_t out_strides[XDEV_MAX_RANK];
+  dense_strides(out, out_strides);
+  constexpr int64_t kSize = sizeof(T);
+  const int64_t* const strides[3] = {out_strides, x.strides, y.strides};
+  const Layout<3> l = make_layout<3>(out.rank, out.shape, strides, {kSize, kSize, kSize});
+  const int64_t sa = l.inner_stride(1) / kSize;
+  const int64_t sb = l.inner_stride(2) / kSize;
+  char* const base[3] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<T*>(a)),
+                         reinterpret_cast<char*>(const_cast<T*>(b))};
+  walk_all(l, base, [sa, sb, f](char* const* p, int64_t count) {
+    T* __restrict po = reinterpret_cast<T*>(p[0]);
+    const T* __restrict pa = reinterpret_cast<const T*>(p[1]);
+    const T* __restrict pb = reinterpret_cast<const T*>(p[2]);
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], pb[i]);
+    } else if (sa == 1 && sb == 0) {
+      const T s = *pb;
+      for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], s);
+    } else if (sa == 0 && sb == 1) {
+      const T s = *pa;
+      for (int64_t i = 0; i < count; ++i) po[i] = f(s, pb[i]);
+    } else {
+      for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i * sa], pb[i * sb]);
+    }
+  });
 }
 
 }  // namespace xdev::cpu

@@ -9,6 +9,7 @@
 //                       initialize's argument checks
 //   InstanceRegistration  RAII: an initialized instance's host table is the
 //                       fallback while the instance lives
+//   require(), check_allocation()  a slot's argument checks
 //   PropertyList        key/value strings and the xdev_property_t array that
 //                       points into them, with stable addresses
 //   KernelList          kernels registered at run time (e.g. with a context)
@@ -38,12 +39,14 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cinttypes>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <exception>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -180,6 +183,40 @@ class PluginHost {
   xdev_status_t* null_argument(const xdev_host_api_t* host, const char* slot,
                                const char* argument) const noexcept {
     return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", slot, argument);
+  }
+
+  // A pointer argument of a slot and its name, for require().
+  struct Arg {
+    const char* name;
+    const void* value;
+  };
+
+  // The NULL checks a slot starts with: INVALID_ARGUMENT "<slot>: <name> is
+  // NULL" for the first of `args` (in order) that is NULL, else NULL.
+  //   if (auto* s = g_host.require(host, "device_count",
+  //                                {{"plugin", plugin}, {"out_count", out_count}})) return s;
+  xdev_status_t* require(const xdev_host_api_t* host, const char* slot,
+                         std::initializer_list<Arg> args) const noexcept {
+    for (const Arg& arg : args) {
+      if (arg.value == nullptr) return null_argument(host, slot, arg.name);
+    }
+    return nullptr;
+  }
+
+  // memory_allocate's argument checks (docs/plugin-abi.md): INVALID_ARGUMENT
+  // when `size` is 0 or `alignment` is not a power of two, else NULL.
+  xdev_status_t* check_allocation(const xdev_host_api_t* host, const char* slot, uint64_t size,
+                                  uint64_t alignment) const noexcept {
+    if (size == 0) {
+      return fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: size is 0 bytes; it must be > 0",
+                  slot);
+    }
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+      return fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                  "%s: alignment %" PRIu64 " is not a power of two (size %" PRIu64 " bytes)",
+                  slot, alignment, size);
+    }
+    return nullptr;
   }
 
   // The end of a slot that hands out a list (device_types, kernels): a status

@@ -211,6 +211,37 @@ TEST(PluginHost, GuardTurnsEveryExceptionIntoAStatusNamingPluginAndSlot) {
   EXPECT_EQ(own.message, "mine");
 }
 
+TEST(PluginHost, RequireNamesTheFirstNullArgument) {
+  FakeHost host;
+  const ph::PluginHost hosts{"demo"};
+  int plugin = 0;
+  uint32_t count = 0;
+  EXPECT_EQ(hosts.require(&host.table, "device_count", {{"plugin", &plugin}, {"out_count", &count}}),
+            nullptr);
+  const Outcome out = take(
+      hosts.require(&host.table, "device_count", {{"plugin", &plugin}, {"out_count", nullptr}}));
+  EXPECT_EQ(out.code, XDEV_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(out.message, "device_count: out_count is NULL");
+  const Outcome first =
+      take(hosts.require(&host.table, "kernels", {{"plugin", nullptr}, {"out_count", nullptr}}));
+  EXPECT_EQ(first.message, "kernels: plugin is NULL");
+}
+
+TEST(PluginHost, CheckAllocationRefusesSizeZeroAndOddAlignments) {
+  FakeHost host;
+  const ph::PluginHost hosts{"demo"};
+  EXPECT_EQ(hosts.check_allocation(&host.table, "memory_allocate", 64, 16), nullptr);
+  const Outcome zero = take(hosts.check_allocation(&host.table, "memory_allocate", 0, 16));
+  EXPECT_EQ(zero.code, XDEV_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(zero.message, "memory_allocate: size is 0 bytes; it must be > 0");
+  const Outcome odd = take(hosts.check_allocation(&host.table, "memory_allocate", 64, 24));
+  EXPECT_EQ(odd.code, XDEV_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(odd.message,
+            "memory_allocate: alignment 24 is not a power of two (size 64 bytes)");
+  EXPECT_EQ(take(hosts.check_allocation(&host.table, "memory_allocate", 64, 0)).code,
+            XDEV_STATUS_INVALID_ARGUMENT);
+}
+
 TEST(PluginHost, GuardVoidLogsTheException) {
   FakeHost host;
   const ph::PluginHost hosts{"demo"};
