@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/plugin_call.hpp"
 #include "common/status.hpp"
 #include "devices/runtime.hpp"
 #include "ops/kernel_scratch.hpp"
@@ -58,12 +59,15 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
   KernelScratch scratch(device);
   call.scratch_allocate = &KernelScratch::allocate;
   call.scratch_context = &scratch;
+  PluginCallSite site = device->call_site("kernel");
+  site.op = op;
+  site.dtype = to_string(dtype);
   xdev_status_t* status;
   if (device->concurrent_streams()) {
-    status = kernel.fn(kernel.context, &call);
+    status = call_plugin(site, kernel.fn, kernel.context, &call);
   } else {
     LogicalDeviceState::StreamLock lock(*device);
-    status = kernel.fn(kernel.context, &call);
+    status = call_plugin(site, kernel.fn, kernel.context, &call);
   }
   if (status != nullptr) {
     check(status, std::string(op) + "(" + std::string(to_string(dtype)) + ") on " +
