@@ -148,10 +148,21 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
       impl->device()->synchronize();
     } else if (impl->device() != device) {
       if (strict_placement()) {
+        const std::string op(op_name(request.op));
+        LogicalDeviceState* home = impl->device();
+        if (home->kernels().find(request.op, request.input_dtype, request.output_dtype) ==
+            nullptr) {
+          // The cause is the missing kernel, not where the input lives.
+          throw Error(ErrorCode::kFailedPrecondition,
+                      "no kernel for op " + op + " on device " + home->name() + " (dtype " +
+                          std::string(to_string(request.input_dtype)) + "), where input " +
+                          std::to_string(i) + " lives; it would run on " + device->name() +
+                          ", but strict placement forbids copying the input there");
+        }
         throw Error(ErrorCode::kFailedPrecondition,
-                    std::string(op_name(request.op)) + ": input " + std::to_string(i) +
-                        " lives on " + impl->device()->name() + " but the op runs on " +
-                        device->name() + " (strict placement: copy it with .to() first)");
+                    op + ": input " + std::to_string(i) + " lives on " + home->name() +
+                        " but the op runs on " + device->name() +
+                        " (strict placement: copy it with .to() first)");
       }
       auto copy = copy_tensor(*impl, device);
       uint64_t bytes = copy->span_bytes();
