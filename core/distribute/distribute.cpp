@@ -212,8 +212,10 @@ std::vector<Tensor> MirroredStrategy::all_reduce(ReduceOp op,
     detail::OpRequest request{detail::OpId::kAddN, first.dtype(), first.dtype(), first.shape()};
     request.share_physical_inputs = true;
     total = detail::run_op(request, values, detail::Attrs{});
-    if (total.device().name != root->name()) total = total.to(devices_[0]);
     if (op == ReduceOp::kMean) total = div(total, scalar_like(total, static_cast<double>(n)));
+    // AddN or Div may have been soft-placed off the root (no kernel there):
+    // the result lives on the replica devices all the same.
+    if (total.device().name != root->name()) total = total.to(devices_[0]);
   }
   std::vector<Tensor> out;
   out.push_back(total);
