@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,10 @@ class XDEV_API MirroredStrategy {
   // "Using MirroredStrategy with devices (...)" like TensorFlow.
   explicit MirroredStrategy(const std::vector<std::string>& devices = {});
   explicit MirroredStrategy(const std::vector<Device>& devices);
+  // Braced names: MirroredStrategy({"/GPU:0", "/GPU:1"}); MirroredStrategy({})
+  // is the default (every GPU, else every CPU), not an ambiguous call.
+  explicit MirroredStrategy(std::initializer_list<std::string> devices)
+      : MirroredStrategy(std::vector<std::string>(devices)) {}
 
   const std::vector<Device>& devices() const { return devices_; }
   int num_replicas_in_sync() const { return static_cast<int>(devices_.size()); }
