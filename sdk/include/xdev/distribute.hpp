@@ -7,7 +7,7 @@
 //   auto grads = strategy.run([&](const xdev::ReplicaContext& r) {
 //     return std::vector<xdev::Tensor>{gradient(w.local(r), xs[r.replica_id])};
 //   });
-//   w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, column(grads, 0)), 0.2);
+//   w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(grads, 0)), 0.2);
 #pragma once
 
 #include <functional>
