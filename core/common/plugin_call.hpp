@@ -18,12 +18,18 @@
 namespace xdev::detail {
 
 // Where a call goes, for messages.
+// (A constructor, not an aggregate with default member initializers: with
+// GCC 12 -O2, a braced temporary passed straight to call_plugin was seen with
+// op and dtype uninitialized on the path that catches an exception.)
 struct PluginCallSite {
+  PluginCallSite(std::string_view plugin_file, std::string_view slot, std::string_view device,
+                 std::string_view op = {}, std::string_view dtype = {})
+      : plugin_file(plugin_file), slot(slot), device(device), op(op), dtype(dtype) {}
   std::string_view plugin_file;  // the plugin's path
   std::string_view slot;         // "stream_synchronize", "kernel"
   std::string_view device;       // the device's name, "" when none
-  std::string_view op = {};      // a kernel's op and dtype: "Add", "float32"
-  std::string_view dtype = {};
+  std::string_view op;           // a kernel's op and dtype: "Add", "float32"
+  std::string_view dtype;
 };
 
 // "kernel Add(float32) of plugin /p/x.so on device /job:...".
