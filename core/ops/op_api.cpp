@@ -158,22 +158,7 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepd
 }  // namespace
 
 Tensor constant(const Literal& value, std::optional<DType> dtype) {
-  Shape shape = literal_shape(value);
-  std::vector<const Literal*> leaves;
-  DType kind = DType::kBool;
-  collect_leaves(value, shape, 0, leaves, kind);
-  if (leaves.empty()) kind = DType::kFloat32;  // only empty lists
-  DType target = dtype.value_or(kind);
-  detail::checked_byte_size("constant", target, shape);  // a valid dtype before converting
-  std::vector<std::byte> bytes;
-  switch (target) {
-    case DType::kFloat32: write_leaves<float>(leaves, bytes); break;
-    case DType::kFloat64: write_leaves<double>(leaves, bytes); break;
-    case DType::kInt32: write_leaves<int32_t>(leaves, bytes); break;
-    case DType::kInt64: write_leaves<int64_t>(leaves, bytes); break;
-    case DType::kBool: write_leaves<bool>(leaves, bytes); break;
-  }
-  return upload_host(bytes.data(), target, shape);
+  return constant(value, literal_shape(value), dtype);
 }
 
 Tensor constant(const Literal& value, const Shape& shape, std::optional<DType> dtype) {
@@ -181,8 +166,9 @@ Tensor constant(const Literal& value, const Shape& shape, std::optional<DType> d
   std::vector<const Literal*> leaves;
   DType kind = DType::kBool;
   collect_leaves(value, given, 0, leaves, kind);
-  if (leaves.empty()) kind = DType::kFloat32;
+  if (leaves.empty()) kind = DType::kFloat32;  // only empty lists
   DType target = dtype.value_or(kind);
+  // A valid dtype and size before converting.
   const uint64_t total = detail::checked_byte_size("constant", target, shape);
   const int64_t count = shape.num_elements();
   const bool scalar = !value.is_list();
