@@ -15,7 +15,8 @@ thread_local LogicalDeviceState* t_stream_holder = nullptr;
 
 OpenedDevice::~OpenedDevice() {
   if (handle != nullptr && plugin != nullptr && plugin->api != nullptr && plugin->handle) {
-    plugin->api->device_close(handle);
+    call_plugin_void({plugin->path.native(), "device_close", ""}, plugin->api->device_close,
+                     handle);
   }
 }
 
@@ -29,14 +30,16 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
       priority_(physical.priority),
       opened_(std::move(opened)),
       kernels_(&kernels),
-      raw_(*opened_->plugin->api, opened_->handle, info_.name),
+      raw_(*opened_->plugin->api, opened_->handle, info_.name, opened_->plugin->path.native()),
       pool_(raw_, pool_options) {
-  check(api()->stream_create(handle(), &stream_), "creating a stream on " + info_.name);
+  check(call_plugin(call_site("stream_create"), api()->stream_create, handle(), &stream_),
+        "creating a stream on " + info_.name);
   // The bit exists since ABI 1.1: a 1.0 plugin's table never means it.
   concurrent_streams_ = plugin()->abi_version.minor >= 1 &&
                         (api()->capabilities & XDEV_CAP_CONCURRENT_STREAMS) != 0;
-  if (xdev_status_t* s = api()->event_create(handle(), &queue_event_)) {
-    api()->stream_destroy(stream_);
+  if (xdev_status_t* s = call_plugin(call_site("event_create"), api()->event_create, handle(),
+                                     &queue_event_)) {
+    call_plugin_void(call_site("stream_destroy"), api()->stream_destroy, stream_);
     stream_ = nullptr;
     check(s, "creating an event on " + info_.name);
   }
@@ -45,13 +48,16 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
 }
 
 LogicalDeviceState::~LogicalDeviceState() {
-  if (queue_event_ != nullptr) api()->event_destroy(queue_event_);
+  if (queue_event_ != nullptr) {
+    call_plugin_void(call_site("event_destroy"), api()->event_destroy, queue_event_);
+  }
   if (stream_ != nullptr) {
-    if (xdev_status_t* s = api()->stream_synchronize(stream_)) {
+    if (xdev_status_t* s =
+            call_plugin(call_site("stream_synchronize"), api()->stream_synchronize, stream_)) {
       log(XDEV_LOG_WARNING, "at shutdown, " + info_.name + ": " + take_message(s));
     }
     staging_.reset();  // its events and pinned buffers, while the stream exists
-    api()->stream_destroy(stream_);
+    call_plugin_void(call_site("stream_destroy"), api()->stream_destroy, stream_);
   }
 }
 
@@ -65,7 +71,8 @@ void LogicalDeviceState::deallocate(void* ptr) noexcept {
 
 void LogicalDeviceState::synchronize() {
   std::lock_guard lock(stream_mutex_);
-  check(api()->stream_synchronize(stream_), "synchronizing " + info_.name);
+  check(call_plugin(call_site("stream_synchronize"), api()->stream_synchronize, stream_),
+        "synchronizing " + info_.name);
 }
 
 LogicalDeviceState::StreamLock::StreamLock(LogicalDeviceState& device)
@@ -77,9 +84,9 @@ LogicalDeviceState::StreamLock::~StreamLock() { t_stream_holder = previous_; }
 
 bool LogicalDeviceState::wait_for_queued_work() {
   auto record_and_wait = [this] {
-    check(api()->event_record(queue_event_, stream_),
+    check(call_plugin(call_site("event_record"), api()->event_record, queue_event_, stream_),
           "marking the end of the stream of " + info_.name);
-    check(api()->event_synchronize(queue_event_),
+    check(call_plugin(call_site("event_synchronize"), api()->event_synchronize, queue_event_),
           "waiting for the queued work of " + info_.name);
   };
   if (concurrent_streams_ || t_stream_holder == this) {

@@ -10,6 +10,7 @@
 #include <xdev/device.hpp>
 #include <xdev/plugin.h>
 
+#include "common/plugin_call.hpp"
 #include "ops/kernel_table.hpp"
 #include "memory/bfc_pool.hpp"
 #include "memory/plugin_raw_allocator.hpp"
@@ -44,6 +45,10 @@ class LogicalDeviceState {
   const xdev_plugin_api_t* api() const { return opened_->plugin->api; }
   xdev_device_t* handle() const { return opened_->handle; }
   LoadedPlugin* plugin() const { return opened_->plugin; }
+  // Names a call into this device's plugin (common/plugin_call.hpp).
+  PluginCallSite call_site(std::string_view slot) const {
+    return {plugin()->path.native(), slot, info_.name};
+  }
   bool host_addressable() const {
     return (api()->capabilities & XDEV_CAP_HOST_ADDRESSABLE) != 0;
   }

@@ -11,6 +11,7 @@
 
 #include "config.hpp"
 #include "common/log.hpp"
+#include "common/plugin_call.hpp"
 #include "common/status.hpp"
 #include "loader/plugin_filter.hpp"
 
@@ -254,7 +255,8 @@ void Runtime::read_kernels() {
     }
     const xdev_kernel_info_t* const* kernels = nullptr;
     uint32_t count = 0;
-    if (xdev_status_t* s = plugin->api->kernels(plugin->handle, &kernels, &count)) {
+    if (xdev_status_t* s = call_plugin({plugin->path.native(), "kernels", ""},
+                                       plugin->api->kernels, plugin->handle, &kernels, &count)) {
       log(XDEV_LOG_WARNING, "plugin " + plugin->name + ": kernels failed, none registered: " +
                                 take_message(s));
       continue;
@@ -327,7 +329,9 @@ void Runtime::initialize_devices() {
     opened->plugin = phys->plugin;
     opened->ordinal = phys->ordinal;
     if (xdev_status_t* s =
-            phys->plugin->api->device_open(phys->plugin->handle, phys->ordinal, &opened->handle)) {
+            call_plugin({phys->plugin->path.native(), "device_open", phys->info.name},
+                        phys->plugin->api->device_open, phys->plugin->handle, phys->ordinal,
+                        &opened->handle)) {
       // A device that cannot be opened is left out; the others still work.
       log(XDEV_LOG_ERROR, "cannot open " + phys->info.name + " (plugin " + phys->plugin->name +
                               "): " + take_message(s));
@@ -335,7 +339,9 @@ void Runtime::initialize_devices() {
     }
     uint64_t free_bytes = phys->info.memory_limit, total_bytes = phys->info.memory_limit;
     if (xdev_status_t* s =
-            phys->plugin->api->memory_query(opened->handle, &free_bytes, &total_bytes)) {
+            call_plugin({phys->plugin->path.native(), "memory_query", phys->info.name},
+                        phys->plugin->api->memory_query, opened->handle, &free_bytes,
+                        &total_bytes)) {
       log(XDEV_LOG_WARNING, "memory_query on " + phys->info.name + ": " + take_message(s));
     }
     const std::string& type = phys->info.device_type;

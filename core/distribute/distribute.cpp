@@ -71,10 +71,6 @@ void check_per_replica(const char* what, const std::vector<Tensor>& values,
   }
 }
 
-Tensor scalar_like(const Tensor& t, double value) {
-  return fill(Shape{}, value, t.dtype());
-}
-
 }  // namespace
 
 MirroredStrategy::MirroredStrategy(const std::vector<std::string>& devices) {
@@ -212,8 +208,10 @@ std::vector<Tensor> MirroredStrategy::all_reduce(ReduceOp op,
     detail::OpRequest request{detail::OpId::kAddN, first.dtype(), first.dtype(), first.shape()};
     request.share_physical_inputs = true;
     total = detail::run_op(request, values, detail::Attrs{});
+    if (op == ReduceOp::kMean) total = div(total, scalar_like(total, static_cast<int64_t>(n)));
+    // AddN or Div may have been soft-placed off the root (no kernel there):
+    // the result lives on the replica devices all the same.
     if (total.device().name != root->name()) total = total.to(devices_[0]);
-    if (op == ReduceOp::kMean) total = div(total, scalar_like(total, static_cast<double>(n)));
   }
   std::vector<Tensor> out;
   out.push_back(total);
@@ -227,7 +225,7 @@ Tensor MirroredStrategy::reduce(ReduceOp op, const std::vector<Tensor>& values,
   DeviceScope scope(destination);
   Tensor total = add_n(values);
   if (op == ReduceOp::kMean) {
-    total = div(total, scalar_like(total, static_cast<double>(values.size())));
+    total = div(total, scalar_like(total, static_cast<int64_t>(values.size())));
   }
   return total;
 }

@@ -373,7 +373,8 @@ std::optional<int64_t> dlpack_stream(std::string_view device) {
     return std::nullopt;
   }
   int64_t handle = 0;
-  if (xdev_status_t* s = api->stream_native_handle(d->stream(), &handle)) {
+  if (xdev_status_t* s = detail::call_plugin(d->call_site("stream_native_handle"),
+                                             api->stream_native_handle, d->stream(), &handle)) {
     throw Error(ErrorCode::kInternal, "dlpack_stream: " + d->name() + ": " +
                                           detail::take_message(s));
   }

@@ -12,6 +12,7 @@
 
 #include "common/text.hpp"
 #include "common/log.hpp"
+#include "common/plugin_call.hpp"
 #include "loader/plugin_probe.hpp"
 #include "common/status.hpp"
 
@@ -103,7 +104,9 @@ void read_devices(LoadedPlugin& plugin) {
   const xdev_plugin_api_t* api = plugin.api;
   const xdev_device_type_info_t* const* types = nullptr;
   uint32_t type_count = 0;
-  if (xdev_status_t* s = api->device_types(plugin.handle, &types, &type_count)) {
+  const std::string& file = plugin.path.native();
+  if (xdev_status_t* s = call_plugin({file, "device_types", ""}, api->device_types, plugin.handle,
+                                     &types, &type_count)) {
     throw Skip{"device_types failed: " + take_message(s)};
   }
   if (type_count > kMaxDeviceTypesPerPlugin) {
@@ -154,7 +157,8 @@ void read_devices(LoadedPlugin& plugin) {
   }
 
   uint32_t count = 0;
-  if (xdev_status_t* s = api->device_count(plugin.handle, &count)) {
+  if (xdev_status_t* s =
+          call_plugin({file, "device_count", ""}, api->device_count, plugin.handle, &count)) {
     throw Skip{"device_count failed: " + take_message(s)};
   }
   if (count > kMaxDevicesPerPlugin) {
@@ -168,7 +172,9 @@ void read_devices(LoadedPlugin& plugin) {
     xdev_device_properties_t props{};
     props.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
     std::string where = "device " + std::to_string(ordinal);
-    if (xdev_status_t* s = api->device_get_properties(plugin.handle, ordinal, &props)) {
+    if (xdev_status_t* s = call_plugin({file, "device_get_properties", ""},
+                                       api->device_get_properties, plugin.handle, ordinal,
+                                       &props)) {
       throw Skip{where + ": device_get_properties failed: " + take_message(s)};
     }
     if (props.type_index >= type_count) {
@@ -257,7 +263,8 @@ void load_into(LoadedPlugin& plugin) {
   xdev_plugin_t* handle = nullptr;
   // From here on the plugin may have started threads: never unmap it.
   pin_library(plugin.path);
-  if (xdev_status_t* s = api->initialize(&init, &handle)) {
+  if (xdev_status_t* s =
+          call_plugin({plugin.path.native(), "initialize", ""}, api->initialize, &init, &handle)) {
     throw Skip{"initialize failed: " + take_message(s)};
   }
   if (handle == nullptr) throw Skip{"initialize succeeded but returned no plugin state"};
@@ -270,7 +277,8 @@ void load_into(LoadedPlugin& plugin) {
     throw;
   }
   if (api->describe_status != nullptr) {
-    plugin.status_text = str_or_empty(api->describe_status(handle));
+    plugin.status_text = str_or_empty(call_plugin_or<const char*>(
+        {plugin.path.native(), "describe_status", ""}, nullptr, api->describe_status, handle));
   }
   plugin.state = LoadedPlugin::State::kLoaded;
 }
@@ -279,7 +287,7 @@ void load_into(LoadedPlugin& plugin) {
 
 void LoadedPlugin::shut_down() noexcept {
   if (api != nullptr && handle != nullptr) {
-    api->shutdown(handle);
+    call_plugin_void({path.native(), "shutdown", ""}, api->shutdown, handle);
   }
   handle = nullptr;
 }

@@ -5,17 +5,22 @@
 #include <xdev/error.hpp>
 
 #include "common/log.hpp"
+#include "common/plugin_call.hpp"
 #include "common/status.hpp"
 
 namespace xdev::detail {
 
 PluginRawAllocator::PluginRawAllocator(const xdev_plugin_api_t& api, xdev_device_t* device,
-                                       std::string device_name)
-    : RawAllocator(std::move(device_name)), api_(api), device_(device) {}
+                                       std::string device_name, std::string plugin_file)
+    : RawAllocator(std::move(device_name)),
+      api_(api),
+      device_(device),
+      plugin_file_(std::move(plugin_file)) {}
 
 void* PluginRawAllocator::allocate(uint64_t size, uint64_t alignment) {
   void* ptr = nullptr;
-  xdev_status_t* status = api_.memory_allocate(device_, size, alignment, &ptr);
+  xdev_status_t* status = call_plugin({plugin_file_, "memory_allocate", device_name},
+                                      api_.memory_allocate, device_, size, alignment, &ptr);
   if (status == nullptr) {
     if (ptr == nullptr) {
       throw Error(ErrorCode::kInternal, "memory_allocate of " + std::to_string(size) + " bytes on device " +
@@ -33,7 +38,9 @@ void* PluginRawAllocator::allocate(uint64_t size, uint64_t alignment) {
 }
 
 void PluginRawAllocator::deallocate(void* ptr) noexcept {
-  if (ptr != nullptr) api_.memory_free(device_, ptr);
+  if (ptr != nullptr) {
+    call_plugin_void({plugin_file_, "memory_free", device_name}, api_.memory_free, device_, ptr);
+  }
 }
 
 }  // namespace xdev::detail

@@ -15,7 +15,8 @@ class PluginRawAllocator final : public RawAllocator {
  public:
   // `api` and `device` must outlive this object (both belong to the loaded
   // plugin and its opened device).
-  PluginRawAllocator(const xdev_plugin_api_t& api, xdev_device_t* device, std::string device_name);
+  PluginRawAllocator(const xdev_plugin_api_t& api, xdev_device_t* device, std::string device_name,
+                     std::string plugin_file);
 
   // XDEV_STATUS_OUT_OF_MEMORY from the plugin: nullptr. Any other status:
   // xdev::Error with the plugin's code and message, naming the device.
@@ -31,6 +32,7 @@ class PluginRawAllocator final : public RawAllocator {
  private:
   const xdev_plugin_api_t& api_;
   xdev_device_t* device_;
+  std::string plugin_file_;  // for messages (common/plugin_call.hpp)
   std::function<bool()> wait_;
 };
 

@@ -7,6 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
+#include <sstream>
+
+#include <xdev/placement.hpp>
 
 #include "common/checked_math.hpp"
 #include "ops/run_op.hpp"
@@ -154,13 +158,26 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepd
 }  // namespace
 
 Tensor constant(const Literal& value, std::optional<DType> dtype) {
-  Shape shape = literal_shape(value);
+  return constant(value, literal_shape(value), dtype);
+}
+
+Tensor constant(const Literal& value, const Shape& shape, std::optional<DType> dtype) {
+  Shape given = literal_shape(value);
   std::vector<const Literal*> leaves;
   DType kind = DType::kBool;
-  collect_leaves(value, shape, 0, leaves, kind);
+  collect_leaves(value, given, 0, leaves, kind);
   if (leaves.empty()) kind = DType::kFloat32;  // only empty lists
   DType target = dtype.value_or(kind);
-  detail::checked_byte_size("constant", target, shape);  // a valid dtype before converting
+  // A valid dtype and size before converting.
+  const uint64_t total = detail::checked_byte_size("constant", target, shape);
+  const int64_t count = shape.num_elements();
+  const bool scalar = !value.is_list();
+  if (!scalar && static_cast<int64_t>(leaves.size()) != count) {
+    std::ostringstream m;
+    m << leaves.size() << " values do not fill a shape of " << shape << " (" << count
+      << " elements)";
+    invalid("constant", m.str());
+  }
   std::vector<std::byte> bytes;
   switch (target) {
     case DType::kFloat32: write_leaves<float>(leaves, bytes); break;
@@ -169,7 +186,22 @@ Tensor constant(const Literal& value, std::optional<DType> dtype) {
     case DType::kInt64: write_leaves<int64_t>(leaves, bytes); break;
     case DType::kBool: write_leaves<bool>(leaves, bytes); break;
   }
+  if (scalar && count != 1) {
+    // A single number fills the shape (TensorFlow's tf.constant(0, shape=...)).
+    const std::vector<std::byte> one = std::move(bytes);
+    bytes.resize(total);
+    for (uint64_t at = 0; at < total; at += one.size()) {
+      std::memcpy(bytes.data() + at, one.data(), one.size());
+    }
+  }
   return upload_host(bytes.data(), target, shape);
+}
+
+Tensor scalar_like(const Tensor& x, const Literal& value) {
+  defined("scalar_like", x, "x");
+  if (value.is_list()) invalid("scalar_like", "the value is a list, not a number");
+  DeviceScope scope(x.device());
+  return constant(value, Shape{}, x.dtype());
 }
 
 Tensor constant(const void* data, DType dtype, const Shape& shape) {

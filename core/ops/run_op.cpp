@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/plugin_call.hpp"
 #include "common/status.hpp"
 #include "devices/runtime.hpp"
 #include "ops/kernel_scratch.hpp"
@@ -58,12 +59,15 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
   KernelScratch scratch(device);
   call.scratch_allocate = &KernelScratch::allocate;
   call.scratch_context = &scratch;
+  PluginCallSite site = device->call_site("kernel");
+  site.op = op;
+  site.dtype = to_string(dtype);
   xdev_status_t* status;
   if (device->concurrent_streams()) {
-    status = kernel.fn(kernel.context, &call);
+    status = call_plugin(site, kernel.fn, kernel.context, &call);
   } else {
     LogicalDeviceState::StreamLock lock(*device);
-    status = kernel.fn(kernel.context, &call);
+    status = call_plugin(site, kernel.fn, kernel.context, &call);
   }
   if (status != nullptr) {
     check(status, std::string(op) + "(" + std::string(to_string(dtype)) + ") on " +
@@ -144,10 +148,21 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
       impl->device()->synchronize();
     } else if (impl->device() != device) {
       if (strict_placement()) {
+        const std::string op(op_name(request.op));
+        LogicalDeviceState* home = impl->device();
+        if (home->kernels().find(request.op, request.input_dtype, request.output_dtype) ==
+            nullptr) {
+          // The cause is the missing kernel, not where the input lives.
+          throw Error(ErrorCode::kFailedPrecondition,
+                      "no kernel for op " + op + " on device " + home->name() + " (dtype " +
+                          std::string(to_string(request.input_dtype)) + "), where input " +
+                          std::to_string(i) + " lives; it would run on " + device->name() +
+                          ", but strict placement forbids copying the input there");
+        }
         throw Error(ErrorCode::kFailedPrecondition,
-                    std::string(op_name(request.op)) + ": input " + std::to_string(i) +
-                        " lives on " + impl->device()->name() + " but the op runs on " +
-                        device->name() + " (strict placement: copy it with .to() first)");
+                    op + ": input " + std::to_string(i) + " lives on " + home->name() +
+                        " but the op runs on " + device->name() +
+                        " (strict placement: copy it with .to() first)");
       }
       auto copy = copy_tensor(*impl, device);
       uint64_t bytes = copy->span_bytes();

@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <deque>
 #include <mutex>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <string>
 
 #include "common/log.hpp"
@@ -46,14 +47,65 @@ std::string requested_name(const DeviceName& name) {
   return out;
 }
 
+// Decisions are interned: one per distinct content, so the store grows with
+// the distinct (op, dtypes, device asked, devices) a program uses, never with
+// the number of ops (an unknown scope device is decided on every op; issue 11
+// class 4). Soft-placement warnings are reported once each, at most
+// kMaxWarned distinct ones.
 struct DecisionStore {
+  static constexpr size_t kMaxWarned = 1024;
   std::mutex mutex;
   std::deque<Decision> decisions;        // never shrinks: cached pointers stay valid
-  std::set<std::string> warned;          // soft placements already reported
+  std::unordered_map<std::string, const Decision*> by_content;
+  std::unordered_set<std::string> warned;  // soft placements already reported
 };
 DecisionStore& store() {
   static DecisionStore* s = new DecisionStore;
   return *s;
+}
+
+// Everything a decision holds, as one key.
+std::string content_key(const Decision& d) {
+  std::string key = d.op;
+  auto add = [&](std::string_view part) {
+    key += '\0';
+    key += part;
+  };
+  add(std::to_string(reinterpret_cast<uintptr_t>(d.device)));
+  add(std::to_string(reinterpret_cast<uintptr_t>(d.kernel)));
+  add(d.requested);
+  add(d.rule);
+  add(d.fallback ? "f" : "-");
+  add(d.soft ? "s" : "-");
+  for (const auto& [device, reason] : d.rejected) {
+    add(device);
+    add(reason);
+  }
+  return key;
+}
+
+const Decision* intern(Decision decision) {
+  std::string key = content_key(decision);
+  DecisionStore& s = store();
+  std::lock_guard lock(s.mutex);
+  auto [it, inserted] = s.by_content.try_emplace(std::move(key), nullptr);
+  if (inserted) {
+    s.decisions.push_back(std::move(decision));
+    it->second = &s.decisions.back();
+  }
+  return it->second;
+}
+
+// Logs `message` the first time `key` is seen (caller holds no lock).
+void warn_once(const std::string& key, const std::string& message) {
+  DecisionStore& s = store();
+  std::lock_guard lock(s.mutex);
+  if (s.warned.size() >= DecisionStore::kMaxWarned || !s.warned.insert(key).second) return;
+  log(XDEV_LOG_WARNING, message);
+  if (s.warned.size() == DecisionStore::kMaxWarned) {
+    log(XDEV_LOG_WARNING, "soft placement: " + std::to_string(DecisionStore::kMaxWarned) +
+                              " different soft placements reported; further ones are not");
+  }
 }
 
 const Decision* decide(Runtime& rt, OpId op, DType in, DType out, const ScopeEntry* scope,
@@ -99,12 +151,10 @@ const Decision* decide(Runtime& rt, OpId op, DType in, DType out, const ScopeEnt
       decision.fallback = scope_device != nullptr;
       decision.rule = decision.fallback ? "fallback" : "soft placement";
       decision.rejected.emplace_back(decision.requested, reason);
-      std::lock_guard lock(store().mutex);
-      if (store().warned.insert(what + "@" + decision.requested).second) {
-        log(XDEV_LOG_WARNING, "soft placement: " + what + " asked for " + decision.requested +
-                                  ", which " + (scope_device ? reason : "is an unknown device") +
-                                  "; running it on " + best->name());
-      }
+      warn_once(what + "@" + decision.requested,
+                "soft placement: " + what + " asked for " + decision.requested + ", which " +
+                    (scope_device ? reason : "is an unknown device") + "; running it on " +
+                    best->name());
     }
   } else {
     if (best == nullptr) {
@@ -141,9 +191,7 @@ const Decision* decide(Runtime& rt, OpId op, DType in, DType out, const ScopeEnt
     }
     decision.rejected.emplace_back(d->name(), std::move(reason));
   }
-  std::lock_guard lock(store().mutex);
-  store().decisions.push_back(std::move(decision));
-  return &store().decisions.back();
+  return intern(std::move(decision));
 }
 
 using CacheSlot = PlacementCacheSlot;
@@ -189,6 +237,36 @@ LogicalDeviceState* resolve_device(std::string_view text) {
   return device;
 }
 
+namespace {
+
+// The record of a creation (kept like an op's decision, so that
+// recent_placements() lists _EagerConst too).
+const Decision* creation_decision(Runtime& rt, const char* op_name, const ScopeEntry* scope,
+                                  LogicalDeviceState* device) {
+  Decision decision;
+  decision.op = op_name;
+  decision.device = device;
+  if (scope == nullptr) {
+    decision.rule = "priority";
+  } else if (scope->device == device) {
+    decision.requested = requested_name(scope->name);
+    decision.rule = "scope";
+  } else {
+    decision.requested = requested_name(scope->name);
+    decision.rule = "soft placement";
+    decision.soft = true;
+    decision.rejected.emplace_back(decision.requested, "unknown device");
+  }
+  for (const auto& d : rt.logical_devices()) {
+    if (d.get() == device) continue;
+    decision.rejected.emplace_back(d->name(), scope != nullptr ? "not the scope's device"
+                                                               : "lower priority");
+  }
+  return intern(std::move(decision));
+}
+
+}  // namespace
+
 LogicalDeviceState* place_creation(const char* op_name) {
   Runtime& rt = Runtime::global();
   const auto& devices = rt.logical_devices();
@@ -198,27 +276,47 @@ LogicalDeviceState* place_creation(const char* op_name) {
                                        "xdev-smi)");
   }
   ScopeEntry* scope = current_scope();
-  if (scope == nullptr) return devices.front().get();
   const uint64_t generation = placement_generation();
-  if (scope->generation != generation) {
-    scope->device = rt.find_logical_device(scope->name);
-    scope->generation = generation;
+  LogicalDeviceState* device = devices.front().get();
+  if (scope != nullptr) {
+    if (scope->generation != generation) {
+      scope->device = rt.find_logical_device(scope->name);
+      scope->generation = generation;
+    }
+    if (scope->device != nullptr) {
+      device = scope->device;
+    } else {
+      std::string requested = requested_name(scope->name);
+      if (!soft_device_placement()) {
+        throw Error(ErrorCode::kNotFound, std::string(op_name) + " cannot run: " + requested +
+                                              " unknown device (soft placement is off; devices: " +
+                                              device_list(rt) + ")");
+      }
+      count_soft_placement();
+      warn_once(std::string(op_name) + "@" + requested,
+                std::string("soft placement: ") + op_name + " asked for " + requested +
+                    ", which is an unknown device; running it on " + device->name());
+      // Decided every time (the record names the device asked for).
+      record_placement(creation_decision(rt, op_name, scope, device), 0);
+      return device;
+    }
   }
-  if (scope->device != nullptr) return scope->device;
-  std::string requested = requested_name(scope->name);
-  if (!soft_device_placement()) {
-    throw Error(ErrorCode::kNotFound, std::string(op_name) + " cannot run: " + requested +
-                                          " unknown device (soft placement is off; devices: " +
-                                          device_list(rt) + ")");
+  // Cached per thread like an op's decision (bit 62 marks a creation; one
+  // creation op, _EagerConst, goes through here).
+  const uint64_t key = (uint64_t{1} << 63) | (uint64_t{1} << 62) |
+                       (static_cast<uint64_t>(device->index() + 1) << 16) |
+                       (scope != nullptr ? 1u : 0u);
+  const uint64_t hash = key * 0x9E3779B97F4A7C15ull;
+  CacheSlot& slot = thread_state().cache[(hash >> 56) & 0xFF];
+  const Decision* decision;
+  if (slot.key == key && slot.generation == generation) {
+    decision = slot.decision;
+  } else {
+    decision = creation_decision(rt, op_name, scope, device);
+    slot = CacheSlot{key, generation, decision};
   }
-  count_soft_placement();
-  std::lock_guard lock(store().mutex);
-  if (store().warned.insert(std::string(op_name) + "@" + requested).second) {
-    log(XDEV_LOG_WARNING, std::string("soft placement: ") + op_name + " asked for " + requested +
-                              ", which is an unknown device; running it on " +
-                              devices.front()->name());
-  }
-  return devices.front().get();
+  record_placement(decision, 0);
+  return device;
 }
 
 }  // namespace xdev::detail

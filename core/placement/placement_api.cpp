@@ -55,28 +55,126 @@ PlacementRecord to_record(const Decision& d, uint64_t bytes) {
 thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
+
+// Thread affinity of scopes (docs/user-guide.md, "Scopes belong to their
+// thread"). Every thread's state has a serial number that is never reused; a
+// scope remembers its thread's serial and its own id. A scope destroyed on
+// another thread leaves both threads' stacks alone: it logs an error and hands
+// its id to its thread (if alive), whose next placement call removes the entry
+// and throws Error(kFailedPrecondition) once.
+struct AffinityRegistry {
+  std::mutex mutex;
+  std::map<uint64_t, ThreadState*> live;  // serial -> state, threads alive
+};
+AffinityRegistry& affinity() {
+  static AffinityRegistry* r = new AffinityRegistry;
+  return *r;
+}
+std::atomic<uint64_t> g_next_serial{1};
+std::atomic<uint64_t> g_next_scope_id{1};
+
 // Owns the state and frees it at thread exit (touched once per thread).
 struct ThreadStateOwner {
   ThreadState* state = nullptr;
   ~ThreadStateOwner() {
+    if (state != nullptr) {
+      std::lock_guard lock(affinity().mutex);
+      affinity().live.erase(state->serial);
+    }
     t_thread_state = nullptr;
     delete state;
   }
 };
 thread_local ThreadStateOwner t_owner;
+
+std::string thread_text(uint64_t serial) { return "thread #" + std::to_string(serial); }
+
+// Removes the entries of this thread that other threads destroyed. Returns
+// the message for them ("" when none).
+std::string reap_abandoned(ThreadState& state) {
+  std::vector<uint64_t> ids;
+  {
+    std::lock_guard lock(affinity().mutex);
+    ids.swap(state.abandoned);
+    state.has_abandoned.store(false, std::memory_order_relaxed);
+  }
+  std::string message;
+  for (uint64_t id : ids) {
+    std::string what;
+    for (auto it = state.scopes.begin(); it != state.scopes.end(); ++it) {
+      if (it->id == id) {
+        what = "DeviceScope(\"" + it->text + "\")";
+        state.scopes.erase(it);
+        break;
+      }
+    }
+    for (auto it = state.stricts.begin(); it != state.stricts.end(); ++it) {
+      if (it->id == id) {
+        what = "StrictPlacement";
+        state.stricts.erase(it);
+        state.strict = !state.stricts.empty() && state.stricts.back().strict;
+        break;
+      }
+    }
+    if (what.empty()) continue;
+    if (!message.empty()) message += "; ";
+    message += what + " made on this thread (" + thread_text(state.serial) +
+               ") was destroyed on another thread";
+  }
+  return message;
+}
+
+// This thread's state, after removing abandoned entries; throws when there
+// were some and `may_throw`.
+ThreadState& checked_state(bool may_throw) {
+  ThreadState& state = thread_state();
+  if (__builtin_expect(state.has_abandoned.load(std::memory_order_relaxed), 0)) {
+    std::string message = reap_abandoned(state);
+    if (!message.empty() && may_throw) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  message + " (scopes belong to the thread that made them; the entry has "
+                            "been removed from this thread's stack)");
+    }
+  }
+  return state;
+}
+
+// Called by a scope's destructor on a thread that is not its own.
+void abandon(uint64_t owner_serial, uint64_t id, const std::string& what) {
+  ThreadState& here = thread_state();
+  std::lock_guard lock(affinity().mutex);
+  auto it = affinity().live.find(owner_serial);
+  log(XDEV_LOG_ERROR,
+      what + " made on " + thread_text(owner_serial) + " was destroyed on " +
+          thread_text(here.serial) + "; scopes belong to the thread that made them. " +
+          (it == affinity().live.end()
+               ? std::string("That thread has exited; nothing changed.")
+               : "Neither thread's stack was touched here; " + thread_text(owner_serial) +
+                     " drops the scope and throws at its next placement call."));
+  if (it == affinity().live.end()) return;
+  it->second->abandoned.push_back(id);
+  it->second->has_abandoned.store(true, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 ThreadState* create_thread_state() {
-  t_owner.state = new ThreadState;
-  t_thread_state = t_owner.state;
-  return t_owner.state;
+  auto* state = new ThreadState;
+  state->serial = g_next_serial.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(affinity().mutex);
+    affinity().live[state->serial] = state;
+  }
+  t_owner.state = state;
+  t_thread_state = state;
+  return state;
 }
 
 ScopeEntry* current_scope() {
-  auto& scopes = thread_state().scopes;
+  auto& scopes = checked_state(true).scopes;
   return scopes.empty() ? nullptr : &scopes.back();
 }
-bool strict_placement() { return thread_state().strict; }
+bool strict_placement() { return checked_state(true).strict; }
 uint64_t placement_generation() { return g_generation.load(std::memory_order_acquire); }
 void bump_placement_generation() { g_generation.fetch_add(1, std::memory_order_acq_rel); }
 bool log_placement_enabled() { return g_log.load(std::memory_order_relaxed); }
@@ -134,17 +232,61 @@ DeviceScope::DeviceScope(std::string_view device) {
   detail::ScopeEntry entry;
   entry.text = std::string(device);
   entry.name = DeviceName::parse(device);
-  detail::thread_state().scopes.push_back(std::move(entry));
+  detail::ThreadState& state = detail::checked_state(true);
+  entry.id = detail::g_next_scope_id.fetch_add(1, std::memory_order_relaxed);
+  id_ = entry.id;
+  thread_ = state.serial;
+  state.scopes.push_back(std::move(entry));
 }
 
 DeviceScope::DeviceScope(const Device& device) : DeviceScope(std::string_view(device.name)) {}
 
-DeviceScope::~DeviceScope() { detail::thread_state().scopes.pop_back(); }
-
-StrictPlacement::StrictPlacement(bool strict) : previous_(detail::thread_state().strict) {
-  detail::thread_state().strict = strict;
+DeviceScope::~DeviceScope() {
+  detail::ThreadState& state = detail::checked_state(false);
+  if (state.serial != thread_) {
+    detail::abandon(thread_, id_, "DeviceScope #" + std::to_string(id_));
+    return;
+  }
+  auto& scopes = state.scopes;
+  if (!scopes.empty() && scopes.back().id == id_) {
+    scopes.pop_back();
+    return;
+  }
+  // Destroyed out of order (e.g. held by a smart pointer): remove this one.
+  for (auto it = scopes.begin(); it != scopes.end(); ++it) {
+    if (it->id == id_) {
+      detail::log(XDEV_LOG_ERROR, "DeviceScope(\"" + it->text +
+                                      "\") destroyed before the scopes made after it; "
+                                      "scopes nest (innermost first)");
+      scopes.erase(it);
+      return;
+    }
+  }
 }
-StrictPlacement::~StrictPlacement() { detail::thread_state().strict = previous_; }
+
+StrictPlacement::StrictPlacement(bool strict) {
+  detail::ThreadState& state = detail::checked_state(true);
+  id_ = detail::g_next_scope_id.fetch_add(1, std::memory_order_relaxed);
+  thread_ = state.serial;
+  state.stricts.push_back({id_, strict});
+  state.strict = strict;
+}
+
+StrictPlacement::~StrictPlacement() {
+  detail::ThreadState& state = detail::checked_state(false);
+  if (state.serial != thread_) {
+    detail::abandon(thread_, id_, "StrictPlacement #" + std::to_string(id_));
+    return;
+  }
+  for (auto it = state.stricts.end(); it != state.stricts.begin();) {
+    --it;
+    if (it->id == id_) {
+      state.stricts.erase(it);
+      break;
+    }
+  }
+  state.strict = !state.stricts.empty() && state.stricts.back().strict;
+}
 
 void set_log_device_placement(bool enabled) { detail::g_log.store(enabled); }
 bool log_device_placement() { return detail::g_log.load(); }

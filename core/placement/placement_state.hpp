@@ -19,6 +19,7 @@ class LogicalDeviceState;
 
 // One DeviceScope on a thread's stack.
 struct ScopeEntry {
+  uint64_t id = 0;    // the DeviceScope's token (thread affinity checks)
   std::string text;   // as the user wrote it
   DeviceName name;
   // Resolved lazily against the logical devices of `generation`.
@@ -26,7 +27,10 @@ struct ScopeEntry {
   LogicalDeviceState* device = nullptr;
 };
 
-// The innermost scope of this thread, or nullptr.
+// The innermost scope of this thread, or nullptr. Both throw
+// Error(kFailedPrecondition) once when a scope this thread made was destroyed
+// on another thread (the entry is then removed; see docs/user-guide.md,
+// "Scopes belong to their thread").
 ScopeEntry* current_scope();
 bool strict_placement();
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -29,11 +30,23 @@ struct PlacementRing {
   size_t count = 0;
 };
 
-struct ThreadState {
-  std::vector<ScopeEntry> scopes;
+// One StrictPlacement on a thread's stack.
+struct StrictEntry {
+  uint64_t id = 0;
   bool strict = false;
+};
+
+struct ThreadState {
+  uint64_t serial = 0;  // never reused: which thread a scope belongs to
+  std::vector<ScopeEntry> scopes;
+  std::vector<StrictEntry> stricts;
+  bool strict = false;  // stricts.back().strict, or false
   std::array<PlacementCacheSlot, 256> cache{};
   PlacementRing ring;
+  // Ids of this thread's scopes destroyed on other threads (guarded by the
+  // affinity registry's mutex; placement_api.cpp).
+  std::vector<uint64_t> abandoned;
+  std::atomic<bool> has_abandoned{false};
 };
 
 extern thread_local ThreadState* t_thread_state __attribute__((tls_model("initial-exec")));

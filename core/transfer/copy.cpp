@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/plugin_call.hpp"
 #include "common/status.hpp"
 #include "transfer/staging.hpp"
 
@@ -18,7 +19,8 @@ namespace {
 // Host <-> device transfers. The caller must not hold the device's stream lock.
 void copy_within(LogicalDeviceState* dev, void* dst, const void* src, uint64_t bytes) {
   std::lock_guard lock(dev->stream_mutex());
-  check(dev->api()->copy_device_to_device(dev->stream(), dst, src, bytes),
+  check(call_plugin(dev->call_site("copy_device_to_device"), dev->api()->copy_device_to_device,
+                    dev->stream(), dst, src, bytes),
         "copying " + std::to_string(bytes) + " bytes within " + dev->name());
 }
 
@@ -40,7 +42,8 @@ void transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* 
     xdev_status_t* status;
     {
       std::lock_guard lock(dst->stream_mutex());
-      status = dst->api()->copy_peer(dst->stream(), dst_ptr, src->handle(), src_ptr, bytes);
+      status = call_plugin(dst->call_site("copy_peer"), dst->api()->copy_peer, dst->stream(),
+                           dst_ptr, src->handle(), src_ptr, bytes);
     }
     if (status == nullptr) {
       dst->synchronize();
@@ -77,7 +80,8 @@ void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const 
   if (dst->staging().upload(target, host, bytes)) return;  // pinned, double-buffered
   {
     std::lock_guard lock(dst->stream_mutex());
-    check(dst->api()->copy_host_to_device(dst->stream(), target, host, bytes),
+    check(call_plugin(dst->call_site("copy_host_to_device"), dst->api()->copy_host_to_device,
+                      dst->stream(), target, host, bytes),
           "copying " + std::to_string(bytes) + " bytes to " + dst->name());
   }
   // The host buffer may go away when we return.
@@ -96,7 +100,8 @@ void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset
   if (src->staging().download(host, source, bytes)) return;  // pinned, double-buffered
   {
     std::lock_guard lock(src->stream_mutex());
-    check(src->api()->copy_device_to_host(src->stream(), host, source, bytes),
+    check(call_plugin(src->call_site("copy_device_to_host"), src->api()->copy_device_to_host,
+                      src->stream(), host, source, bytes),
           "copying " + std::to_string(bytes) + " bytes from " + src->name());
   }
   src->synchronize();

@@ -8,6 +8,7 @@
 
 #include "devices/logical_device.hpp"
 #include "common/log.hpp"
+#include "common/plugin_call.hpp"
 #include "common/status.hpp"
 
 namespace xdev::detail {
@@ -77,8 +78,13 @@ StagingBuffers::~StagingBuffers() {
   drain();
   const xdev_plugin_api_t* api = device_.api();
   for (int b = 0; b < 2; ++b) {
-    if (events_[b] != nullptr) api->event_destroy(events_[b]);
-    if (buffers_[b] != nullptr) api->host_memory_free(device_.handle(), buffers_[b]);
+    if (events_[b] != nullptr) {
+      call_plugin_void(device_.call_site("event_destroy"), api->event_destroy, events_[b]);
+    }
+    if (buffers_[b] != nullptr) {
+      call_plugin_void(device_.call_site("host_memory_free"), api->host_memory_free,
+                       device_.handle(), buffers_[b]);
+    }
   }
 }
 
@@ -89,7 +95,8 @@ bool StagingBuffers::ensure_buffers() {
   for (int b = 0; b < 2; ++b) {
     if (buffers_[b] == nullptr) {
       if (xdev_status_t* s =
-              api->host_memory_allocate(device_.handle(), kStagingBufferBytes, &buffers_[b])) {
+              call_plugin(device_.call_site("host_memory_allocate"), api->host_memory_allocate,
+                          device_.handle(), kStagingBufferBytes, &buffers_[b])) {
         buffers_[b] = nullptr;
         unavailable_ = true;
         log(XDEV_LOG_WARNING, "cannot allocate " + mib(kStagingBufferBytes) +
@@ -101,7 +108,8 @@ bool StagingBuffers::ensure_buffers() {
       g_buffers_allocated.fetch_add(1, std::memory_order_relaxed);
     }
     if (events_[b] == nullptr) {
-      check(api->event_create(device_.handle(), &events_[b]),
+      check(call_plugin(device_.call_site("event_create"), api->event_create, device_.handle(),
+                        &events_[b]),
             "creating an event for the staging buffers of " + device_.name());
     }
   }
@@ -113,7 +121,8 @@ bool StagingBuffers::ensure_buffers() {
 void StagingBuffers::wait_for(int buffer) {
   if (!in_use_[buffer]) return;
   if ((device_.api()->capabilities & XDEV_CAP_EVENTS) != 0) {
-    check(device_.api()->event_synchronize(events_[buffer]),
+    check(call_plugin(device_.call_site("event_synchronize"), device_.api()->event_synchronize,
+                      events_[buffer]),
           "waiting for a staged copy on " + device_.name());
   } else {
     // Events that are not really asynchronous cannot say when the stream
@@ -126,9 +135,11 @@ void StagingBuffers::wait_for(int buffer) {
 void StagingBuffers::enqueue_h2d(int buffer, void* dst, uint64_t bytes) {
   std::lock_guard lock(device_.stream_mutex());
   in_use_[buffer] = true;  // from here on the device may read it
-  check(device_.api()->copy_host_to_device(device_.stream(), dst, buffers_[buffer], bytes),
+  check(call_plugin(device_.call_site("copy_host_to_device"), device_.api()->copy_host_to_device,
+                    device_.stream(), dst, buffers_[buffer], bytes),
         "copying " + std::to_string(bytes) + " bytes to " + device_.name());
-  check(device_.api()->event_record(events_[buffer], device_.stream()),
+  check(call_plugin(device_.call_site("event_record"), device_.api()->event_record,
+                    events_[buffer], device_.stream()),
         "recording an event on " + device_.name());
   g_chunks.fetch_add(1, std::memory_order_relaxed);
 }
@@ -136,9 +147,11 @@ void StagingBuffers::enqueue_h2d(int buffer, void* dst, uint64_t bytes) {
 void StagingBuffers::enqueue_d2h(int buffer, const void* src, uint64_t bytes) {
   std::lock_guard lock(device_.stream_mutex());
   in_use_[buffer] = true;
-  check(device_.api()->copy_device_to_host(device_.stream(), buffers_[buffer], src, bytes),
+  check(call_plugin(device_.call_site("copy_device_to_host"), device_.api()->copy_device_to_host,
+                    device_.stream(), buffers_[buffer], src, bytes),
         "copying " + std::to_string(bytes) + " bytes from " + device_.name());
-  check(device_.api()->event_record(events_[buffer], device_.stream()),
+  check(call_plugin(device_.call_site("event_record"), device_.api()->event_record,
+                    events_[buffer], device_.stream()),
         "recording an event on " + device_.name());
   g_chunks.fetch_add(1, std::memory_order_relaxed);
 }
@@ -233,7 +246,8 @@ PinnedHostBuffer::PinnedHostBuffer(LogicalDeviceState& device, uint64_t bytes)
   if (bytes == 0) {
     throw Error(ErrorCode::kInvalidArgument, "pinned host buffer of 0 bytes for " + device.name());
   }
-  check(device.api()->host_memory_allocate(device.handle(), bytes, &data_),
+  check(call_plugin(device.call_site("host_memory_allocate"), device.api()->host_memory_allocate,
+                    device.handle(), bytes, &data_),
         "allocating " + std::to_string(bytes) + " bytes of pinned host memory for " +
             device.name());
   PinnedRegistry& registry = pinned_registry();
@@ -242,7 +256,8 @@ PinnedHostBuffer::PinnedHostBuffer(LogicalDeviceState& device, uint64_t bytes)
     const auto begin = reinterpret_cast<uintptr_t>(data_);
     registry.ranges[begin] = begin + bytes;
   } catch (...) {
-    device.api()->host_memory_free(device.handle(), data_);
+    call_plugin_void(device.call_site("host_memory_free"), device.api()->host_memory_free,
+                     device.handle(), data_);
     throw;
   }
 }
@@ -253,7 +268,8 @@ PinnedHostBuffer::~PinnedHostBuffer() {
     std::lock_guard lock(registry.mutex);
     registry.ranges.erase(reinterpret_cast<uintptr_t>(data_));
   }
-  device_.api()->host_memory_free(device_.handle(), data_);
+  call_plugin_void(device_.call_site("host_memory_free"), device_.api()->host_memory_free,
+                   device_.handle(), data_);
 }
 
 }  // namespace xdev::detail

@@ -153,7 +153,11 @@ void bind_devices(nb::module_& m) {
   m.def("plugin_search_path", &plugin_search_path, release_gil());
 
   // Configuration (before the devices are initialized).
-  m.def("set_visible_devices", &set_visible_devices, nb::arg("devices"),
+  // The list overload (the SDK also has a one-device template overload).
+  m.def("set_visible_devices",
+        static_cast<void (*)(const std::vector<PhysicalDevice>&, std::string_view)>(
+            &set_visible_devices),
+        nb::arg("devices"),
         nb::arg("device_type") = "", release_gil());
   m.def("get_visible_devices", &get_visible_devices, nb::arg("device_type") = "", release_gil());
   m.def("set_memory_growth", &set_memory_growth, nb::arg("device"), nb::arg("enable"),

@@ -81,6 +81,7 @@ void check_all_reduce(const xdev::MirroredStrategy& s, int64_t n, T scale) {
   ASSERT_EQ(sums.size(), static_cast<size_t>(replicas));
   for (int r = 0; r < replicas; ++r) {
     EXPECT_EQ(sums[static_cast<size_t>(r)].device(), s.devices()[static_cast<size_t>(r)]);
+    EXPECT_EQ(means[static_cast<size_t>(r)].device(), s.devices()[static_cast<size_t>(r)]);
     auto sum = sums[static_cast<size_t>(r)].template to_vector<T>();
     auto mean = means[static_cast<size_t>(r)].template to_vector<T>();
     for (int64_t i = 0; i < n; ++i) {
@@ -117,6 +118,13 @@ TEST(AllReduce, AcrossAcceleratorsUsesDirectCopies) {
   auto sums = gpus.all_reduce(xdev::ReduceOp::kSum, values);
   EXPECT_EQ(sums[1].device().name, kGpu1);
   EXPECT_EQ(sums[1].to_vector<float>(), (std::vector<float>{2, 4, 6}));
+  // Issue 11 class 7: MEAN lives on the replica devices like SUM, even though
+  // the sim has no Div kernel (the division runs elsewhere and comes back).
+  auto means = gpus.all_reduce(xdev::ReduceOp::kMean, values);
+  for (size_t r = 0; r < means.size(); ++r) {
+    EXPECT_EQ(means[r].device(), gpus.devices()[r]) << r;
+    EXPECT_EQ(means[r].to_vector<float>(), (std::vector<float>{1, 2, 3})) << r;
+  }
   xdev::MirroredStrategy mixed(std::vector<std::string>{"/GPU:0", "/CPU:1"});
   EXPECT_EQ(mixed.all_reduce_path(), "direct copies");
 }

@@ -224,6 +224,50 @@ TEST_F(Placement, StrictModeMakesImplicitCopiesAnError) {
   EXPECT_EQ(xdev::matmul(x, y).device().name, kGpu0);
 }
 
+// Issue 11: when the op leaves its inputs' device because that device has no
+// kernel for it, the strict-placement error says so instead of blaming where
+// the input lives.
+TEST_F(Placement, StrictModeNamesTheMissingKernel) {
+  xdev::Tensor x = a();  // on GPU:0; the sim has no Sub kernel
+  xdev::StrictPlacement strict;
+  try {
+    xdev::sub(x, x);
+    FAIL() << "strict placement allowed an implicit copy";
+  } catch (const xdev::Error& e) {
+    EXPECT_EQ(e.code(), xdev::ErrorCode::kFailedPrecondition);
+    EXPECT_THAT(e.what(), HasSubstr("no kernel for op Sub on device " + kGpu0 +
+                                    " (dtype float32)"));
+    EXPECT_THAT(e.what(), HasSubstr("it would run on " + kCpu0));
+  }
+}
+
+// Issue 11: tensor creations are placement records too (_EagerConst).
+TEST_F(Placement, RecentPlacementsIncludeEagerConst) {
+  xdev::clear_recent_placements();
+  xdev::Tensor x = a();
+  {
+    xdev::DeviceScope scope("/GPU:1");
+    xdev::Tensor y = b();
+  }
+  auto records = xdev::recent_placements();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].op, "_EagerConst");
+  EXPECT_EQ(records[0].device, kGpu0);
+  EXPECT_EQ(records[0].rule, "priority");
+  EXPECT_EQ(records[1].op, "_EagerConst");
+  EXPECT_EQ(records[1].device, kGpu1);
+  EXPECT_EQ(records[1].requested, kGpu1);
+  EXPECT_EQ(records[1].rule, "scope");
+  {
+    xdev::DeviceScope scope("/GPU:9");
+    xdev::Tensor z = b();
+  }
+  const xdev::PlacementRecord soft = xdev::recent_placements().back();
+  EXPECT_EQ(soft.op, "_EagerConst");
+  EXPECT_EQ(soft.rule, "soft placement");
+  EXPECT_EQ(soft.requested, "/job:localhost/replica:0/task:0/device:GPU:9");
+}
+
 // Inputs on one device of the best type stay there (B25's basis).
 TEST_F(Placement, OpsFollowTheirInputsAmongDevicesOfTheBestType) {
   xdev::Tensor x = a().to("/GPU:1");
@@ -261,7 +305,8 @@ TEST_F(Placement, ThePlacementCallbackSeesEveryOp) {
   xdev::matmul(a(), b());
   xdev::set_placement_callback(nullptr);
   xdev::matmul(a(), b());
-  EXPECT_EQ(seen, (std::vector<std::string>{"MatMul"}));
+  // Creations are placements too (issue 11: _EagerConst in the records).
+  EXPECT_EQ(seen, (std::vector<std::string>{"_EagerConst", "_EagerConst", "MatMul"}));
 }
 
 TEST_F(Placement, ConfigurationAfterInitializationFails) {

@@ -43,8 +43,11 @@ int main() {
   return devices.empty() ? 1 : 0;
 }
 CPP
+# Exactly the README's line (no -Wl,-rpath of our own): xdev.pc carries the
+# rpath, so the program starts without LD_LIBRARY_PATH.
 # shellcheck disable=SC2086
-"$cxx" -std=c++20 "$work/list.cpp" -o "$work/list" $flags -Wl,-rpath,"$libdir"
+"$cxx" -std=c++20 "$work/list.cpp" -o "$work/list" $flags
+readelf -d "$work/list" | grep -Eq 'R(UN)?PATH.*'"$libdir" || { echo "FAIL: no rpath to $libdir in the user program"; exit 1; }
 "$work/list" | tee "$work/list.out"
 grep -q "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')" "$work/list.out"
 echo "install check passed"

@@ -47,7 +47,8 @@ xdev_plugin_api_t fake_api() {
 TEST(PluginRawAllocator, ForwardsToThePlugin) {
   const xdev_plugin_api_t api = fake_api();
   FakeDevice device;
-  PluginRawAllocator raw(api, reinterpret_cast<xdev_device_t*>(&device), "CPU:0");
+  PluginRawAllocator raw(api, reinterpret_cast<xdev_device_t*>(&device), "CPU:0",
+                         "fake_plugin.so");
   void* p = raw.allocate(4096, 256);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 256, 0u);
@@ -60,7 +61,8 @@ TEST(PluginRawAllocator, ForwardsToThePlugin) {
 TEST(PluginRawAllocator, OutOfMemoryIsNullOtherErrorsThrow) {
   const xdev_plugin_api_t api = fake_api();
   FakeDevice device;
-  PluginRawAllocator raw(api, reinterpret_cast<xdev_device_t*>(&device), "GPU:3");
+  PluginRawAllocator raw(api, reinterpret_cast<xdev_device_t*>(&device), "GPU:3",
+                         "fake_plugin.so");
   device.fail_with = XDEV_STATUS_OUT_OF_MEMORY;
   EXPECT_EQ(raw.allocate(4096, 256), nullptr);
   device.fail_with = XDEV_STATUS_UNAVAILABLE;
@@ -81,7 +83,8 @@ TEST(PluginRawAllocator, OutOfMemoryIsNullOtherErrorsThrow) {
 TEST(PluginRawAllocator, UnderAPoolOutOfMemoryIsThePoolsError) {
   const xdev_plugin_api_t api = fake_api();
   FakeDevice device;
-  PluginRawAllocator raw(api, reinterpret_cast<xdev_device_t*>(&device), "GPU:0");
+  PluginRawAllocator raw(api, reinterpret_cast<xdev_device_t*>(&device), "GPU:0",
+                         "fake_plugin.so");
   PoolOptions options;
   options.limit_bytes = 8 << 20;
   BfcPool pool(raw, options);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <xdev/xdev.hpp>
 
 namespace {
@@ -110,10 +111,13 @@ void print_weights(const std::string& label, const std::vector<float>& v) {
 }  // namespace
 
 int main(int argc, char** argv) try {
+  CLI::App app{"xdev-train-mirrored: one dense layer trained on 1, 2 and 4 logical CPUs; "
+               "exits 1 unless the mirrored weights equal the single-device ones"};
   int steps = 50;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--steps") steps = std::atoi(argv[i + 1]);
-  }
+  app.add_option("--steps", steps, "Training steps per run")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   // Four logical CPUs of 256 MiB each, so the tour runs without a GPU.
   xdev::PhysicalDevice cpu = xdev::list_physical_devices("CPU").at(0);
   xdev::set_logical_device_configuration(

@@ -3,6 +3,8 @@
 // split into two logical CPU devices.
 //
 //   xdev-walkthrough            # placement log on stderr, results on stdout
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -28,12 +30,18 @@ int main() try {
 
   // Step 4 and 6 come first: devices can be configured only before they are
   // initialized. Split the first GPU (or, without one, the CPU) into two
-  // logical devices of 1024 MiB each.
+  // logical devices of 1024 MiB each, or of a quarter of the device's memory
+  // each when it has less than 4 GiB (the guide's 1 GiB halves do not fit a
+  // small GPU).
   const std::string type = xdev::num_gpus() > 0 ? "GPU" : "CPU";
   std::vector<xdev::PhysicalDevice> physical = xdev::list_physical_devices(type);
-  if (type == "GPU") xdev::set_visible_devices({physical[0]}, "GPU");
+  if (type == "GPU") xdev::set_visible_devices(physical[0], "GPU");
+  int64_t half_mib = 1024;
+  if (const uint64_t mib = physical[0].memory_limit >> 20; mib > 0 && mib < 4096) {
+    half_mib = std::max<int64_t>(1, static_cast<int64_t>(mib / 4));
+  }
   xdev::set_logical_device_configuration(physical[0],
-                                         {{.memory_limit = 1024}, {.memory_limit = 1024}});
+                                         {{.memory_limit = half_mib}, {.memory_limit = half_mib}});
   print_counts(type);
 
   // Step 2: log placement, create a and b, multiply.

@@ -5,6 +5,7 @@
 // and change nothing.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -25,6 +26,12 @@ struct LogicalDeviceConfiguration {
 // (in this order). Devices of other types are not affected.
 XDEV_API void set_visible_devices(const std::vector<PhysicalDevice>& devices,
                                   std::string_view device_type = "");
+// One device, no braces needed: set_visible_devices(gpus[0], "GPU").
+template <typename D>
+  requires std::same_as<D, PhysicalDevice>
+void set_visible_devices(const D& device, std::string_view device_type = "") {
+  set_visible_devices(std::vector<PhysicalDevice>{device}, device_type);
+}
 XDEV_API std::vector<PhysicalDevice> get_visible_devices(std::string_view device_type = "");
 
 // B14: start small and grow on demand instead of reserving up front.

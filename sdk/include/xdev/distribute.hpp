@@ -7,10 +7,11 @@
 //   auto grads = strategy.run([&](const xdev::ReplicaContext& r) {
 //     return std::vector<xdev::Tensor>{gradient(w.local(r), xs[r.replica_id])};
 //   });
-//   w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, column(grads, 0)), 0.2);
+//   w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(grads, 0)), 0.2);
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,10 @@ class XDEV_API MirroredStrategy {
   // "Using MirroredStrategy with devices (...)" like TensorFlow.
   explicit MirroredStrategy(const std::vector<std::string>& devices = {});
   explicit MirroredStrategy(const std::vector<Device>& devices);
+  // Braced names: MirroredStrategy({"/GPU:0", "/GPU:1"}); MirroredStrategy({})
+  // is the default (every GPU, else every CPU), not an ambiguous call.
+  explicit MirroredStrategy(std::initializer_list<std::string> devices)
+      : MirroredStrategy(std::vector<std::string>(devices)) {}
 
   const std::vector<Device>& devices() const { return devices_; }
   int num_replicas_in_sync() const { return static_cast<int>(devices_.size()); }

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <xdev/dtype.hpp>
@@ -49,6 +50,16 @@ class XDEV_API Literal {
 
 // From a nested list; `dtype` converts the values (default: the leaves' type).
 XDEV_API Tensor constant(const Literal& value, std::optional<DType> dtype = std::nullopt);
+// The values of a flat or nested list in `shape` (row-major; the counts must
+// agree), or one number repeated to fill it (TensorFlow's
+// tf.constant(value, shape=...)):
+//   auto m = xdev::constant({1.f, 2.f, 3.f, 4.f}, {2, 2});
+//   auto z = xdev::constant(0.f, {2, 3});
+XDEV_API Tensor constant(const Literal& value, const Shape& shape,
+                         std::optional<DType> dtype = std::nullopt);
+// A scalar of x's dtype holding `value` (converted), on x's device: what the
+// tensor-scalar operators below use (x * 2.0f, 1 - x).
+XDEV_API Tensor scalar_like(const Tensor& x, const Literal& value);
 // From host memory: `data` holds shape.num_elements() values of `dtype`,
 // row-major. The data is copied; the caller keeps ownership.
 XDEV_API Tensor constant(const void* data, DType dtype, const Shape& shape);
@@ -141,5 +152,39 @@ inline Tensor operator-(const Tensor& x, const Tensor& y) { return sub(x, y); }
 inline Tensor operator*(const Tensor& x, const Tensor& y) { return mul(x, y); }
 inline Tensor operator/(const Tensor& x, const Tensor& y) { return div(x, y); }
 inline Tensor operator-(const Tensor& x) { return neg(x); }
+
+// Tensor-scalar arithmetic, both ways round: the number takes the tensor's
+// dtype (as a Python number does in TensorFlow), and lives on its device.
+//   xdev::Tensor y = x * 2.0f + 1;   xdev::Tensor z = 1.0 / x;
+template <typename S>
+concept Scalar = std::is_arithmetic_v<S>;
+namespace detail {
+template <Scalar S>
+Literal scalar_literal(S value) {
+  if constexpr (std::is_same_v<S, bool>) {
+    return Literal(value);
+  } else if constexpr (std::is_integral_v<S>) {
+    return Literal(static_cast<long long>(value));
+  } else {
+    return Literal(static_cast<double>(value));
+  }
+}
+}  // namespace detail
+template <Scalar S>
+Tensor operator+(const Tensor& x, S s) { return add(x, scalar_like(x, detail::scalar_literal(s))); }
+template <Scalar S>
+Tensor operator+(S s, const Tensor& x) { return add(scalar_like(x, detail::scalar_literal(s)), x); }
+template <Scalar S>
+Tensor operator-(const Tensor& x, S s) { return sub(x, scalar_like(x, detail::scalar_literal(s))); }
+template <Scalar S>
+Tensor operator-(S s, const Tensor& x) { return sub(scalar_like(x, detail::scalar_literal(s)), x); }
+template <Scalar S>
+Tensor operator*(const Tensor& x, S s) { return mul(x, scalar_like(x, detail::scalar_literal(s))); }
+template <Scalar S>
+Tensor operator*(S s, const Tensor& x) { return mul(scalar_like(x, detail::scalar_literal(s)), x); }
+template <Scalar S>
+Tensor operator/(const Tensor& x, S s) { return div(x, scalar_like(x, detail::scalar_literal(s))); }
+template <Scalar S>
+Tensor operator/(S s, const Tensor& x) { return div(scalar_like(x, detail::scalar_literal(s)), x); }
 
 }  // namespace xdev

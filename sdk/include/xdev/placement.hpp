@@ -28,6 +28,12 @@ namespace xdev {
 // of docs/behaviour.md B3). Nestable, per thread; the innermost scope wins. Throws
 // xdev::Error(kInvalidArgument) for a malformed name; an unknown device is
 // resolved when an op runs (B10/B11).
+//
+// A scope belongs to the thread that made it. Destroyed on another thread,
+// it logs an error naming both threads and touches neither thread's stack;
+// the owning thread's next placement call drops the entry and throws
+// xdev::Error(kFailedPrecondition) once. Destroyed out of nesting order on
+// its own thread, it removes itself and logs an error.
 class XDEV_API DeviceScope {
  public:
   explicit DeviceScope(std::string_view device);
@@ -35,10 +41,15 @@ class XDEV_API DeviceScope {
   ~DeviceScope();
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  uint64_t id_ = 0;      // this scope's entry on its thread's stack
+  uint64_t thread_ = 0;  // the thread that made it
 };
 
 // While alive (per thread, nestable), an op whose inputs live on another
-// device than the op's fails instead of copying them (B12).
+// device than the op's fails instead of copying them (B12). Belongs to its
+// thread like DeviceScope (same rule when destroyed on another thread).
 class XDEV_API StrictPlacement {
  public:
   explicit StrictPlacement(bool strict = true);
@@ -47,7 +58,8 @@ class XDEV_API StrictPlacement {
   StrictPlacement& operator=(const StrictPlacement&) = delete;
 
  private:
-  bool previous_;
+  uint64_t id_ = 0;
+  uint64_t thread_ = 0;
 };
 
 // B9: print "Executing op MatMul in device /job:localhost/replica:0/task:0/device:CPU:0"

@@ -2,6 +2,7 @@
 // helpers of <xdev/plugin_helpers.h> (included) plus what only C++ needs.
 // Header-only; a plugin still links nothing of xdev.
 //
+// What it offers (not compiled: a table of contents, not code):
 //   PluginHost          the plugin-wide host table (for calls with a NULL
 //                       handle), status creation with a fallback, logging,
 //                       the exception guard every slot needs (no C++
@@ -361,7 +362,9 @@ constexpr xdev_kernel_info_t kernel_info(const char* op, uint64_t input_dtypes,
 
 // The array of pointers the `kernels` (or `device_types`) slot hands out, to
 // the elements of a constant array with static storage:
-//   constexpr xdev_kernel_info_t kKernels[] = {kernel_info(...), ...};
+//   xdev_status_t* add(void* context, const xdev_kernel_call_t* call);
+//   constexpr uint64_t kF32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
+//   constexpr xdev_kernel_info_t kKernels[] = {kernel_info("Add", kF32, kF32, add)};
 //   constexpr auto kKernelPointers = pointers_to(kKernels);
 template <typename T, size_t N>
 constexpr std::array<const T*, N> pointers_to(const T (&items)[N]) noexcept {

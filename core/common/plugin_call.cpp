@@ -1,0 +1,106 @@
+#include "common/plugin_call.hpp"
+
+#include <exception>
+#include <typeinfo>
+
+#include <cxxabi.h>
+
+#include "common/log.hpp"
+#include "common/status.hpp"
+
+namespace xdev::detail {
+namespace {
+
+std::string type_name(const std::type_info& type) {
+  int failed = 0;
+  char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &failed);
+  std::string out = failed == 0 && name != nullptr ? name : type.name();
+  std::free(name);
+  return out;
+}
+
+// What is being thrown, in words: "std::runtime_error: boom".
+std::string current_exception_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return type_name(typeid(e)) + ": " + e.what();
+  } catch (...) {
+    std::type_info* type = abi::__cxa_current_exception_type();
+    return type != nullptr ? "an exception of type " + type_name(*type) : "an unknown exception";
+  }
+}
+
+bool known_error_code(xdev_status_code_t code) {
+  switch (code) {
+    case XDEV_STATUS_INVALID_ARGUMENT:
+    case XDEV_STATUS_NOT_FOUND:
+    case XDEV_STATUS_OUT_OF_MEMORY:
+    case XDEV_STATUS_UNIMPLEMENTED:
+    case XDEV_STATUS_FAILED_PRECONDITION:
+    case XDEV_STATUS_UNAVAILABLE:
+    case XDEV_STATUS_INTERNAL:
+    case XDEV_STATUS_ABI_MISMATCH:
+      return true;
+    case XDEV_STATUS_OK:
+      break;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string describe(const PluginCallSite& site) {
+  std::string out(site.slot);
+  if (!site.op.empty()) {
+    out += ' ';
+    out += site.op;
+    out += '(';
+    out += site.dtype;
+    out += ')';
+  }
+  out += " of plugin ";
+  out += site.plugin_file;
+  if (!site.device.empty()) {
+    out += " on device ";
+    out += site.device;
+  }
+  return out;
+}
+
+xdev_status_t* status_from_current_exception(const PluginCallSite& site) noexcept {
+  try {
+    return make_status(XDEV_STATUS_INTERNAL,
+                       describe(site) + " let a C++ exception escape (" +
+                           current_exception_text() +
+                           "); no exception may cross the plugin ABI");
+  } catch (...) {
+    return make_status(XDEV_STATUS_INTERNAL, "a plugin let a C++ exception escape");
+  }
+}
+
+xdev_status_t* checked_status(const PluginCallSite& site, xdev_status_t* status) noexcept {
+  if (status == nullptr || known_error_code(status->code)) return status;
+  StatusPtr owned(status);
+  try {
+    std::string what = owned->code == XDEV_STATUS_OK
+                           ? std::string("a status with code OK (success is NULL)")
+                           : "a status with unknown code " +
+                                 std::to_string(static_cast<long long>(owned->code));
+    return make_status(XDEV_STATUS_INTERNAL, describe(site) + " returned " + what + ": " +
+                                                 (owned->message.empty() ? "(no message)"
+                                                                         : owned->message));
+  } catch (...) {
+    return make_status(XDEV_STATUS_INTERNAL, "a plugin returned a malformed status");
+  }
+}
+
+void log_current_exception(const PluginCallSite& site) noexcept {
+  try {
+    log(XDEV_LOG_ERROR, describe(site) + " let a C++ exception escape (" +
+                            current_exception_text() + "); ignored");
+  } catch (...) {
+  }
+}
+
+}  // namespace xdev::detail

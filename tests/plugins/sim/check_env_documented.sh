@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Every XDEV_SIM_* variable the sim plugin reads is documented in its README
+# and in docs/user-guide.md (issue 11: they were not).
+set -euo pipefail
+src=$1
+names=$(grep -o 'read_env("XDEV_SIM_[A-Z_]*"' "$src/tests/plugins/sim/plugin.cpp" | grep -o 'XDEV_SIM_[A-Z_]*' | sort -u)
+[ -n "$names" ] || { echo "FAIL: found no read_env(\"XDEV_SIM_...\") in plugin.cpp"; exit 1; }
+status=0
+for name in $names; do
+  for doc in tests/plugins/sim/README.md docs/user-guide.md; do
+    grep -q "\`$name\`" "$src/$doc" || { echo "FAIL: $name is not documented in $doc"; status=1; }
+  done
+done
+[ $status = 0 ] && echo "documented: $names"
+exit $status
