@@ -1,0 +1,294 @@
+// The trace writer: one JSON object {"displayTimeUnit":..,"traceEvents":[..]}
+// streamed to the file. Events are formatted by the thread that emits them
+// and appended under one mutex to a buffer that is written out whenever it
+// passes kFlushBytes, so memory stays bounded however long the trace runs.
+#include "trace/trace.hpp"
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <mutex>
+#include <vector>
+
+#include <xdev/error.hpp>
+#include <xdev/trace.hpp>
+
+#include "common/log.hpp"
+#include "trace/trace_config.hpp"
+
+namespace xdev::detail::trace {
+
+std::atomic<bool> g_on{false};
+
+namespace {
+
+constexpr size_t kFlushBytes = size_t{1} << 20;  // the buffer's bound
+constexpr int kHostPid = 0;                        // devices are 1 + index
+
+struct Writer {
+  std::mutex mutex;
+  std::FILE* file = nullptr;
+  std::string path;
+  std::string buffer;
+  bool first_event = true;
+  bool write_failed = false;
+  uint64_t origin_ns = 0;
+  uint64_t events = 0;
+  uint64_t session = 0;  // bumped by every start: per-session metadata
+  std::vector<bool> device_named;
+};
+
+Writer& writer() {
+  static Writer* w = new Writer;  // never destroyed: usable from static destructors
+  return *w;
+}
+
+// Small per-thread ids for the host tracks, named once per session.
+std::atomic<int> g_next_thread{1};
+thread_local int t_thread_id = 0;
+thread_local uint64_t t_named_session = 0;
+
+void flush_locked(Writer& w) {
+  if (w.buffer.empty() || w.file == nullptr) return;
+  if (std::fwrite(w.buffer.data(), 1, w.buffer.size(), w.file) != w.buffer.size()) {
+    w.write_failed = true;
+  }
+  w.buffer.clear();
+}
+
+void append_locked(Writer& w, const std::string& event) {
+  if (!w.first_event) w.buffer += ",\n";
+  w.first_event = false;
+  w.buffer += event;
+  ++w.events;
+  if (w.buffer.size() >= kFlushBytes) flush_locked(w);
+}
+
+std::string ts_text(uint64_t ns, uint64_t origin) {
+  const uint64_t rel = ns > origin ? ns - origin : 0;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03" PRIu64, rel / 1000, rel % 1000);
+  return buf;
+}
+
+std::string metadata(const char* what, int pid, int tid, std::string_view name) {
+  return std::string("{\"ph\":\"M\",\"name\":\"") + what + "\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" + quote(name) + "}}";
+}
+
+// pid and tid of `track`; names its process/thread the first time.
+std::pair<int, int> place_locked(Writer& w, Track track) {
+  if (track.device >= 0) {
+    const size_t i = static_cast<size_t>(track.device);
+    if (w.device_named.size() <= i) w.device_named.resize(i + 1, false);
+    const int pid = track.device + 1;
+    if (!w.device_named[i]) {
+      w.device_named[i] = true;
+      append_locked(w, metadata("process_name", pid, 0, track.device_name));
+      append_locked(w, std::string("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":") +
+                           std::to_string(pid) + ",\"tid\":0,\"args\":{\"sort_index\":" +
+                           std::to_string(pid) + "}}");
+      append_locked(w, metadata("thread_name", pid, 1, "stream 0"));
+    }
+    return {pid, 1};
+  }
+  if (t_thread_id == 0) t_thread_id = g_next_thread.fetch_add(1);
+  if (t_named_session != w.session) {
+    t_named_session = w.session;
+    append_locked(w, metadata("thread_name", kHostPid, t_thread_id,
+                              "host thread " + std::to_string(t_thread_id)));
+  }
+  return {kHostPid, t_thread_id};
+}
+
+std::string head(const char* ph, std::pair<int, int> where, std::string_view category,
+                 std::string_view name) {
+  return std::string("{\"ph\":\"") + ph + "\",\"pid\":" + std::to_string(where.first) +
+         ",\"tid\":" + std::to_string(where.second) + ",\"cat\":" + quote(category) +
+         ",\"name\":" + quote(name);
+}
+
+// Starts the trace XDEV_TRACE names and finishes it at exit.
+struct EnvironmentTrace {
+  EnvironmentTrace() {
+    const std::string path = trace_path_from_environment();
+    if (path.empty()) return;
+    try {
+      start(path);
+    } catch (const std::exception& e) {
+      log(XDEV_LOG_WARNING, std::string("XDEV_TRACE: ") + e.what());
+    }
+  }
+  ~EnvironmentTrace() {
+    try {
+      stop();
+    } catch (const std::exception& e) {
+      log(XDEV_LOG_WARNING, std::string("XDEV_TRACE: ") + e.what());
+    }
+  }
+};
+EnvironmentTrace g_environment_trace;
+
+}  // namespace
+
+uint64_t now_ns() noexcept {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+std::string quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string dims_json(const int64_t* dims, int rank) {
+  std::string out = "[";
+  for (int i = 0; i < rank; ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(dims[i]);
+  }
+  out += ']';
+  return out;
+}
+
+void Args::key(std::string_view k) {
+  if (!body_.empty()) body_ += ',';
+  body_ += quote(k);
+  body_ += ':';
+}
+Args& Args::str(std::string_view k, std::string_view value) {
+  key(k);
+  body_ += quote(value);
+  return *this;
+}
+Args& Args::num(std::string_view k, uint64_t value) {
+  key(k);
+  body_ += std::to_string(value);
+  return *this;
+}
+Args& Args::num(std::string_view k, int64_t value) {
+  key(k);
+  body_ += std::to_string(value);
+  return *this;
+}
+Args& Args::real(std::string_view k, double value) {
+  key(k);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", value);
+  body_ += buf;
+  return *this;
+}
+Args& Args::raw(std::string_view k, std::string_view json) {
+  key(k);
+  body_ += json;
+  return *this;
+}
+
+void complete(Track track, std::string_view category, std::string_view name, uint64_t begin_ns,
+              uint64_t end_ns, const Args& args) {
+  const std::string a = args.text();
+  Writer& w = writer();
+  std::lock_guard lock(w.mutex);
+  if (w.file == nullptr) return;  // stopped meanwhile
+  auto where = place_locked(w, track);
+  append_locked(w, head("X", where, category, name) + ",\"ts\":" + ts_text(begin_ns, w.origin_ns) +
+                       ",\"dur\":" + ts_text(end_ns, begin_ns) + ",\"args\":" + a + "}");
+}
+
+void instant(Track track, std::string_view category, std::string_view name, const Args& args) {
+  const std::string a = args.text();
+  const uint64_t now = now_ns();
+  Writer& w = writer();
+  std::lock_guard lock(w.mutex);
+  if (w.file == nullptr) return;
+  auto where = place_locked(w, track);
+  append_locked(w, head("i", where, category, name) + ",\"s\":\"t\",\"ts\":" +
+                       ts_text(now, w.origin_ns) + ",\"args\":" + a + "}");
+}
+
+void counter(Track track, std::string_view name, std::string_view series, uint64_t value) {
+  const uint64_t now = now_ns();
+  Writer& w = writer();
+  std::lock_guard lock(w.mutex);
+  if (w.file == nullptr) return;
+  auto where = place_locked(w, track);
+  append_locked(w, head("C", where, "memory", name) + ",\"ts\":" + ts_text(now, w.origin_ns) +
+                       ",\"args\":{" + quote(series) + ":" + std::to_string(value) + "}}");
+}
+
+void start(const std::string& path) {
+  Writer& w = writer();
+  std::lock_guard lock(w.mutex);
+  if (w.file != nullptr) {
+    throw Error(ErrorCode::kFailedPrecondition,
+                "a trace is already being written to " + w.path + " (stop it first)");
+  }
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument, "cannot open the trace file " + path + " for writing");
+  }
+  w.file = f;
+  w.path = path;
+  w.buffer = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"xdev\"},\"traceEvents\":[\n";
+  w.first_event = true;
+  w.write_failed = false;
+  w.origin_ns = now_ns();
+  w.events = 0;
+  ++w.session;
+  w.device_named.clear();
+  append_locked(w, metadata("process_name", kHostPid, 0, "host"));
+  g_on.store(true, std::memory_order_relaxed);
+}
+
+void stop() {
+  Writer& w = writer();
+  std::lock_guard lock(w.mutex);
+  g_on.store(false, std::memory_order_relaxed);
+  if (w.file == nullptr) return;
+  w.buffer += "\n]}\n";
+  flush_locked(w);
+  const bool failed = std::fclose(w.file) != 0 || w.write_failed;
+  w.file = nullptr;
+  w.buffer.clear();
+  w.buffer.shrink_to_fit();
+  if (failed) {
+    throw Error(ErrorCode::kInternal, "the trace file " + w.path + " could not be written completely");
+  }
+}
+
+uint64_t events_written() {
+  Writer& w = writer();
+  std::lock_guard lock(w.mutex);
+  return w.events;
+}
+
+}  // namespace xdev::detail::trace
+
+namespace xdev::trace {
+
+void start(const std::string& path) { detail::trace::start(path); }
+void stop() { detail::trace::stop(); }
+bool active() noexcept { return detail::trace::on(); }
+
+}  // namespace xdev::trace
