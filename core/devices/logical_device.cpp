@@ -59,7 +59,7 @@ void LogicalDeviceState::trace_memory(const char* what, void* ptr) noexcept {
   try {
     if (ptr == nullptr) return;
     trace::Args args;
-    args.str("pool", info_.name).num("bytes", pool_.allocation_size(ptr));
+    args.id("pool", info_.name).num("bytes", pool_.allocation_size(ptr));
     trace::instant(trace::Track{index_, info_.name}, "memory", what, args);
   } catch (const std::exception&) {
     // Tracing never changes what the program does.

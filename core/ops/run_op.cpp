@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.hpp"
@@ -91,10 +92,7 @@ std::shared_ptr<TensorImpl> make_contiguous(LogicalDeviceState* device, const Te
 
 // Tracing (trace/trace.hpp): the placement decision on the host thread's
 // track and the op on its device's track.
-void trace_op(const Decision& decision, const OpRequest& request,
-              std::span<TensorImpl* const> inputs, const TensorImpl& out, uint64_t bytes_copied,
-              uint64_t begin_ns, uint64_t end_ns) {
-  LogicalDeviceState* device = decision.device;
+void trace_placement(const Decision& decision) {
   std::string rejected = "[";
   for (const auto& [name, why] : decision.rejected) {
     if (rejected.size() > 1) rejected += ',';
@@ -102,11 +100,33 @@ void trace_op(const Decision& decision, const OpRequest& request,
   }
   rejected += ']';
   trace::Args placement;
-  placement.str("op", decision.op).str("chosen", device->name()).str("rule", decision.rule);
+  placement.str("op", decision.op)
+      .str("chosen", decision.device->name())
+      .str("rule", decision.rule);
   if (!decision.requested.empty()) placement.str("requested", decision.requested);
   placement.raw("rejected", rejected);
   trace::instant(trace::host_track(), "placement", "place " + decision.op, placement);
+}
 
+// Decisions are cached and reused (placement/decide.cpp): each is traced the
+// first time an op uses it in a trace; every op event names its rule.
+bool first_use_in_trace(const Decision* decision) {
+  static std::mutex mutex;
+  static std::unordered_set<const Decision*> seen;
+  static uint64_t session = 0;
+  std::lock_guard lock(mutex);
+  if (session != trace::session()) {
+    seen.clear();
+    session = trace::session();
+  }
+  return seen.insert(decision).second;
+}
+
+void trace_op(const Decision& decision, const OpRequest& request,
+              std::span<TensorImpl* const> inputs, const TensorImpl& out, uint64_t bytes_copied,
+              uint64_t begin_ns, uint64_t end_ns) {
+  LogicalDeviceState* device = decision.device;
+  if (first_use_in_trace(&decision)) trace_placement(decision);
   std::string shapes = "[";
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (i > 0) shapes += ',';
@@ -114,12 +134,13 @@ void trace_op(const Decision& decision, const OpRequest& request,
   }
   shapes += ']';
   trace::Args args;
-  args.str("device", device->name())
+  args.id("device", device->name())
       .str("plugin", device->plugin()->name)
-      .str("input_dtype", to_string(request.input_dtype))
-      .str("output_dtype", to_string(request.output_dtype))
+      .id("input_dtype", to_string(request.input_dtype))
+      .id("output_dtype", to_string(request.output_dtype))
       .raw("input_shapes", shapes)
       .raw("output_shape", trace::dims_json(out.shape.data(), out.shape.rank()))
+      .id("placement", decision.rule)
       .num("implicit_copy_bytes", bytes_copied);
   trace::complete(trace::Track{device->index(), device->name()}, "op", decision.op, begin_ns,
                   end_ns, args);

@@ -4,6 +4,8 @@
 // passes kFlushBytes, so memory stays bounded however long the trace runs.
 #include "trace/trace.hpp"
 
+#include <array>
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -19,10 +21,13 @@
 namespace xdev::detail::trace {
 
 std::atomic<bool> g_on{false};
+std::atomic<uint64_t> g_session{0};
 
 namespace {
 
 constexpr size_t kFlushBytes = size_t{1} << 20;  // the buffer's bound
+
+void append_quoted(std::string& out, std::string_view s);
 constexpr int kHostPid = 0;                        // devices are 1 + index
 
 struct Writer {
@@ -64,11 +69,19 @@ void append_locked(Writer& w, const std::string& event) {
   if (w.buffer.size() >= kFlushBytes) flush_locked(w);
 }
 
-std::string ts_text(uint64_t ns, uint64_t origin) {
+void append_number(std::string& out, uint64_t v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+// Microseconds with three decimals (the format's unit), from nanoseconds.
+void append_us(std::string& out, uint64_t ns, uint64_t origin) {
   const uint64_t rel = ns > origin ? ns - origin : 0;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03" PRIu64, rel / 1000, rel % 1000);
-  return buf;
+  append_number(out, rel / 1000);
+  const unsigned frac = static_cast<unsigned>(rel % 1000);
+  const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
+                          static_cast<char>('0' + frac / 10 % 10), static_cast<char>('0' + frac % 10)};
+  out.append(digits, 4);
 }
 
 std::string metadata(const char* what, int pid, int tid, std::string_view name) {
@@ -101,12 +114,26 @@ std::pair<int, int> place_locked(Writer& w, Track track) {
   return {kHostPid, t_thread_id};
 }
 
-std::string head(const char* ph, std::pair<int, int> where, std::string_view category,
-                 std::string_view name) {
-  return std::string("{\"ph\":\"") + ph + "\",\"pid\":" + std::to_string(where.first) +
-         ",\"tid\":" + std::to_string(where.second) + ",\"cat\":" + quote(category) +
-         ",\"name\":" + quote(name);
+// The start of an event, up to its name, into `out`.
+void head(std::string& out, const char* ph, std::pair<int, int> where, std::string_view category,
+          std::string_view name) {
+  out += "{\"ph\":\"";
+  out += ph;
+  out += "\",\"pid\":";
+  append_number(out, static_cast<uint64_t>(where.first));
+  out += ",\"tid\":";
+  append_number(out, static_cast<uint64_t>(where.second));
+  // Categories and names are the core's own (op names of the op table,
+  // "alloc", "copy host_to_device"): nothing to escape.
+  out += ",\"cat\":\"";
+  out += category;
+  out += "\",\"name\":\"";
+  out += name;
+  out += '"';
 }
+
+// Appends one event to the buffer; the caller holds the lock.
+void append_event_locked(Writer& w, const std::string& event) { append_locked(w, event); }
 
 // Starts the trace XDEV_TRACE names and finishes it at exit.
 struct EnvironmentTrace {
@@ -137,28 +164,46 @@ uint64_t now_ns() noexcept {
                                    .count());
 }
 
-std::string quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
+namespace {
+// Characters JSON strings must escape.
+constexpr std::array<bool, 256> kEscape = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[static_cast<size_t>(c)] = true;
+  t['"'] = true;
+  t['\\'] = true;
+  return t;
+}();
+
+void append_quoted(std::string& out, std::string_view s) {
   out += '"';
-  for (char c : s) {
+  size_t run = 0;  // start of the characters not yet appended
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!kEscape[c]) continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+        out += buf;
+      }
     }
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
+}
+}  // namespace
+
+std::string quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  append_quoted(out, s);
   return out;
 }
 
@@ -173,18 +218,27 @@ std::string dims_json(const int64_t* dims, int rank) {
 }
 
 void Args::key(std::string_view k) {
+  // Keys are the core's own identifiers: nothing to escape.
   if (!body_.empty()) body_ += ',';
-  body_ += quote(k);
-  body_ += ':';
+  body_ += '"';
+  body_ += k;
+  body_ += "\":";
 }
 Args& Args::str(std::string_view k, std::string_view value) {
   key(k);
-  body_ += quote(value);
+  append_quoted(body_, value);
+  return *this;
+}
+Args& Args::id(std::string_view k, std::string_view value) {
+  key(k);
+  body_ += '"';
+  body_ += value;
+  body_ += '"';
   return *this;
 }
 Args& Args::num(std::string_view k, uint64_t value) {
   key(k);
-  body_ += std::to_string(value);
+  append_number(body_, value);
   return *this;
 }
 Args& Args::num(std::string_view k, int64_t value) {
@@ -205,26 +259,44 @@ Args& Args::raw(std::string_view k, std::string_view json) {
   return *this;
 }
 
+// Each event is formatted in this thread's buffer under the lock (the pid,
+// tid and time origin are the writer's), then appended to the file's buffer.
+thread_local std::string t_event;
+
 void complete(Track track, std::string_view category, std::string_view name, uint64_t begin_ns,
               uint64_t end_ns, const Args& args) {
-  const std::string a = args.text();
   Writer& w = writer();
   std::lock_guard lock(w.mutex);
   if (w.file == nullptr) return;  // stopped meanwhile
   auto where = place_locked(w, track);
-  append_locked(w, head("X", where, category, name) + ",\"ts\":" + ts_text(begin_ns, w.origin_ns) +
-                       ",\"dur\":" + ts_text(end_ns, begin_ns) + ",\"args\":" + a + "}");
+  std::string& e = t_event;
+  e.clear();
+  head(e, "X", where, category, name);
+  e += ",\"ts\":";
+  append_us(e, begin_ns, w.origin_ns);
+  e += ",\"dur\":";
+  append_us(e, end_ns, begin_ns);
+  e += ",\"args\":{";
+  e += args.body();
+  e += "}}";
+  append_event_locked(w, e);
 }
 
 void instant(Track track, std::string_view category, std::string_view name, const Args& args) {
-  const std::string a = args.text();
   const uint64_t now = now_ns();
   Writer& w = writer();
   std::lock_guard lock(w.mutex);
   if (w.file == nullptr) return;
   auto where = place_locked(w, track);
-  append_locked(w, head("i", where, category, name) + ",\"s\":\"t\",\"ts\":" +
-                       ts_text(now, w.origin_ns) + ",\"args\":" + a + "}");
+  std::string& e = t_event;
+  e.clear();
+  head(e, "i", where, category, name);
+  e += ",\"s\":\"t\",\"ts\":";
+  append_us(e, now, w.origin_ns);
+  e += ",\"args\":{";
+  e += args.body();
+  e += "}}";
+  append_event_locked(w, e);
 }
 
 void counter(Track track, std::string_view name, std::string_view series, uint64_t value) {
@@ -233,8 +305,17 @@ void counter(Track track, std::string_view name, std::string_view series, uint64
   std::lock_guard lock(w.mutex);
   if (w.file == nullptr) return;
   auto where = place_locked(w, track);
-  append_locked(w, head("C", where, "memory", name) + ",\"ts\":" + ts_text(now, w.origin_ns) +
-                       ",\"args\":{" + quote(series) + ":" + std::to_string(value) + "}}");
+  std::string& e = t_event;
+  e.clear();
+  head(e, "C", where, "memory", name);
+  e += ",\"ts\":";
+  append_us(e, now, w.origin_ns);
+  e += ",\"args\":{";
+  append_quoted(e, series);
+  e += ':';
+  append_number(e, value);
+  e += "}}";
+  append_event_locked(w, e);
 }
 
 void start(const std::string& path) {
@@ -258,6 +339,7 @@ void start(const std::string& path) {
   ++w.session;
   w.device_named.clear();
   append_locked(w, metadata("process_name", kHostPid, 0, "host"));
+  g_session.store(w.session, std::memory_order_relaxed);
   g_on.store(true, std::memory_order_relaxed);
 }
 

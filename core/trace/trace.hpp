@@ -21,13 +21,20 @@ inline bool on() noexcept {
   return __builtin_expect(g_on.load(std::memory_order_relaxed), false);
 }
 
+// Which trace is being written: changes with every start().
+extern std::atomic<uint64_t> g_session;
+inline uint64_t session() noexcept { return g_session.load(std::memory_order_relaxed); }
+
 // Nanoseconds on the trace's clock (steady_clock).
 uint64_t now_ns() noexcept;
 
-// One event's "args" object, built key by key (values JSON-escaped).
+// One event's "args" object, built key by key: keys are identifiers (written
+// as they are), values are JSON-escaped.
 class Args {
  public:
   Args& str(std::string_view key, std::string_view value);
+  // A value the core made that needs no escaping (device and dtype names).
+  Args& id(std::string_view key, std::string_view value);
   Args& num(std::string_view key, uint64_t value);
   Args& num(std::string_view key, int64_t value);
   Args& real(std::string_view key, double value);
@@ -35,6 +42,8 @@ class Args {
   Args& raw(std::string_view key, std::string_view json);
   // "{...}"
   std::string text() const { return body_.empty() ? "{}" : "{" + body_ + "}"; }
+  // What is between the braces.
+  const std::string& body() const { return body_; }
 
  private:
   void key(std::string_view k);
@@ -55,7 +64,8 @@ struct Track {
 };
 inline Track host_track() { return Track{}; }
 
-// A span from begin_ns to end_ns ("ph":"X").
+// A span from begin_ns to end_ns ("ph":"X"). `category` and `name` are the
+// core's own words (op names, "alloc"): written without escaping.
 void complete(Track track, std::string_view category, std::string_view name, uint64_t begin_ns,
               uint64_t end_ns, const Args& args);
 // A point in time ("ph":"i"), now.
