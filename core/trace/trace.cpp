@@ -263,59 +263,36 @@ Args& Args::raw(std::string_view k, std::string_view json) {
 // tid and time origin are the writer's), then appended to the file's buffer.
 thread_local std::string t_event;
 
-void complete(Track track, std::string_view category, std::string_view name, uint64_t begin_ns,
-              uint64_t end_ns, const Args& args) {
+// One event: `end_ns` gives a span ("X"), else a point ("i").
+void emit(Track track, std::string_view category, std::string_view name, uint64_t ts_ns,
+          const uint64_t* end_ns, const Args& args) {
   Writer& w = writer();
   std::lock_guard lock(w.mutex);
   if (w.file == nullptr) return;  // stopped meanwhile
   auto where = place_locked(w, track);
   std::string& e = t_event;
   e.clear();
-  head(e, "X", where, category, name);
+  head(e, end_ns != nullptr ? "X" : "i", where, category, name);
+  if (end_ns == nullptr) e += ",\"s\":\"t\"";  // scoped to its thread's track
   e += ",\"ts\":";
-  append_us(e, begin_ns, w.origin_ns);
-  e += ",\"dur\":";
-  append_us(e, end_ns, begin_ns);
+  append_us(e, ts_ns, w.origin_ns);
+  if (end_ns != nullptr) {
+    e += ",\"dur\":";
+    append_us(e, *end_ns, ts_ns);
+  }
   e += ",\"args\":{";
   e += args.body();
   e += "}}";
   append_event_locked(w, e);
+}
+
+void complete(Track track, std::string_view category, std::string_view name, uint64_t begin_ns,
+              uint64_t end_ns, const Args& args) {
+  emit(track, category, name, begin_ns, &end_ns, args);
 }
 
 void instant(Track track, std::string_view category, std::string_view name, const Args& args) {
-  const uint64_t now = now_ns();
-  Writer& w = writer();
-  std::lock_guard lock(w.mutex);
-  if (w.file == nullptr) return;
-  auto where = place_locked(w, track);
-  std::string& e = t_event;
-  e.clear();
-  head(e, "i", where, category, name);
-  e += ",\"s\":\"t\",\"ts\":";
-  append_us(e, now, w.origin_ns);
-  e += ",\"args\":{";
-  e += args.body();
-  e += "}}";
-  append_event_locked(w, e);
-}
-
-void counter(Track track, std::string_view name, std::string_view series, uint64_t value) {
-  const uint64_t now = now_ns();
-  Writer& w = writer();
-  std::lock_guard lock(w.mutex);
-  if (w.file == nullptr) return;
-  auto where = place_locked(w, track);
-  std::string& e = t_event;
-  e.clear();
-  head(e, "C", where, "memory", name);
-  e += ",\"ts\":";
-  append_us(e, now, w.origin_ns);
-  e += ",\"args\":{";
-  append_quoted(e, series);
-  e += ':';
-  append_number(e, value);
-  e += "}}";
-  append_event_locked(w, e);
+  emit(track, category, name, now_ns(), nullptr, args);
 }
 
 void start(const std::string& path) {

@@ -70,8 +70,6 @@ void complete(Track track, std::string_view category, std::string_view name, uin
               uint64_t end_ns, const Args& args);
 // A point in time ("ph":"i"), now.
 void instant(Track track, std::string_view category, std::string_view name, const Args& args);
-// A counter sample ("ph":"C"), now: draws `series` = `value` over time.
-void counter(Track track, std::string_view name, std::string_view series, uint64_t value);
 
 // The writer's state, for the SDK functions and the tests.
 void start(const std::string& path);

@@ -490,33 +490,48 @@ void v_host_memory_free(xdev_device_t* device, void* ptr) {
   layer(device)->real->host_memory_free(real(device), ptr);
 }
 
-xdev_status_t* v_stream_create(xdev_device_t* device, xdev_stream_t** out) {
-  if (device == nullptr || out == nullptr) {
-    return layer(device)->real->stream_create(real(device), out);
-  }
+// stream_create/event_create and their destroy: the plugin's object wrapped
+// in ours (V: VStream or VEvent), tracked in the device's set for the leak
+// check at device_close.
+template <typename V, typename Real>
+xdev_status_t* create_tracked(const char* slot, xdev_device_t* device, Real** out,
+                              xdev_status_t* (*const xdev_plugin_api_t::*create)(xdev_device_t*,
+                                                                                 Real**),
+                              std::set<V*> VDevice::*tracked) {
+  if (device == nullptr || out == nullptr) return (layer(device)->real->*create)(real(device), out);
   VDevice* d = vd(device);
-  xdev_stream_t* real = nullptr;
-  xdev_status_t* s = d->layer->real->stream_create(d->real, &real);
-  if (s != nullptr) return s;
-  if (real == nullptr) d->layer->report("stream_create", d->label, "", "succeeded but returned NULL");
-  auto* w = new VStream{d, real};
+  Real* handle = nullptr;
+  if (xdev_status_t* s = (d->layer->real->*create)(d->real, &handle)) return s;
+  if (handle == nullptr) d->layer->report(slot, d->label, "", "succeeded but returned NULL");
+  auto* w = new V{d, handle};
   {
     std::lock_guard lock(d->mutex);
-    d->streams.insert(w);
+    (d->*tracked).insert(w);
   }
-  *out = reinterpret_cast<xdev_stream_t*>(w);
+  *out = reinterpret_cast<Real*>(w);
   return nullptr;
 }
 
-void v_stream_destroy(xdev_stream_t* stream) {
-  if (stream == nullptr) return last_layer()->real->stream_destroy(nullptr);
-  VStream* w = vs(stream);
+template <typename V, typename Real>
+void destroy_tracked(Real* handle, void (*const xdev_plugin_api_t::*destroy)(Real*),
+                     std::set<V*> VDevice::*tracked) {
+  if (handle == nullptr) return (last_layer()->real->*destroy)(nullptr);
+  V* w = reinterpret_cast<V*>(handle);
   {
     std::lock_guard lock(w->device->mutex);
-    w->device->streams.erase(w);
+    (w->device->*tracked).erase(w);
   }
-  w->device->layer->real->stream_destroy(w->real);
+  (w->device->layer->real->*destroy)(w->real);
   delete w;
+}
+
+xdev_status_t* v_stream_create(xdev_device_t* device, xdev_stream_t** out) {
+  return create_tracked<VStream>("stream_create", device, out, &xdev_plugin_api_t::stream_create,
+                                 &VDevice::streams);
+}
+
+void v_stream_destroy(xdev_stream_t* stream) {
+  destroy_tracked<VStream>(stream, &xdev_plugin_api_t::stream_destroy, &VDevice::streams);
 }
 
 xdev_status_t* v_stream_synchronize(xdev_stream_t* stream) {
@@ -524,32 +539,12 @@ xdev_status_t* v_stream_synchronize(xdev_stream_t* stream) {
 }
 
 xdev_status_t* v_event_create(xdev_device_t* device, xdev_event_t** out) {
-  if (device == nullptr || out == nullptr) {
-    return layer(device)->real->event_create(real(device), out);
-  }
-  VDevice* d = vd(device);
-  xdev_event_t* real = nullptr;
-  xdev_status_t* s = d->layer->real->event_create(d->real, &real);
-  if (s != nullptr) return s;
-  if (real == nullptr) d->layer->report("event_create", d->label, "", "succeeded but returned NULL");
-  auto* w = new VEvent{d, real};
-  {
-    std::lock_guard lock(d->mutex);
-    d->events.insert(w);
-  }
-  *out = reinterpret_cast<xdev_event_t*>(w);
-  return nullptr;
+  return create_tracked<VEvent>("event_create", device, out, &xdev_plugin_api_t::event_create,
+                                &VDevice::events);
 }
 
 void v_event_destroy(xdev_event_t* event) {
-  if (event == nullptr) return last_layer()->real->event_destroy(nullptr);
-  VEvent* w = ve(event);
-  {
-    std::lock_guard lock(w->device->mutex);
-    w->device->events.erase(w);
-  }
-  w->device->layer->real->event_destroy(w->real);
-  delete w;
+  destroy_tracked<VEvent>(event, &xdev_plugin_api_t::event_destroy, &VDevice::events);
 }
 
 xdev_status_t* v_event_record(xdev_event_t* event, xdev_stream_t* stream) {

@@ -485,9 +485,11 @@ xdev_status_t* plugin_event_elapsed_ms(xdev_event_t* start, xdev_event_t* end,
                                        double* out_ms) noexcept {
   constexpr const char* kSlot = "event_elapsed_ms";
   const xdev_host_api_t* host = start != nullptr ? start->device->plugin->host : g_host.fallback();
-  if (start == nullptr) return g_host.null_argument(host, kSlot, "start");
-  if (end == nullptr) return g_host.null_argument(host, kSlot, "end");
-  if (out_ms == nullptr) return g_host.null_argument(host, kSlot, "out_ms");
+  const std::pair<const void*, const char*> arguments[] = {
+      {start, "start"}, {end, "end"}, {out_ms, "out_ms"}};
+  for (const auto& [value, name] : arguments) {
+    if (value == nullptr) return g_host.null_argument(host, kSlot, name);
+  }
   const int64_t a = start->recorded_ns.load(std::memory_order_acquire);
   const int64_t b = end->recorded_ns.load(std::memory_order_acquire);
   if (a < 0 || b < 0) {
