@@ -1,5 +1,7 @@
 // <xdev/event.hpp>: synchronize() and Event over a logical device's stream
 // and the plugin's event slots (elapsed_ms: ABI 1.4's event_elapsed_ms).
+// Here in ops/ because it resolves device names and the scope's device
+// through placement/ (core/README.md: calls go down the layers).
 #include <xdev/event.hpp>
 
 #include <mutex>
