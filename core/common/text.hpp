@@ -14,4 +14,11 @@ inline std::string to_upper(std::string_view s) {
   return out;
 }
 
+// ASCII lower case ("TRUE" -> "true"): switches read from the environment.
+inline std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 }  // namespace xdev::detail

@@ -61,8 +61,20 @@ LogicalDeviceState::~LogicalDeviceState() {
   }
 }
 
+void LogicalDeviceState::trace_memory(const char* what, void* ptr) noexcept {
+  try {
+    if (ptr == nullptr) return;
+    trace::Args args;
+    args.id("pool", info_.name).num("bytes", pool_.allocation_size(ptr));
+    trace::instant(trace::Track{index_, info_.name}, "memory", what, args);
+  } catch (const std::exception&) {
+    // Tracing never changes what the program does.
+  }
+}
+
 void LogicalDeviceState::deallocate(void* ptr) noexcept {
   try {
+    if (trace::on()) trace_memory("free", ptr);
     pool_.deallocate(ptr);
   } catch (const std::exception& e) {
     log(XDEV_LOG_ERROR, std::string("freeing device memory: ") + e.what());

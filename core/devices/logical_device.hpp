@@ -15,6 +15,7 @@
 #include "memory/bfc_pool.hpp"
 #include "memory/plugin_raw_allocator.hpp"
 #include "loader/plugin_loader.hpp"
+#include "trace/trace.hpp"
 
 namespace xdev::detail {
 
@@ -54,7 +55,12 @@ class LogicalDeviceState {
   }
 
   // From the pool; throws Error(kOutOfMemory) naming this device.
-  void* allocate(uint64_t bytes) { return pool_.allocate(bytes); }
+  // Traced (trace/trace.hpp) as "alloc" and "free" on the device's track.
+  void* allocate(uint64_t bytes) {
+    void* ptr = pool_.allocate(bytes);
+    if (trace::on()) trace_memory("alloc", ptr);
+    return ptr;
+  }
   void deallocate(void* ptr) noexcept;
   BfcPool& pool() { return pool_; }
 
@@ -107,6 +113,8 @@ class LogicalDeviceState {
   // Marks the end of the stream for wait_for_queued_work (created with it).
   xdev_event_t* queue_event_ = nullptr;
   std::unique_ptr<StagingBuffers> staging_;  // released before the stream
+
+  void trace_memory(const char* what, void* ptr) noexcept;
 };
 
 }  // namespace xdev::detail

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "trace/trace.hpp"
 #include "ops/run_op.hpp"
 #include "placement/decide.hpp"
 #include "common/log.hpp"
@@ -191,6 +192,7 @@ std::string MirroredStrategy::all_reduce_path() const {
 std::vector<Tensor> MirroredStrategy::all_reduce(ReduceOp op,
                                                  const std::vector<Tensor>& values) const {
   check_per_replica("all_reduce", values, devices_);
+  const uint64_t begin_ns = detail::trace::on() ? detail::trace::now_ns() : 0;
   const size_t n = devices_.size();
   detail::LogicalDeviceState* root = detail::resolve_device(devices_[0].name);
   const Tensor& first = values[0];
@@ -216,6 +218,16 @@ std::vector<Tensor> MirroredStrategy::all_reduce(ReduceOp op,
   std::vector<Tensor> out;
   out.push_back(total);
   for (size_t i = 1; i < n; ++i) out.push_back(total.copy_to(devices_[i]));
+  if (begin_ns != 0) {
+    detail::trace::Args args;
+    args.str("reduce", op == ReduceOp::kSum ? "SUM" : "MEAN")
+        .num("replicas", static_cast<uint64_t>(n))
+        .num("bytes_each", static_cast<uint64_t>(first.num_elements()) * itemsize(first.dtype()))
+        .str("devices", device_tuple(devices_))
+        .str("path", all_reduce_path());
+    detail::trace::complete(detail::trace::host_track(), "collective", "all_reduce", begin_ns,
+                            detail::trace::now_ns(), args);
+  }
   return out;
 }
 

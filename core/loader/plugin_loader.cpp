@@ -15,6 +15,7 @@
 #include "common/plugin_call.hpp"
 #include "loader/plugin_probe.hpp"
 #include "common/status.hpp"
+#include "validation/core_layer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -96,6 +97,13 @@ void check_required_slots(const xdev_plugin_api_t* api) {
   }
   if ((api->capabilities & XDEV_CAP_PEER_COPY) && api->copy_peer == nullptr) {
     throw Skip{"declares XDEV_CAP_PEER_COPY but 'copy_peer' is NULL"};
+  }
+  // ABI 1.4: the timing slot, read only when the table has it.
+  if ((api->capabilities & XDEV_CAP_EVENT_TIMING) &&
+      (!XDEV_HAS_FIELD(api, xdev_plugin_api_t, event_elapsed_ms) ||
+       api->event_elapsed_ms == nullptr)) {
+    throw Skip{"declares XDEV_CAP_EVENT_TIMING but 'event_elapsed_ms' is NULL or beyond its "
+               "table (struct_size " + std::to_string(api->struct_size) + ")"};
   }
 }
 
@@ -256,6 +264,8 @@ void load_into(LoadedPlugin& plugin) {
   plugin.host_context->plugin_name = plugin.name;
   plugin.plugin_version = str_or_empty(api->plugin_version);
   check_required_slots(api);
+  // XDEV_VALIDATE=1: every call goes through the validation layer.
+  if (validation_enabled()) api = validate_plugin(api, &plugin.host, plugin.path);
 
   xdev_plugin_init_args_t init{};
   init.struct_size = XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "common/plugin_call.hpp"
@@ -10,6 +11,7 @@
 #include "devices/runtime.hpp"
 #include "ops/kernel_scratch.hpp"
 #include "placement/decide.hpp"
+#include "trace/trace.hpp"
 #include "transfer/copy.hpp"
 
 namespace xdev::detail {
@@ -92,6 +94,62 @@ std::shared_ptr<TensorImpl> make_contiguous(LogicalDeviceState* device, const Te
   return dense;
 }
 
+// Tracing (trace/trace.hpp): the placement decision on the host thread's
+// track and the op on its device's track.
+void trace_placement(const Decision& decision) {
+  std::string rejected = "[";
+  for (const auto& [name, why] : decision.rejected) {
+    if (rejected.size() > 1) rejected += ',';
+    rejected += "{\"device\":" + trace::quote(name) + ",\"why\":" + trace::quote(why) + "}";
+  }
+  rejected += ']';
+  trace::Args placement;
+  placement.str("op", decision.op)
+      .str("chosen", decision.device->name())
+      .str("rule", decision.rule);
+  if (!decision.requested.empty()) placement.str("requested", decision.requested);
+  placement.raw("rejected", rejected);
+  trace::instant(trace::host_track(), "placement", "place " + decision.op, placement);
+}
+
+// Decisions are cached and reused (placement/decide.cpp): each is traced the
+// first time an op uses it in a trace; every op event names its rule.
+bool first_use_in_trace(const Decision* decision) {
+  static std::mutex mutex;
+  static std::unordered_set<const Decision*> seen;
+  static uint64_t session = 0;
+  std::lock_guard lock(mutex);
+  if (session != trace::session()) {
+    seen.clear();
+    session = trace::session();
+  }
+  return seen.insert(decision).second;
+}
+
+void trace_op(const Decision& decision, const OpRequest& request,
+              std::span<TensorImpl* const> inputs, const TensorImpl& out, uint64_t bytes_copied,
+              uint64_t begin_ns, uint64_t end_ns) {
+  LogicalDeviceState* device = decision.device;
+  if (first_use_in_trace(&decision)) trace_placement(decision);
+  std::string shapes = "[";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i > 0) shapes += ',';
+    shapes += trace::dims_json(inputs[i]->shape.data(), inputs[i]->shape.rank());
+  }
+  shapes += ']';
+  trace::Args args;
+  args.id("device", device->name())
+      .str("plugin", device->plugin()->name)
+      .id("input_dtype", to_string(request.input_dtype))
+      .id("output_dtype", to_string(request.output_dtype))
+      .raw("input_shapes", shapes)
+      .raw("output_shape", trace::dims_json(out.shape.data(), out.shape.rank()))
+      .id("placement", decision.rule)
+      .num("implicit_copy_bytes", bytes_copied);
+  trace::complete(trace::Track{device->index(), device->name()}, "op", decision.op, begin_ns,
+                  end_ns, args);
+}
+
 }  // namespace
 
 Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs,
@@ -112,6 +170,7 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
               std::span<const xdev_attr_t> attrs) {
   Runtime& rt = Runtime::global();
   rt.ensure_initialized();
+  const bool traced = trace::on();
 
   LogicalDeviceState* inputs_device = nullptr;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -180,9 +239,14 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
 
   std::shared_ptr<TensorImpl> out =
       make_tensor(device, request.output_dtype, request.output_shape, op_name(request.op));
+  const uint64_t begin_ns = traced ? trace::now_ns() : 0;
   if (out->num_elements() > 0) {
     launch(device, *decision->kernel, decision->op.c_str(), request.input_dtype,
            std::span<TensorImpl* const>(in, inputs.size()), *out, attrs);
+  }
+  if (traced) {
+    trace_op(*decision, request, std::span<TensorImpl* const>(in, inputs.size()), *out,
+             bytes_copied, begin_ns, trace::now_ns());
   }
   if (log_placement_enabled()) log_placement(decision->op, device->name());
   record_placement(decision, bytes_copied);

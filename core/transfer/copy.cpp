@@ -11,10 +11,27 @@
 
 #include "common/plugin_call.hpp"
 #include "common/status.hpp"
+#include "trace/trace.hpp"
 #include "transfer/staging.hpp"
 
 namespace xdev::detail {
 namespace {
+
+void upload_bytes(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
+                  uint64_t bytes);
+void download_bytes(LogicalDeviceState* src, const void* src_data, uint64_t src_offset,
+                    void* host, uint64_t bytes);
+
+// A copy on the trace: on the track of the device that receives the bytes
+// (the source's, for device -> host).
+void trace_copy(LogicalDeviceState* track, std::string_view direction, std::string_view path,
+                std::string_view from, std::string_view to, uint64_t bytes, uint64_t begin_ns) {
+  trace::Args args;
+  args.num("bytes", bytes).str("direction", direction).str("path", path).str("from", from).str(
+      "to", to);
+  trace::complete(trace::Track{track->index(), track->name()}, "copy",
+                  std::string("copy ") + std::string(direction), begin_ns, trace::now_ns(), args);
+}
 
 // Host <-> device transfers. The caller must not hold the device's stream lock.
 void copy_within(LogicalDeviceState* dev, void* dst, const void* src, uint64_t bytes) {
@@ -24,19 +41,20 @@ void copy_within(LogicalDeviceState* dev, void* dst, const void* src, uint64_t b
         "copying " + std::to_string(bytes) + " bytes within " + dev->name());
 }
 
-void transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* dst,
-              char* dst_ptr, uint64_t bytes) {
-  if (bytes == 0) return;
+// Returns the path the bytes took (the trace's "path").
+const char* transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* dst,
+                     char* dst_ptr, uint64_t bytes) {
+  if (bytes == 0) return "none";
   if (src == dst) {
     copy_within(dst, dst_ptr, src_ptr, bytes);
-    return;
+    return "within the device";
   }
   src->synchronize();
   if (src->handle() == dst->handle()) {
     // Two logical devices of one physical device.
     copy_within(dst, dst_ptr, src_ptr, bytes);
     dst->synchronize();
-    return;
+    return "within the physical device";
   }
   if (src->plugin() == dst->plugin() && (dst->api()->capabilities & XDEV_CAP_PEER_COPY)) {
     xdev_status_t* status;
@@ -47,7 +65,7 @@ void transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* 
     }
     if (status == nullptr) {
       dst->synchronize();
-      return;
+      return "peer";
     }
     if (status->code != XDEV_STATUS_UNIMPLEMENTED) {
       check(status, "peer copy of " + std::to_string(bytes) + " bytes from " + src->name() +
@@ -56,20 +74,21 @@ void transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* 
     StatusPtr ignored(status);  // no direct path for this pair: stage below
   }
   if (src->host_addressable()) {
-    upload(dst, dst_ptr, 0, src_ptr, bytes);
-  } else if (dst->host_addressable()) {
-    download(src, src_ptr, 0, dst_ptr, bytes);
-  } else {
-    std::vector<char> staging(bytes);
-    download(src, src_ptr, 0, staging.data(), bytes);
-    upload(dst, dst_ptr, 0, staging.data(), bytes);
+    upload_bytes(dst, dst_ptr, 0, src_ptr, bytes);
+    return "from host-addressable memory";
   }
+  if (dst->host_addressable()) {
+    download_bytes(src, src_ptr, 0, dst_ptr, bytes);
+    return "to host-addressable memory";
+  }
+  std::vector<char> staging(bytes);
+  download_bytes(src, src_ptr, 0, staging.data(), bytes);
+  upload_bytes(dst, dst_ptr, 0, staging.data(), bytes);
+  return "staged through the host";
 }
 
-}  // namespace
-
-void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
-            uint64_t bytes) {
+void upload_bytes(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
+                  uint64_t bytes) {
   if (bytes == 0) return;
   char* target = static_cast<char*>(dst_data) + dst_offset;
   if (dst->host_addressable()) {
@@ -88,8 +107,8 @@ void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const 
   dst->synchronize();
 }
 
-void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset, void* host,
-              uint64_t bytes) {
+void download_bytes(LogicalDeviceState* src, const void* src_data, uint64_t src_offset,
+                    void* host, uint64_t bytes) {
   if (bytes == 0) return;
   const char* source = static_cast<const char*>(src_data) + src_offset;
   if (src->host_addressable()) {
@@ -107,12 +126,47 @@ void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset
   src->synchronize();
 }
 
+}  // namespace
+
+void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
+            uint64_t bytes) {
+  const uint64_t begin_ns = trace::on() ? trace::now_ns() : 0;
+  upload_bytes(dst, dst_data, dst_offset, host, bytes);
+  if (begin_ns != 0) {
+    trace_copy(dst, "host_to_device", dst->host_addressable() ? "memcpy" : "copy slot", "host",
+               dst->name(), bytes, begin_ns);
+  }
+}
+
+void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset, void* host,
+              uint64_t bytes) {
+  const uint64_t begin_ns = trace::on() ? trace::now_ns() : 0;
+  download_bytes(src, src_data, src_offset, host, bytes);
+  if (begin_ns != 0) {
+    trace_copy(src, "device_to_host", src->host_addressable() ? "memcpy" : "copy slot",
+               src->name(), "host", bytes, begin_ns);
+  }
+}
+
+namespace {
+
+void traced_transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* dst,
+                     char* dst_ptr, uint64_t bytes) {
+  const uint64_t begin_ns = trace::on() ? trace::now_ns() : 0;
+  const char* path = transfer(src, src_ptr, dst, dst_ptr, bytes);
+  if (begin_ns != 0) {
+    trace_copy(dst, "device_to_device", path, src->name(), dst->name(), bytes, begin_ns);
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst) {
   const uint64_t item = itemsize(src.dtype);
   if (src.contiguous() || src.num_elements() == 0) {
     auto out = make_tensor(dst, src.dtype, src.shape);
-    transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset, dst,
-             static_cast<char*>(out->storage->data), src.num_elements() * item);
+    traced_transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset,
+                    dst, static_cast<char*>(out->storage->data), src.num_elements() * item);
     return out;
   }
   // A strided view: move only the bytes it spans, keep its strides.
@@ -124,8 +178,8 @@ std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceStat
   out->shape = src.shape;
   out->strides = src.strides;
   out->byte_offset = 0;
-  transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset, dst,
-           static_cast<char*>(storage->data), src.span_bytes());
+  traced_transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset,
+                  dst, static_cast<char*>(storage->data), src.span_bytes());
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdint>
@@ -84,6 +85,9 @@ struct xdev_stream_t {
 
 struct xdev_event_t {
   xdev_device_t* device = nullptr;
+  // ABI 1.4: steady-clock nanoseconds of the last record (work runs at
+  // enqueue time, so that is when the stream passed the mark); -1: never.
+  std::atomic<int64_t> recorded_ns{-1};
 };
 
 namespace xdev::cpu {
@@ -474,7 +478,32 @@ xdev_status_t* check_event_and_stream(const char* slot, xdev_event_t* event,
 xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) noexcept {
   // The stream has already run everything enqueued on it: the mark is
   // complete as soon as it is set.
-  return check_event_and_stream("event_record", event, stream);
+  if (xdev_status_t* s = check_event_and_stream("event_record", event, stream)) return s;
+  event->recorded_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count(),
+                           std::memory_order_release);
+  return nullptr;
+}
+
+// ABI 1.4: the host's steady clock at the two records.
+xdev_status_t* plugin_event_elapsed_ms(xdev_event_t* start, xdev_event_t* end,
+                                       double* out_ms) noexcept {
+  constexpr const char* kSlot = "event_elapsed_ms";
+  const xdev_host_api_t* host = start != nullptr ? start->device->plugin->host : g_host.fallback();
+  const std::pair<const void*, const char*> arguments[] = {
+      {start, "start"}, {end, "end"}, {out_ms, "out_ms"}};
+  for (const auto& [value, name] : arguments) {
+    if (value == nullptr) return g_host.null_argument(host, kSlot, name);
+  }
+  const int64_t a = start->recorded_ns.load(std::memory_order_acquire);
+  const int64_t b = end->recorded_ns.load(std::memory_order_acquire);
+  if (a < 0 || b < 0) {
+    return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION, "%s: the %s event was not recorded",
+                       kSlot, a < 0 ? "start" : "end");
+  }
+  *out_ms = static_cast<double>(b - a) / 1e6;
+  return nullptr;
 }
 
 xdev_status_t* plugin_stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) noexcept {
@@ -570,7 +599,8 @@ constexpr xdev_plugin_api_t kPluginApi = {
     // synchronously and never change after creation, so several threads may
     // use one at once. No pinned host memory (all memory is host memory), one
     // device (no peers), events complete when recorded.
-    .capabilities = XDEV_CAP_HOST_ADDRESSABLE | XDEV_CAP_CONCURRENT_STREAMS,
+    .capabilities =
+        XDEV_CAP_HOST_ADDRESSABLE | XDEV_CAP_CONCURRENT_STREAMS | XDEV_CAP_EVENT_TIMING,
     .initialize = &plugin_initialize,
     .shutdown = &plugin_shutdown,
     .describe_status = &plugin_describe_status,
@@ -599,6 +629,7 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .copy_peer = nullptr,
     .kernels = &plugin_kernels,
     .stream_native_handle = nullptr,  // ABI 1.3: host memory needs no stream negotiation
+    .event_elapsed_ms = &plugin_event_elapsed_ms,  // ABI 1.4
 };
 
 }  // namespace

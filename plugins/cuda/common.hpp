@@ -100,6 +100,7 @@ struct xdev_event_t {
   std::mutex mutex;  // guards event/ordinal while re-creating
   cudaEvent_t event = nullptr;
   int ordinal = 0;  // the device `event` belongs to
+  bool recorded = false;  // ABI 1.4: event_elapsed_ms needs a recorded event
 };
 
 namespace xdev::cuda {

@@ -715,6 +715,9 @@ xdev_status_t* plugin_stream_native_handle(xdev_stream_t* stream, int64_t* out_h
   *out_handle = stream->stream == nullptr ? 1 : static_cast<int64_t>(reinterpret_cast<intptr_t>(stream->stream));
   return nullptr;
 }
+// ABI 1.4 (XDEV_CAP_EVENT_TIMING): events keep CUDA's timing, so that
+// event_elapsed_ms can ask cudaEventElapsedTime.
+constexpr unsigned kEventFlags = cudaEventDefault;
 
 xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_event) noexcept {
   constexpr const char* kSlot = "event_create";
@@ -734,7 +737,7 @@ xdev_status_t* plugin_event_create(xdev_device_t* device, xdev_event_t** out_eve
     return cuda_failure(host, kSlot, "making the device current", device->ordinal,
                         guard_error(guard));
   }
-  if (const cudaError_t e = cudaEventCreateWithFlags(&event->event, cudaEventDisableTiming);
+  if (const cudaError_t e = cudaEventCreateWithFlags(&event->event, kEventFlags);
       e != cudaSuccess) {
     return cuda_failure(host, kSlot, "cudaEventCreateWithFlags", device->ordinal, e);
   }
@@ -784,7 +787,7 @@ xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) n
     if (event->ordinal != ordinal) {
       // CUDA records an event only on a stream of its own device.
       cudaEvent_t replacement = nullptr;
-      if (const cudaError_t e = cudaEventCreateWithFlags(&replacement, cudaEventDisableTiming);
+      if (const cudaError_t e = cudaEventCreateWithFlags(&replacement, kEventFlags);
           e != cudaSuccess) {
         return cuda_failure(host, kSlot, "re-creating the event for another device", ordinal, e);
       }
@@ -795,6 +798,49 @@ xdev_status_t* plugin_event_record(xdev_event_t* event, xdev_stream_t* stream) n
     if (const cudaError_t e = cudaEventRecord(event->event, stream->stream); e != cudaSuccess) {
       return cuda_failure(host, kSlot, "cudaEventRecord", ordinal, e);
     }
+    event->recorded = true;
+    return nullptr;
+  });
+}
+
+// ABI 1.4: cudaEventElapsedTime (about 0.5 us resolution).
+xdev_status_t* plugin_event_elapsed_ms(xdev_event_t* start, xdev_event_t* end,
+                                       double* out_ms) noexcept {
+  constexpr const char* kSlot = "event_elapsed_ms";
+  const xdev_host_api_t* host = start != nullptr ? start->device->plugin->host : g_host.fallback();
+  if (start == nullptr) return g_host.null_argument(host, kSlot, "start");
+  if (end == nullptr) return g_host.null_argument(host, kSlot, "end");
+  if (out_ms == nullptr) return g_host.null_argument(host, kSlot, "out_ms");
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
+    std::unique_lock lock_start(start->mutex, std::defer_lock);
+    std::unique_lock lock_end(end->mutex, std::defer_lock);
+    if (start == end) {
+      lock_start.lock();
+    } else {
+      std::lock(lock_start, lock_end);
+    }
+    if (!start->recorded || !end->recorded) {
+      return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION,
+                         "%s: the %s event was not recorded", kSlot,
+                         !start->recorded ? "start" : "end");
+    }
+    if (start->ordinal != end->ordinal) {
+      return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: the events were recorded on GPUs %d and %d", kSlot, start->ordinal,
+                         end->ordinal);
+    }
+    DeviceGuard guard(start->ordinal);
+    float ms = 0;
+    const cudaError_t e = cudaEventElapsedTime(&ms, start->event, end->event);
+    if (e == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION,
+                         "%s: an event has not completed", kSlot);
+    }
+    if (e != cudaSuccess) {
+      return cuda_failure(host, kSlot, "cudaEventElapsedTime", start->ordinal, e);
+    }
+    *out_ms = ms;
     return nullptr;
   });
 }
@@ -1014,7 +1060,8 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
     .name = "cuda",
     .plugin_version = XDEV_CUDA_PLUGIN_VERSION,
-    .capabilities = XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS,
+    .capabilities =
+        XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_EVENT_TIMING,
     .initialize = &plugin_initialize,
     .shutdown = &plugin_shutdown,
     .describe_status = &plugin_describe_status,
@@ -1043,6 +1090,7 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .copy_peer = &plugin_copy_peer,
     .kernels = &plugin_kernels,
     .stream_native_handle = &plugin_stream_native_handle,
+    .event_elapsed_ms = &plugin_event_elapsed_ms,  // ABI 1.4
 };
 
 }  // namespace

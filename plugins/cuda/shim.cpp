@@ -450,6 +450,10 @@ xdev_status_t* shim_event_synchronize(xdev_event_t* event) noexcept {
 xdev_status_t* shim_event_query(xdev_event_t* event, int32_t* out_done) noexcept {
   XDEV_SHIM_FORWARD(event_query, event, out_done);
 }
+xdev_status_t* shim_event_elapsed_ms(xdev_event_t* start, xdev_event_t* end,
+                                     double* out_ms) noexcept {
+  XDEV_SHIM_FORWARD(event_elapsed_ms, start, end, out_ms);
+}
 xdev_status_t* shim_copy_host_to_device(xdev_stream_t* stream, void* dst, const void* src,
                                         uint64_t size) noexcept {
   XDEV_SHIM_FORWARD(copy_host_to_device, stream, dst, src, size);
@@ -475,7 +479,8 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .name = "cuda",
     .plugin_version = XDEV_CUDA_PLUGIN_VERSION,
     // The implementation's capabilities (plugin.cpp declares the same).
-    .capabilities = XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS,
+    .capabilities =
+        XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_EVENT_TIMING,
     .initialize = &shim_initialize,
     .shutdown = &shim_shutdown,
     .describe_status = &shim_describe_status,
@@ -504,6 +509,7 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .copy_peer = &shim_copy_peer,
     .kernels = &shim_kernels,
     .stream_native_handle = &shim_stream_native_handle,
+    .event_elapsed_ms = &shim_event_elapsed_ms,  // ABI 1.4
 };
 
 }  // namespace

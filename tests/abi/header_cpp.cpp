@@ -10,7 +10,8 @@
 #include <xdev/xdev.hpp>
 
 static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_0 == 264);
-static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 272);  // 1.3
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_3 == 272);  // 1.3
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 280);  // 1.4
 
 int main() {
   xdev_plugin_api_t api{};

@@ -73,8 +73,11 @@ TEST(CpuPluginQuery, ReturnsAV1TableWithEveryRequiredSlot) {
   ASSERT_NE(api->plugin_version, nullptr);
   EXPECT_STRNE(api->plugin_version, "");
   // Device memory is host memory (the core may memcpy it), and streams may be
-  // used from several threads at once (they run work synchronously).
-  EXPECT_EQ(api->capabilities, XDEV_CAP_HOST_ADDRESSABLE | XDEV_CAP_CONCURRENT_STREAMS);
+  // used from several threads at once (they run work synchronously); events
+  // are timed by the host clock at record (ABI 1.4).
+  EXPECT_EQ(api->capabilities,
+            XDEV_CAP_HOST_ADDRESSABLE | XDEV_CAP_CONCURRENT_STREAMS | XDEV_CAP_EVENT_TIMING);
+  EXPECT_NE(api->event_elapsed_ms, nullptr);
 
   // Every REQUIRED slot is set (the first NULL one is named).
   EXPECT_STREQ(xdev_plugin_missing_slot(api), nullptr);

@@ -215,8 +215,9 @@ TEST(CudaPluginQuery, LoadsAndReturnsAV1TableWithItsCapabilities) {
   EXPECT_STREQ(api->name, "cuda");
   ASSERT_NE(api->plugin_version, nullptr);
   EXPECT_GT(std::strlen(api->plugin_version), 0U);
-  EXPECT_EQ(api->capabilities,
-            XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS);
+  EXPECT_EQ(api->capabilities, XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS |
+                                   XDEV_CAP_EVENT_TIMING);
+  EXPECT_NE(api->event_elapsed_ms, nullptr);  // ABI 1.4
   const void* slots[] = {
       reinterpret_cast<const void*>(api->initialize),
       reinterpret_cast<const void*>(api->shutdown),

@@ -23,6 +23,13 @@
  *                           is plain host memory, which the tests' fake
  *                           producers hand over; no kernels (ops on its
  *                           tensors run on the CPU after a copy).
+ * and, for the validation layer (XDEV_VALIDATE, core/validation), as plugins
+ * that load fine but misbehave, each with a float32 Add kernel:
+ *
+ *   XDEV_TEST_WRITES_NOTHING  Add returns success without writing its output
+ *   XDEV_TEST_WRITES_PAST     Add writes one element past the end of its output
+ *   XDEV_TEST_LEAKS           stream_destroy keeps the stream's memory, which
+ *                             memory_query goes on counting as used
  */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
 #include <stdlib.h>
@@ -79,7 +86,15 @@ struct xdev_event_t {
   int unused;
 };
 
+#if defined(XDEV_TEST_WRITES_NOTHING) || defined(XDEV_TEST_WRITES_PAST) || \
+    defined(XDEV_TEST_LEAKS)
+#define XDEV_TEST_HAS_KERNEL 1
+#endif
+
 static const xdev_host_api_t* g_host;
+/* Bytes each device's streams hold: what memory_query reports as used. */
+static uint64_t g_stream_bytes[2];
+#define XDEV_TEST_STREAM_BYTES 4096
 static struct xdev_device_t g_devices[2] = {{0}, {1}};
 static struct xdev_stream_t g_streams[2];
 static struct xdev_event_t g_event;
@@ -172,8 +187,7 @@ static void memory_free(xdev_device_t* device, void* ptr) {
 }
 static xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) {
-  (void)device;
-  *out_free = k_config.memory;
+  *out_free = k_config.memory - g_stream_bytes[device->ordinal];
   *out_total = k_config.memory;
   return NULL;
 }
@@ -181,9 +195,16 @@ static xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
 /* Each device has one stream object, handed out for every stream_create. */
 static xdev_status_t* stream_create(xdev_device_t* device, xdev_stream_t** out) {
   *out = &g_streams[device->ordinal];
+  g_stream_bytes[device->ordinal] += XDEV_TEST_STREAM_BYTES;
   return NULL;
 }
-static void stream_destroy(xdev_stream_t* stream) { (void)stream; }
+static void stream_destroy(xdev_stream_t* stream) {
+#ifndef XDEV_TEST_LEAKS
+  g_stream_bytes[stream - g_streams] -= XDEV_TEST_STREAM_BYTES;
+#else
+  (void)stream;
+#endif
+}
 /* Work runs when it is enqueued: nothing to wait for, events are complete. */
 static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
   (void)stream;
@@ -219,11 +240,49 @@ static xdev_status_t* copy(xdev_stream_t* stream, void* dst, const void* src, ui
   return NULL;
 }
 
+#ifdef XDEV_TEST_HAS_KERNEL
+/* out = a + b, float32, inputs and output dense of one shape. */
+static xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) {
+  const xdev_tensor_t* a = call->inputs[0];
+  const xdev_tensor_t* b = call->inputs[1];
+  const xdev_tensor_t* out = call->outputs[0];
+  int64_t n = 1;
+  int32_t k;
+  (void)context;
+  for (k = 0; k < out->rank; ++k) n *= out->shape[k];
+  {
+    const float* x = (const float*)((const char*)a->data + a->byte_offset);
+    const float* y = (const float*)((const char*)b->data + b->byte_offset);
+    float* z = (float*)((char*)out->data + out->byte_offset);
+    int64_t i;
+#ifdef XDEV_TEST_WRITES_NOTHING
+    (void)x, (void)y, (void)z, (void)i;
+#else
+    for (i = 0; i < n; ++i) z[i] = x[i] + y[i];
+#endif
+#ifdef XDEV_TEST_WRITES_PAST
+    z[n] = 42.0f;
+#endif
+  }
+  return NULL;
+}
+
+static const xdev_kernel_info_t k_add = {
+    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Add", 0, XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32),
+    XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32), add_kernel, NULL};
+static const xdev_kernel_info_t* const k_kernels[] = {&k_add};
+#endif
+
 static xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out,
                               uint32_t* out_count) {
   (void)plugin;
+#ifdef XDEV_TEST_HAS_KERNEL
+  *out = k_kernels;
+  *out_count = 1;
+#else
   *out = NULL;
   *out_count = 0;
+#endif
   return NULL;
 }
 

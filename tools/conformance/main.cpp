@@ -131,6 +131,7 @@ Result run_isolated(const std::string& self, const std::string& name, const xc::
                                    "--seed", std::to_string(options.seed),
                                    "--device", std::to_string(options.device),
                                    options.plugin_path};
+  if (!options.validate) args.insert(args.end() - 1, "--no-validate");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -477,6 +478,11 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "Device ordinal the single-device tests use")
       ->capture_default_str();
   app.add_flag("-v,--verbose", verbose, "Print the output of failing tests under their line");
+  bool no_validate = false;
+  app.add_flag("--no-validate", no_validate,
+               "Talk to the plugin directly, without the validation layer (which by default "
+               "checks every call and fails a test on what it finds: outputs a kernel never "
+               "wrote, writes outside outputs, leaks; docs/plugin-guide.md)");
   // Internal: run one test in this process and report on an inherited fd.
   app.add_option("--run-one", run_one_name)->group("");
   app.add_option("--result-fd", result_fd)->group("");
@@ -488,6 +494,7 @@ int main(int argc, char** argv) {
   options.plugin_path = plugin;
   options.seed = seed;
   options.device = device;
+  options.validate = !no_validate;
 
   if (!run_one_name.empty()) {
     if (result_fd < 0) result_fd = 1;

@@ -43,8 +43,9 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define XDEV_ABI_VERSION_MAJOR 1
-/* 1.3: DLPack device types and streams (the "Since 1.3" blocks below). */
-#define XDEV_ABI_VERSION_MINOR 3
+/* 1.3: DLPack device types and streams (the "Since 1.3" blocks below).
+ * 1.4: timing between two events (XDEV_CAP_EVENT_TIMING, event_elapsed_ms). */
+#define XDEV_ABI_VERSION_MINOR 4
 
 /* The name of the one exported entry symbol. */
 #define XDEV_PLUGIN_ENTRY_SYMBOL "xdev_plugin_query"
@@ -408,6 +409,9 @@ typedef struct xdev_plugin_init_args_t {
  * core then does not serialize its use of a device's stream, which saves a
  * lock per op. Needs no extra slot. */
 #define XDEV_CAP_CONCURRENT_STREAMS UINT64_C(0x10)
+/* Since 1.4. The plugin can time the work between two events
+ * (event_elapsed_ms). */
+#define XDEV_CAP_EVENT_TIMING UINT64_C(0x20)
 
 /* ------------------------------------------------------------------------ */
 /* The plugin's table                                                       */
@@ -605,9 +609,25 @@ typedef struct xdev_plugin_api_t {
    * host copy from the Python protocol. Thread-safe; must not block. */
   xdev_status_t* (*stream_native_handle)(xdev_stream_t* stream, int64_t* out_handle);
   /* ---- end of 1.3 ---------------------------------------------------- */
+
+  /* ---- Since 1.4: event timing (optional, XDEV_CAP_EVENT_TIMING) ------- */
+  /* Milliseconds of device time from `start` to `end`: from when the
+   * stream `start` was recorded on passed its mark to when the stream `end`
+   * was recorded on passed its mark (negative when `end` came first). Both
+   * events belong to one device, were recorded and have completed;
+   * otherwise XDEV_STATUS_FAILED_PRECONDITION naming which ("not
+   * recorded", "not completed") and nothing is written. Resolution is the
+   * plugin's (CUDA: about half a microsecond; a plugin whose streams run
+   * work as it is enqueued may use the host's steady clock at record
+   * time). Thread-safety: thread-safe; the events are not destroyed or
+   * re-recorded meanwhile. */
+  xdev_status_t* (*event_elapsed_ms)(xdev_event_t* start, xdev_event_t* end, double* out_ms);
+  /* ---- end of 1.4 ---------------------------------------------------- */
 } xdev_plugin_api_t;
 /* The size a writer built against this header reports. */
-#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, stream_native_handle)
+#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, event_elapsed_ms)
+/* The 1.3 table (up to `stream_native_handle`). */
+#define XDEV_PLUGIN_API_STRUCT_SIZE_1_3 XDEV_STRUCT_SIZE(xdev_plugin_api_t, stream_native_handle)
 /* The v1.0 table (up to `kernels`): the least the core accepts. */
 #define XDEV_PLUGIN_API_STRUCT_SIZE_1_0 XDEV_STRUCT_SIZE(xdev_plugin_api_t, kernels)
 
@@ -661,7 +681,9 @@ XDEV_STATIC_ASSERT(sizeof(xdev_attr_t) == 32, "xdev_attr_t changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0 == 36, "xdev_device_type_info_t changed");
 /* 1.3 */
 XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE == 40, "xdev_device_type_info_t 1.3 changed");
-XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 272, "xdev_plugin_api_t 1.3 changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_3 == 272, "xdev_plugin_api_t 1.3 changed");
+/* 1.4 */
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 280, "xdev_plugin_api_t 1.4 changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 76, "xdev_device_properties_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 == 84, "xdev_kernel_call_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_INFO_STRUCT_SIZE == 64, "xdev_kernel_info_t changed");

@@ -17,12 +17,14 @@
 #include <xdev/distribute.hpp>
 #include <xdev/dtype.hpp>
 #include <xdev/error.hpp>
+#include <xdev/event.hpp>
 #include <xdev/export.hpp>
 #include <xdev/indexing.hpp>
 #include <xdev/interop.hpp>
 #include <xdev/ops.hpp>
 #include <xdev/placement.hpp>
 #include <xdev/tensor.hpp>
+#include <xdev/trace.hpp>
 
 namespace xdev {
 

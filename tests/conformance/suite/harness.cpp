@@ -14,6 +14,7 @@
 
 #include "plugin_harness.hpp"
 #include "suite.hpp"
+#include "validation/layer.hpp"
 
 namespace xdev_conformance {
 namespace {
@@ -162,6 +163,14 @@ const xdev_plugin_api_t& Context::api() {
   require(api->name != nullptr && api->name[0] != '\0', "plugin table has no name");
   if (const char* slot = xdev_plugin_missing_slot(api)) {
     fail("required slot '" + std::string(slot) + "' is NULL");
+  }
+  if (options_.validate) {
+    xdev::validation::Options v;
+    v.plugin_file = options_.plugin_path.substr(options_.plugin_path.rfind('/') + 1);
+    v.sink = [this](const xdev::validation::Report& r) { violations_.push_back(r.text()); };
+    v.status_code = [](const xdev_status_t* s) { return s->code; };
+    v.status_destroy = [](xdev_status_t* s) { delete s; };
+    api = xdev::validation::wrap(api, &host_, std::move(v));
   }
   api_ = api;
   return *api_;

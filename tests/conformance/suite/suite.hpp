@@ -53,6 +53,10 @@ struct Options {
   std::string plugin_path;
   uint64_t seed = 1;
   uint32_t device = 0;  // the ordinal single-device tests use
+  // Load the plugin under the validation layer (core/validation): what it
+  // reports is a violation that fails the test. xdev-conformance turns it on
+  // unless --no-validate.
+  bool validate = false;
 };
 
 // Everything a test needs: the loaded plugin, the host table the runner

@@ -19,7 +19,7 @@ constexpr size_t kPluginApiV1Size = 264;
 constexpr uint32_t kUnknownExtension = 0x7fff0001u;
 constexpr uint64_t kKnownCapabilities =
     XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_HOST_ADDRESSABLE |
-    XDEV_CAP_CONCURRENT_STREAMS;
+    XDEV_CAP_CONCURRENT_STREAMS | XDEV_CAP_EVENT_TIMING;
 
 int thread_count() {
   int n = 0;
@@ -129,6 +129,11 @@ XDEV_CONFORMANCE_TEST(abi_table, "abi.table",
       {"host_memory_free", api.host_memory_free != nullptr, XDEV_CAP_HOST_MEMORY,
        "XDEV_CAP_HOST_MEMORY"},
       {"copy_peer", api.copy_peer != nullptr, XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY"},
+      // 1.4: read only when the table has it.
+      {"event_elapsed_ms",
+       XDEV_HAS_FIELD(&api, xdev_plugin_api_t, event_elapsed_ms) &&
+           api.event_elapsed_ms != nullptr,
+       XDEV_CAP_EVENT_TIMING, "XDEV_CAP_EVENT_TIMING"},
   };
   for (const Optional& o : optional) {
     const bool declared = (caps & o.cap) != 0;

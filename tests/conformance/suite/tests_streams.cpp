@@ -113,6 +113,35 @@ XDEV_CONFORMANCE_TEST(event_record_synchronize, "event.record_synchronize",
   other.require_contents(mem.get(), data, "data after event_synchronize, read on another stream");
 }
 
+XDEV_CONFORMANCE_TEST(event_elapsed, "event.elapsed",
+                      "XDEV_CAP_EVENT_TIMING (1.4): event_elapsed_ms times the work between two "
+                      "records and refuses an event never recorded") {
+  ctx.require_capability(XDEV_CAP_EVENT_TIMING, "XDEV_CAP_EVENT_TIMING");
+  xdev_device_t* dev = ctx.device();
+  const xdev_plugin_api_t& api = ctx.api();
+  Stream s(ctx, dev);
+  Event start(ctx, dev), end(ctx, dev), never(ctx, dev);
+  const uint64_t size = 4u << 20;
+  DeviceMemory mem(ctx, dev, size);
+  auto data = random_bytes(ctx, size);
+  check(api.event_record(start.get(), s.get()), "event_record(start)");
+  s.upload(mem.get(), data.data(), size);
+  check(api.event_record(end.get(), s.get()), "event_record(end)");
+  s.synchronize();
+  double ms = -1;
+  check(api.event_elapsed_ms(start.get(), end.get(), &ms), "event_elapsed_ms(start, end)");
+  require(ms >= 0, "event_elapsed_ms(start, end) after a 4 MiB upload is " + std::to_string(ms) +
+                       " ms; the end was recorded after the start");
+  double reversed = 0;
+  check(api.event_elapsed_ms(end.get(), start.get(), &reversed), "event_elapsed_ms(end, start)");
+  require(reversed <= 0, "event_elapsed_ms(end, start) is " + std::to_string(reversed) +
+                             " ms; it must be negative or 0");
+  double untouched = 12345;
+  expect_error(api.event_elapsed_ms(start.get(), never.get(), &untouched),
+               "event_elapsed_ms with an event never recorded", {XDEV_STATUS_FAILED_PRECONDITION});
+  require(untouched == 12345, "event_elapsed_ms wrote *out_ms although it failed");
+}
+
 XDEV_CONFORMANCE_TEST(event_rerecord, "event.rerecord",
                       "recording again moves the event to the new end") {
   xdev_device_t* dev = ctx.device();

@@ -618,6 +618,34 @@ xdev_status_t* event_query(xdev_event_t* event, int32_t* out_done) noexcept {
   });
 }
 
+// ABI 1.4: the time between the workers reaching the two marks.
+xdev_status_t* event_elapsed_ms(xdev_event_t* start, xdev_event_t* end, double* out_ms) noexcept {
+  constexpr const char* kSlot = "event_elapsed_ms";
+  if (start == nullptr) return g_host.null_argument(nullptr, kSlot, "start");
+  const xdev_host_api_t* host = host_of(start->device);
+  if (end == nullptr) return g_host.null_argument(host, kSlot, "end");
+  if (out_ms == nullptr) return g_host.null_argument(host, kSlot, "out_ms");
+  if (start->device != end->device) {
+    return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: the events belong to two devices",
+                       kSlot);
+  }
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
+    std::shared_ptr<Mark> a = current_mark(start), b = current_mark(end);
+    if (a == nullptr || b == nullptr) {
+      return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION, "%s: the %s event was not recorded",
+                         kSlot, a == nullptr ? "start" : "end");
+    }
+    if (!a->done() || !b->done()) {
+      return g_host.fail(host, XDEV_STATUS_FAILED_PRECONDITION,
+                         "%s: the %s event has not completed", kSlot,
+                         !a->done() ? "start" : "end");
+    }
+    *out_ms = std::chrono::duration<double, std::milli>(b->completed_at() - a->completed_at())
+                  .count();
+    return nullptr;
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Copies. Each checks its addresses now (a status for the caller) and again
 // when it runs (a failure for stream_synchronize, e.g. memory freed early).
@@ -850,10 +878,12 @@ constexpr xdev_plugin_api_t make_plugin_api() {
   api.abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
   api.name = "sim";
   api.plugin_version = XDEV_SIM_PLUGIN_VERSION;
-  api.capabilities = XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY;
+  api.capabilities =
+      XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY | XDEV_CAP_EVENT_TIMING;
 #define XDEV_SIM_SET_SLOT(slot, required) api.slot = &slot;
   XDEV_PLUGIN_SLOTS(XDEV_SIM_SET_SLOT)
 #undef XDEV_SIM_SET_SLOT
+  api.event_elapsed_ms = &event_elapsed_ms;  // ABI 1.4
   return api;
 }
 constexpr xdev_plugin_api_t kPluginApi = make_plugin_api();

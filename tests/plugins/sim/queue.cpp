@@ -37,9 +37,15 @@ Failure describe_exception(const std::string& label) noexcept {
 void Mark::complete() {
   {
     std::lock_guard lock(mutex_);
+    completed_at_ = std::chrono::steady_clock::now();
     done_ = true;
   }
   completed_.notify_all();
+}
+
+std::chrono::steady_clock::time_point Mark::completed_at() const {
+  std::lock_guard lock(mutex_);
+  return completed_at_;
 }
 
 bool Mark::done() const {

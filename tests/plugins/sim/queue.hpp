@@ -25,11 +25,14 @@ class Mark {
   void complete();
   bool done() const;
   void wait() const;
+  // ABI 1.4: when the worker reached the mark (valid once done()).
+  std::chrono::steady_clock::time_point completed_at() const;
 
  private:
   mutable std::mutex mutex_;
   mutable std::condition_variable completed_;
   bool done_ = false;
+  std::chrono::steady_clock::time_point completed_at_{};
 };
 
 // An in-order queue with its own worker thread.

@@ -305,9 +305,11 @@ TEST_F(SimPlugin, QueryGivesACompleteV1Table) {
   EXPECT_EQ(api_->abi_version.minor, uint32_t{XDEV_ABI_VERSION_MINOR});
   EXPECT_STREQ(api_->name, "sim");
   EXPECT_NE(api_->plugin_version, nullptr);
-  EXPECT_EQ(api_->capabilities, XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY);
+  EXPECT_EQ(api_->capabilities, XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY |
+                                    XDEV_CAP_EVENT_TIMING);
   EXPECT_STREQ(xdev_plugin_missing_slot(api_), nullptr);
   // Optional slots its capabilities promise.
+  EXPECT_NE(api_->event_elapsed_ms, nullptr);  // ABI 1.4
   EXPECT_NE(api_->host_memory_allocate, nullptr);
   EXPECT_NE(api_->host_memory_free, nullptr);
   EXPECT_NE(api_->copy_peer, nullptr);

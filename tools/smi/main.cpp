@@ -3,18 +3,29 @@
 // incarnation and physical description, then every plugin file found with its
 // status. `--json` prints the same for machines. Exit status 0 whenever the
 // runtime could be queried, even with no plugin at all.
+//
+// `xdev-smi doctor [--expect TYPE]` explains why a device is or is not there
+// (doctor.cpp); `--query FIELD,... --format csv` prints chosen fields per
+// device like `nvidia-smi --query-gpu` (query.cpp); `-l SECONDS` repeats
+// the report every SECONDS (`--count N` stops after N reports).
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <xdev/config.hpp>
 #include <xdev/xdev.hpp>
+
+#include "doctor.hpp"
+#include "query.hpp"
 
 namespace {
 
@@ -146,21 +157,70 @@ int main(int argc, char** argv) {
   CLI::App app{"xdev-smi: list xdev devices, their memory and the plugins found"};
   bool json = false;
   app.add_flag("--json", json, "Print machine-readable JSON");
+  std::string query;
+  app.add_option("--query,--query-gpu", query,
+                 "Print these fields per device, comma-separated (--help-query lists them)");
+  std::string format = "csv";
+  app.add_option("--format", format, "With --query: csv[,noheader][,nounits]");
+  bool help_query = false;
+  app.add_flag("--help-query", help_query, "List the fields --query accepts");
+  double loop_seconds = 0;
+  app.add_option("-l,--loop", loop_seconds, "Repeat the report every SECONDS")
+      ->check(CLI::PositiveNumber);
+  int count = 0;
+  app.add_option("--count", count, "With -l: stop after N reports (0: until interrupted)")
+      ->check(CLI::NonNegativeNumber);
   app.set_version_flag("--version", std::string(xdev::version()));
+  auto* doctor = app.add_subcommand(
+      "doctor", "Explain why devices are or are not there; exit 1 when --expect is missing");
+  std::string expect;
+  doctor->add_option("--expect", expect, "A device type that must be there (GPU, CPU, ...)");
   CLI11_PARSE(app, argc, argv);
 
   // Skipped plugins are listed with their reasons below; unless the user asked
   // for a log level, do not also print them as warnings.
   setenv("XDEV_LOG_LEVEL", "error", /*overwrite=*/0);
 
-  try {
-    auto devices = xdev::list_physical_devices();
-    auto plugins = xdev::list_plugins();
-    if (json) {
-      std::cout << to_json(devices, plugins).dump(2) << "\n";
-    } else {
-      print_text(devices, plugins);
+  if (help_query) {
+    for (const auto& [name, what] : xdev_smi::query_fields()) {
+      std::cout << "  " << std::left << std::setw(24) << name << what << "\n";
     }
+    return 0;
+  }
+  try {
+    if (doctor->parsed()) return xdev_smi::doctor(expect, std::cout);
+    std::vector<std::string> fields;
+    xdev_smi::QueryFormat query_format;
+    if (!query.empty()) {
+      fields = xdev_smi::parse_fields(query);
+      query_format = xdev_smi::parse_format(format);
+    }
+    for (int report = 1;; ++report) {
+      if (loop_seconds > 0 && query.empty() && !json) {
+        const std::time_t now = std::time(nullptr);
+        char stamp[64];
+        std::strftime(stamp, sizeof stamp, "%a %b %e %H:%M:%S %Y", std::localtime(&now));
+        std::cout << stamp << "\n";
+      }
+      if (!query.empty()) {
+        xdev_smi::print_query(fields, query_format, std::cout);
+      } else {
+        auto devices = xdev::list_physical_devices();
+        auto plugins = xdev::list_plugins();
+        if (json) {
+          std::cout << to_json(devices, plugins).dump(2) << "\n";
+        } else {
+          print_text(devices, plugins);
+        }
+      }
+      std::cout.flush();
+      if (loop_seconds <= 0 || (count > 0 && report >= count)) break;
+      if (!query.empty() && query_format.header) query_format.header = false;  // once, like nvidia-smi
+      std::this_thread::sleep_for(std::chrono::duration<double>(loop_seconds));
+    }
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "xdev-smi: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "xdev-smi: " << e.what() << "\n";
     return 1;

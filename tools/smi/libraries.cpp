@@ -1,0 +1,70 @@
+#include "libraries.hpp"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace xdev_smi {
+
+std::vector<std::string> needed_libraries(const std::string& file, std::string* error) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto fail = [&](const std::string& why) {
+    if (error != nullptr) *error = why;
+    return std::vector<std::string>{};
+  };
+  if (data.size() < sizeof(Elf64_Ehdr) || std::memcmp(data.data(), ELFMAG, SELFMAG) != 0) {
+    return fail("not an ELF file");
+  }
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data.data(), sizeof eh);
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64) return fail("not a 64-bit ELF file");
+  auto section = [&](size_t i, Elf64_Shdr* out) {
+    const uint64_t at = eh.e_shoff + i * uint64_t{eh.e_shentsize};
+    if (eh.e_shentsize < sizeof(Elf64_Shdr) || at + sizeof(Elf64_Shdr) > data.size()) return false;
+    std::memcpy(out, data.data() + at, sizeof *out);
+    return true;
+  };
+  std::vector<std::string> needed;
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr dyn;
+    if (!section(i, &dyn) || dyn.sh_type != SHT_DYNAMIC) continue;
+    Elf64_Shdr str;
+    if (!section(dyn.sh_link, &str) || str.sh_offset + str.sh_size > data.size()) {
+      return fail("bad dynamic string table");
+    }
+    for (uint64_t off = dyn.sh_offset; off + sizeof(Elf64_Dyn) <= dyn.sh_offset + dyn.sh_size &&
+                                       off + sizeof(Elf64_Dyn) <= data.size();
+         off += sizeof(Elf64_Dyn)) {
+      Elf64_Dyn d;
+      std::memcpy(&d, data.data() + off, sizeof d);
+      if (d.d_tag == DT_NULL) break;
+      if (d.d_tag != DT_NEEDED || d.d_un.d_val >= str.sh_size) continue;
+      const char* s = data.data() + str.sh_offset + d.d_un.d_val;
+      needed.emplace_back(s, strnlen(s, str.sh_size - d.d_un.d_val));
+    }
+  }
+  return needed;
+}
+
+Lookup find_library(const std::string& name) {
+  Lookup out;
+  void* handle = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* e = ::dlerror();
+    out.where = e != nullptr ? e : "not found";
+    return out;
+  }
+  out.found = true;
+  struct link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
+    out.where = map->l_name;
+  }
+  return out;
+}
+
+}  // namespace xdev_smi
