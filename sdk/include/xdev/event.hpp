@@ -3,7 +3,7 @@
 //
 //   xdev::Event start("/GPU:0"), end("/GPU:0");
 //   start.record();
-//   auto c = xdev::matmul(a, b);          // enqueued on GPU:0's stream
+//   auto c = xdev::matmul(x, w);          // enqueued on GPU:0's stream
 //   end.record();
 //   double ms = xdev::elapsed_ms(start, end);   // waits for `end`
 //
