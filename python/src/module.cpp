@@ -23,4 +23,5 @@ NB_MODULE(_xdev, m) {
   bind_ops(m);
   bind_interop(m);
   bind_distribute(m);
+  bind_events(m);
 }

@@ -17,6 +17,7 @@ C++ SDK's. docs/user-guide.md (Python) has the details.
 from . import _xdev
 from ._xdev import (
     DType,
+    Event,
     LogicalDevice,
     PhysicalDevice,
     Tensor,
@@ -24,6 +25,7 @@ from ._xdev import (
     add_n,
     cast,
     divide,
+    elapsed_ms,
     matmul,
     multiply,
     negative,
@@ -33,6 +35,7 @@ from ._xdev import (
     reduce_sum,
     reshape,
     subtract,
+    synchronize,
     transpose,
     truncatediv,
     zeros,
@@ -48,6 +51,7 @@ from . import (  # noqa: E402
     math,
     nn,
     random,
+    trace,
 )
 from ._convert import convert_to_tensor  # noqa: E402
 from ._tensor import constant, fill, ones_like, zeros_like  # noqa: E402
@@ -84,11 +88,11 @@ def try_all_gpus():
 
 
 __all__ = [
-    "DType", "LogicalDevice", "PhysicalDevice", "Tensor", "Variable", "add", "add_n",
+    "DType", "Event", "LogicalDevice", "PhysicalDevice", "Tensor", "Variable", "add", "add_n",
     "as_dtype", "bool", "cast", "config", "constant", "convert_to_tensor", "debugging",
-    "device", "distribute", "divide", "double", "dtypes", "errors", "experimental", "fill",
+    "device", "distribute", "divide", "double", "dtypes", "elapsed_ms", "errors", "experimental", "fill",
     "float32", "float64", "from_dlpack", "int32", "int64", "load_file", "math", "matmul",
     "mul", "multiply", "neg", "negative", "newaxis", "nn", "num_gpus", "ones", "ones_like",
     "pow", "random", "reduce_mean", "reduce_sum", "relu", "reshape", "save_file", "sub",
-    "subtract", "transpose", "truncatediv", "try_all_gpus", "try_gpu", "zeros", "zeros_like",
+    "subtract", "synchronize", "trace", "transpose", "truncatediv", "try_all_gpus", "try_gpu", "zeros", "zeros_like",
 ]

@@ -456,3 +456,54 @@ class ReduceOp(enum.Enum):
     SUM = 0
 
     MEAN = 1
+
+def trace_start(path: str) -> None:
+    """
+    Starts writing a Chrome trace-event file (Perfetto, chrome://tracing) at `path`.
+    """
+
+def trace_stop() -> None:
+    """Stops tracing; the file is complete JSON from here on."""
+
+def trace_active() -> bool:
+    """True while a trace is being written."""
+
+def synchronize(device: str = '') -> None:
+    """
+    Blocks until the work enqueued on `device` (every device when empty) completed.
+    """
+
+class Event:
+    """A marker in a device's stream (torch.cuda.Event, with timing)."""
+
+    def __init__(self, device: str = '') -> None: ...
+
+    def record(self) -> None:
+        """Marks the current end of the device's stream."""
+
+    def synchronize(self) -> None:
+        """Blocks until the event completed."""
+
+    def query(self) -> bool:
+        """True when the event completed (does not block)."""
+
+    def wait(self, device: str) -> None:
+        """
+        Makes later work on `device` wait for this event, without blocking the host.
+        """
+
+    def elapsed_ms(self, end: Event) -> float:
+        """
+        Milliseconds of device time from this event to `end` (waits for `end`).
+        """
+
+    @property
+    def recorded(self) -> bool: ...
+
+    @property
+    def device(self) -> str: ...
+
+def elapsed_ms(start: Event, end: Event) -> float:
+    """
+    Milliseconds of device time from `start` to `end` (both recorded on one device).
+    """

@@ -1,9 +1,11 @@
 """xdev.config: listing devices, configuring them before initialization, memory info."""
 
+import re
+
 import pytest
 
 import xdev
-from conftest import CPU0, CPU1, GPU0, GPU1, needs_sim, run_python
+from conftest import CPU0, CPU1, GPU0, GPU1, REPO, needs_sim, run_python
 
 
 def test_lists_physical_and_logical_devices():
@@ -104,5 +106,9 @@ def test_logical_device_configuration_rejects_what_it_does_not_do():
 def test_plugins_and_search_path():
     plugins = {p.name: p for p in xdev.experimental.list_plugins()}
     assert plugins["cpu"].loaded
-    assert plugins["cpu"].abi_version == "1.3"
+    # The cpu plugin is built against the ABI header of this checkout.
+    header = (REPO / "sdk" / "include" / "xdev" / "plugin.h").read_text()
+    version = [re.search(rf"#define XDEV_ABI_VERSION_{part} (\d+)", header).group(1)
+               for part in ("MAJOR", "MINOR")]
+    assert plugins["cpu"].abi_version == ".".join(version)
     assert any(path.endswith("xdev/_lib/xdev/plugins") for path in xdev.experimental.plugin_search_path())
