@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -171,8 +172,22 @@ ref::Tensor to_reference(const Tensor& t) {
   ref::Tensor r = ref::make_contiguous(static_cast<xdev_dtype_t>(host.dtype()),
                                        host.shape().to_vector());
   if (r.storage.size() < host.byte_size()) fail("host copy larger than its shape");
-  std::memcpy(r.storage.data(), host.bytes(), host.byte_size());
+  if (host.byte_size() > 0) std::memcpy(r.storage.data(), host.bytes(), host.byte_size());
   return r;
+}
+
+// `t` as the kernel of a broadcasting op receives it: a view of `shape` with
+// stride 0 along the dimensions it broadcasts over (NumPy's rule).
+ref::Tensor broadcast_to(ref::Tensor t, const std::vector<int64_t>& shape) {
+  const std::vector<int64_t> own = ref::contiguous_strides(t.shape);
+  std::vector<int64_t> strides(shape.size(), 0);
+  const size_t offset = shape.size() - t.shape.size();
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    strides[offset + i] = t.shape[i] == 1 ? 0 : own[i];
+  }
+  t.shape = shape;
+  t.strides = std::move(strides);
+  return t;
 }
 
 // Checks a result against the table's prediction and the host reference.
@@ -187,7 +202,11 @@ void check_result(const OpDef& def, std::span<const Tensor* const> inputs,
   if (!(got.shape() == checked.output_shapes[0])) fail(where + ": result shape differs from the table's");
 
   std::vector<ref::Tensor> ref_inputs;
-  for (const Tensor* t : inputs) ref_inputs.push_back(to_reference(*t));
+  for (const Tensor* t : inputs) {
+    ref_inputs.push_back(def.broadcast_inputs
+                             ? broadcast_to(to_reference(*t), got.shape().to_vector())
+                             : to_reference(*t));
+  }
   std::vector<const ref::Tensor*> ref_pointers;
   for (const ref::Tensor& r : ref_inputs) ref_pointers.push_back(&r);
   ref::Tensor want = ref::make_contiguous(static_cast<xdev_dtype_t>(got.dtype()),
@@ -198,7 +217,15 @@ void check_result(const OpDef& def, std::span<const Tensor* const> inputs,
   const std::vector<ref::Tolerance> tolerance =
       ref::tolerances(def.name, ref_pointers, kernel_attrs, want);
   if (auto mismatch = ref::compare(to_reference(got), want, tolerance)) {
-    fail(where + ": result differs from the host reference: " + *mismatch);
+    std::string detail;
+    for (const Tensor* t : inputs) {
+      std::ostringstream one;
+      one << "\n  input " << t->shape() << " strides " << t->strides() << ": " << t->to_host();
+      detail += one.str();
+    }
+    std::ostringstream result;
+    result << "\n  result " << got.shape() << ": " << got.to_host();
+    fail(where + ": result differs from the host reference: " + *mismatch + detail + result.str());
   }
 }
 
@@ -253,7 +280,9 @@ void one_call(xdev_fuzz::Input& in) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   ::setenv("XDEV_PLUGINS", "cpu", 1);
-  ::setenv("XDEV_PLUGIN_PATH", XDEV_FUZZ_CPU_PLUGIN_DIR, 1);
+  // The cpu plugin of this build, unless XDEV_PLUGIN_PATH names another
+  // (e.g. a plain build's, when this build has none).
+  ::setenv("XDEV_PLUGIN_PATH", XDEV_FUZZ_CPU_PLUGIN_DIR, 0);
   ::setenv("XDEV_PROBE_PLUGINS", "0", 1);
   xdev::detail::set_log_sink([](xdev_log_level_t, std::string_view) {});
   if (xdev::list_logical_devices("CPU").empty()) fail("no CPU device: is the cpu plugin built?");
