@@ -243,7 +243,9 @@ void one_call(xdev_fuzz::Input& in) {
   std::vector<Tensor> inputs;
   DType first = DType::kFloat32;
   for (size_t i = 0; i < count; ++i) {
-    const auto& input = def.input(i);
+    // An op without inputs (Fill) given some anyway: any dtype.
+    static const xdev::detail::InputDef kAnyInput{"x", xdev::detail::kAllDTypes};
+    const auto& input = def.inputs.empty() ? kAnyInput : def.input(i);
     DType dtype = pick_dtype(in, input.dtypes);
     if (input.same_dtype_as >= 0 && in.below(8) != 0) dtype = first;
     if (i == 0) first = dtype;
@@ -285,7 +287,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   ::setenv("XDEV_PLUGIN_PATH", XDEV_FUZZ_CPU_PLUGIN_DIR, 0);
   ::setenv("XDEV_PROBE_PLUGINS", "0", 1);
   xdev::detail::set_log_sink([](xdev_log_level_t, std::string_view) {});
-  if (xdev::list_logical_devices("CPU").empty()) fail("no CPU device: is the cpu plugin built?");
+  const auto cpus = xdev::list_physical_devices("CPU");
+  if (cpus.empty()) fail("no CPU device: is the cpu plugin built?");
+  // A pool limit well under libFuzzer's memory limit: a valid but huge
+  // shape must end as an out-of-memory xdev::Error, not as a 16 GiB malloc.
+  xdev::set_logical_device_configuration(cpus[0], {{.memory_limit = 16}});
   return 0;
 }
 
