@@ -1,31 +1,33 @@
 #include "common/log.hpp"
 
+#include "common/env.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
-#include <strings.h>
 
 namespace xdev::detail {
 namespace {
 
-xdev_log_level_t level_from_env() {
-  const char* value = std::getenv("XDEV_LOG_LEVEL");
-  if (value == nullptr) return XDEV_LOG_WARNING;
-  if (strcasecmp(value, "debug") == 0) return XDEV_LOG_DEBUG;
-  if (strcasecmp(value, "info") == 0) return XDEV_LOG_INFO;
-  if (strcasecmp(value, "error") == 0) return XDEV_LOG_ERROR;
-  return XDEV_LOG_WARNING;
-}
-
 struct LogState {
   std::mutex mutex;
   LogSink sink;
-  xdev_log_level_t level = level_from_env();
+  xdev_log_level_t level = XDEV_LOG_WARNING;
 };
 
+void write_line(std::string_view prefix, std::string_view message);
+
 LogState& state() {
-  static LogState* s = new LogState;  // never destroyed: usable during exit
+  static LogState* s = [] {
+    auto* made = new LogState;  // never destroyed: usable during exit
+    // XDEV_LOG_LEVEL through the one parser; its own warning is written here
+    // (once: this runs once), as log() cannot be called while state() starts.
+    const auto setting = env::log_level_setting();
+    made->level = setting.value;
+    if (!setting.ok()) write_line("xdev: warning: ", setting.warning);
+    return made;
+  }();
   return *s;
 }
 
@@ -39,7 +41,21 @@ const char* level_name(xdev_log_level_t level) {
   return "log";
 }
 
+void write_line(std::string_view prefix, std::string_view message) {
+  std::string line(prefix);
+  line += message;
+  line += '\n';
+  std::fflush(stdout);  // keep the program's own output and the log in order
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 }  // namespace
+
+xdev_log_level_t log_level() {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.level;
+}
 
 void log(xdev_log_level_t level, std::string_view message) {
   LogState& s = state();
@@ -49,13 +65,7 @@ void log(xdev_log_level_t level, std::string_view message) {
     s.sink(level, message);
     return;
   }
-  std::string line = "xdev: ";
-  line += level_name(level);
-  line += ": ";
-  line += message;
-  line += '\n';
-  std::fflush(stdout);  // keep the program's own output and the log in order
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  write_line(std::string("xdev: ") + level_name(level) + ": ", message);
 }
 
 void log_raw(std::string_view message) {
@@ -65,10 +75,7 @@ void log_raw(std::string_view message) {
     s.sink(XDEV_LOG_INFO, message);
     return;
   }
-  std::string line(message);
-  line += '\n';
-  std::fflush(stdout);  // keep the program's own output and the log in order
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  write_line("", message);
 }
 
 LogSink set_log_sink(LogSink sink) {

@@ -24,6 +24,9 @@ LogSink set_log_sink(LogSink sink);
 // with level XDEV_LOG_INFO, else to stderr.
 void log_raw(std::string_view line);
 
+// The level filter now.
+xdev_log_level_t log_level();
+
 // Sets the level filter (the default comes from XDEV_LOG_LEVEL).
 void set_log_level(xdev_log_level_t level);
 

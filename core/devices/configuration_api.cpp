@@ -67,9 +67,7 @@ void set_memory_growth(const PhysicalDevice& device, bool enable) {
 
 bool get_memory_growth(const PhysicalDevice& device) {
   const auto& record = record_of(device);
-  detail::DeviceConfig config = detail::Runtime::global().config();
-  auto it = config.memory_growth.find(record.info.name);
-  return it != config.memory_growth.end() && it->second;
+  return detail::memory_growth(detail::Runtime::global().config(), record);
 }
 
 void set_logical_device_configuration(const PhysicalDevice& device,

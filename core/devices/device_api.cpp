@@ -35,11 +35,15 @@ std::vector<Device> list_logical_devices(std::string_view device_type) {
   return out;
 }
 
-int num_gpus() { return static_cast<int>(list_physical_devices("GPU").size()); }
+// The visible GPUs (set_visible_devices, XDEV_VISIBLE_DEVICES), so that
+// try_gpu(i) is a GPU exactly when i < num_gpus().
+int num_gpus() { return static_cast<int>(get_visible_devices("GPU").size()); }
 
 Device try_gpu(int i) {
   std::vector<Device> gpus = list_logical_devices("GPU");
-  if (i >= 0 && static_cast<size_t>(i) < gpus.size()) return gpus[static_cast<size_t>(i)];
+  if (i >= 0 && i < num_gpus() && static_cast<size_t>(i) < gpus.size()) {
+    return gpus[static_cast<size_t>(i)];
+  }
   std::vector<Device> cpus = list_logical_devices("CPU");
   if (cpus.empty()) {
     throw Error(ErrorCode::kNotFound,

@@ -10,6 +10,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include "config.hpp"
+#include "common/env.hpp"
 #include "common/log.hpp"
 #include "common/plugin_call.hpp"
 #include "common/status.hpp"
@@ -88,8 +89,8 @@ std::vector<fs::path> default_plugin_dirs() {
 Runtime::Runtime(const RuntimeOptions& options) {
   search_path_ = options.plugin_dirs;
   if (options.use_environment) {
-    if (const char* env = std::getenv("XDEV_PLUGIN_PATH")) {
-      for (fs::path& p : split_path_list(env)) search_path_.push_back(std::move(p));
+    if (const auto list = env::text("XDEV_PLUGIN_PATH")) {
+      for (fs::path& p : split_path_list(*list)) search_path_.push_back(std::move(p));
     }
   }
   if (options.use_default_dirs) {
@@ -196,10 +197,9 @@ Runtime::Runtime(const RuntimeOptions& options) {
 // Types it does not name keep all their devices. Bad entries are reported
 // and ignored: a typo in a variable must not stop the program.
 void Runtime::apply_visible_devices_variable() {
-  const char* env = std::getenv("XDEV_VISIBLE_DEVICES");
-  if (env == nullptr || env[0] == '\0') return;
+  const std::string list = env::text("XDEV_VISIBLE_DEVICES").value_or("");
+  if (list.empty()) return;
   std::map<std::string, std::vector<int>> selected;
-  std::string list = env;
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
@@ -217,7 +217,17 @@ void Runtime::apply_visible_devices_variable() {
         return d.info.device_type == *name.type && d.info.id == *name.id;
       });
       if (!exists) {
-        log(XDEV_LOG_WARNING, "XDEV_VISIBLE_DEVICES: no physical device " + entry + "; ignored");
+        std::string present;
+        for (const auto& d : devices_) {
+          if (d.info.device_type != *name.type) continue;
+          present += (present.empty() ? "" : ", ") + d.info.device_type + ":" +
+                     std::to_string(d.info.id);
+        }
+        log(XDEV_LOG_WARNING, "XDEV_VISIBLE_DEVICES: \"" + entry +
+                                  "\" names no physical device (" +
+                                  (present.empty() ? "there is no " + *name.type + " device"
+                                                   : "there are " + present) +
+                                  "); ignored");
       } else if (std::find(ids.begin(), ids.end(), *name.id) == ids.end()) {
         ids.push_back(*name.id);
       }
@@ -227,6 +237,12 @@ void Runtime::apply_visible_devices_variable() {
     }
   }
   if (selected.empty()) return;
+  for (const auto& [type, ids] : selected) {
+    if (ids.empty()) {
+      log(XDEV_LOG_WARNING, "XDEV_VISIBLE_DEVICES=\"" + list + "\" names no existing " + type +
+                                " device: no " + type + " device is visible");
+    }
+  }
   std::vector<PhysicalDeviceRecord> kept;
   for (const PhysicalDeviceRecord& d : devices_) {
     if (!selected.count(d.info.device_type)) kept.push_back(d);
@@ -302,23 +318,17 @@ void Runtime::throw_initialized(const char* what) {
               std::string(what) + " cannot be modified after being initialized");
 }
 
-namespace {
-
-bool env_true(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr) return false;
-  std::string s = v;
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s == "true" || s == "1" || s == "yes" || s == "on";
+bool memory_growth(const DeviceConfig& config, const PhysicalDeviceRecord& device) {
+  if (auto g = config.memory_growth.find(device.info.name); g != config.memory_growth.end()) {
+    return g->second;
+  }
+  if (device.info.device_type == "CPU") return true;
+  return device.info.device_type == "GPU" && env::force_gpu_allow_growth().value_or(false);
 }
-
-}  // namespace
 
 void Runtime::initialize_devices() {
   std::lock_guard lock(init_mutex_);
   if (initialized_.load()) return;
-  const bool force_gpu_growth =
-      env_true("XDEV_FORCE_GPU_ALLOW_GROWTH") || env_true("TF_FORCE_GPU_ALLOW_GROWTH");
 
   std::vector<std::unique_ptr<LogicalDeviceState>> logical;
   std::map<std::string, int> next_id;
@@ -345,9 +355,7 @@ void Runtime::initialize_devices() {
       log(XDEV_LOG_WARNING, "memory_query on " + phys->info.name + ": " + take_message(s));
     }
     const std::string& type = phys->info.device_type;
-    bool growth = type == "CPU" || (force_gpu_growth && type == "GPU");
-    if (auto g = config_.memory_growth.find(phys->info.name); g != config_.memory_growth.end())
-      growth = g->second;
+    const bool growth = memory_growth(config_, *phys);
     std::vector<LogicalDeviceConfiguration> entries{LogicalDeviceConfiguration{}};
     if (auto l = config_.logical.find(phys->info.name); l != config_.logical.end())
       entries = l->second;

@@ -49,6 +49,12 @@ struct DeviceConfig {
   double memory_fraction = 0.95;
 };
 
+// Whether `device`'s memory pool may grow under `config`: what the user set
+// with set_memory_growth, else the default: yes on CPUs, on GPUs what
+// XDEV_FORCE_GPU_ALLOW_GROWTH / TF_FORCE_GPU_ALLOW_GROWTH say (no when
+// unset). The runtime opens pools with it and get_memory_growth reports it.
+bool memory_growth(const DeviceConfig& config, const PhysicalDeviceRecord& device);
+
 class Runtime {
  public:
   explicit Runtime(const RuntimeOptions& options);

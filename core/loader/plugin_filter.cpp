@@ -1,5 +1,7 @@
 #include "loader/plugin_filter.hpp"
 
+#include "common/env.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <system_error>
@@ -35,9 +37,9 @@ bool file_matches_name(const fs::path& file, const std::string& name) {
 }  // namespace
 
 std::optional<PluginFilter> PluginFilter::from_environment() {
-  const char* env = std::getenv("XDEV_PLUGINS");
-  if (env == nullptr) return std::nullopt;
-  return parse(env);
+  const auto list = env::text("XDEV_PLUGINS");
+  if (!list) return std::nullopt;
+  return parse(*list);
 }
 
 std::optional<PluginFilter> PluginFilter::parse(const std::string& list) {

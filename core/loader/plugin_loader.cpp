@@ -219,6 +219,15 @@ void pin_library(const fs::path& path) {
   (void)pinned;  // one more reference, deliberately never closed
 }
 
+void adopt_table(LoadedPlugin& plugin, const xdev_plugin_api_t* api);
+
+// The host table the plugin will call back through, named after its file.
+void give_host_table(LoadedPlugin& plugin) {
+  plugin.host_context =
+      std::make_unique<HostContext>(HostContext{plugin.path.filename().string()});
+  plugin.host = make_host_api(plugin.host_context.get());
+}
+
 void load_into(LoadedPlugin& plugin) {
   try {
     plugin.library.load(plugin.path, boost::dll::load_mode::rtld_now |
@@ -233,9 +242,7 @@ void load_into(LoadedPlugin& plugin) {
   auto query = plugin.library.get<xdev_status_t*(xdev_plugin_query_args_t*)>(
       XDEV_PLUGIN_ENTRY_SYMBOL);
 
-  plugin.host_context =
-      std::make_unique<HostContext>(HostContext{plugin.path.filename().string()});
-  plugin.host = make_host_api(plugin.host_context.get());
+  give_host_table(plugin);
 
   xdev_plugin_query_args_t args{};
   args.struct_size = XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE;
@@ -245,7 +252,12 @@ void load_into(LoadedPlugin& plugin) {
   if (xdev_status_t* s = query(&args)) {
     throw Skip{XDEV_PLUGIN_ENTRY_SYMBOL " failed: " + take_message(s)};
   }
-  const xdev_plugin_api_t* api = args.plugin_api;
+  adopt_table(plugin, args.plugin_api);
+}
+
+// Everything after the query: the table's checks, initialize, the devices.
+// The host table is plugin.host (made before the query).
+void adopt_table(LoadedPlugin& plugin, const xdev_plugin_api_t* api) {
   if (api == nullptr) throw Skip{XDEV_PLUGIN_ENTRY_SYMBOL " returned no plugin table"};
   plugin.abi_version = api->abi_version;
   if (api->abi_version.major != XDEV_ABI_VERSION_MAJOR) {
@@ -357,11 +369,15 @@ std::unique_ptr<LoadedPlugin> load_plugin(const fs::path& file) {
   return load_plugin_in_process(file);
 }
 
-std::unique_ptr<LoadedPlugin> load_plugin_in_process(const fs::path& file) {
+namespace {
+
+// Runs `load` on a fresh record for `file`; whatever it throws skips the plugin.
+template <typename Load>
+std::unique_ptr<LoadedPlugin> load_guarded(const fs::path& file, Load&& load) {
   auto plugin = std::make_unique<LoadedPlugin>();
   plugin->path = file;
   try {
-    load_into(*plugin);
+    load(*plugin);
   } catch (const Skip& skip) {
     plugin->state = LoadedPlugin::State::kSkipped;
     plugin->reason = skip.reason;
@@ -381,6 +397,20 @@ std::unique_ptr<LoadedPlugin> load_plugin_in_process(const fs::path& file) {
     plugin->devices.clear();
   }
   return plugin;
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedPlugin> load_plugin_in_process(const fs::path& file) {
+  return load_guarded(file, [](LoadedPlugin& plugin) { load_into(plugin); });
+}
+
+std::unique_ptr<LoadedPlugin> adopt_plugin_table(const fs::path& label,
+                                                 const xdev_plugin_api_t* api) {
+  return load_guarded(label, [&](LoadedPlugin& plugin) {
+    give_host_table(plugin);
+    adopt_table(plugin, api);
+  });
 }
 
 }  // namespace xdev::detail

@@ -100,6 +100,14 @@ std::unique_ptr<LoadedPlugin> load_plugin(const std::filesystem::path& file);
 // probe helper itself uses it.
 std::unique_ptr<LoadedPlugin> load_plugin_in_process(const std::filesystem::path& file);
 
+// The checks load_plugin_in_process makes once a library handed over its
+// table, on a table that comes from no library (`label` stands for the
+// file): the table's fields and slots, initialize, the device types and
+// devices. Never throws. For the tests and the plugin-answers fuzzer
+// (tests/fuzz), which feed it tables made in memory.
+std::unique_ptr<LoadedPlugin> adopt_plugin_table(const std::filesystem::path& label,
+                                                 const xdev_plugin_api_t* api);
+
 // Answers beyond these are treated as lies (a corrupt or hostile plugin), not
 // enumerated.
 inline constexpr uint32_t kMaxDeviceTypesPerPlugin = 256;

@@ -28,6 +28,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include "config.hpp"
+#include "common/env.hpp"
 #include "common/log.hpp"
 #include "loader/plugin_loader.hpp"
 #include "common/status.hpp"
@@ -191,10 +192,7 @@ fs::path find_helper() {
   return {};
 }
 
-bool debug_logging() {
-  const char* level = std::getenv("XDEV_LOG_LEVEL");
-  return level != nullptr && std::string_view(level) == "debug";
-}
+bool debug_logging() { return log_level() <= XDEV_LOG_DEBUG; }
 
 struct ChildOutcome {
   bool spawned = false;
@@ -320,26 +318,19 @@ void forget_probed_plugins() {
 
 ProbeSettings probe_settings_from_environment() {
   ProbeSettings settings;
-  if (const char* mode = std::getenv("XDEV_PROBE_PLUGINS")) {
-    std::string m = mode;
-    for (char& c : m) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (m == "0" || m == "false" || m == "off" || m == "no" || m == "never") {
-      settings.mode = ProbeMode::kOff;
-    } else if (m == "always") {
-      settings.mode = ProbeMode::kAlways;
-    }
+  switch (env::probe_plugins()) {
+    case env::ProbeChoice::kOff: settings.mode = ProbeMode::kOff; break;
+    case env::ProbeChoice::kAlways: settings.mode = ProbeMode::kAlways; break;
+    case env::ProbeChoice::kCached: settings.mode = ProbeMode::kCached; break;
   }
-  if (const char* ms = std::getenv("XDEV_PROBE_TIMEOUT_MS")) {
-    char* end = nullptr;
-    long long v = std::strtoll(ms, &end, 10);
-    if (end != ms && *end == '\0' && v > 0) settings.timeout = std::chrono::milliseconds(v);
-  }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  if (xdg != nullptr && xdg[0] == '/') {
-    settings.cache_file = fs::path(xdg) / "xdev" / kCacheName;
-  } else if (home != nullptr && home[0] == '/') {
-    settings.cache_file = fs::path(home) / ".cache" / "xdev" / kCacheName;
+  settings.timeout = env::probe_timeout();
+  // XDG's rule: a relative XDG_CACHE_HOME is ignored.
+  const auto xdg = env::text("XDG_CACHE_HOME");
+  const auto home = env::text("HOME");
+  if (xdg && !xdg->empty() && (*xdg)[0] == '/') {
+    settings.cache_file = fs::path(*xdg) / "xdev" / kCacheName;
+  } else if (home && !home->empty() && (*home)[0] == '/') {
+    settings.cache_file = fs::path(*home) / ".cache" / "xdev" / kCacheName;
   }
   static const fs::path helper = [] {
     try {

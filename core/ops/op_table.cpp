@@ -29,6 +29,17 @@ static_assert(kMaxRank == XDEV_MAX_RANK);
 
 namespace {
 
+// A dtype attribute's value as the caller wrote it, read as the integer it
+// is: a value outside the C enum's range (99) may not be loaded as an
+// xdev_dtype_t (undefined behaviour, found by the ASan+UBSan lane); DType has
+// a fixed underlying type, so any value is a DType that is_valid can refuse.
+DType given_dtype(const xdev_attr_t& v) {
+  int32_t raw = 0;
+  static_assert(sizeof raw == sizeof v.value.dtype);
+  std::memcpy(&raw, &v.value.dtype, sizeof raw);
+  return static_cast<DType>(raw);
+}
+
 // --- shape functions, shared by every op of a ShapeClass ------------------------
 
 // kSame: every output has the shape of input 0; all inputs share it.
@@ -453,7 +464,7 @@ inline bool attr_fits(const AttrDef& a, const xdev_attr_t& v) {
     case XDEV_ATTR_INT: return v.value.i >= a.min && v.value.i <= a.max;
     case XDEV_ATTR_FLOAT: return !a.finite || std::isfinite(v.value.f);
     case XDEV_ATTR_DTYPE: {
-      const auto dtype = static_cast<DType>(v.value.dtype);
+      const DType dtype = given_dtype(v);
       return is_valid(dtype) && (a.dtypes & dtype_bit(dtype)) != 0;
     }
     case XDEV_ATTR_INTS: {
@@ -497,11 +508,11 @@ void check_attr(const OpDef& def, const AttrDef& a, const xdev_attr_t& v) {
       }
       break;
     case XDEV_ATTR_DTYPE: {
-      const auto dtype = static_cast<DType>(v.value.dtype);
+      const DType dtype = given_dtype(v);
       if (!is_valid(dtype) || (a.dtypes & dtype_bit(dtype)) == 0) {
         throw_invalid(def, what() + " is " +
                                (is_valid(dtype) ? std::string(to_string(dtype))
-                                                : "dtype code " + std::to_string(v.value.dtype)) +
+                                                : "dtype code " + std::to_string(static_cast<int32_t>(dtype))) +
                                "; it must be one of " + dtype_set_text(a.dtypes));
       }
       break;

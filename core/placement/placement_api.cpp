@@ -8,6 +8,7 @@
 #include <xdev/placement.hpp>
 
 #include "devices/logical_device.hpp"
+#include "common/env.hpp"
 #include "common/log.hpp"
 #include "placement/placement_state.hpp"
 #include "devices/runtime.hpp"
@@ -21,11 +22,7 @@ namespace {
 std::atomic<uint64_t> g_generation{1};
 std::atomic<bool> g_soft{true};
 
-bool log_from_env() {
-  const char* v = std::getenv("XDEV_LOG_DEVICE_PLACEMENT");
-  return v != nullptr && (std::string(v) == "1" || std::string(v) == "true");
-}
-std::atomic<bool> g_log{log_from_env()};
+std::atomic<bool> g_log{env::log_device_placement()};
 
 struct Counters {
   std::mutex mutex;

@@ -12,6 +12,7 @@
 //
 // Every function reached through the table is noexcept: failures become
 // status objects made with the host's status_create, never exceptions.
+#include <xdev/env_value.hpp>
 #include <xdev/plugin.h>
 
 #include <cuda_runtime_api.h>
@@ -272,9 +273,10 @@ xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
     plugin->host = host;
     // TF32 only when the user asks for it (issue 20): float32 MatMul stays
     // float32-accurate, as on the CPU.
-    if (const char* tf32 = std::getenv("XDEV_CUDA_ALLOW_TF32")) {
-      plugin->allow_tf32 = std::strcmp(tf32, "1") == 0 || std::strcmp(tf32, "true") == 0;
-    }
+    const auto tf32 = xdev::env_value::parse_bool(
+        "XDEV_CUDA_ALLOW_TF32", std::getenv("XDEV_CUDA_ALLOW_TF32"), false);
+    if (!tf32.ok()) g_host.log(host, XDEV_LOG_WARNING, "%s", tf32.warning.c_str());
+    plugin->allow_tf32 = tf32.value;
     discover(*plugin);
     g_host.add_instance(host);
     g_host.log(host, XDEV_LOG_DEBUG, "initialized: %s", plugin->status_line.c_str());

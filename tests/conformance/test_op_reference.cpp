@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -126,6 +127,39 @@ TEST(OpReference, CastTruncatesAndBoolIsNonZero) {
   Tensor flags = make_contiguous(XDEV_DTYPE_BOOL, {4});
   ASSERT_FALSE(run("Cast", in, attrs, flags));
   EXPECT_EQ(values(flags), (std::vector<double>{1, 1, 0, 0}));
+}
+
+// docs/ops.md: float -> int saturates and NaN gives 0, for Cast and Fill
+// (the reference used a plain cast: undefined for 1e300, found by fuzz_ops).
+TEST(OpReference, FloatToIntSaturatesAndNanGivesZero) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = from(XDEV_DTYPE_FLOAT64, {5}, {1e300, -1e300, inf, std::nan(""), -2.5});
+  for (xdev_dtype_t dtype : {XDEV_DTYPE_INT32, XDEV_DTYPE_INT64}) {
+    Tensor out = make_contiguous(dtype, {5});
+    const Tensor* in[] = {&x};
+    xdev_attr_t to_int{};
+    to_int.name = "dtype";
+    to_int.kind = XDEV_ATTR_DTYPE;
+    to_int.value.dtype = dtype;
+    xdev_attr_t attrs[] = {to_int};
+    ASSERT_FALSE(run("Cast", in, attrs, out));
+    const int64_t high = dtype == XDEV_DTYPE_INT32 ? INT32_MAX : INT64_MAX;
+    const int64_t low = dtype == XDEV_DTYPE_INT32 ? INT32_MIN : INT64_MIN;
+    EXPECT_EQ(out.get_int(0), high);
+    EXPECT_EQ(out.get_int(1), low);
+    EXPECT_EQ(out.get_int(2), high);
+    EXPECT_EQ(out.get_int(3), 0);
+    EXPECT_EQ(out.get_int(4), -2);
+
+    Tensor filled = make_contiguous(dtype, {1});
+    xdev_attr_t value{};
+    value.name = "value";
+    value.kind = XDEV_ATTR_FLOAT;
+    value.value.f = 1e300;
+    xdev_attr_t fill_attrs[] = {value};
+    ASSERT_FALSE(run("Fill", {}, fill_attrs, filled));
+    EXPECT_EQ(filled.get_int(0), high);
+  }
 }
 
 TEST(OpReference, MeanOfIntegersAndOfNothing) {

@@ -18,6 +18,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using xdev_test::ContainsTimes;
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
@@ -247,6 +248,103 @@ TEST_F(Config, ForceGpuAllowGrowthVariables) {
     });
   }
   IN_FRESH_PROCESS({ EXPECT_FALSE(xdev::get_memory_info("GPU:0").growth); });
+}
+
+// Issue 11, class 6: the configuration agrees with itself.
+// num_gpus() counts what try_gpu() can return, after devices are hidden.
+TEST_F(Config, NumGpusAndTryGpuAgreeAfterHiding) {
+  IN_FRESH_PROCESS({
+    auto gpus = xdev::list_physical_devices("GPU");
+    xdev::set_visible_devices({gpus[1]}, "GPU");
+    EXPECT_EQ(xdev::num_gpus(), 1);
+    EXPECT_EQ(xdev::try_gpu(0).device_type, "GPU");
+    EXPECT_EQ(xdev::try_gpu(1).device_type, "CPU");
+  });
+  IN_FRESH_PROCESS({
+    xdev::set_visible_devices({}, "GPU");
+    EXPECT_EQ(xdev::num_gpus(), 0);
+    EXPECT_EQ(xdev::try_gpu(0).device_type, "CPU");
+    EXPECT_EQ(xdev::try_all_gpus().at(0).device_type, "CPU");
+  });
+  IN_FRESH_PROCESS({
+    setenv("XDEV_VISIBLE_DEVICES", "GPU:1", 1);
+    EXPECT_EQ(xdev::num_gpus(), 1);
+    EXPECT_EQ(xdev::try_gpu(0).device_type, "GPU");
+    EXPECT_EQ(xdev::try_gpu(1).device_type, "CPU");
+  });
+  // Two logical GPUs on one visible physical GPU: num_gpus() counts physical
+  // GPUs, and try_gpu agrees with it.
+  IN_FRESH_PROCESS({
+    auto gpus = xdev::list_physical_devices("GPU");
+    xdev::set_visible_devices({gpus[0]}, "GPU");
+    xdev::set_logical_device_configuration(gpus[0], {{.memory_limit = 64}, {.memory_limit = 64}});
+    EXPECT_EQ(xdev::num_gpus(), 1);
+    EXPECT_EQ(xdev::try_gpu(0).device_type, "GPU");
+    EXPECT_EQ(xdev::try_gpu(1).device_type, "CPU");
+  });
+}
+
+// The growth variable is what get_memory_growth reports, and what the pools do.
+TEST_F(Config, GetMemoryGrowthReportsTheGrowthVariable) {
+  for (const char* variable : {"XDEV_FORCE_GPU_ALLOW_GROWTH", "TF_FORCE_GPU_ALLOW_GROWTH"}) {
+    IN_FRESH_PROCESS({
+      setenv(variable, "true", 1);
+      auto gpus = xdev::list_physical_devices("GPU");
+      EXPECT_TRUE(xdev::get_memory_growth(gpus[0]));
+      EXPECT_TRUE(xdev::get_memory_growth(gpus[1]));
+      EXPECT_TRUE(xdev::get_memory_info("GPU:0").growth);
+    });
+  }
+  IN_FRESH_PROCESS({
+    setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true", 1);
+    auto gpus = xdev::list_physical_devices("GPU");
+    xdev::set_memory_growth(gpus[1], false);
+    EXPECT_TRUE(xdev::get_memory_growth(gpus[0]));
+    EXPECT_FALSE(xdev::get_memory_growth(gpus[1]));
+    EXPECT_TRUE(xdev::get_memory_info("GPU:0").growth);
+    EXPECT_FALSE(xdev::get_memory_info("GPU:1").growth);
+  });
+  // The CPU grows by default: reported so.
+  IN_FRESH_PROCESS({
+    EXPECT_TRUE(xdev::get_memory_growth(cpu()));
+    EXPECT_TRUE(xdev::get_memory_info("CPU:0").growth);
+    EXPECT_FALSE(xdev::get_memory_growth(xdev::list_physical_devices("GPU")[0]));
+  });
+}
+
+// A bad value: one warning naming the variable, the value and what is used.
+TEST_F(Config, BadGrowthValueIsWarnedAboutOnce) {
+  IN_FRESH_PROCESS_STDERR(
+      ContainsTimes("TF_FORCE_GPU_ALLOW_GROWTH='maybe' is not a boolean (true/1/yes/on or "
+                    "false/0/no/off); ignored, as if unset",
+                    1),
+      {
+        setenv("TF_FORCE_GPU_ALLOW_GROWTH", "maybe", 1);
+        auto gpus = xdev::list_physical_devices("GPU");
+        EXPECT_FALSE(xdev::get_memory_growth(gpus[0]));
+        EXPECT_FALSE(xdev::get_memory_growth(gpus[1]));
+        EXPECT_FALSE(xdev::get_memory_info("GPU:0").growth);
+      });
+}
+
+// A visible-devices entry that names no device is warned about by name.
+TEST_F(Config, VisibleDevicesEntryNamingNoDeviceIsWarnedAbout) {
+  IN_FRESH_PROCESS_STDERR(
+      ContainsTimes("XDEV_VISIBLE_DEVICES: \"GPU:7\" names no physical device (there are "
+                    "GPU:0, GPU:1); ignored",
+                    1),
+      {
+        setenv("XDEV_VISIBLE_DEVICES", "GPU:7,GPU:0", 1);
+        EXPECT_EQ(xdev::num_gpus(), 1);
+      });
+  IN_FRESH_PROCESS_STDERR(
+      ::testing::AllOf(
+          ContainsTimes("\"TPU:0\" names no physical device (there is no TPU device)", 1),
+          ContainsTimes("names no existing TPU device: no TPU device is visible", 1)),
+      {
+        setenv("XDEV_VISIBLE_DEVICES", "TPU:0", 1);
+        EXPECT_EQ(xdev::num_gpus(), 2);
+      });
 }
 
 }  // namespace

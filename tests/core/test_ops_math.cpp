@@ -119,6 +119,13 @@ TEST(OpsMath, LeakyReluAndGelu) {
   EXPECT_EQ(xdev::leaky_relu(f64({-2.0, 3.0}), 0.5).to_vector<double>(),
             (std::vector<double>{-1.0, 3.0}));
   EXPECT_TRUE(std::isnan(xdev::leaky_relu(f64({kNan})).to_vector<double>()[0]));
+  // A finite alpha beyond float32's range, on float32 (found by fuzz_ops):
+  // alpha · 0 is 0, not float(alpha) · 0 = inf · 0 = NaN.
+  const std::vector<float> huge =
+      xdev::leaky_relu(f32({0.0f, -2.0f, 3.0f}), 1e300).to_vector<float>();
+  EXPECT_EQ(huge[0], 0.0f);
+  EXPECT_EQ(huge[1], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(huge[2], 3.0f);
   // x Φ(x), exact: Φ(1) = 0.8413447460685429.
   expect_near(xdev::gelu(f64({1.0, -1.0, 0.0})).to_vector<double>(),
               {0.8413447460685429, -0.15865525393145707, 0.0}, 1e-15);

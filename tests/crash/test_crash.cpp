@@ -124,6 +124,15 @@ TEST_F(ProbeTest, AHangingPluginIsKilledAtTheTimeout) {
   EXPECT_LT(took, std::chrono::seconds(10));
 }
 
+// Issue 11: a timeout too large for the clock (10^13 ms) made the deadline
+// wrap into the past, and every plugin "timed out". It is bounded now.
+TEST_F(ProbeTest, AHugeTimeoutDoesNotMakeEveryPluginTimeOut) {
+  ::setenv("XDEV_PROBE_TIMEOUT_MS", "10000000000000", 1);
+  ::setenv("XDEV_PROBE_PLUGINS", "always", 1);
+  auto plugin = load_plugin(copy_of_minimal());
+  EXPECT_TRUE(plugin->loaded()) << plugin->reason;
+}
+
 TEST_F(ProbeTest, TheRuntimeKeepsWorkingAmongMisbehavingPlugins) {
   ::setenv("XDEV_PROBE_TIMEOUT_MS", "400", 1);
   RuntimeOptions options = xdev_test::only_dirs({kCrash, kGood});

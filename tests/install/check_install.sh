@@ -24,6 +24,8 @@ grep -Eq 'loaded +cpu +'"$work/moved" <<<"$out" || { echo "FAIL: cpu plugin not 
 pcdir=$(dirname "$(find "$work/moved" -name xdev.pc | head -n 1)")
 export PKG_CONFIG_PATH=$pcdir
 flags=$(pkg-config --cflags --libs xdev)
+# A sanitizer build's libxdev needs its runtime first: build the program alike.
+[ -n "${XDEV_TEST_SANITIZE:-}" ] && flags="-fsanitize=$XDEV_TEST_SANITIZE $flags"
 libdir=$(pkg-config --variable=libdir xdev)
 plugindir=$(pkg-config --variable=plugindir xdev)
 [ -f "$plugindir/xdev_plugin_cpu.so" ] || { echo "FAIL: plugindir $plugindir has no cpu plugin"; exit 1; }

@@ -8,11 +8,13 @@
 //   class Config : public xdev_test::FreshProcessTest {};
 #pragma once
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 
 namespace xdev_test {
 
@@ -45,9 +47,24 @@ class FreshProcessTest : public ::testing::Test {
   static void SetUpTestSuite() { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
 };
 
+// Matches text in which `needle` occurs exactly `times` times (a warning
+// that must be printed once, not once per use).
+MATCHER_P2(ContainsTimes, needle, times,
+           std::string("contains \"") + needle + "\" " + std::to_string(times) + " time(s)") {
+  size_t count = 0;
+  for (size_t at = arg.find(needle); at != std::string::npos; at = arg.find(needle, at + 1)) {
+    ++count;
+  }
+  return count == static_cast<size_t>(times);
+}
+
 }  // namespace xdev_test
 
 // The parentheses of run_scenario keep the body's commas out of EXPECT_EXIT.
 #define IN_FRESH_PROCESS(...)                                             \
   EXPECT_EXIT(::xdev_test::run_scenario([&] { __VA_ARGS__; }),            \
               ::testing::ExitedWithCode(0), "")
+// The same, and the child's stderr must match `stderr_matcher`.
+#define IN_FRESH_PROCESS_STDERR(stderr_matcher, ...)                       \
+  EXPECT_EXIT(::xdev_test::run_scenario([&] { __VA_ARGS__; }),            \
+              ::testing::ExitedWithCode(0), stderr_matcher)

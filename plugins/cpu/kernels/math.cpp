@@ -97,7 +97,9 @@ struct LeakyReluOp {
   }
   template <typename T>
   T operator()(T v) const noexcept {
-    return v > T{0} ? v : static_cast<T>(alpha) * v;  // NaN stays NaN
+    // NaN stays NaN. The product in double, then rounded: alpha is any
+    // finite double, and float(1e300) * 0 would be NaN where alpha · 0 is 0.
+    return v > T{0} ? v : static_cast<T>(alpha * static_cast<double>(v));
   }
 };
 

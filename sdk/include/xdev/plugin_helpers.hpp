@@ -16,6 +16,7 @@
 //   KernelList          kernels registered at run time (e.g. with a context)
 //   kernel_info(), pointers_to()  constexpr kernel tables
 //   format()            printf into a std::string
+//   env_value::parse_*  environment values with range checks (<xdev/env_value.hpp>)
 //
 // Typical use (docs/plugin-guide.md has the whole walk-through):
 //
@@ -35,6 +36,7 @@
 //   }
 #pragma once
 
+#include <xdev/env_value.hpp>
 #include <xdev/plugin_helpers.h>
 
 #include <algorithm>

@@ -40,10 +40,11 @@ XDEV_API std::vector<PhysicalDevice> list_physical_devices(std::string_view devi
 // otherwise; same order and filter as list_physical_devices.
 XDEV_API std::vector<Device> list_logical_devices(std::string_view device_type = "");
 
-// Number of GPU devices ("Num GPUs Available: N").
+// Number of visible GPU devices ("Num GPUs Available: N"): the physical
+// GPUs left by set_visible_devices / XDEV_VISIBLE_DEVICES.
 XDEV_API int num_gpus();
 
-// GPU `i` if it exists, else CPU:0 (d2l's try_gpu).
+// GPU `i` if i < num_gpus(), else CPU:0 (d2l's try_gpu).
 XDEV_API Device try_gpu(int i = 0);
 
 // All GPUs, or {CPU:0} when there are none (d2l's try_all_gpus).

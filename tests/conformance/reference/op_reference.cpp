@@ -205,13 +205,30 @@ int64_t Tensor::get_int(int64_t i) const {
   }
 }
 
+namespace {
+
+// docs/ops.md "Cast": float -> int rounds toward zero, saturates at the
+// target's range, NaN gives 0. (A plain cast of an out-of-range double is
+// undefined behaviour; the op fuzzer's UBSan found it here with Fill 1e300.)
+template <typename Int>
+Int saturating_int(double v) {
+  if (std::isnan(v)) return 0;
+  // 2^31 and 2^63 are exact doubles.
+  const double high = sizeof(Int) == 4 ? 2147483648.0 : 9223372036854775808.0;
+  if (v >= high) return std::numeric_limits<Int>::max();
+  if (v < -high) return std::numeric_limits<Int>::min();
+  return static_cast<Int>(std::trunc(v));
+}
+
+}  // namespace
+
 void Tensor::set_double(int64_t i, double v) {
   unsigned char* p = storage.data() + storage_index(i) * static_cast<int64_t>(dtype_size(dtype));
   switch (dtype) {
     case XDEV_DTYPE_FLOAT32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
     case XDEV_DTYPE_FLOAT64: std::memcpy(p, &v, 8); break;
-    case XDEV_DTYPE_INT32: { auto x = static_cast<int32_t>(std::trunc(v)); std::memcpy(p, &x, 4); break; }
-    case XDEV_DTYPE_INT64: { auto x = static_cast<int64_t>(std::trunc(v)); std::memcpy(p, &x, 8); break; }
+    case XDEV_DTYPE_INT32: { auto x = saturating_int<int32_t>(v); std::memcpy(p, &x, 4); break; }
+    case XDEV_DTYPE_INT64: { auto x = saturating_int<int64_t>(v); std::memcpy(p, &x, 8); break; }
     case XDEV_DTYPE_BOOL: *p = v != 0.0 ? 1 : 0; break;
     default: break;
   }

@@ -98,27 +98,22 @@ Failure prefixed(const char* slot, Failure failure) {
 // ---------------------------------------------------------------------------
 // Configuration
 
-// Reads a whole decimal number from the environment; unset or empty means
-// `fallback`.
+// Reads a whole decimal number from the environment by the SDK's rules
+// (<xdev/env_value.hpp>); unset or empty means `fallback`. Stricter than the
+// shipped plugins on purpose: a test fixture set up wrong must not run, so a
+// bad value fails initialize with the parser's sentence instead of a warning.
 Failure read_env(const char* name, uint64_t fallback, uint64_t lowest, uint64_t highest,
                  uint64_t* out) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') {
-    *out = fallback;
-    return {};
+  const auto parsed = xdev::env_value::parse_uint(name, std::getenv(name), fallback, lowest,
+                                                  highest);
+  if (!parsed.ok()) {
+    // The parser's sentence says what a lenient reader would use instead;
+    // this fixture uses nothing.
+    const std::string what = parsed.warning.substr(0, parsed.warning.find("; using"));
+    return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s; the sim plugin does not start",
+                        what.c_str());
   }
-  uint64_t value = 0;
-  bool valid = true;
-  for (const char* c = text; *c != '\0' && valid; ++c) {
-    valid = *c >= '0' && *c <= '9' && value <= (UINT64_MAX - 9) / 10;
-    if (valid) value = value * 10 + static_cast<uint64_t>(*c - '0');
-  }
-  if (!valid || value < lowest || value > highest) {
-    return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
-                        "%s='%s' is not a whole number in [%" PRIu64 ", %" PRIu64 "]", name, text,
-                        lowest, highest);
-  }
-  *out = value;
+  *out = parsed.value;
   return {};
 }
 
