@@ -7,14 +7,14 @@
 // unset) and returns an EnvValue: the value to use and, when the text was
 // not acceptable, `warning`: one sentence that names the variable, the value
 // given and the value used instead. The rules:
-//   - unset or empty: the default, no warning;
-//   - a whole number is decimal digits only (no sign, space, or exponent):
-//     anything else gets the default; a number outside [lowest, highest]
-//     (including one too large for 64 bits) gets the nearest bound;
-//   - a boolean is true/1/yes/on or false/0/no/off, any case: anything else
-//     gets the default;
-//   - a choice is one of the listed words, any case: anything else gets the
-//     default.
+//  - unset or empty: the default, no warning;
+//  - a whole number is decimal digits only (no sign, space, or exponent):
+//    anything else gets the default; a number outside [lowest, highest]
+//    (including one too large for 64 bits) gets the nearest bound;
+//  - a boolean is true/1/yes/on or false/0/no/off, any case: anything else
+//    gets the default;
+//  - a choice is one of the listed words, any case: anything else gets the
+//    default.
 // Nothing here reads the environment or logs: the caller does (getenv is
 // the caller's business, and so is where the warning goes).
 #pragma once
