@@ -133,6 +133,11 @@ Tensor binary(OpId op, const Tensor& x, const Tensor& y) {
   return detail::run_defined_op(op, inputs, Attrs{});
 }
 
+Tensor ternary(OpId op, const Tensor& a, const Tensor& b, const Tensor& c) {
+  const Tensor* const inputs[3] = {&a, &b, &c};
+  return detail::run_defined_op(op, inputs, Attrs{});
+}
+
 Tensor unary(OpId op, const Tensor& x) {
   const Tensor* const inputs[1] = {&x};
   return detail::run_defined_op(op, inputs, Attrs{});
@@ -230,6 +235,23 @@ Tensor floor_div(const Tensor& x, const Tensor& y) { return binary(OpId::kFloorD
 Tensor floor_mod(const Tensor& x, const Tensor& y) { return binary(OpId::kFloorMod, x, y); }
 Tensor squared_difference(const Tensor& x, const Tensor& y) { return binary(OpId::kSquaredDifference, x, y); }
 Tensor pow(const Tensor& x, const Tensor& y) { return binary(OpId::kPow, x, y); }
+Tensor equal(const Tensor& x, const Tensor& y) { return binary(OpId::kEqual, x, y); }
+Tensor not_equal(const Tensor& x, const Tensor& y) { return binary(OpId::kNotEqual, x, y); }
+Tensor less(const Tensor& x, const Tensor& y) { return binary(OpId::kLess, x, y); }
+Tensor less_equal(const Tensor& x, const Tensor& y) { return binary(OpId::kLessEqual, x, y); }
+Tensor greater(const Tensor& x, const Tensor& y) { return binary(OpId::kGreater, x, y); }
+Tensor greater_equal(const Tensor& x, const Tensor& y) { return binary(OpId::kGreaterEqual, x, y); }
+Tensor logical_and(const Tensor& x, const Tensor& y) { return binary(OpId::kLogicalAnd, x, y); }
+Tensor logical_or(const Tensor& x, const Tensor& y) { return binary(OpId::kLogicalOr, x, y); }
+Tensor logical_not(const Tensor& x) { return unary(OpId::kLogicalNot, x); }
+Tensor is_nan(const Tensor& x) { return unary(OpId::kIsNan, x); }
+Tensor is_finite(const Tensor& x) { return unary(OpId::kIsFinite, x); }
+Tensor select(const Tensor& condition, const Tensor& x, const Tensor& y) {
+  return ternary(OpId::kSelect, condition, x, y);
+}
+Tensor clip_by_value(const Tensor& x, const Tensor& clip_value_min, const Tensor& clip_value_max) {
+  return ternary(OpId::kClipByValue, x, clip_value_min, clip_value_max);
+}
 Tensor neg(const Tensor& x) { return unary(OpId::kNeg, x); }
 Tensor relu(const Tensor& x) { return unary(OpId::kRelu, x); }
 Tensor abs(const Tensor& x) { return unary(OpId::kAbs, x); }

@@ -186,8 +186,17 @@ constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}}
 constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
 constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
+constexpr InputDef kBoolX[] = {{"x", kBoolDTypes}};
+constexpr InputDef kBoolXY[] = {{"x", kBoolDTypes}, {"y", kBoolDTypes, 0}};
+// Select: the condition, then the two inputs it chooses between (TF's SelectV2).
+constexpr InputDef kSelectInputs[] = {
+    {"condition", kBoolDTypes}, {"x", kAllDTypes}, {"y", kAllDTypes, 1}};
+constexpr InputDef kClipInputs[] = {
+    {"x", kNumberDTypes}, {"clip_value_min", kNumberDTypes, 0}, {"clip_value_max", kNumberDTypes, 0}};
 
 constexpr OutputDef kOutputLikeInput[] = {{"out"}};
+constexpr OutputDef kBoolOutput[] = {{"out", DTypeRule::kFixed, 0, nullptr, DType::kBool}};
+constexpr OutputDef kOutputLikeInput1[] = {{"out", DTypeRule::kInput, 1}};
 constexpr OutputDef kOutputOfDtypeAttr[] = {{"out", DTypeRule::kAttr, 0, attr::kDtype}};
 
 constexpr AttrDef kMatMulAttrs[] = {
@@ -268,6 +277,22 @@ constexpr OpDef binary(OpId id, const char* name, const char* summary,
           .shape = broadcast_shape,
           .output_doc = "the broadcast shape (NumPy rules)",
           .broadcast_inputs = true};
+}
+
+// An elementwise comparison of two inputs, broadcast: a bool output.
+constexpr OpDef comparison(OpId id, const char* name, const char* summary,
+                           std::span<const InputDef> inputs = kNumberXY) {
+  OpDef def = binary(id, name, summary, inputs);
+  def.outputs = kBoolOutput;
+  return def;
+}
+
+// An elementwise test of one input: a bool output of its shape.
+constexpr OpDef predicate(OpId id, const char* name, const char* summary,
+                          std::span<const InputDef> inputs) {
+  OpDef def = unary(id, name, summary, inputs);
+  def.outputs = kBoolOutput;
+  return def;
 }
 
 // A reduction over `axes`.
@@ -379,6 +404,36 @@ constexpr OpDef kFloorModDef =
            "x - ⌊x / y⌋ · y, the sign of y (integers: a zero divisor gives 0)");
 constexpr OpDef kSquaredDifferenceDef =
     binary(OpId::kSquaredDifference, "SquaredDifference", "(x - y)²");
+
+// Comparisons and logic (issue 13): bool results; docs/ops.md "Semantics"
+// says what NaN compares to.
+constexpr OpDef kEqualDef = comparison(OpId::kEqual, "Equal", "x == y (NaN: false)", kAnyXY);
+constexpr OpDef kNotEqualDef =
+    comparison(OpId::kNotEqual, "NotEqual", "x != y (NaN: true)", kAnyXY);
+constexpr OpDef kLessDef = comparison(OpId::kLess, "Less", "x < y (NaN: false)");
+constexpr OpDef kLessEqualDef = comparison(OpId::kLessEqual, "LessEqual", "x <= y (NaN: false)");
+constexpr OpDef kGreaterDef = comparison(OpId::kGreater, "Greater", "x > y (NaN: false)");
+constexpr OpDef kGreaterEqualDef =
+    comparison(OpId::kGreaterEqual, "GreaterEqual", "x >= y (NaN: false)");
+constexpr OpDef kLogicalAndDef = binary(OpId::kLogicalAnd, "LogicalAnd", "x and y", kBoolXY);
+constexpr OpDef kLogicalOrDef = binary(OpId::kLogicalOr, "LogicalOr", "x or y", kBoolXY);
+constexpr OpDef kLogicalNotDef = unary(OpId::kLogicalNot, "LogicalNot", "not x", kBoolX);
+constexpr OpDef kIsNanDef = predicate(OpId::kIsNan, "IsNan", "x is NaN", kFloatX);
+constexpr OpDef kIsFiniteDef =
+    predicate(OpId::kIsFinite, "IsFinite", "x is neither infinite nor NaN", kFloatX);
+constexpr OpDef kSelectDef = [] {
+  OpDef def = binary(OpId::kSelect, "Select",
+                     "condition ? x : y, element by element (TF SelectV2)", kSelectInputs);
+  def.outputs = kOutputLikeInput1;
+  def.output_doc = "the broadcast shape of the three inputs (NumPy rules), dtype of `x`";
+  return def;
+}();
+constexpr OpDef kClipByValueDef = [] {
+  OpDef def = binary(OpId::kClipByValue, "ClipByValue",
+                     "min(max(x, clip_value_min), clip_value_max) (NaN x stays NaN)", kClipInputs);
+  def.output_doc = "the broadcast shape of the three inputs (NumPy rules)";
+  return def;
+}();
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

@@ -73,7 +73,20 @@ namespace xdev::detail {
   X(Minimum) \
   X(FloorDiv) \
   X(FloorMod) \
-  X(SquaredDifference)
+  X(SquaredDifference) \
+  X(Equal) \
+  X(NotEqual) \
+  X(Less) \
+  X(LessEqual) \
+  X(Greater) \
+  X(GreaterEqual) \
+  X(LogicalAnd) \
+  X(LogicalOr) \
+  X(LogicalNot) \
+  X(IsNan) \
+  X(IsFinite) \
+  X(Select) \
+  X(ClipByValue)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -118,6 +131,7 @@ inline constexpr uint64_t kFloatDTypes = dtype_bit(DType::kFloat32) | dtype_bit(
 inline constexpr uint64_t kIntDTypes = dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
 inline constexpr uint64_t kNumberDTypes = kFloatDTypes | kIntDTypes;
 inline constexpr uint64_t kAllDTypes = kNumberDTypes | dtype_bit(DType::kBool);
+inline constexpr uint64_t kBoolDTypes = dtype_bit(DType::kBool);
 // The dtypes of a set, in enum order.
 std::string dtype_set_text(uint64_t dtypes);
 

@@ -152,6 +152,52 @@ TEST(OpReference, MeanOfIntegersAndOfNothing) {
   EXPECT_EQ(values(sum), (std::vector<double>{0, 0, 0}));
 }
 
+TEST(OpReference, ComparisonsTreatNaNAsUnequalAndInt64Exactly) {
+  const double nan = std::nan("");
+  Tensor x = from(XDEV_DTYPE_FLOAT64, {4}, {1, nan, -0.0, 2});
+  Tensor y = from(XDEV_DTYPE_FLOAT64, {4}, {1, nan, 0.0, 3});
+  const Tensor* in[] = {&x, &y};
+  auto run2 = [&](const char* op) {
+    Tensor out = make_contiguous(XDEV_DTYPE_BOOL, {4});
+    EXPECT_FALSE(run(op, in, {}, out)) << op;
+    return values(out);
+  };
+  EXPECT_EQ(run2("Equal"), (std::vector<double>{1, 0, 1, 0}));
+  EXPECT_EQ(run2("NotEqual"), (std::vector<double>{0, 1, 0, 1}));
+  EXPECT_EQ(run2("Less"), (std::vector<double>{0, 0, 0, 1}));
+  EXPECT_EQ(run2("GreaterEqual"), (std::vector<double>{1, 0, 1, 0}));
+  // 2^53 + 1 and 2^53 are one double but two int64 values.
+  Tensor a = make_contiguous(XDEV_DTYPE_INT64, {1});
+  Tensor b = make_contiguous(XDEV_DTYPE_INT64, {1});
+  a.set_int(0, (int64_t{1} << 53) + 1);
+  b.set_int(0, int64_t{1} << 53);
+  const Tensor* ab[] = {&a, &b};
+  Tensor out = make_contiguous(XDEV_DTYPE_BOOL, {1});
+  ASSERT_FALSE(run("Greater", ab, {}, out));
+  EXPECT_EQ(out.get_int(0), 1);
+}
+
+TEST(OpReference, SelectAndClipByValue) {
+  const double nan = std::nan("");
+  Tensor c = from(XDEV_DTYPE_BOOL, {3}, {1, 0, 1});
+  Tensor x = from(XDEV_DTYPE_FLOAT32, {3}, {1, 2, 3});
+  Tensor y = from(XDEV_DTYPE_FLOAT32, {3}, {-1, -2, -3});
+  const Tensor* sel[] = {&c, &x, &y};
+  Tensor out = make_contiguous(XDEV_DTYPE_FLOAT32, {3});
+  ASSERT_FALSE(run("Select", sel, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{1, -2, 3}));
+  Tensor v = from(XDEV_DTYPE_FLOAT64, {4}, {-5, 0.5, 7, nan});
+  Tensor lo = from(XDEV_DTYPE_FLOAT64, {4}, {0, 0, 0, 0});
+  Tensor hi = from(XDEV_DTYPE_FLOAT64, {4}, {1, 1, 1, 1});
+  const Tensor* clip[] = {&v, &lo, &hi};
+  Tensor clipped = make_contiguous(XDEV_DTYPE_FLOAT64, {4});
+  ASSERT_FALSE(run("ClipByValue", clip, {}, clipped));
+  EXPECT_EQ(clipped.get_double(0), 0.0);
+  EXPECT_EQ(clipped.get_double(1), 0.5);
+  EXPECT_EQ(clipped.get_double(2), 1.0);
+  EXPECT_TRUE(std::isnan(clipped.get_double(3)));
+}
+
 TEST(OpReference, MathEdgeCasesOfTheDocs) {
   const double nan = std::nan(""), inf = INFINITY;
   auto run1 = [](const char* op, xdev_dtype_t dtype, const std::vector<double>& x,

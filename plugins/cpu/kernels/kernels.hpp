@@ -54,5 +54,19 @@ xdev_status_t* kernel_floor_div(void* context, const xdev_kernel_call_t* call) n
 xdev_status_t* kernel_floor_mod(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_squared_difference(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_pow(void* context, const xdev_kernel_call_t* call) noexcept;
+// Comparisons and logic (compare.cpp).
+xdev_status_t* kernel_equal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_not_equal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_less(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_less_equal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_greater(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_greater_equal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_logical_and(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_logical_or(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_logical_not(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_is_nan(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_is_finite(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_select(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_clip_by_value(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

@@ -65,6 +65,20 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("FloorMod", kNumeric, kNumeric, &kernel_floor_mod),
     info("SquaredDifference", kNumeric, kNumeric, &kernel_squared_difference),
     info("Pow", kFloats, kFloats, &kernel_pow),
+    info("Equal", kAllDtypes, kBool, &kernel_equal),
+    info("NotEqual", kAllDtypes, kBool, &kernel_not_equal),
+    info("Less", kNumeric, kBool, &kernel_less),
+    info("LessEqual", kNumeric, kBool, &kernel_less_equal),
+    info("Greater", kNumeric, kBool, &kernel_greater),
+    info("GreaterEqual", kNumeric, kBool, &kernel_greater_equal),
+    info("LogicalAnd", kBool, kBool, &kernel_logical_and),
+    info("LogicalOr", kBool, kBool, &kernel_logical_or),
+    info("LogicalNot", kBool, kBool, &kernel_logical_not),
+    info("IsNan", kFloats, kBool, &kernel_is_nan),
+    info("IsFinite", kFloats, kBool, &kernel_is_finite),
+    // Looked up by the condition's dtype; x, y and the output any dtype.
+    info("Select", kBool, kAllDtypes, &kernel_select),
+    info("ClipByValue", kNumeric, kNumeric, &kernel_clip_by_value),
 };
 
 template <size_t... I>

@@ -125,6 +125,28 @@ XDEV_API Tensor minimum(const Tensor& x, const Tensor& y);
 XDEV_API Tensor floor_div(const Tensor& x, const Tensor& y);
 XDEV_API Tensor floor_mod(const Tensor& x, const Tensor& y);
 XDEV_API Tensor squared_difference(const Tensor& x, const Tensor& y);
+// Comparisons with NumPy broadcasting, giving bool (docs/ops.md "Semantics":
+// NaN compares unequal to everything). equal and not_equal take every dtype,
+// the orderings every number dtype; both inputs must have the same dtype.
+XDEV_API Tensor equal(const Tensor& x, const Tensor& y);
+XDEV_API Tensor not_equal(const Tensor& x, const Tensor& y);
+XDEV_API Tensor less(const Tensor& x, const Tensor& y);
+XDEV_API Tensor less_equal(const Tensor& x, const Tensor& y);
+XDEV_API Tensor greater(const Tensor& x, const Tensor& y);
+XDEV_API Tensor greater_equal(const Tensor& x, const Tensor& y);
+// Logic on bool tensors (broadcast).
+XDEV_API Tensor logical_and(const Tensor& x, const Tensor& y);
+XDEV_API Tensor logical_or(const Tensor& x, const Tensor& y);
+XDEV_API Tensor logical_not(const Tensor& x);
+// float32/float64 -> bool.
+XDEV_API Tensor is_nan(const Tensor& x);
+XDEV_API Tensor is_finite(const Tensor& x);
+// condition ? x : y element by element, the three broadcast together (like
+// tf.where with x and y, TF's SelectV2); condition is bool, x and y of one dtype.
+XDEV_API Tensor select(const Tensor& condition, const Tensor& x, const Tensor& y);
+// min(max(x, clip_value_min), clip_value_max), the three broadcast together.
+XDEV_API Tensor clip_by_value(const Tensor& x, const Tensor& clip_value_min,
+                              const Tensor& clip_value_max);
 // Sum of tensors of one shape and dtype (they may live on different devices).
 XDEV_API Tensor add_n(const std::vector<Tensor>& inputs);
 XDEV_API Tensor cast(const Tensor& x, DType dtype);

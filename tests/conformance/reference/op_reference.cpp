@@ -410,6 +410,90 @@ std::optional<std::string> math(const Call& c) {
   return std::nullopt;
 }
 
+// Comparisons, logic, IsNan, IsFinite: bool results, from the inputs'
+// values (floats in double, where NaN compares unequal to everything).
+bool compare_values(OpId op, double x, double y) {
+  switch (op) {
+    case OpId::kEqual: return x == y;
+    case OpId::kNotEqual: return x != y;
+    case OpId::kLess: return x < y;
+    case OpId::kLessEqual: return x <= y;
+    case OpId::kGreater: return x > y;
+    case OpId::kGreaterEqual: return x >= y;
+    case OpId::kLogicalAnd: return x != 0 && y != 0;
+    case OpId::kLogicalOr: return x != 0 || y != 0;
+    default: return false;
+  }
+}
+
+std::optional<std::string> comparison(const Call& c) {
+  if (auto e = need_inputs(c, 2)) return e;
+  const Tensor& x = *c.inputs[0];
+  const Tensor& y = *c.inputs[1];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    bool v;
+    if (is_float(x.dtype)) {
+      v = compare_values(c.op, x.get_double(i), y.get_double(i));
+    } else {
+      // Integers exactly (int64 does not fit a double).
+      const int64_t a = x.get_int(i), b = y.get_int(i);
+      v = compare_values(c.op, a < b ? -1.0 : a > b ? 1.0 : 0.0, 0.0);
+      if (c.op == OpId::kLogicalAnd || c.op == OpId::kLogicalOr) {
+        v = compare_values(c.op, static_cast<double>(a != 0), static_cast<double>(b != 0));
+      }
+    }
+    out.set_int(i, v ? 1 : 0);
+  }
+  return std::nullopt;
+}
+
+// LogicalNot, IsNan, IsFinite.
+std::optional<std::string> predicate(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const double v = x.get_double(i);
+    bool r = false;
+    if (c.op == OpId::kLogicalNot) r = v == 0.0;
+    if (c.op == OpId::kIsNan) r = std::isnan(v);
+    if (c.op == OpId::kIsFinite) r = std::isfinite(v);
+    out.set_int(i, r ? 1 : 0);
+  }
+  return std::nullopt;
+}
+
+// Select: condition ? x : y, copied exactly (bits of floats included).
+std::optional<std::string> select_value(const Call& c) {
+  if (auto e = need_inputs(c, 3)) return e;
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const Tensor& from = c.inputs[0]->get_int(i) != 0 ? *c.inputs[1] : *c.inputs[2];
+    if (is_float(out.dtype)) out.set_double(i, from.get_double(i));
+    else out.set_int(i, from.get_int(i));
+  }
+  return std::nullopt;
+}
+
+// ClipByValue: min(max(x, lo), hi); NaN x stays NaN; hi wins where lo > hi.
+std::optional<std::string> clip(const Call& c) {
+  if (auto e = need_inputs(c, 3)) return e;
+  const Tensor& x = *c.inputs[0];
+  const Tensor& lo = *c.inputs[1];
+  const Tensor& hi = *c.inputs[2];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (is_float(out.dtype)) {
+      const double v = x.get_double(i);
+      out.set_double(i, std::isnan(v) ? v : std::min(std::max(v, lo.get_double(i)), hi.get_double(i)));
+    } else {
+      out.set_int(i, std::min(std::max(x.get_int(i), lo.get_int(i)), hi.get_int(i)));
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> add_n(const Call& c) {
   if (c.inputs.empty()) return std::string("AddN takes at least one input");
   if (c.outputs.size() != 1) return std::string("AddN has one output");
@@ -738,6 +822,17 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kLeakyRelu)] = {.run = math, .tolerance = math_tolerance,
                                 .attr_sets = leaky_relu_values};
   r[index(OpId::kGelu)] = {.run = math, .tolerance = math_tolerance, .attr_sets = gelu_values};
+  for (OpId op : {OpId::kEqual, OpId::kNotEqual, OpId::kLess, OpId::kLessEqual, OpId::kGreater,
+                  OpId::kGreaterEqual}) {
+    r[index(op)] = {.run = comparison, .values = {Values::kSpecial, Values::kSpecial}};
+  }
+  r[index(OpId::kLogicalAnd)] = {.run = comparison};
+  r[index(OpId::kLogicalOr)] = {.run = comparison};
+  r[index(OpId::kLogicalNot)] = {.run = predicate};
+  r[index(OpId::kIsNan)] = {.run = predicate, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kIsFinite)] = {.run = predicate, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kSelect)] = {.run = select_value, .values = {Values::kGeneral, Values::kSpecial}};
+  r[index(OpId::kClipByValue)] = {.run = clip};
   return r;
 }();
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -133,6 +134,7 @@ class Generator {
         case XDEV_DTYPE_INT32:
         case XDEV_DTYPE_INT64:
           if (values == Values::kCast) flat.set_int(at, integer(-100, 100));
+          else if (values == Values::kSpecial) flat.set_int(at, integer(-2, 2));
           else flat.set_int(at, integer(-9, 9));
           break;
         default:
@@ -142,6 +144,11 @@ class Generator {
             double v = pick == 0 ? 0.0 : pick == 1 ? std::trunc(uniform(-100, 100))
                                                    : uniform(-100, 100);
             flat.set_double(at, v);
+          } else if (values == Values::kSpecial) {
+            constexpr double kInf = std::numeric_limits<double>::infinity();
+            constexpr double kPick[] = {0.0, -0.0, 0.5, -0.5, 1.0, -1.0, kInf, -kInf,
+                                        std::numeric_limits<double>::quiet_NaN()};
+            flat.set_double(at, kPick[integer(0, 8)]);
           } else if (values == Values::kDivisor) {
             flat.set_double(at, integer(0, 19) == 0 ? 0.0 : uniform(-2, 2));
           } else {
@@ -219,6 +226,7 @@ std::vector<Case> same_shape_cases(Generator& g, const OpDef& def, const ref::Re
   const Shape shapes[] = {
       {{}, {}, false, 3, "scalar"},
       {{7}, {}, false, 1, "vector"},
+      {{4, 0}, {}, false, 2, "empty"},
       {{3, 5}, {}, true, 2, "scrambled"},
       {{2, 3, 4}, {}, true, 5, "rank 3, scrambled"},
       {{4, 5}, {true, false}, false, 2, "broadcast along axis 0 (stride 0)"},
@@ -270,6 +278,7 @@ std::vector<Case> broadcast_cases(Generator& g, const OpDef& def, const ref::Ref
       {{3, 1, 5}, {true, false, false}, {false, false, true}, true, "both broadcast"},
       {{2, 3, 2, 5}, {}, {}, true, "rank 4, scrambled"},
       {{6, 1}, {}, {}, false, "unit axis"},
+      {{0, 3}, {}, {true, false}, false, "empty, y broadcast along axis 0"},
       {{517, 300}, {}, {true, false}, false, "large, y broadcast along axis 0"},
       {{100003}, {}, {}, false, "large vectors"},
   };
