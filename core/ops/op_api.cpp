@@ -308,6 +308,24 @@ Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
 Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
   return reduce(OpId::kMean, x, axes, keepdims);
 }
+Tensor max(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kMax, x, axes, keepdims);
+}
+Tensor min(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kMin, x, axes, keepdims);
+}
+Tensor prod(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kProd, x, axes, keepdims);
+}
+Tensor any(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kAny, x, axes, keepdims);
+}
+Tensor all(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kAll, x, axes, keepdims);
+}
+Tensor logsumexp(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kLogSumExp, x, axes, keepdims);
+}
 
 // A strided view with the axes permuted, made contiguous by Copy.
 Tensor transpose(const Tensor& x, const std::vector<int>& perm) {

@@ -296,11 +296,12 @@ constexpr OpDef predicate(OpId id, const char* name, const char* summary,
 }
 
 // A reduction over `axes`.
-constexpr OpDef reduction(OpId id, const char* name, const char* summary) {
+constexpr OpDef reduction(OpId id, const char* name, const char* summary,
+                          std::span<const InputDef> inputs = kNumberX) {
   return {.id = id,
           .name = name,
           .summary = summary,
-          .inputs = kNumberX,
+          .inputs = inputs,
           .attrs = kReduceAttrs,
           .outputs = kOutputLikeInput,
           .shape_class = ShapeClass::kReduce,
@@ -434,6 +435,16 @@ constexpr OpDef kClipByValueDef = [] {
   def.output_doc = "the broadcast shape of the three inputs (NumPy rules)";
   return def;
 }();
+
+// Reductions (issue 13): docs/ops.md "Semantics" gives each one's value over
+// zero elements.
+constexpr OpDef kMaxDef = reduction(OpId::kMax, "Max", "maximum over `axes` (NaN if any is NaN)");
+constexpr OpDef kMinDef = reduction(OpId::kMin, "Min", "minimum over `axes` (NaN if any is NaN)");
+constexpr OpDef kProdDef = reduction(OpId::kProd, "Prod", "product over `axes`");
+constexpr OpDef kAnyDef = reduction(OpId::kAny, "Any", "logical or over `axes`", kBoolX);
+constexpr OpDef kAllDef = reduction(OpId::kAll, "All", "logical and over `axes`", kBoolX);
+constexpr OpDef kLogSumExpDef =
+    reduction(OpId::kLogSumExp, "LogSumExp", "ln Σ eˣ over `axes`, computed stably", kFloatX);
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

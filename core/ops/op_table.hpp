@@ -86,7 +86,13 @@ namespace xdev::detail {
   X(IsNan) \
   X(IsFinite) \
   X(Select) \
-  X(ClipByValue)
+  X(ClipByValue) \
+  X(Max) \
+  X(Min) \
+  X(Prod) \
+  X(Any) \
+  X(All) \
+  X(LogSumExp)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,

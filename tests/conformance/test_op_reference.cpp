@@ -198,6 +198,41 @@ TEST(OpReference, SelectAndClipByValue) {
   EXPECT_TRUE(std::isnan(clipped.get_double(3)));
 }
 
+TEST(OpReference, ReductionsOfNothingGiveTheirIdentity) {
+  int64_t axes[] = {1};
+  xdev_attr_t ax{};
+  ax.name = "axes";
+  ax.kind = XDEV_ATTR_INTS;
+  ax.value.ints.values = axes;
+  ax.value.ints.count = 1;
+  xdev_attr_t attrs[] = {ax, attr_bool("keepdims", false)};
+  Tensor empty = make_contiguous(XDEV_DTYPE_FLOAT64, {2, 0});
+  const Tensor* in[] = {&empty};
+  auto reduce = [&](const char* op) {
+    Tensor out = make_contiguous(XDEV_DTYPE_FLOAT64, {2});
+    EXPECT_FALSE(run(op, in, attrs, out)) << op;
+    return out.get_double(0);
+  };
+  EXPECT_EQ(reduce("Max"), -INFINITY);
+  EXPECT_EQ(reduce("Min"), INFINITY);
+  EXPECT_EQ(reduce("Prod"), 1.0);
+  EXPECT_EQ(reduce("LogSumExp"), -INFINITY);
+  Tensor bools = make_contiguous(XDEV_DTYPE_BOOL, {2, 0});
+  const Tensor* bin[] = {&bools};
+  Tensor any = make_contiguous(XDEV_DTYPE_BOOL, {2});
+  Tensor all = make_contiguous(XDEV_DTYPE_BOOL, {2});
+  ASSERT_FALSE(run("Any", bin, attrs, any));
+  ASSERT_FALSE(run("All", bin, attrs, all));
+  EXPECT_EQ(values(any), (std::vector<double>{0, 0}));
+  EXPECT_EQ(values(all), (std::vector<double>{1, 1}));
+  // LogSumExp of [1000, 1000] is 1000 + ln 2, without overflow.
+  Tensor big = from(XDEV_DTYPE_FLOAT64, {1, 2}, {1000, 1000});
+  const Tensor* bigin[] = {&big};
+  Tensor lse = make_contiguous(XDEV_DTYPE_FLOAT64, {1});
+  ASSERT_FALSE(run("LogSumExp", bigin, attrs, lse));
+  EXPECT_DOUBLE_EQ(lse.get_double(0), 1000.0 + std::log(2.0));
+}
+
 TEST(OpReference, MathEdgeCasesOfTheDocs) {
   const double nan = std::nan(""), inf = INFINITY;
   auto run1 = [](const char* op, xdev_dtype_t dtype, const std::vector<double>& x,

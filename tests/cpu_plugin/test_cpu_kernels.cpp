@@ -347,7 +347,9 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       // Comparisons and logic (issue 13); Select is looked up by its bool condition.
       {"Equal", all}, {"NotEqual", all}, {"Less", num}, {"LessEqual", num}, {"Greater", num},
       {"GreaterEqual", num}, {"LogicalAnd", b}, {"LogicalOr", b}, {"LogicalNot", b},
-      {"IsNan", f}, {"IsFinite", f}, {"Select", b}, {"ClipByValue", num}};
+      {"IsNan", f}, {"IsFinite", f}, {"Select", b}, {"ClipByValue", num},
+      // Reductions (issue 13).
+      {"Max", num}, {"Min", num}, {"Prod", num}, {"Any", b}, {"All", b}, {"LogSumExp", f}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);

@@ -292,7 +292,8 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "SquaredDifference", "Equal", "NotEqual", "Less",
                                    "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
                                    "LogicalOr", "LogicalNot", "IsNan", "IsFinite", "Select",
-                                   "ClipByValue"}));
+                                   "ClipByValue", "Max", "Min", "Prod", "Any", "All",
+                                   "LogSumExp"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

@@ -22,6 +22,13 @@ xdev_status_t* kernel_add_n(void* context, const xdev_kernel_call_t* call) noexc
 xdev_status_t* kernel_cast(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_sum(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_mean(void* context, const xdev_kernel_call_t* call) noexcept;
+// Further reductions (reduce.cpp).
+xdev_status_t* kernel_max(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_min(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_prod(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_any(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_all(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_log_sum_exp(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_copy(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;

@@ -79,6 +79,12 @@ constexpr xdev_kernel_info_t kInfos[] = {
     // Looked up by the condition's dtype; x, y and the output any dtype.
     info("Select", kBool, kAllDtypes, &kernel_select),
     info("ClipByValue", kNumeric, kNumeric, &kernel_clip_by_value),
+    info("Max", kNumeric, kNumeric, &kernel_max),
+    info("Min", kNumeric, kNumeric, &kernel_min),
+    info("Prod", kNumeric, kNumeric, &kernel_prod),
+    info("Any", kBool, kBool, &kernel_any),
+    info("All", kBool, kBool, &kernel_all),
+    info("LogSumExp", kFloats, kFloats, &kernel_log_sum_exp),
 };
 
 template <size_t... I>

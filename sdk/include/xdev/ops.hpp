@@ -153,6 +153,17 @@ XDEV_API Tensor cast(const Tensor& x, DType dtype);
 // Over `axes` (negative counts from the end; empty: all axes).
 XDEV_API Tensor sum(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
 XDEV_API Tensor mean(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+// Reductions over `axes` like sum (docs/ops.md "Semantics": the value over
+// zero elements). max, min and prod take every number dtype (max and min give
+// NaN if an element is NaN); any and all bool; logsumexp float32/float64,
+// ln Σ eˣ computed without overflow.
+XDEV_API Tensor max(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor min(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor prod(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor any(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor all(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor logsumexp(const Tensor& x, const std::vector<int>& axes = {},
+                          bool keepdims = false);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

@@ -527,6 +527,85 @@ std::optional<std::string> cast(const Call& c) {
   return std::nullopt;
 }
 
+// Max, Min, Prod, Any, All, LogSumExp: each output from the list of its
+// reduced elements (floats in double, integers in int64 / wrapping uint64).
+std::optional<std::string> reduce_other(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  std::vector<bool> reduced;
+  if (auto e = reduced_axes(x, c.attrs, reduced)) return e;
+  std::vector<std::vector<int64_t>> members(static_cast<size_t>(out.num_elements()));
+  const std::vector<int64_t> map = reduce_map(x, reduced);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    members[static_cast<size_t>(map[static_cast<size_t>(i)])].push_back(i);
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const bool floats = is_float(x.dtype);
+  for (int64_t o = 0; o < out.num_elements(); ++o) {
+    const std::vector<int64_t>& m = members[static_cast<size_t>(o)];
+    switch (c.op) {
+      case OpId::kMax:
+      case OpId::kMin: {
+        const bool max = c.op == OpId::kMax;
+        if (floats) {
+          double v = max ? -kInf : kInf;
+          for (int64_t i : m) {
+            const double e = x.get_double(i);
+            if (std::isnan(e) || std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
+            else v = max ? std::max(v, e) : std::min(v, e);
+          }
+          out.set_double(o, v);
+        } else {
+          const bool i32 = x.dtype == XDEV_DTYPE_INT32;
+          int64_t v = max ? (i32 ? INT32_MIN : INT64_MIN) : (i32 ? INT32_MAX : INT64_MAX);
+          for (int64_t i : m) v = max ? std::max(v, x.get_int(i)) : std::min(v, x.get_int(i));
+          out.set_int(o, v);
+        }
+        break;
+      }
+      case OpId::kProd:
+        if (floats) {
+          double v = 1.0;
+          for (int64_t i : m) v *= x.get_double(i);
+          out.set_double(o, v);
+        } else {
+          uint64_t v = 1;
+          for (int64_t i : m) v *= static_cast<uint64_t>(x.get_int(i));
+          out.set_int(o, static_cast<int64_t>(v));
+        }
+        break;
+      case OpId::kAny:
+      case OpId::kAll: {
+        const bool any = c.op == OpId::kAny;
+        bool v = !any;
+        for (int64_t i : m) v = any ? (v || x.get_int(i) != 0) : (v && x.get_int(i) != 0);
+        out.set_int(o, v ? 1 : 0);
+        break;
+      }
+      default: {  // LogSumExp: max + ln Σ e^(x - max), two passes
+        double top = -kInf;
+        bool nan = false;
+        for (int64_t i : m) {
+          const double e = x.get_double(i);
+          nan = nan || std::isnan(e);
+          top = std::max(top, e);
+        }
+        if (nan) {
+          out.set_double(o, std::numeric_limits<double>::quiet_NaN());
+        } else if (std::isinf(top)) {
+          out.set_double(o, top);
+        } else {
+          double s = 0.0;
+          for (int64_t i : m) s += std::exp(x.get_double(i) - top);
+          out.set_double(o, top + std::log(s));
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -698,6 +777,31 @@ std::vector<Tolerance> add_n_tolerance(const Call& c, size_t output) {
 
 // docs/ops.md: relative 1e-5 * log2(n) for float32 (float64: 1e-12), taken
 // relative to sum |x| so cancellation does not make it unreachable.
+// Prod and LogSumExp: computed in double on both sides (in another order),
+// then rounded once: a few ulp of the result, and for LogSumExp a few ulp of
+// its terms (max + ln Σ may cancel).
+std::vector<Tolerance> reduce_other_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype)) return tol;
+  const double eps = epsilon(out.dtype);
+  // Rounding in double grows with the count of elements (summation order).
+  double count = 1.0;
+  std::vector<bool> reduced;
+  if (c.inputs.size() == 1 && !reduced_axes(*c.inputs[0], c.attrs, reduced)) {
+    for (size_t k = 0; k < reduced.size(); ++k) {
+      if (reduced[k]) count *= static_cast<double>(c.inputs[0]->shape[k]);
+    }
+  }
+  const double drift = 2 * count * DBL_EPSILON;
+  for (size_t o = 0; o < tol.size(); ++o) {
+    const double w = std::fabs(out.get_double(static_cast<int64_t>(o)));
+    tol[o].rel = 4 * eps + drift;
+    if (c.op == OpId::kLogSumExp) tol[o].abs += (4 * eps + drift) * (1.0 + w);
+  }
+  return tol;
+}
+
 std::vector<Tolerance> reduce_tolerance(const Call& c, size_t output) {
   const Tensor& out = c.outputs[output];
   std::vector<Tolerance> tol = base_tolerance(out);
@@ -833,6 +937,9 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kIsFinite)] = {.run = predicate, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kSelect)] = {.run = select_value, .values = {Values::kGeneral, Values::kSpecial}};
   r[index(OpId::kClipByValue)] = {.run = clip};
+  for (OpId op : {OpId::kMax, OpId::kMin, OpId::kAny, OpId::kAll}) r[index(op)] = {.run = reduce_other};
+  r[index(OpId::kProd)] = {.run = reduce_other, .tolerance = reduce_other_tolerance};
+  r[index(OpId::kLogSumExp)] = {.run = reduce_other, .tolerance = reduce_other_tolerance};
   return r;
 }();
 
