@@ -27,6 +27,16 @@ std::vector<double> values(const Tensor& t) {
 
 using xdev_test::attr_bool;
 
+// The `axes` attribute listing `axes` (which must outlive it).
+xdev_attr_t axes_attr(std::span<const int64_t> axes) {
+  xdev_attr_t a{};
+  a.name = "axes";
+  a.kind = XDEV_ATTR_INTS;
+  a.value.ints.values = axes.data();
+  a.value.ints.count = static_cast<int64_t>(axes.size());
+  return a;
+}
+
 // docs/adding-an-op.md: an op of the core's table without a reference does
 // not build (a static_assert in op_reference.cpp); this names it as well, and
 // checks that the suite can make test data for it: every attribute it needs
@@ -132,13 +142,8 @@ TEST(OpReference, MeanOfIntegersAndOfNothing) {
   Tensor x = from(XDEV_DTYPE_INT64, {2, 3}, {1, 2, 4, -1, -2, -4});
   Tensor out = make_contiguous(XDEV_DTYPE_INT64, {2});
   const Tensor* in[] = {&x};
-  int64_t axes[] = {1};
-  xdev_attr_t ax{};
-  ax.name = "axes";
-  ax.kind = XDEV_ATTR_INTS;
-  ax.value.ints.values = axes;
-  ax.value.ints.count = 1;
-  xdev_attr_t attrs[] = {ax, attr_bool("keepdims", false)};
+  const int64_t axes[] = {1};
+  xdev_attr_t attrs[] = {axes_attr(axes), attr_bool("keepdims", false)};
   ASSERT_FALSE(run("Mean", in, attrs, out));
   EXPECT_EQ(values(out), (std::vector<double>{2, -2}));  // 7/3 and -7/3 toward zero
 
@@ -199,13 +204,8 @@ TEST(OpReference, SelectAndClipByValue) {
 }
 
 TEST(OpReference, ReductionsOfNothingGiveTheirIdentity) {
-  int64_t axes[] = {1};
-  xdev_attr_t ax{};
-  ax.name = "axes";
-  ax.kind = XDEV_ATTR_INTS;
-  ax.value.ints.values = axes;
-  ax.value.ints.count = 1;
-  xdev_attr_t attrs[] = {ax, attr_bool("keepdims", false)};
+  const int64_t axes[] = {1};
+  xdev_attr_t attrs[] = {axes_attr(axes), attr_bool("keepdims", false)};
   Tensor empty = make_contiguous(XDEV_DTYPE_FLOAT64, {2, 0});
   const Tensor* in[] = {&empty};
   auto reduce = [&](const char* op) {

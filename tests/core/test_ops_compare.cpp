@@ -6,48 +6,20 @@
 
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include <xdev/xdev.hpp>
 
+#include "op_values.hpp"
+
 namespace {
 
-using ::testing::HasSubstr;
 using xdev::DType;
 using xdev::Shape;
 using xdev::Tensor;
-
-const double kNan = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
-
-Tensor f64(const std::vector<double>& v) {
-  return xdev::constant(v, Shape{static_cast<int64_t>(v.size())});
-}
-Tensor i64(const std::vector<int64_t>& v) {
-  return xdev::constant(v, Shape{static_cast<int64_t>(v.size())});
-}
-Tensor flags(const std::vector<bool>& v) {
-  std::vector<uint8_t> bytes(v.begin(), v.end());
-  return xdev::constant(bytes.data(), DType::kBool, Shape{static_cast<int64_t>(v.size())});
-}
-std::vector<bool> bools(const Tensor& t) {
-  EXPECT_EQ(t.dtype(), DType::kBool);
-  return t.to_vector<bool>();
-}
-
-// Calls `fn` and expects kInvalidArgument naming every string of `names`.
-void expect_refused(const std::function<void()>& fn, const std::vector<std::string>& names) {
-  try {
-    fn();
-    ADD_FAILURE() << "the call was accepted";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kInvalidArgument) << e.what();
-    for (const std::string& n : names) EXPECT_THAT(e.what(), HasSubstr(n));
-  }
-}
+using namespace xdev_test;
 
 TEST(OpsCompare, ComparisonsOfFloatsWithNaN) {
   const Tensor x = f64({1.0, 2.0, kNan, -0.0, kInf});
