@@ -675,14 +675,23 @@ void kernel_registry(Context& ctx) {
   require(again.size() == kernels.size(), "kernels answered differently the second time");
 }
 
-// The dtype of each input when input 0 has `dtype`: an input tied to an
-// earlier one has its dtype, another takes the first dtype it accepts.
-std::vector<xdev_dtype_t> input_dtypes(const OpDef& def, xdev_dtype_t dtype) {
+// The input after input 0 whose dtype output 0 takes (Select's x), or 0.
+size_t output_source(const OpDef& def) {
+  const xdev::detail::OutputDef& o = def.outputs[0];
+  return o.dtype_rule == xdev::detail::DTypeRule::kInput ? static_cast<size_t>(o.input) : 0;
+}
+
+// The dtype of each input when input 0 has `dtype` and output 0 `out`: the
+// input output 0 takes its dtype from has `out`, an input tied to an earlier
+// one has its dtype, another takes the first dtype it accepts.
+std::vector<xdev_dtype_t> input_dtypes(const OpDef& def, xdev_dtype_t dtype, xdev_dtype_t out) {
   std::vector<xdev_dtype_t> in;
+  const size_t source = output_source(def);
   for (size_t i = 0; i < def.inputs.size(); ++i) {
     const xdev::detail::InputDef& d = def.inputs[i];
     if (i == 0) in.push_back(dtype);
     else if (d.same_dtype_as >= 0) in.push_back(in[static_cast<size_t>(d.same_dtype_as)]);
+    else if (i == source) in.push_back(out);
     else {
       xdev_dtype_t first = XDEV_DTYPE_INVALID;
       for (xdev_dtype_t dt : ref::op_dtypes()) {
@@ -695,12 +704,21 @@ std::vector<xdev_dtype_t> input_dtypes(const OpDef& def, xdev_dtype_t dtype) {
 }
 
 // The dtypes of output 0 the table allows when input 0 is `in` (no inputs:
-// any output dtype the op allows).
+// any output dtype the op allows; an output of a later input's dtype: every
+// dtype that input takes).
 std::vector<xdev_dtype_t> output_dtypes(const OpDef& def, xdev_dtype_t in) {
   const xdev::detail::OutputDef& o = def.outputs[0];
   std::vector<xdev_dtype_t> out;
   switch (o.dtype_rule) {
-    case xdev::detail::DTypeRule::kInput: out.push_back(in); break;
+    case xdev::detail::DTypeRule::kInput:
+      if (output_source(def) == 0) {
+        out.push_back(in);
+        break;
+      }
+      for (xdev_dtype_t dt : ref::op_dtypes()) {
+        if ((def.inputs[output_source(def)].dtypes & XDEV_DTYPE_BIT(dt)) != 0) out.push_back(dt);
+      }
+      break;
     case xdev::detail::DTypeRule::kFixed: out.push_back(static_cast<xdev_dtype_t>(o.fixed)); break;
     case xdev::detail::DTypeRule::kAttr:
       for (xdev_dtype_t dt : ref::op_dtypes()) {
@@ -758,7 +776,7 @@ void kernel_op(Context& ctx, const OpDef& def) {
         if (chosen == nullptr) continue;
         Kernel kernel{chosen, static_cast<uint32_t>(ordinal)};
         std::vector<Case> cases = with_other_attrs(
-            cls.make(g, def, reference, input_dtypes(def, in)), def, reference, out);
+            cls.make(g, def, reference, input_dtypes(def, in, out)), def, reference, out);
         const std::string dtypes = has_inputs && out != in
                                        ? ref::dtype_name(in) + "->" + ref::dtype_name(out)
                                        : ref::dtype_name(out);
