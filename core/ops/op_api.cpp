@@ -156,7 +156,37 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepd
   return detail::run_defined_op(op, inputs, attrs);
 }
 
+// One axis (negative from the end) as the op's `axis` attribute.
+Attrs axis_attrs(OpId op, const Tensor& x, int axis) {
+  const std::string_view name = detail::op_name(op);
+  defined(name, x, "x");
+  const int rank = x.rank();
+  const int a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) {
+    invalid(name, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  Attrs attrs;
+  attrs.add_int(detail::attr::kAxis, a);
+  return attrs;
+}
+
 }  // namespace
+
+Tensor argmax(const Tensor& x, int axis) {
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kArgMax, inputs, axis_attrs(OpId::kArgMax, x, axis));
+}
+Tensor argmin(const Tensor& x, int axis) {
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kArgMin, inputs, axis_attrs(OpId::kArgMin, x, axis));
+}
+Tensor cumsum(const Tensor& x, int axis, bool exclusive, bool reverse) {
+  Attrs attrs = axis_attrs(OpId::kCumSum, x, axis);
+  attrs.add_bool(detail::attr::kExclusive, exclusive);
+  attrs.add_bool(detail::attr::kReverse, reverse);
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kCumSum, inputs, attrs);
+}
 
 Tensor constant(const Literal& value, std::optional<DType> dtype) {
   Shape shape = literal_shape(value);

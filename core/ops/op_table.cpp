@@ -102,6 +102,30 @@ void reduce_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
   for (Shape& s : out) s = result;
 }
 
+// kAxis: `axis` < rank of input 0 (rank >= 1). ArgMax and ArgMin drop the
+// axis and need it non-empty (the index of the extreme of nothing is
+// undefined); CumSum keeps the shape.
+void axis_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const int64_t axis = attrs.get_int(attr::kAxis);
+  if (axis >= x.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for input shape " +
+                           shape_text(x) + " (rank " + std::to_string(x.rank()) + ")");
+  }
+  const bool drops = def.outputs[0].dtype_rule == DTypeRule::kFixed;
+  Shape result;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (i == axis && drops) continue;
+    result.push_back(x[static_cast<size_t>(i)]);
+  }
+  if (drops && x[static_cast<size_t>(axis)] == 0) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " of input shape " + shape_text(x) +
+                           " is empty: no element to pick");
+  }
+  for (Shape& s : out) s = result;
+}
+
 // kMatMul: op(a) [M, K] times op(b) [K, N], op = transpose or not.
 void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                   std::span<Shape> out) {
@@ -197,6 +221,7 @@ constexpr InputDef kClipInputs[] = {
 constexpr OutputDef kOutputLikeInput[] = {{"out"}};
 constexpr OutputDef kBoolOutput[] = {{"out", DTypeRule::kFixed, 0, nullptr, DType::kBool}};
 constexpr OutputDef kOutputLikeInput1[] = {{"out", DTypeRule::kInput, 1}};
+constexpr OutputDef kInt64Output[] = {{"out", DTypeRule::kFixed, 0, nullptr, DType::kInt64}};
 constexpr OutputDef kOutputOfDtypeAttr[] = {{"out", DTypeRule::kAttr, 0, attr::kDtype}};
 
 constexpr AttrDef kMatMulAttrs[] = {
@@ -249,6 +274,33 @@ constexpr AttrDef kGeluAttrs[] = {
     {.name = attr::kApproximate, .kind = XDEV_ATTR_BOOL,
      .doc = "false: the exact erf form; true: the tanh approximation", .required = false},
 };
+
+constexpr AttrDef kAxisAttr = {.name = attr::kAxis, .kind = XDEV_ATTR_INT,
+                               .doc = "the axis, < rank (the SDK maps a negative axis)",
+                               .min = 0, .max = kMaxRank - 1};
+constexpr AttrDef kArgAttrs[] = {kAxisAttr};
+constexpr AttrDef kCumSumAttrs[] = {
+    kAxisAttr,
+    {.name = attr::kExclusive, .kind = XDEV_ATTR_BOOL,
+     .doc = "leave each element out of its own sum (the first is 0)", .required = false},
+    {.name = attr::kReverse, .kind = XDEV_ATTR_BOOL, .doc = "sum from the end of the axis",
+     .required = false},
+};
+
+// An op along one axis of its input.
+constexpr OpDef along_axis(OpId id, const char* name, const char* summary,
+                           std::span<const AttrDef> attrs, std::span<const OutputDef> outputs,
+                           const char* output_doc) {
+  return {.id = id,
+          .name = name,
+          .summary = summary,
+          .inputs = kNumberX,
+          .attrs = attrs,
+          .outputs = outputs,
+          .shape_class = ShapeClass::kAxis,
+          .shape = axis_shape,
+          .output_doc = output_doc};
+}
 
 // An elementwise op of one input (LeakyRelu and Gelu take attributes).
 constexpr OpDef unary(OpId id, const char* name, const char* summary,
@@ -445,6 +497,15 @@ constexpr OpDef kAnyDef = reduction(OpId::kAny, "Any", "logical or over `axes`",
 constexpr OpDef kAllDef = reduction(OpId::kAll, "All", "logical and over `axes`", kBoolX);
 constexpr OpDef kLogSumExpDef =
     reduction(OpId::kLogSumExp, "LogSumExp", "ln Σ eˣ over `axes`, computed stably", kFloatX);
+constexpr OpDef kArgMaxDef =
+    along_axis(OpId::kArgMax, "ArgMax", "index of the largest element along `axis` (the first; NaN wins)",
+               kArgAttrs, kInt64Output, "`x`'s shape without `axis`, int64");
+constexpr OpDef kArgMinDef =
+    along_axis(OpId::kArgMin, "ArgMin", "index of the smallest element along `axis` (the first; NaN wins)",
+               kArgAttrs, kInt64Output, "`x`'s shape without `axis`, int64");
+constexpr OpDef kCumSumDef =
+    along_axis(OpId::kCumSum, "CumSum", "running sum along `axis` (TF: `exclusive`, `reverse`)",
+               kCumSumAttrs, kOutputLikeInput, "shape of `x`");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

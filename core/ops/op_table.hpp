@@ -92,7 +92,10 @@ namespace xdev::detail {
   X(Prod) \
   X(Any) \
   X(All) \
-  X(LogSumExp)
+  X(LogSumExp) \
+  X(ArgMax) \
+  X(ArgMin) \
+  X(CumSum)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -126,6 +129,9 @@ inline constexpr char kMinval[] = "minval";
 inline constexpr char kMaxval[] = "maxval";
 inline constexpr char kAlpha[] = "alpha";
 inline constexpr char kApproximate[] = "approximate";
+inline constexpr char kAxis[] = "axis";
+inline constexpr char kExclusive[] = "exclusive";
+inline constexpr char kReverse[] = "reverse";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -195,6 +201,7 @@ enum class ShapeClass : uint8_t {
   kReduce,     // input 0 reduced over `axes`, `keepdims`
   kMatMul,     // [M, K] x [K, N] with transposes
   kFromAttr,   // no inputs: the shape attribute (Fill, RandomUniform)
+  kAxis,       // input 0 along one `axis` (ArgMax, ArgMin drop it; CumSum keeps it)
 };
 
 // Output shapes from input shapes and attributes. Throws

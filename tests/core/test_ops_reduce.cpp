@@ -103,6 +103,51 @@ TEST(OpsReduce, LargeTensorsOnTheParallelPaths) {
   EXPECT_EQ(xdev::min(x, {0}).to_vector<double>(), col_min);
 }
 
+TEST(OpsReduce, ArgMaxAndArgMinGiveTheFirstExtreme) {
+  // [[1, 5, 5], [4, 0, 4]]
+  const Tensor m = xdev::constant({{1.0, 5.0, 5.0}, {4.0, 0.0, 4.0}});
+  const Tensor am = xdev::argmax(m, 1);
+  EXPECT_EQ(am.dtype(), DType::kInt64);
+  EXPECT_EQ(am.shape(), (Shape{2}));
+  EXPECT_EQ(am.to_vector<int64_t>(), (std::vector<int64_t>{1, 0}));  // ties: the first
+  EXPECT_EQ(xdev::argmin(m, -1).to_vector<int64_t>(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(xdev::argmax(m, 0).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 0}));
+  // A NaN is the extreme (numpy.argmax); integers.
+  EXPECT_EQ(xdev::argmin(f64({3.0, kNan, -1.0}), 0).to_vector<int64_t>(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(xdev::argmax(i64({-5, 7, 7, 2}), 0).to_vector<int64_t>(), (std::vector<int64_t>{1}));
+  // Strided: the transposed view's axis 0 is m's axis 1.
+  EXPECT_EQ(xdev::argmax(xdev::transpose(m), 0).to_vector<int64_t>(), (std::vector<int64_t>{1, 0}));
+}
+
+TEST(OpsReduce, CumSumFollowsTensorFlow) {
+  const Tensor x = f64({1.0, 2.0, 3.0, 4.0});
+  EXPECT_EQ(xdev::cumsum(x, 0).to_vector<double>(), (std::vector<double>{1, 3, 6, 10}));
+  EXPECT_EQ(xdev::cumsum(x, 0, true).to_vector<double>(), (std::vector<double>{0, 1, 3, 6}));
+  EXPECT_EQ(xdev::cumsum(x, 0, false, true).to_vector<double>(), (std::vector<double>{10, 9, 7, 4}));
+  EXPECT_EQ(xdev::cumsum(x, 0, true, true).to_vector<double>(), (std::vector<double>{9, 7, 4, 0}));
+  // Along axis 0 of [[1, 2], [3, 4]], and int32 wrapping.
+  const Tensor m = xdev::constant({{1, 2}, {3, 4}});
+  EXPECT_EQ(xdev::cumsum(m, 0).to_vector<int32_t>(), (std::vector<int32_t>{1, 2, 4, 6}));
+  const Tensor big = xdev::constant(std::vector<int32_t>{2147483647, 1}, Shape{2});
+  EXPECT_EQ(xdev::cumsum(big, 0).to_vector<int32_t>(),
+            (std::vector<int32_t>{2147483647, -2147483647 - 1}));
+}
+
+TEST(OpsReduce, AlongAxisOnLargeTensors) {
+  // [512, 512]: every row is 0 .. 511 rotated by the row index.
+  std::vector<int64_t> v(512 * 512);
+  for (int64_t r = 0; r < 512; ++r) {
+    for (int64_t c = 0; c < 512; ++c) v[static_cast<size_t>(r * 512 + c)] = (c + r) % 512;
+  }
+  const Tensor x = xdev::constant(v, Shape{512, 512});
+  const std::vector<int64_t> am = xdev::argmax(x, 1).to_vector<int64_t>();
+  const std::vector<int64_t> cs = xdev::cumsum(x, 1).to_vector<int64_t>();
+  for (int64_t r = 0; r < 512; ++r) {
+    EXPECT_EQ(am[static_cast<size_t>(r)], (511 - r + 512) % 512) << "row " << r;
+    EXPECT_EQ(cs[static_cast<size_t>(r * 512 + 511)], 511 * 512 / 2) << "row " << r;
+  }
+}
+
 TEST(OpsReduce, RefusedCallsNameTheOpAndTheDtype) {
   const Tensor d = xdev::constant(std::vector<double>{1.0}, Shape{1});
   const Tensor i = xdev::constant(std::vector<int64_t>{1}, Shape{1});
@@ -113,6 +158,9 @@ TEST(OpsReduce, RefusedCallsNameTheOpAndTheDtype) {
   expect_refused([&] { (void)xdev::all(i); }, {"All", "int64"});
   expect_refused([&] { (void)xdev::logsumexp(i); }, {"LogSumExp", "int64"});
   expect_refused([&] { (void)xdev::min(d, {3}); }, {"Min", "3"});
+  expect_refused([&] { (void)xdev::argmax(b, 0); }, {"ArgMax", "bool"});
+  expect_refused([&] { (void)xdev::cumsum(d, 1); }, {"CumSum", "axis 1"});
+  expect_refused([&] { (void)xdev::argmin(xdev::zeros(Shape{2, 0}), 1); }, {"ArgMin", "empty"});
 }
 
 }  // namespace

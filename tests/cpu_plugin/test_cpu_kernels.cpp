@@ -349,7 +349,8 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"GreaterEqual", num}, {"LogicalAnd", b}, {"LogicalOr", b}, {"LogicalNot", b},
       {"IsNan", f}, {"IsFinite", f}, {"Select", b}, {"ClipByValue", num},
       // Reductions (issue 13).
-      {"Max", num}, {"Min", num}, {"Prod", num}, {"Any", b}, {"All", b}, {"LogSumExp", f}};
+      {"Max", num}, {"Min", num}, {"Prod", num}, {"Any", b}, {"All", b}, {"LogSumExp", f},
+      {"ArgMax", num}, {"ArgMin", num}, {"CumSum", num}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);

@@ -293,7 +293,7 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
                                    "LogicalOr", "LogicalNot", "IsNan", "IsFinite", "Select",
                                    "ClipByValue", "Max", "Min", "Prod", "Any", "All",
-                                   "LogSumExp"}));
+                                   "LogSumExp", "ArgMax", "ArgMin", "CumSum"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

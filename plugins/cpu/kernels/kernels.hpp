@@ -29,6 +29,10 @@ xdev_status_t* kernel_prod(void* context, const xdev_kernel_call_t* call) noexce
 xdev_status_t* kernel_any(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_all(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_log_sum_exp(void* context, const xdev_kernel_call_t* call) noexcept;
+// Along one axis (scan.cpp).
+xdev_status_t* kernel_arg_max(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_arg_min(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_cum_sum(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_copy(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;

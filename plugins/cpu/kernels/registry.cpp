@@ -85,6 +85,9 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("Any", kBool, kBool, &kernel_any),
     info("All", kBool, kBool, &kernel_all),
     info("LogSumExp", kFloats, kFloats, &kernel_log_sum_exp),
+    info("ArgMax", kNumeric, kI64, &kernel_arg_max),
+    info("ArgMin", kNumeric, kI64, &kernel_arg_min),
+    info("CumSum", kNumeric, kNumeric, &kernel_cum_sum),
 };
 
 template <size_t... I>

@@ -164,6 +164,13 @@ XDEV_API Tensor any(const Tensor& x, const std::vector<int>& axes = {}, bool kee
 XDEV_API Tensor all(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
 XDEV_API Tensor logsumexp(const Tensor& x, const std::vector<int>& axes = {},
                           bool keepdims = false);
+// Along one axis (negative counts from the end): the index (int64) of the
+// first largest / smallest element (a NaN counts as the extreme, like
+// numpy.argmax), and TF's cumsum (exclusive: each element left out of its
+// own sum; reverse: summed from the end).
+XDEV_API Tensor argmax(const Tensor& x, int axis);
+XDEV_API Tensor argmin(const Tensor& x, int axis);
+XDEV_API Tensor cumsum(const Tensor& x, int axis, bool exclusive = false, bool reverse = false);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

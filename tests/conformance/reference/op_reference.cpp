@@ -606,6 +606,61 @@ std::optional<std::string> reduce_other(const Call& c) {
   return std::nullopt;
 }
 
+// ArgMax, ArgMin, CumSum along `axis`: line by line (outer · inner lines of
+// n elements), in row-major order; CumSum in double / wrapping uint64.
+std::optional<std::string> along_axis(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const xdev_attr_t* a = find_attr(c.attrs, "axis");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= x.rank()) {
+    return std::string("attribute 'axis' (int < rank) missing");
+  }
+  const auto axis = static_cast<size_t>(a->value.i);
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < x.shape.size(); ++k) {
+    if (k < axis) outer *= x.shape[k];
+    if (k > axis) inner *= x.shape[k];
+  }
+  const int64_t n = x.shape[axis];
+  const bool exclusive = attr_bool(c.attrs, "exclusive", false);
+  const bool reverse = attr_bool(c.attrs, "reverse", false);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t k) { return (o * n + k) * inner + i; };  // row-major index in x
+      if (c.op == OpId::kCumSum) {
+        double facc = 0.0;
+        uint64_t iacc = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t k = reverse ? n - 1 - j : j;
+          const double fv = x.get_double(at(k));
+          const auto iv = static_cast<uint64_t>(x.get_int(at(k)));
+          if (!exclusive) { facc += fv; iacc += iv; }
+          if (is_float(out.dtype)) out.set_double(at(k), facc);
+          else out.set_int(at(k), static_cast<int64_t>(iacc));
+          if (exclusive) { facc += fv; iacc += iv; }
+        }
+        continue;
+      }
+      // ArgMax / ArgMin: the first extreme; the first NaN wins.
+      const bool max = c.op == OpId::kArgMax;
+      int64_t best = 0;
+      for (int64_t k = 1; k < n; ++k) {
+        if (is_float(x.dtype)) {
+          const double v = x.get_double(at(best)), e = x.get_double(at(k));
+          if (std::isnan(v)) break;
+          if (std::isnan(e) || (max ? e > v : e < v)) best = k;
+        } else {
+          const int64_t v = x.get_int(at(best)), e = x.get_int(at(k));
+          if (max ? e > v : e < v) best = k;
+        }
+      }
+      out.set_int(o * inner + i, best);
+    }
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -940,6 +995,10 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   for (OpId op : {OpId::kMax, OpId::kMin, OpId::kAny, OpId::kAll}) r[index(op)] = {.run = reduce_other};
   r[index(OpId::kProd)] = {.run = reduce_other, .tolerance = reduce_other_tolerance};
   r[index(OpId::kLogSumExp)] = {.run = reduce_other, .tolerance = reduce_other_tolerance};
+  // ArgMax/ArgMin on few distinct values: ties and NaN occur.
+  r[index(OpId::kArgMax)] = {.run = along_axis, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kArgMin)] = {.run = along_axis, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kCumSum)] = {.run = along_axis};
   return r;
 }();
 

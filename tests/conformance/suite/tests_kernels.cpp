@@ -329,6 +329,37 @@ std::vector<Case> reduce_cases(Generator& g, const OpDef& def, const ref::Refere
   return cases;
 }
 
+// kAxis: each axis of ranks 1 to 3, scrambled strides, an empty dimension
+// beside the axis (ArgMax's axis itself may not be empty: the table refuses
+// it), large along and across the axis.
+std::vector<Case> axis_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                             const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> shape;
+    int64_t axis;
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{1}, 0, false},          {{7}, 0, false},          {{3, 4}, 0, false},
+      {{3, 4}, 1, true},        {{2, 3, 4}, 1, true},     {{2, 3, 4}, 2, false},
+      {{0, 3}, 1, false},       {{3, 0, 2}, 0, false},    {{1000, 257}, 1, false},
+      {{300, 301}, 0, true},    {{100003}, 0, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
+    AttrSpec axis = attr("axis", XDEV_ATTR_INT);
+    axis.i = s.axis;
+    c.attrs = {axis};
+    c.label = shape_text(s.shape) + " axis " + std::to_string(s.axis) +
+              (scrambled ? " scrambled" : "");
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -393,6 +424,8 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {matmul_cases, "transposes, K = 0, offsets, large"};
     case ShapeClass::kFromAttr:
       return {from_attr_cases, "scalar to large"};
+    case ShapeClass::kAxis:
+      return {axis_cases, "each axis, scrambled, empty dimensions, large"};
   }
   return {nullptr, ""};
 }
