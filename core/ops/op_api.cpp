@@ -137,6 +137,11 @@ Tensor binary(OpId op, const Tensor& x, const Tensor& y) {
   return detail::run_defined_op(op, inputs, Attrs{});
 }
 
+Tensor ternary(OpId op, const Tensor& a, const Tensor& b, const Tensor& c) {
+  const Tensor* const inputs[3] = {&a, &b, &c};
+  return detail::run_defined_op(op, inputs, Attrs{});
+}
+
 Tensor unary(OpId op, const Tensor& x) {
   const Tensor* const inputs[1] = {&x};
   return detail::run_defined_op(op, inputs, Attrs{});
@@ -155,7 +160,37 @@ Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepd
   return detail::run_defined_op(op, inputs, attrs);
 }
 
+// One axis (negative from the end) as the op's `axis` attribute.
+Attrs axis_attrs(OpId op, const Tensor& x, int axis) {
+  const std::string_view name = detail::op_name(op);
+  defined(name, x, "x");
+  const int rank = x.rank();
+  const int a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) {
+    invalid(name, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  Attrs attrs;
+  attrs.add_int(detail::attr::kAxis, a);
+  return attrs;
+}
+
 }  // namespace
+
+Tensor argmax(const Tensor& x, int axis) {
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kArgMax, inputs, axis_attrs(OpId::kArgMax, x, axis));
+}
+Tensor argmin(const Tensor& x, int axis) {
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kArgMin, inputs, axis_attrs(OpId::kArgMin, x, axis));
+}
+Tensor cumsum(const Tensor& x, int axis, bool exclusive, bool reverse) {
+  Attrs attrs = axis_attrs(OpId::kCumSum, x, axis);
+  attrs.add_bool(detail::attr::kExclusive, exclusive);
+  attrs.add_bool(detail::attr::kReverse, reverse);
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kCumSum, inputs, attrs);
+}
 
 Tensor constant(const Literal& value, std::optional<DType> dtype) {
   return constant(value, literal_shape(value), dtype);
@@ -262,6 +297,23 @@ Tensor floor_div(const Tensor& x, const Tensor& y) { return binary(OpId::kFloorD
 Tensor floor_mod(const Tensor& x, const Tensor& y) { return binary(OpId::kFloorMod, x, y); }
 Tensor squared_difference(const Tensor& x, const Tensor& y) { return binary(OpId::kSquaredDifference, x, y); }
 Tensor pow(const Tensor& x, const Tensor& y) { return binary(OpId::kPow, x, y); }
+Tensor equal(const Tensor& x, const Tensor& y) { return binary(OpId::kEqual, x, y); }
+Tensor not_equal(const Tensor& x, const Tensor& y) { return binary(OpId::kNotEqual, x, y); }
+Tensor less(const Tensor& x, const Tensor& y) { return binary(OpId::kLess, x, y); }
+Tensor less_equal(const Tensor& x, const Tensor& y) { return binary(OpId::kLessEqual, x, y); }
+Tensor greater(const Tensor& x, const Tensor& y) { return binary(OpId::kGreater, x, y); }
+Tensor greater_equal(const Tensor& x, const Tensor& y) { return binary(OpId::kGreaterEqual, x, y); }
+Tensor logical_and(const Tensor& x, const Tensor& y) { return binary(OpId::kLogicalAnd, x, y); }
+Tensor logical_or(const Tensor& x, const Tensor& y) { return binary(OpId::kLogicalOr, x, y); }
+Tensor logical_not(const Tensor& x) { return unary(OpId::kLogicalNot, x); }
+Tensor is_nan(const Tensor& x) { return unary(OpId::kIsNan, x); }
+Tensor is_finite(const Tensor& x) { return unary(OpId::kIsFinite, x); }
+Tensor select(const Tensor& condition, const Tensor& x, const Tensor& y) {
+  return ternary(OpId::kSelect, condition, x, y);
+}
+Tensor clip_by_value(const Tensor& x, const Tensor& clip_value_min, const Tensor& clip_value_max) {
+  return ternary(OpId::kClipByValue, x, clip_value_min, clip_value_max);
+}
 Tensor neg(const Tensor& x) { return unary(OpId::kNeg, x); }
 Tensor relu(const Tensor& x) { return unary(OpId::kRelu, x); }
 Tensor abs(const Tensor& x) { return unary(OpId::kAbs, x); }
@@ -317,6 +369,24 @@ Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
 }
 Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
   return reduce(OpId::kMean, x, axes, keepdims);
+}
+Tensor max(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kMax, x, axes, keepdims);
+}
+Tensor min(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kMin, x, axes, keepdims);
+}
+Tensor prod(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kProd, x, axes, keepdims);
+}
+Tensor any(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kAny, x, axes, keepdims);
+}
+Tensor all(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kAll, x, axes, keepdims);
+}
+Tensor logsumexp(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+  return reduce(OpId::kLogSumExp, x, axes, keepdims);
 }
 
 // A strided view with the axes permuted, made contiguous by Copy.

@@ -113,6 +113,30 @@ void reduce_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
   for (Shape& s : out) s = result;
 }
 
+// kAxis: `axis` < rank of input 0 (rank >= 1). ArgMax and ArgMin drop the
+// axis and need it non-empty (the index of the extreme of nothing is
+// undefined); CumSum keeps the shape.
+void axis_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const int64_t axis = attrs.get_int(attr::kAxis);
+  if (axis >= x.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for input shape " +
+                           shape_text(x) + " (rank " + std::to_string(x.rank()) + ")");
+  }
+  const bool drops = def.outputs[0].dtype_rule == DTypeRule::kFixed;
+  Shape result;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (i == axis && drops) continue;
+    result.push_back(x[static_cast<size_t>(i)]);
+  }
+  if (drops && x[static_cast<size_t>(axis)] == 0) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " of input shape " + shape_text(x) +
+                           " is empty: no element to pick");
+  }
+  for (Shape& s : out) s = result;
+}
+
 // kMatMul: op(a) [M, K] times op(b) [K, N], op = transpose or not.
 void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                   std::span<Shape> out) {
@@ -197,8 +221,18 @@ constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}}
 constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
 constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
+constexpr InputDef kBoolX[] = {{"x", kBoolDTypes}};
+constexpr InputDef kBoolXY[] = {{"x", kBoolDTypes}, {"y", kBoolDTypes, 0}};
+// Select: the condition, then the two inputs it chooses between (TF's SelectV2).
+constexpr InputDef kSelectInputs[] = {
+    {"condition", kBoolDTypes}, {"x", kAllDTypes}, {"y", kAllDTypes, 1}};
+constexpr InputDef kClipInputs[] = {
+    {"x", kNumberDTypes}, {"clip_value_min", kNumberDTypes, 0}, {"clip_value_max", kNumberDTypes, 0}};
 
 constexpr OutputDef kOutputLikeInput[] = {{"out"}};
+constexpr OutputDef kBoolOutput[] = {{"out", DTypeRule::kFixed, 0, nullptr, DType::kBool}};
+constexpr OutputDef kOutputLikeInput1[] = {{"out", DTypeRule::kInput, 1}};
+constexpr OutputDef kInt64Output[] = {{"out", DTypeRule::kFixed, 0, nullptr, DType::kInt64}};
 constexpr OutputDef kOutputOfDtypeAttr[] = {{"out", DTypeRule::kAttr, 0, attr::kDtype}};
 
 constexpr AttrDef kMatMulAttrs[] = {
@@ -252,6 +286,33 @@ constexpr AttrDef kGeluAttrs[] = {
      .doc = "false: the exact erf form; true: the tanh approximation", .required = false},
 };
 
+constexpr AttrDef kAxisAttr = {.name = attr::kAxis, .kind = XDEV_ATTR_INT,
+                               .doc = "the axis, < rank (the SDK maps a negative axis)",
+                               .min = 0, .max = kMaxRank - 1};
+constexpr AttrDef kArgAttrs[] = {kAxisAttr};
+constexpr AttrDef kCumSumAttrs[] = {
+    kAxisAttr,
+    {.name = attr::kExclusive, .kind = XDEV_ATTR_BOOL,
+     .doc = "leave each element out of its own sum (the first is 0)", .required = false},
+    {.name = attr::kReverse, .kind = XDEV_ATTR_BOOL, .doc = "sum from the end of the axis",
+     .required = false},
+};
+
+// An op along one axis of its input.
+constexpr OpDef along_axis(OpId id, const char* name, const char* summary,
+                           std::span<const AttrDef> attrs, std::span<const OutputDef> outputs,
+                           const char* output_doc) {
+  return {.id = id,
+          .name = name,
+          .summary = summary,
+          .inputs = kNumberX,
+          .attrs = attrs,
+          .outputs = outputs,
+          .shape_class = ShapeClass::kAxis,
+          .shape = axis_shape,
+          .output_doc = output_doc};
+}
+
 // An elementwise op of one input (LeakyRelu and Gelu take attributes).
 constexpr OpDef unary(OpId id, const char* name, const char* summary,
                       std::span<const InputDef> inputs = kNumberX,
@@ -281,12 +342,29 @@ constexpr OpDef binary(OpId id, const char* name, const char* summary,
           .broadcast_inputs = true};
 }
 
+// An elementwise comparison of two inputs, broadcast: a bool output.
+constexpr OpDef comparison(OpId id, const char* name, const char* summary,
+                           std::span<const InputDef> inputs = kNumberXY) {
+  OpDef def = binary(id, name, summary, inputs);
+  def.outputs = kBoolOutput;
+  return def;
+}
+
+// An elementwise test of one input: a bool output of its shape.
+constexpr OpDef predicate(OpId id, const char* name, const char* summary,
+                          std::span<const InputDef> inputs) {
+  OpDef def = unary(id, name, summary, inputs);
+  def.outputs = kBoolOutput;
+  return def;
+}
+
 // A reduction over `axes`.
-constexpr OpDef reduction(OpId id, const char* name, const char* summary) {
+constexpr OpDef reduction(OpId id, const char* name, const char* summary,
+                          std::span<const InputDef> inputs = kNumberX) {
   return {.id = id,
           .name = name,
           .summary = summary,
-          .inputs = kNumberX,
+          .inputs = inputs,
           .attrs = kReduceAttrs,
           .outputs = kOutputLikeInput,
           .shape_class = ShapeClass::kReduce,
@@ -390,6 +468,55 @@ constexpr OpDef kFloorModDef =
            "x - ⌊x / y⌋ · y, the sign of y (integers: a zero divisor gives 0)");
 constexpr OpDef kSquaredDifferenceDef =
     binary(OpId::kSquaredDifference, "SquaredDifference", "(x - y)²");
+
+// Comparisons and logic (issue 13): bool results; docs/ops.md "Semantics"
+// says what NaN compares to.
+constexpr OpDef kEqualDef = comparison(OpId::kEqual, "Equal", "x == y (NaN: false)", kAnyXY);
+constexpr OpDef kNotEqualDef =
+    comparison(OpId::kNotEqual, "NotEqual", "x != y (NaN: true)", kAnyXY);
+constexpr OpDef kLessDef = comparison(OpId::kLess, "Less", "x < y (NaN: false)");
+constexpr OpDef kLessEqualDef = comparison(OpId::kLessEqual, "LessEqual", "x <= y (NaN: false)");
+constexpr OpDef kGreaterDef = comparison(OpId::kGreater, "Greater", "x > y (NaN: false)");
+constexpr OpDef kGreaterEqualDef =
+    comparison(OpId::kGreaterEqual, "GreaterEqual", "x >= y (NaN: false)");
+constexpr OpDef kLogicalAndDef = binary(OpId::kLogicalAnd, "LogicalAnd", "x and y", kBoolXY);
+constexpr OpDef kLogicalOrDef = binary(OpId::kLogicalOr, "LogicalOr", "x or y", kBoolXY);
+constexpr OpDef kLogicalNotDef = unary(OpId::kLogicalNot, "LogicalNot", "not x", kBoolX);
+constexpr OpDef kIsNanDef = predicate(OpId::kIsNan, "IsNan", "x is NaN", kFloatX);
+constexpr OpDef kIsFiniteDef =
+    predicate(OpId::kIsFinite, "IsFinite", "x is neither infinite nor NaN", kFloatX);
+constexpr OpDef kSelectDef = [] {
+  OpDef def = binary(OpId::kSelect, "Select",
+                     "condition ? x : y, element by element (TF SelectV2)", kSelectInputs);
+  def.outputs = kOutputLikeInput1;
+  def.output_doc = "the broadcast shape of the three inputs (NumPy rules), dtype of `x`";
+  return def;
+}();
+constexpr OpDef kClipByValueDef = [] {
+  OpDef def = binary(OpId::kClipByValue, "ClipByValue",
+                     "min(max(x, clip_value_min), clip_value_max) (NaN x stays NaN)", kClipInputs);
+  def.output_doc = "the broadcast shape of the three inputs (NumPy rules)";
+  return def;
+}();
+
+// Reductions (issue 13): docs/ops.md "Semantics" gives each one's value over
+// zero elements.
+constexpr OpDef kMaxDef = reduction(OpId::kMax, "Max", "maximum over `axes` (NaN if any is NaN)");
+constexpr OpDef kMinDef = reduction(OpId::kMin, "Min", "minimum over `axes` (NaN if any is NaN)");
+constexpr OpDef kProdDef = reduction(OpId::kProd, "Prod", "product over `axes`");
+constexpr OpDef kAnyDef = reduction(OpId::kAny, "Any", "logical or over `axes`", kBoolX);
+constexpr OpDef kAllDef = reduction(OpId::kAll, "All", "logical and over `axes`", kBoolX);
+constexpr OpDef kLogSumExpDef =
+    reduction(OpId::kLogSumExp, "LogSumExp", "ln Σ eˣ over `axes`, computed stably", kFloatX);
+constexpr OpDef kArgMaxDef =
+    along_axis(OpId::kArgMax, "ArgMax", "index of the largest element along `axis` (the first; NaN wins)",
+               kArgAttrs, kInt64Output, "`x`'s shape without `axis`, int64");
+constexpr OpDef kArgMinDef =
+    along_axis(OpId::kArgMin, "ArgMin", "index of the smallest element along `axis` (the first; NaN wins)",
+               kArgAttrs, kInt64Output, "`x`'s shape without `axis`, int64");
+constexpr OpDef kCumSumDef =
+    along_axis(OpId::kCumSum, "CumSum", "running sum along `axis` (TF: `exclusive`, `reverse`)",
+               kCumSumAttrs, kOutputLikeInput, "shape of `x`");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

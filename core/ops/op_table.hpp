@@ -73,7 +73,29 @@ namespace xdev::detail {
   X(Minimum) \
   X(FloorDiv) \
   X(FloorMod) \
-  X(SquaredDifference)
+  X(SquaredDifference) \
+  X(Equal) \
+  X(NotEqual) \
+  X(Less) \
+  X(LessEqual) \
+  X(Greater) \
+  X(GreaterEqual) \
+  X(LogicalAnd) \
+  X(LogicalOr) \
+  X(LogicalNot) \
+  X(IsNan) \
+  X(IsFinite) \
+  X(Select) \
+  X(ClipByValue) \
+  X(Max) \
+  X(Min) \
+  X(Prod) \
+  X(Any) \
+  X(All) \
+  X(LogSumExp) \
+  X(ArgMax) \
+  X(ArgMin) \
+  X(CumSum)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -107,6 +129,9 @@ inline constexpr char kMinval[] = "minval";
 inline constexpr char kMaxval[] = "maxval";
 inline constexpr char kAlpha[] = "alpha";
 inline constexpr char kApproximate[] = "approximate";
+inline constexpr char kAxis[] = "axis";
+inline constexpr char kExclusive[] = "exclusive";
+inline constexpr char kReverse[] = "reverse";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -118,6 +143,7 @@ inline constexpr uint64_t kFloatDTypes = dtype_bit(DType::kFloat32) | dtype_bit(
 inline constexpr uint64_t kIntDTypes = dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
 inline constexpr uint64_t kNumberDTypes = kFloatDTypes | kIntDTypes;
 inline constexpr uint64_t kAllDTypes = kNumberDTypes | dtype_bit(DType::kBool);
+inline constexpr uint64_t kBoolDTypes = dtype_bit(DType::kBool);
 // The dtypes of a set, in enum order.
 std::string dtype_set_text(uint64_t dtypes);
 
@@ -175,6 +201,7 @@ enum class ShapeClass : uint8_t {
   kReduce,     // input 0 reduced over `axes`, `keepdims`
   kMatMul,     // [M, K] x [K, N] with transposes
   kFromAttr,   // no inputs: the shape attribute (Fill, RandomUniform)
+  kAxis,       // input 0 along one `axis` (ArgMax, ArgMin drop it; CumSum keeps it)
 };
 
 // Output shapes from input shapes and attributes. Throws

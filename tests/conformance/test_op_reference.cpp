@@ -28,6 +28,16 @@ std::vector<double> values(const Tensor& t) {
 
 using xdev_test::attr_bool;
 
+// The `axes` attribute listing `axes` (which must outlive it).
+xdev_attr_t axes_attr(std::span<const int64_t> axes) {
+  xdev_attr_t a{};
+  a.name = "axes";
+  a.kind = XDEV_ATTR_INTS;
+  a.value.ints.values = axes.data();
+  a.value.ints.count = static_cast<int64_t>(axes.size());
+  return a;
+}
+
 // docs/adding-an-op.md: an op of the core's table without a reference does
 // not build (a static_assert in op_reference.cpp); this names it as well, and
 // checks that the suite can make test data for it: every attribute it needs
@@ -41,6 +51,8 @@ TEST(OpReference, EveryOpOfTheTableHasAReference) {
       if (!a.required || a.kind == XDEV_ATTR_DTYPE) continue;
       const bool by_class = (def.shape_class == xdev::detail::ShapeClass::kReduce &&
                              std::string(a.name) == "axes") ||
+                            (def.shape_class == xdev::detail::ShapeClass::kAxis &&
+                             std::string(a.name) == "axis") ||
                             (def.shape_class == xdev::detail::ShapeClass::kFromAttr &&
                              std::string(a.name) == "shape");
       if (by_class) continue;
@@ -166,13 +178,8 @@ TEST(OpReference, MeanOfIntegersAndOfNothing) {
   Tensor x = from(XDEV_DTYPE_INT64, {2, 3}, {1, 2, 4, -1, -2, -4});
   Tensor out = make_contiguous(XDEV_DTYPE_INT64, {2});
   const Tensor* in[] = {&x};
-  int64_t axes[] = {1};
-  xdev_attr_t ax{};
-  ax.name = "axes";
-  ax.kind = XDEV_ATTR_INTS;
-  ax.value.ints.values = axes;
-  ax.value.ints.count = 1;
-  xdev_attr_t attrs[] = {ax, attr_bool("keepdims", false)};
+  const int64_t axes[] = {1};
+  xdev_attr_t attrs[] = {axes_attr(axes), attr_bool("keepdims", false)};
   ASSERT_FALSE(run("Mean", in, attrs, out));
   EXPECT_EQ(values(out), (std::vector<double>{2, -2}));  // 7/3 and -7/3 toward zero
 
@@ -184,6 +191,82 @@ TEST(OpReference, MeanOfIntegersAndOfNothing) {
   Tensor sum = make_contiguous(XDEV_DTYPE_FLOAT32, {3});
   ASSERT_FALSE(run("Sum", in_empty, attrs, sum));
   EXPECT_EQ(values(sum), (std::vector<double>{0, 0, 0}));
+}
+
+TEST(OpReference, ComparisonsTreatNaNAsUnequalAndInt64Exactly) {
+  const double nan = std::nan("");
+  Tensor x = from(XDEV_DTYPE_FLOAT64, {4}, {1, nan, -0.0, 2});
+  Tensor y = from(XDEV_DTYPE_FLOAT64, {4}, {1, nan, 0.0, 3});
+  const Tensor* in[] = {&x, &y};
+  auto run2 = [&](const char* op) {
+    Tensor out = make_contiguous(XDEV_DTYPE_BOOL, {4});
+    EXPECT_FALSE(run(op, in, {}, out)) << op;
+    return values(out);
+  };
+  EXPECT_EQ(run2("Equal"), (std::vector<double>{1, 0, 1, 0}));
+  EXPECT_EQ(run2("NotEqual"), (std::vector<double>{0, 1, 0, 1}));
+  EXPECT_EQ(run2("Less"), (std::vector<double>{0, 0, 0, 1}));
+  EXPECT_EQ(run2("GreaterEqual"), (std::vector<double>{1, 0, 1, 0}));
+  // 2^53 + 1 and 2^53 are one double but two int64 values.
+  Tensor a = make_contiguous(XDEV_DTYPE_INT64, {1});
+  Tensor b = make_contiguous(XDEV_DTYPE_INT64, {1});
+  a.set_int(0, (int64_t{1} << 53) + 1);
+  b.set_int(0, int64_t{1} << 53);
+  const Tensor* ab[] = {&a, &b};
+  Tensor out = make_contiguous(XDEV_DTYPE_BOOL, {1});
+  ASSERT_FALSE(run("Greater", ab, {}, out));
+  EXPECT_EQ(out.get_int(0), 1);
+}
+
+TEST(OpReference, SelectAndClipByValue) {
+  const double nan = std::nan("");
+  Tensor c = from(XDEV_DTYPE_BOOL, {3}, {1, 0, 1});
+  Tensor x = from(XDEV_DTYPE_FLOAT32, {3}, {1, 2, 3});
+  Tensor y = from(XDEV_DTYPE_FLOAT32, {3}, {-1, -2, -3});
+  const Tensor* sel[] = {&c, &x, &y};
+  Tensor out = make_contiguous(XDEV_DTYPE_FLOAT32, {3});
+  ASSERT_FALSE(run("Select", sel, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{1, -2, 3}));
+  Tensor v = from(XDEV_DTYPE_FLOAT64, {4}, {-5, 0.5, 7, nan});
+  Tensor lo = from(XDEV_DTYPE_FLOAT64, {4}, {0, 0, 0, 0});
+  Tensor hi = from(XDEV_DTYPE_FLOAT64, {4}, {1, 1, 1, 1});
+  const Tensor* clip[] = {&v, &lo, &hi};
+  Tensor clipped = make_contiguous(XDEV_DTYPE_FLOAT64, {4});
+  ASSERT_FALSE(run("ClipByValue", clip, {}, clipped));
+  EXPECT_EQ(clipped.get_double(0), 0.0);
+  EXPECT_EQ(clipped.get_double(1), 0.5);
+  EXPECT_EQ(clipped.get_double(2), 1.0);
+  EXPECT_TRUE(std::isnan(clipped.get_double(3)));
+}
+
+TEST(OpReference, ReductionsOfNothingGiveTheirIdentity) {
+  const int64_t axes[] = {1};
+  xdev_attr_t attrs[] = {axes_attr(axes), attr_bool("keepdims", false)};
+  Tensor empty = make_contiguous(XDEV_DTYPE_FLOAT64, {2, 0});
+  const Tensor* in[] = {&empty};
+  auto reduce = [&](const char* op) {
+    Tensor out = make_contiguous(XDEV_DTYPE_FLOAT64, {2});
+    EXPECT_FALSE(run(op, in, attrs, out)) << op;
+    return out.get_double(0);
+  };
+  EXPECT_EQ(reduce("Max"), -INFINITY);
+  EXPECT_EQ(reduce("Min"), INFINITY);
+  EXPECT_EQ(reduce("Prod"), 1.0);
+  EXPECT_EQ(reduce("LogSumExp"), -INFINITY);
+  Tensor bools = make_contiguous(XDEV_DTYPE_BOOL, {2, 0});
+  const Tensor* bin[] = {&bools};
+  Tensor any = make_contiguous(XDEV_DTYPE_BOOL, {2});
+  Tensor all = make_contiguous(XDEV_DTYPE_BOOL, {2});
+  ASSERT_FALSE(run("Any", bin, attrs, any));
+  ASSERT_FALSE(run("All", bin, attrs, all));
+  EXPECT_EQ(values(any), (std::vector<double>{0, 0}));
+  EXPECT_EQ(values(all), (std::vector<double>{1, 1}));
+  // LogSumExp of [1000, 1000] is 1000 + ln 2, without overflow.
+  Tensor big = from(XDEV_DTYPE_FLOAT64, {1, 2}, {1000, 1000});
+  const Tensor* bigin[] = {&big};
+  Tensor lse = make_contiguous(XDEV_DTYPE_FLOAT64, {1});
+  ASSERT_FALSE(run("LogSumExp", bigin, attrs, lse));
+  EXPECT_DOUBLE_EQ(lse.get_double(0), 1000.0 + std::log(2.0));
 }
 
 TEST(OpReference, MathEdgeCasesOfTheDocs) {

@@ -332,7 +332,8 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
   const xdev_kernel_info_t* const* kernels = Plugin::get().kernels(&count);
   const uint64_t f = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
   const uint64_t num = f | XDEV_DTYPE_BIT(XDEV_DTYPE_INT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
-  const uint64_t all = num | XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+  const uint64_t b = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+  const uint64_t all = num | b;
   const std::vector<std::pair<std::string, uint64_t>> expected = {
       {"MatMul", num}, {"Add", all},  {"Sub", num},  {"Mul", num},        {"Div", num},
       {"Neg", num},    {"Relu", num}, {"AddN", num}, {"Cast", all},       {"Sum", num},
@@ -342,7 +343,14 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"Log1p", f}, {"Sqrt", f}, {"Rsqrt", f}, {"Reciprocal", f}, {"Sin", f}, {"Cos", f},
       {"Tanh", f}, {"Sigmoid", f}, {"Erf", f}, {"Softplus", f}, {"Floor", f}, {"Ceil", f},
       {"Round", f}, {"LeakyRelu", f}, {"Gelu", f}, {"Pow", f}, {"Maximum", num},
-      {"Minimum", num}, {"FloorDiv", num}, {"FloorMod", num}, {"SquaredDifference", num}};
+      {"Minimum", num}, {"FloorDiv", num}, {"FloorMod", num}, {"SquaredDifference", num},
+      // Comparisons and logic (issue 13); Select is looked up by its bool condition.
+      {"Equal", all}, {"NotEqual", all}, {"Less", num}, {"LessEqual", num}, {"Greater", num},
+      {"GreaterEqual", num}, {"LogicalAnd", b}, {"LogicalOr", b}, {"LogicalNot", b},
+      {"IsNan", f}, {"IsFinite", f}, {"Select", b}, {"ClipByValue", num},
+      // Reductions (issue 13).
+      {"Max", num}, {"Min", num}, {"Prod", num}, {"Any", b}, {"All", b}, {"LogSumExp", f},
+      {"ArgMax", num}, {"ArgMin", num}, {"CumSum", num}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);
@@ -351,8 +359,11 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
     EXPECT_EQ(k->type_index, 0U) << op;
     EXPECT_EQ(k->input_dtypes, mask) << op;
     EXPECT_NE(k->fn, nullptr) << op;
-    if (op == "Cast") {
-      EXPECT_EQ(k->output_dtypes, all);
+    if (op == "Cast" || op == "Select") {
+      EXPECT_EQ(k->output_dtypes, all) << op;
+    }
+    if (op == "Equal" || op == "Less" || op == "IsNan") {
+      EXPECT_EQ(k->output_dtypes, b) << op;
     }
   }
   (void)kernels;

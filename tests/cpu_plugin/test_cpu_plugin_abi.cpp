@@ -292,7 +292,11 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "Rsqrt", "Reciprocal", "Sin", "Cos", "Tanh", "Sigmoid", "Erf",
                                    "Softplus", "Floor", "Ceil", "Round", "LeakyRelu", "Gelu", "Pow",
                                    "Maximum", "Minimum", "FloorDiv", "FloorMod",
-                                   "SquaredDifference"}));
+                                   "SquaredDifference", "Equal", "NotEqual", "Less",
+                                   "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
+                                   "LogicalOr", "LogicalNot", "IsNan", "IsFinite", "Select",
+                                   "ClipByValue", "Max", "Min", "Prod", "Any", "All",
+                                   "LogSumExp", "ArgMax", "ArgMin", "CumSum"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

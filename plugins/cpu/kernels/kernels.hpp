@@ -22,6 +22,17 @@ xdev_status_t* kernel_add_n(void* context, const xdev_kernel_call_t* call) noexc
 xdev_status_t* kernel_cast(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_sum(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_mean(void* context, const xdev_kernel_call_t* call) noexcept;
+// Further reductions (reduce.cpp).
+xdev_status_t* kernel_max(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_min(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_prod(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_any(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_all(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_log_sum_exp(void* context, const xdev_kernel_call_t* call) noexcept;
+// Along one axis (scan.cpp).
+xdev_status_t* kernel_arg_max(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_arg_min(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_cum_sum(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_copy(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;
@@ -54,5 +65,19 @@ xdev_status_t* kernel_floor_div(void* context, const xdev_kernel_call_t* call) n
 xdev_status_t* kernel_floor_mod(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_squared_difference(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_pow(void* context, const xdev_kernel_call_t* call) noexcept;
+// Comparisons and logic (compare.cpp).
+xdev_status_t* kernel_equal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_not_equal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_less(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_less_equal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_greater(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_greater_equal(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_logical_and(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_logical_or(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_logical_not(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_is_nan(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_is_finite(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_select(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_clip_by_value(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

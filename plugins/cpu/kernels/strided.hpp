@@ -147,11 +147,11 @@ void map_dense(To* o, const From* a, int64_t n, const F& f) {
   });
 }
 
-// o[i] = f(a[i], b[i]) for i in [0, n).
-template <typename T, typename F>
-void zip_dense(T* o, const T* a, const T* b, int64_t n, const F& f) {
+// o[i] = f(a[i], b[i]) for i in [0, n) (comparisons: To is bool).
+template <typename T, typename To = T, typename F>
+void zip_dense(To* o, const T* a, const T* b, int64_t n, const F& f) {
   parallel_range(n, [=](int64_t begin, int64_t end) {
-    T* __restrict po = o;
+    To* __restrict po = o;
     const T* __restrict pa = a;
     const T* __restrict pb = b;
     for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], pb[i]);
@@ -186,16 +186,17 @@ void map(const xdev_tensor_t& x, const xdev_tensor_t& out, const F& f) {
 }
 
 // out = f(x, y) element by element; a broadcast scalar operand is read once.
-template <typename T, typename F>
+// The output's element type To is T's but for comparisons (bool).
+template <typename T, typename To = T, typename F>
 void zip(const xdev_tensor_t& x, const xdev_tensor_t& y, const xdev_tensor_t& out, const F& f) {
   const int64_t n = num_elements(out);
-  T* const o = data_of<T>(out);
+  To* const o = data_of<To>(out);
   const T* const a = data_of<const T>(x);
   const T* const b = data_of<const T>(y);
   const bool x_dense = is_contiguous(x);
   const bool y_dense = is_contiguous(y);
   if (x_dense && y_dense) {
-    zip_dense(o, a, b, n, f);
+    zip_dense<T, To>(o, a, b, n, f);
     return;
   }
   if (x_dense && is_broadcast_scalar(y)) {
@@ -212,13 +213,14 @@ void zip(const xdev_tensor_t& x, const xdev_tensor_t& y, const xdev_tensor_t& ou
   dense_strides(out, out_strides);
   constexpr int64_t kSize = sizeof(T);
   const int64_t* const strides[3] = {out_strides, x.strides, y.strides};
-  const Layout<3> l = make_layout<3>(out.rank, out.shape, strides, {kSize, kSize, kSize});
+  const Layout<3> l =
+      make_layout<3>(out.rank, out.shape, strides, {int64_t{sizeof(To)}, kSize, kSize});
   const int64_t sa = l.inner_stride(1) / kSize;
   const int64_t sb = l.inner_stride(2) / kSize;
   char* const base[3] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<T*>(a)),
                          reinterpret_cast<char*>(const_cast<T*>(b))};
   walk_all(l, base, [sa, sb, f](char* const* p, int64_t count) {
-    T* __restrict po = reinterpret_cast<T*>(p[0]);
+    To* __restrict po = reinterpret_cast<To*>(p[0]);
     const T* __restrict pa = reinterpret_cast<const T*>(p[1]);
     const T* __restrict pb = reinterpret_cast<const T*>(p[2]);
     if (sa == 1 && sb == 1) {
@@ -232,6 +234,42 @@ void zip(const xdev_tensor_t& x, const xdev_tensor_t& y, const xdev_tensor_t& ou
     } else {
       for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i * sa], pb[i * sb]);
     }
+  });
+}
+
+// out = f(a, b, c) element by element (Select, ClipByValue): operand i of
+// element type Ti, any strides (stride 0 where broadcast); out is dense.
+template <typename To, typename A, typename B, typename C, typename F>
+void zip3(const xdev_tensor_t& a, const xdev_tensor_t& b, const xdev_tensor_t& c,
+          const xdev_tensor_t& out, const F& f) {
+  To* const o = data_of<To>(out);
+  const A* const pa = data_of<const A>(a);
+  const B* const pb = data_of<const B>(b);
+  const C* const pc = data_of<const C>(c);
+  if (is_contiguous(a) && is_contiguous(b) && is_contiguous(c)) {
+    parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = f(pa[i], pb[i], pc[i]);
+    });
+    return;
+  }
+  int64_t out_strides[XDEV_MAX_RANK];
+  dense_strides(out, out_strides);
+  const int64_t* const strides[4] = {out_strides, a.strides, b.strides, c.strides};
+  const Layout<4> l = make_layout<4>(
+      out.rank, out.shape, strides,
+      {int64_t{sizeof(To)}, int64_t{sizeof(A)}, int64_t{sizeof(B)}, int64_t{sizeof(C)}});
+  const int64_t sa = l.inner_stride(1) / int64_t{sizeof(A)};
+  const int64_t sb = l.inner_stride(2) / int64_t{sizeof(B)};
+  const int64_t sc = l.inner_stride(3) / int64_t{sizeof(C)};
+  char* const base[4] = {reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<A*>(pa)),
+                         reinterpret_cast<char*>(const_cast<B*>(pb)),
+                         reinterpret_cast<char*>(const_cast<C*>(pc))};
+  walk_all(l, base, [sa, sb, sc, f](char* const* p, int64_t count) {
+    To* __restrict po = reinterpret_cast<To*>(p[0]);
+    const A* qa = reinterpret_cast<const A*>(p[1]);
+    const B* qb = reinterpret_cast<const B*>(p[2]);
+    const C* qc = reinterpret_cast<const C*>(p[3]);
+    for (int64_t i = 0; i < count; ++i) po[i] = f(qa[i * sa], qb[i * sb], qc[i * sc]);
   });
 }
 

@@ -136,12 +136,52 @@ XDEV_API Tensor minimum(const Tensor& x, const Tensor& y);
 XDEV_API Tensor floor_div(const Tensor& x, const Tensor& y);
 XDEV_API Tensor floor_mod(const Tensor& x, const Tensor& y);
 XDEV_API Tensor squared_difference(const Tensor& x, const Tensor& y);
+// Comparisons with NumPy broadcasting, giving bool (docs/ops.md "Semantics":
+// NaN compares unequal to everything). equal and not_equal take every dtype,
+// the orderings every number dtype; both inputs must have the same dtype.
+XDEV_API Tensor equal(const Tensor& x, const Tensor& y);
+XDEV_API Tensor not_equal(const Tensor& x, const Tensor& y);
+XDEV_API Tensor less(const Tensor& x, const Tensor& y);
+XDEV_API Tensor less_equal(const Tensor& x, const Tensor& y);
+XDEV_API Tensor greater(const Tensor& x, const Tensor& y);
+XDEV_API Tensor greater_equal(const Tensor& x, const Tensor& y);
+// Logic on bool tensors (broadcast).
+XDEV_API Tensor logical_and(const Tensor& x, const Tensor& y);
+XDEV_API Tensor logical_or(const Tensor& x, const Tensor& y);
+XDEV_API Tensor logical_not(const Tensor& x);
+// float32/float64 -> bool.
+XDEV_API Tensor is_nan(const Tensor& x);
+XDEV_API Tensor is_finite(const Tensor& x);
+// condition ? x : y element by element, the three broadcast together (like
+// tf.where with x and y, TF's SelectV2); condition is bool, x and y of one dtype.
+XDEV_API Tensor select(const Tensor& condition, const Tensor& x, const Tensor& y);
+// min(max(x, clip_value_min), clip_value_max), the three broadcast together.
+XDEV_API Tensor clip_by_value(const Tensor& x, const Tensor& clip_value_min,
+                              const Tensor& clip_value_max);
 // Sum of tensors of one shape and dtype (they may live on different devices).
 XDEV_API Tensor add_n(const std::vector<Tensor>& inputs);
 XDEV_API Tensor cast(const Tensor& x, DType dtype);
 // Over `axes` (negative counts from the end; empty: all axes).
 XDEV_API Tensor sum(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
 XDEV_API Tensor mean(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+// Reductions over `axes` like sum (docs/ops.md "Semantics": the value over
+// zero elements). max, min and prod take every number dtype (max and min give
+// NaN if an element is NaN); any and all bool; logsumexp float32/float64,
+// ln Σ eˣ computed without overflow.
+XDEV_API Tensor max(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor min(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor prod(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor any(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor all(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
+XDEV_API Tensor logsumexp(const Tensor& x, const std::vector<int>& axes = {},
+                          bool keepdims = false);
+// Along one axis (negative counts from the end): the index (int64) of the
+// first largest / smallest element (a NaN counts as the extreme, like
+// numpy.argmax), and TF's cumsum (exclusive: each element left out of its
+// own sum; reverse: summed from the end).
+XDEV_API Tensor argmax(const Tensor& x, int axis);
+XDEV_API Tensor argmin(const Tensor& x, int axis);
+XDEV_API Tensor cumsum(const Tensor& x, int axis, bool exclusive = false, bool reverse = false);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

@@ -427,6 +427,90 @@ std::optional<std::string> math(const Call& c) {
   return std::nullopt;
 }
 
+// Comparisons, logic, IsNan, IsFinite: bool results, from the inputs'
+// values (floats in double, where NaN compares unequal to everything).
+bool compare_values(OpId op, double x, double y) {
+  switch (op) {
+    case OpId::kEqual: return x == y;
+    case OpId::kNotEqual: return x != y;
+    case OpId::kLess: return x < y;
+    case OpId::kLessEqual: return x <= y;
+    case OpId::kGreater: return x > y;
+    case OpId::kGreaterEqual: return x >= y;
+    case OpId::kLogicalAnd: return x != 0 && y != 0;
+    case OpId::kLogicalOr: return x != 0 || y != 0;
+    default: return false;
+  }
+}
+
+std::optional<std::string> comparison(const Call& c) {
+  if (auto e = need_inputs(c, 2)) return e;
+  const Tensor& x = *c.inputs[0];
+  const Tensor& y = *c.inputs[1];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    bool v;
+    if (is_float(x.dtype)) {
+      v = compare_values(c.op, x.get_double(i), y.get_double(i));
+    } else {
+      // Integers exactly (int64 does not fit a double).
+      const int64_t a = x.get_int(i), b = y.get_int(i);
+      v = compare_values(c.op, a < b ? -1.0 : a > b ? 1.0 : 0.0, 0.0);
+      if (c.op == OpId::kLogicalAnd || c.op == OpId::kLogicalOr) {
+        v = compare_values(c.op, static_cast<double>(a != 0), static_cast<double>(b != 0));
+      }
+    }
+    out.set_int(i, v ? 1 : 0);
+  }
+  return std::nullopt;
+}
+
+// LogicalNot, IsNan, IsFinite.
+std::optional<std::string> predicate(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const double v = x.get_double(i);
+    bool r = false;
+    if (c.op == OpId::kLogicalNot) r = v == 0.0;
+    if (c.op == OpId::kIsNan) r = std::isnan(v);
+    if (c.op == OpId::kIsFinite) r = std::isfinite(v);
+    out.set_int(i, r ? 1 : 0);
+  }
+  return std::nullopt;
+}
+
+// Select: condition ? x : y, copied exactly (bits of floats included).
+std::optional<std::string> select_value(const Call& c) {
+  if (auto e = need_inputs(c, 3)) return e;
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const Tensor& from = c.inputs[0]->get_int(i) != 0 ? *c.inputs[1] : *c.inputs[2];
+    if (is_float(out.dtype)) out.set_double(i, from.get_double(i));
+    else out.set_int(i, from.get_int(i));
+  }
+  return std::nullopt;
+}
+
+// ClipByValue: min(max(x, lo), hi); NaN x stays NaN; hi wins where lo > hi.
+std::optional<std::string> clip(const Call& c) {
+  if (auto e = need_inputs(c, 3)) return e;
+  const Tensor& x = *c.inputs[0];
+  const Tensor& lo = *c.inputs[1];
+  const Tensor& hi = *c.inputs[2];
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if (is_float(out.dtype)) {
+      const double v = x.get_double(i);
+      out.set_double(i, std::isnan(v) ? v : std::min(std::max(v, lo.get_double(i)), hi.get_double(i)));
+    } else {
+      out.set_int(i, std::min(std::max(x.get_int(i), lo.get_int(i)), hi.get_int(i)));
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> add_n(const Call& c) {
   if (c.inputs.empty()) return std::string("AddN takes at least one input");
   if (c.outputs.size() != 1) return std::string("AddN has one output");
@@ -455,6 +539,140 @@ std::optional<std::string> cast(const Call& c) {
       out.set_double(i, x.get_double(i));  // float -> int truncates (set_double)
     } else {
       out.set_int(i, x.get_int(i));
+    }
+  }
+  return std::nullopt;
+}
+
+// Max, Min, Prod, Any, All, LogSumExp: each output from the list of its
+// reduced elements (floats in double, integers in int64 / wrapping uint64).
+std::optional<std::string> reduce_other(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  std::vector<bool> reduced;
+  if (auto e = reduced_axes(x, c.attrs, reduced)) return e;
+  std::vector<std::vector<int64_t>> members(static_cast<size_t>(out.num_elements()));
+  const std::vector<int64_t> map = reduce_map(x, reduced);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    members[static_cast<size_t>(map[static_cast<size_t>(i)])].push_back(i);
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const bool floats = is_float(x.dtype);
+  for (int64_t o = 0; o < out.num_elements(); ++o) {
+    const std::vector<int64_t>& m = members[static_cast<size_t>(o)];
+    switch (c.op) {
+      case OpId::kMax:
+      case OpId::kMin: {
+        const bool max = c.op == OpId::kMax;
+        if (floats) {
+          double v = max ? -kInf : kInf;
+          for (int64_t i : m) {
+            const double e = x.get_double(i);
+            if (std::isnan(e) || std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
+            else v = max ? std::max(v, e) : std::min(v, e);
+          }
+          out.set_double(o, v);
+        } else {
+          const bool i32 = x.dtype == XDEV_DTYPE_INT32;
+          int64_t v = max ? (i32 ? INT32_MIN : INT64_MIN) : (i32 ? INT32_MAX : INT64_MAX);
+          for (int64_t i : m) v = max ? std::max(v, x.get_int(i)) : std::min(v, x.get_int(i));
+          out.set_int(o, v);
+        }
+        break;
+      }
+      case OpId::kProd:
+        if (floats) {
+          double v = 1.0;
+          for (int64_t i : m) v *= x.get_double(i);
+          out.set_double(o, v);
+        } else {
+          uint64_t v = 1;
+          for (int64_t i : m) v *= static_cast<uint64_t>(x.get_int(i));
+          out.set_int(o, static_cast<int64_t>(v));
+        }
+        break;
+      case OpId::kAny:
+      case OpId::kAll: {
+        const bool any = c.op == OpId::kAny;
+        bool v = !any;
+        for (int64_t i : m) v = any ? (v || x.get_int(i) != 0) : (v && x.get_int(i) != 0);
+        out.set_int(o, v ? 1 : 0);
+        break;
+      }
+      default: {  // LogSumExp: max + ln Σ e^(x - max), two passes
+        double top = -kInf;
+        bool nan = false;
+        for (int64_t i : m) {
+          const double e = x.get_double(i);
+          nan = nan || std::isnan(e);
+          top = std::max(top, e);
+        }
+        if (nan) {
+          out.set_double(o, std::numeric_limits<double>::quiet_NaN());
+        } else if (std::isinf(top)) {
+          out.set_double(o, top);
+        } else {
+          double s = 0.0;
+          for (int64_t i : m) s += std::exp(x.get_double(i) - top);
+          out.set_double(o, top + std::log(s));
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// ArgMax, ArgMin, CumSum along `axis`: line by line (outer · inner lines of
+// n elements), in row-major order; CumSum in double / wrapping uint64.
+std::optional<std::string> along_axis(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const xdev_attr_t* a = find_attr(c.attrs, "axis");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= x.rank()) {
+    return std::string("attribute 'axis' (int < rank) missing");
+  }
+  const auto axis = static_cast<size_t>(a->value.i);
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < x.shape.size(); ++k) {
+    if (k < axis) outer *= x.shape[k];
+    if (k > axis) inner *= x.shape[k];
+  }
+  const int64_t n = x.shape[axis];
+  const bool exclusive = attr_bool(c.attrs, "exclusive", false);
+  const bool reverse = attr_bool(c.attrs, "reverse", false);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t k) { return (o * n + k) * inner + i; };  // row-major index in x
+      if (c.op == OpId::kCumSum) {
+        double facc = 0.0;
+        uint64_t iacc = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t k = reverse ? n - 1 - j : j;
+          const double fv = x.get_double(at(k));
+          const auto iv = static_cast<uint64_t>(x.get_int(at(k)));
+          if (!exclusive) { facc += fv; iacc += iv; }
+          if (is_float(out.dtype)) out.set_double(at(k), facc);
+          else out.set_int(at(k), static_cast<int64_t>(iacc));
+          if (exclusive) { facc += fv; iacc += iv; }
+        }
+        continue;
+      }
+      // ArgMax / ArgMin: the first extreme; the first NaN wins.
+      const bool max = c.op == OpId::kArgMax;
+      int64_t best = 0;
+      for (int64_t k = 1; k < n; ++k) {
+        if (is_float(x.dtype)) {
+          const double v = x.get_double(at(best)), e = x.get_double(at(k));
+          if (std::isnan(v)) break;
+          if (std::isnan(e) || (max ? e > v : e < v)) best = k;
+        } else {
+          const int64_t v = x.get_int(at(best)), e = x.get_int(at(k));
+          if (max ? e > v : e < v) best = k;
+        }
+      }
+      out.set_int(o * inner + i, best);
     }
   }
   return std::nullopt;
@@ -631,6 +849,31 @@ std::vector<Tolerance> add_n_tolerance(const Call& c, size_t output) {
 
 // docs/ops.md: relative 1e-5 * log2(n) for float32 (float64: 1e-12), taken
 // relative to sum |x| so cancellation does not make it unreachable.
+// Prod and LogSumExp: computed in double on both sides (in another order),
+// then rounded once: a few ulp of the result, and for LogSumExp a few ulp of
+// its terms (max + ln Σ may cancel).
+std::vector<Tolerance> reduce_other_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (!is_float(out.dtype)) return tol;
+  const double eps = epsilon(out.dtype);
+  // Rounding in double grows with the count of elements (summation order).
+  double count = 1.0;
+  std::vector<bool> reduced;
+  if (c.inputs.size() == 1 && !reduced_axes(*c.inputs[0], c.attrs, reduced)) {
+    for (size_t k = 0; k < reduced.size(); ++k) {
+      if (reduced[k]) count *= static_cast<double>(c.inputs[0]->shape[k]);
+    }
+  }
+  const double drift = 2 * count * DBL_EPSILON;
+  for (size_t o = 0; o < tol.size(); ++o) {
+    const double w = std::fabs(out.get_double(static_cast<int64_t>(o)));
+    tol[o].rel = 4 * eps + drift;
+    if (c.op == OpId::kLogSumExp) tol[o].abs += (4 * eps + drift) * (1.0 + w);
+  }
+  return tol;
+}
+
 std::vector<Tolerance> reduce_tolerance(const Call& c, size_t output) {
   const Tensor& out = c.outputs[output];
   std::vector<Tolerance> tol = base_tolerance(out);
@@ -755,6 +998,24 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kLeakyRelu)] = {.run = math, .tolerance = math_tolerance,
                                 .attr_sets = leaky_relu_values};
   r[index(OpId::kGelu)] = {.run = math, .tolerance = math_tolerance, .attr_sets = gelu_values};
+  for (OpId op : {OpId::kEqual, OpId::kNotEqual, OpId::kLess, OpId::kLessEqual, OpId::kGreater,
+                  OpId::kGreaterEqual}) {
+    r[index(op)] = {.run = comparison, .values = {Values::kSpecial, Values::kSpecial}};
+  }
+  r[index(OpId::kLogicalAnd)] = {.run = comparison};
+  r[index(OpId::kLogicalOr)] = {.run = comparison};
+  r[index(OpId::kLogicalNot)] = {.run = predicate};
+  r[index(OpId::kIsNan)] = {.run = predicate, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kIsFinite)] = {.run = predicate, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kSelect)] = {.run = select_value, .values = {Values::kGeneral, Values::kSpecial}};
+  r[index(OpId::kClipByValue)] = {.run = clip};
+  for (OpId op : {OpId::kMax, OpId::kMin, OpId::kAny, OpId::kAll}) r[index(op)] = {.run = reduce_other};
+  r[index(OpId::kProd)] = {.run = reduce_other, .tolerance = reduce_other_tolerance};
+  r[index(OpId::kLogSumExp)] = {.run = reduce_other, .tolerance = reduce_other_tolerance};
+  // ArgMax/ArgMin on few distinct values: ties and NaN occur.
+  r[index(OpId::kArgMax)] = {.run = along_axis, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kArgMin)] = {.run = along_axis, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kCumSum)] = {.run = along_axis};
   return r;
 }();
 

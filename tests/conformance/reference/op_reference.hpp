@@ -100,6 +100,9 @@ enum class Values : uint8_t {
   kGeneral,  // floats in [-2, 2), integers in [-9, 9], bool 0/1
   kDivisor,  // kGeneral with exact zeros among the floats (Div's y)
   kCast,     // fractions of both signs, exact integers and zeros in [-100, 100]
+  // Few distinct values, so that equal pairs occur: floats among ±0, ±0.5,
+  // ±1, ±inf and NaN; integers in [-2, 2] (comparisons, IsNan, IsFinite).
+  kSpecial,
 };
 
 // One attribute value of a test case: `i` for bool, int and dtype

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -133,6 +134,7 @@ class Generator {
         case XDEV_DTYPE_INT32:
         case XDEV_DTYPE_INT64:
           if (values == Values::kCast) flat.set_int(at, integer(-100, 100));
+          else if (values == Values::kSpecial) flat.set_int(at, integer(-2, 2));
           else flat.set_int(at, integer(-9, 9));
           break;
         default:
@@ -142,6 +144,11 @@ class Generator {
             double v = pick == 0 ? 0.0 : pick == 1 ? std::trunc(uniform(-100, 100))
                                                    : uniform(-100, 100);
             flat.set_double(at, v);
+          } else if (values == Values::kSpecial) {
+            constexpr double kInf = std::numeric_limits<double>::infinity();
+            constexpr double kPick[] = {0.0, -0.0, 0.5, -0.5, 1.0, -1.0, kInf, -kInf,
+                                        std::numeric_limits<double>::quiet_NaN()};
+            flat.set_double(at, kPick[integer(0, 8)]);
           } else if (values == Values::kDivisor) {
             flat.set_double(at, integer(0, 19) == 0 ? 0.0 : uniform(-2, 2));
           } else {
@@ -219,6 +226,7 @@ std::vector<Case> same_shape_cases(Generator& g, const OpDef& def, const ref::Re
   const Shape shapes[] = {
       {{}, {}, false, 3, "scalar"},
       {{7}, {}, false, 1, "vector"},
+      {{4, 0}, {}, false, 2, "empty"},
       {{3, 5}, {}, true, 2, "scrambled"},
       {{2, 3, 4}, {}, true, 5, "rank 3, scrambled"},
       {{4, 5}, {true, false}, false, 2, "broadcast along axis 0 (stride 0)"},
@@ -270,6 +278,7 @@ std::vector<Case> broadcast_cases(Generator& g, const OpDef& def, const ref::Ref
       {{3, 1, 5}, {true, false, false}, {false, false, true}, true, "both broadcast"},
       {{2, 3, 2, 5}, {}, {}, true, "rank 4, scrambled"},
       {{6, 1}, {}, {}, false, "unit axis"},
+      {{0, 3}, {}, {true, false}, false, "empty, y broadcast along axis 0"},
       {{517, 300}, {}, {true, false}, false, "large, y broadcast along axis 0"},
       {{100003}, {}, {}, false, "large vectors"},
   };
@@ -314,6 +323,37 @@ std::vector<Case> reduce_cases(Generator& g, const OpDef& def, const ref::Refere
     std::string axes = "{";
     for (size_t k = 0; k < s.axes.size(); ++k) axes += (k ? "," : "") + std::to_string(s.axes[k]);
     c.label = shape_text(s.shape) + " axes " + axes + "}" + (s.keepdims ? " keepdims" : "") +
+              (scrambled ? " scrambled" : "");
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// kAxis: each axis of ranks 1 to 3, scrambled strides, an empty dimension
+// beside the axis (ArgMax's axis itself may not be empty: the table refuses
+// it), large along and across the axis.
+std::vector<Case> axis_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                             const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> shape;
+    int64_t axis;
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{1}, 0, false},          {{7}, 0, false},          {{3, 4}, 0, false},
+      {{3, 4}, 1, true},        {{2, 3, 4}, 1, true},     {{2, 3, 4}, 2, false},
+      {{0, 3}, 1, false},       {{3, 0, 2}, 0, false},    {{1000, 257}, 1, false},
+      {{300, 301}, 0, true},    {{100003}, 0, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
+    AttrSpec axis = attr("axis", XDEV_ATTR_INT);
+    axis.i = s.axis;
+    c.attrs = {axis};
+    c.label = shape_text(s.shape) + " axis " + std::to_string(s.axis) +
               (scrambled ? " scrambled" : "");
     cases.push_back(std::move(c));
   }
@@ -384,6 +424,8 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {matmul_cases, "transposes, K = 0, offsets, large"};
     case ShapeClass::kFromAttr:
       return {from_attr_cases, "scalar to large"};
+    case ShapeClass::kAxis:
+      return {axis_cases, "each axis, scrambled, empty dimensions, large"};
   }
   return {nullptr, ""};
 }
@@ -666,14 +708,23 @@ void kernel_registry(Context& ctx) {
   require(again.size() == kernels.size(), "kernels answered differently the second time");
 }
 
-// The dtype of each input when input 0 has `dtype`: an input tied to an
-// earlier one has its dtype, another takes the first dtype it accepts.
-std::vector<xdev_dtype_t> input_dtypes(const OpDef& def, xdev_dtype_t dtype) {
+// The input after input 0 whose dtype output 0 takes (Select's x), or 0.
+size_t output_source(const OpDef& def) {
+  const xdev::detail::OutputDef& o = def.outputs[0];
+  return o.dtype_rule == xdev::detail::DTypeRule::kInput ? static_cast<size_t>(o.input) : 0;
+}
+
+// The dtype of each input when input 0 has `dtype` and output 0 `out`: the
+// input output 0 takes its dtype from has `out`, an input tied to an earlier
+// one has its dtype, another takes the first dtype it accepts.
+std::vector<xdev_dtype_t> input_dtypes(const OpDef& def, xdev_dtype_t dtype, xdev_dtype_t out) {
   std::vector<xdev_dtype_t> in;
+  const size_t source = output_source(def);
   for (size_t i = 0; i < def.inputs.size(); ++i) {
     const xdev::detail::InputDef& d = def.inputs[i];
     if (i == 0) in.push_back(dtype);
     else if (d.same_dtype_as >= 0) in.push_back(in[static_cast<size_t>(d.same_dtype_as)]);
+    else if (i == source) in.push_back(out);
     else {
       xdev_dtype_t first = XDEV_DTYPE_INVALID;
       for (xdev_dtype_t dt : ref::op_dtypes()) {
@@ -686,12 +737,21 @@ std::vector<xdev_dtype_t> input_dtypes(const OpDef& def, xdev_dtype_t dtype) {
 }
 
 // The dtypes of output 0 the table allows when input 0 is `in` (no inputs:
-// any output dtype the op allows).
+// any output dtype the op allows; an output of a later input's dtype: every
+// dtype that input takes).
 std::vector<xdev_dtype_t> output_dtypes(const OpDef& def, xdev_dtype_t in) {
   const xdev::detail::OutputDef& o = def.outputs[0];
   std::vector<xdev_dtype_t> out;
   switch (o.dtype_rule) {
-    case xdev::detail::DTypeRule::kInput: out.push_back(in); break;
+    case xdev::detail::DTypeRule::kInput:
+      if (output_source(def) == 0) {
+        out.push_back(in);
+        break;
+      }
+      for (xdev_dtype_t dt : ref::op_dtypes()) {
+        if ((def.inputs[output_source(def)].dtypes & XDEV_DTYPE_BIT(dt)) != 0) out.push_back(dt);
+      }
+      break;
     case xdev::detail::DTypeRule::kFixed: out.push_back(static_cast<xdev_dtype_t>(o.fixed)); break;
     case xdev::detail::DTypeRule::kAttr:
       for (xdev_dtype_t dt : ref::op_dtypes()) {
@@ -749,7 +809,7 @@ void kernel_op(Context& ctx, const OpDef& def) {
         if (chosen == nullptr) continue;
         Kernel kernel{chosen, static_cast<uint32_t>(ordinal)};
         std::vector<Case> cases = with_other_attrs(
-            cls.make(g, def, reference, input_dtypes(def, in)), def, reference, out);
+            cls.make(g, def, reference, input_dtypes(def, in, out)), def, reference, out);
         const std::string dtypes = has_inputs && out != in
                                        ? ref::dtype_name(in) + "->" + ref::dtype_name(out)
                                        : ref::dtype_name(out);

@@ -1,0 +1,186 @@
+// Ops along one `axis`: ArgMax, ArgMin (int64 index of the first extreme,
+// a NaN counting as the extreme, like numpy.argmax) and CumSum (TF's
+// `exclusive` and `reverse`; floats accumulate in double, integers wrap in
+// uint64, each output rounded once).
+//
+// The input (any strides) is seen as `lines` = outer · inner lines of n
+// elements along the axis; the output is dense. Lines are split over
+// oneTBB's threads when the tensor is large (each line runs in one thread,
+// so the results do not depend on the thread count).
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <type_traits>
+
+#include "kernels/common.hpp"
+#include "kernels/kernels.hpp"
+
+namespace xdev::cpu {
+namespace {
+
+struct Lines {
+  int64_t outer = 1, n = 1, inner = 1;
+  int64_t axis_stride = 0;  // elements
+  // Element offset of the first element of line `l` (l = o · inner + i).
+  const xdev_tensor_t* x = nullptr;
+  int32_t axis = 0;
+  int64_t first(int64_t l) const noexcept {
+    int64_t o = l / inner, i = l % inner, offset = 0;
+    for (int32_t k = x->rank - 1; k > axis; --k) {
+      offset += (i % x->shape[k]) * x->strides[k];
+      i /= x->shape[k];
+    }
+    for (int32_t k = axis - 1; k >= 0; --k) {
+      offset += (o % x->shape[k]) * x->strides[k];
+      o /= x->shape[k];
+    }
+    return offset;
+  }
+};
+
+// body(line) for every line, in parallel when the tensor is large.
+template <typename Body>
+void for_lines(const Lines& s, const Body& body) {
+  const int64_t lines = s.outer * s.inner;
+  if (lines * s.n < kParallelMinElements) {
+    for (int64_t l = 0; l < lines; ++l) body(l);
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, kParallelGrainElements / std::max<int64_t>(1, s.n));
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, lines, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) {
+                      for (int64_t l = r.begin(); l < r.end(); ++l) body(l);
+                    });
+}
+
+// Checks one input of kNumeric, one output of `out_dtype` (INVALID: the
+// input's), the known attributes, and reads `axis`.
+xdev_status_t* check_axis_call(const xdev_kernel_call_t* call, const char* const* known,
+                               xdev_dtype_t out_dtype, xdev_dtype_t* dtype, Lines* lines) {
+  if (xdev_status_t* s = check_call(call, 1)) return s;
+  if (xdev_status_t* s = check_dtypes(call, kNumeric, dtype, out_dtype)) return s;
+  if (xdev_status_t* s = check_attr_names(call, known)) return s;
+  const char* op = call->op != nullptr ? call->op : "kernel";
+  const xdev_attr_t* a = find_attr(call, "axis");
+  const xdev_tensor_t& x = *call->inputs[0];
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= x.rank) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the attribute 'axis' must be an int in [0, %" PRId32 ")", op, x.rank);
+  }
+  const auto axis = static_cast<int32_t>(a->value.i);
+  const xdev_tensor_t& out = *call->outputs[0];
+  const bool drops = out_dtype != XDEV_DTYPE_INVALID;
+  bool shape_ok = out.rank == (drops ? x.rank - 1 : x.rank);
+  for (int32_t k = 0, j = 0; k < x.rank && shape_ok; ++k) {
+    if (k == axis && drops) continue;
+    shape_ok = out.shape[j++] == x.shape[k];
+  }
+  if (!shape_ok) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: the output's shape does not follow from the input's and axis %" PRId32,
+                       op, axis);
+  }
+  if (drops && x.shape[axis] == 0 && num_elements(out) > 0) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: axis %" PRId32 " is empty", op,
+                       axis);
+  }
+  lines->x = &x;
+  lines->axis = axis;
+  for (int32_t k = 0; k < x.rank; ++k) {
+    if (k < axis) lines->outer *= x.shape[k];
+    if (k > axis) lines->inner *= x.shape[k];
+  }
+  lines->n = x.shape[axis];
+  lines->axis_stride = x.strides[axis];
+  return nullptr;
+}
+
+template <bool kMax>
+xdev_status_t* arg_kernel(const xdev_kernel_call_t* call) noexcept {
+  static constexpr const char* kKnown[] = {"axis", nullptr};
+  xdev_dtype_t dtype;
+  Lines s;
+  if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INT64, &dtype, &s)) return st;
+  try {
+    visit_dtypes<kNumeric>(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* x = data_of<const T>(*call->inputs[0]);
+      int64_t* o = data_of<int64_t>(*call->outputs[0]);
+      if (num_elements(*call->outputs[0]) == 0) return;
+      for_lines(s, [&](int64_t l) {
+        const T* p = x + s.first(l);
+        int64_t best = 0;
+        T v = p[0];
+        for (int64_t k = 1; k < s.n; ++k) {
+          if constexpr (std::is_floating_point_v<T>) {
+            if (v != v) break;  // the first NaN wins
+          }
+          const T e = p[k * s.axis_stride];
+          const bool better = kMax ? (e > v) : (e < v);
+          bool nan = false;
+          if constexpr (std::is_floating_point_v<T>) nan = e != e;
+          if (better || nan) {
+            v = e;
+            best = k;
+          }
+        }
+        o[l] = best;
+      });
+    });
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+}  // namespace
+
+xdev_status_t* kernel_arg_max(void*, const xdev_kernel_call_t* call) noexcept {
+  return arg_kernel<true>(call);
+}
+xdev_status_t* kernel_arg_min(void*, const xdev_kernel_call_t* call) noexcept {
+  return arg_kernel<false>(call);
+}
+
+xdev_status_t* kernel_cum_sum(void*, const xdev_kernel_call_t* call) noexcept {
+  static constexpr const char* kKnown[] = {"axis", "exclusive", "reverse", nullptr};
+  xdev_dtype_t dtype;
+  Lines s;
+  if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INVALID, &dtype, &s)) {
+    return st;
+  }
+  bool exclusive = false, reverse = false;
+  if (xdev_status_t* st = attr_bool(call, "exclusive", false, &exclusive)) return st;
+  if (xdev_status_t* st = attr_bool(call, "reverse", false, &reverse)) return st;
+  try {
+    visit_dtypes<kNumeric>(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+      const T* x = data_of<const T>(*call->inputs[0]);
+      T* out = data_of<T>(*call->outputs[0]);
+      for_lines(s, [&](int64_t l) {
+        const T* p = x + s.first(l);
+        // The output is dense: element k of line (o, i) is at (o · n + k) · inner + i.
+        T* q = out + (l / s.inner) * s.n * s.inner + l % s.inner;
+        Acc acc = 0;
+        for (int64_t j = 0; j < s.n; ++j) {
+          const int64_t k = reverse ? s.n - 1 - j : j;
+          Acc v;
+          if constexpr (std::is_floating_point_v<T>) v = static_cast<double>(p[k * s.axis_stride]);
+          else v = static_cast<uint64_t>(static_cast<int64_t>(p[k * s.axis_stride]));
+          if (!exclusive) acc += v;
+          if constexpr (std::is_floating_point_v<T>) q[k * s.inner] = static_cast<T>(acc);
+          else q[k * s.inner] = static_cast<T>(static_cast<int64_t>(acc));
+          if (exclusive) acc += v;
+        }
+      });
+    });
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+}  // namespace xdev::cpu
