@@ -1,6 +1,9 @@
 #include "common/plugin_call.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <exception>
+#include <string>
 #include <typeinfo>
 
 #include <cxxabi.h>
@@ -31,7 +34,17 @@ std::string current_exception_text() {
   }
 }
 
-bool known_error_code(xdev_status_code_t code) {
+// A status's code as the integer a plugin stored: a value outside the enum
+// (a plugin's bug, which the guard reports) must not be loaded as the enum
+// type, which is undefined behaviour.
+int32_t raw_code(const xdev_status_t& status) {
+  static_assert(sizeof(status.code) == sizeof(int32_t));
+  int32_t raw = 0;
+  std::memcpy(&raw, &status.code, sizeof raw);
+  return raw;
+}
+
+bool known_error_code(int32_t code) {
   switch (code) {
     case XDEV_STATUS_INVALID_ARGUMENT:
     case XDEV_STATUS_NOT_FOUND:
@@ -80,13 +93,13 @@ xdev_status_t* status_from_current_exception(const PluginCallSite& site) noexcep
 }
 
 xdev_status_t* checked_status(const PluginCallSite& site, xdev_status_t* status) noexcept {
-  if (status == nullptr || known_error_code(status->code)) return status;
+  if (status == nullptr || known_error_code(raw_code(*status))) return status;
   StatusPtr owned(status);
   try {
-    std::string what = owned->code == XDEV_STATUS_OK
+    const int32_t code = raw_code(*owned);
+    std::string what = code == XDEV_STATUS_OK
                            ? std::string("a status with code OK (success is NULL)")
-                           : "a status with unknown code " +
-                                 std::to_string(static_cast<long long>(owned->code));
+                           : "a status with unknown code " + std::to_string(code);
     return make_status(XDEV_STATUS_INTERNAL, describe(site) + " returned " + what + ": " +
                                                  (owned->message.empty() ? "(no message)"
                                                                          : owned->message));

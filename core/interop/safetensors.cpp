@@ -117,7 +117,8 @@ std::vector<std::byte> narrow(const HostTensor& host, const FileDType& to, const
   std::vector<std::byte> out(static_cast<size_t>(n * to.size));
   const std::string_view t = to.name;
   if (t == native_file_dtype(host.dtype())) {
-    std::memcpy(out.data(), host.bytes(), out.size());
+    // A 0-element tensor may have no host bytes at all (memcpy forbids NULL).
+    if (!out.empty()) std::memcpy(out.data(), host.bytes(), out.size());
     return out;
   }
   auto integer = [&](uint64_t i) -> int64_t {

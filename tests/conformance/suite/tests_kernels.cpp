@@ -101,7 +101,9 @@ AttrSpec sample_attr(const AttrDef& def, const ref::AttrSample& sample) {
   a.b = sample.i != 0;
   a.i = sample.i;
   a.f = sample.f;
-  a.dtype = static_cast<xdev_dtype_t>(sample.i);
+  // Only a dtype attribute carries a dtype: an int sample (RandomUniform's
+  // seed 42) is no xdev_dtype_t value, and loading it as one is undefined.
+  if (a.kind == XDEV_ATTR_DTYPE) a.dtype = static_cast<xdev_dtype_t>(sample.i);
   return a;
 }
 
