@@ -22,14 +22,17 @@
 
 #include "common/log.hpp"
 #include "device_names.hpp"
+#include "error_matchers.hpp"
 
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using xdev::DType;
 using xdev::Tensor;
+using xdev_test::ThrowsError;
 
 using namespace xdev_test::devices;  // kCpu0, kGpu0, kGpu1
 
@@ -87,34 +90,16 @@ TEST_F(Fallback, HasKernelAnswersForTheCpuAndTheSimulatedGpu) {
 }
 
 TEST_F(Fallback, HasKernelNamesWhatItDoesNotKnow) {
-  try {
-    xdev::has_kernel("CPU:0", "exp", DType::kFloat32);
-    FAIL() << "an unknown op was answered";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kNotFound);
-    EXPECT_THAT(e.what(), HasSubstr("unknown op \"exp\""));
-  }
-  try {
-    xdev::has_kernel("GPU:7", "Exp", DType::kFloat32);
-    FAIL() << "an unknown device was answered";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kNotFound);
-    EXPECT_THAT(e.what(), HasSubstr("/job:localhost/replica:0/task:0/device:GPU:7 unknown device"));
-  }
-  try {
-    xdev::list_kernels("TPU:0");
-    FAIL() << "an unknown device was listed";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kNotFound);
-    EXPECT_THAT(e.what(), HasSubstr("device:TPU:0 unknown device"));
-  }
-  try {
-    xdev::has_kernel("CPU:0", "Exp", static_cast<DType>(99));
-    FAIL() << "dtype 99 was answered";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kInvalidArgument);
-    EXPECT_THAT(e.what(), HasSubstr("dtype code 99 is not a dtype"));
-  }
+  EXPECT_THAT([] { xdev::has_kernel("CPU:0", "exp", DType::kFloat32); },
+              ThrowsError(xdev::ErrorCode::kNotFound, HasSubstr("unknown op \"exp\"")));
+  EXPECT_THAT([] { xdev::has_kernel("GPU:7", "Exp", DType::kFloat32); },
+              ThrowsError(xdev::ErrorCode::kNotFound,
+                          HasSubstr("/job:localhost/replica:0/task:0/device:GPU:7 unknown device")));
+  EXPECT_THAT([] { xdev::list_kernels("TPU:0"); },
+              ThrowsError(xdev::ErrorCode::kNotFound, HasSubstr("device:TPU:0 unknown device")));
+  EXPECT_THAT([] { xdev::has_kernel("CPU:0", "Exp", static_cast<DType>(99)); },
+              ThrowsError(xdev::ErrorCode::kInvalidArgument,
+                          HasSubstr("dtype code 99 is not a dtype")));
 }
 
 TEST_F(Fallback, ListKernelsAgreesWithHasKernel) {
@@ -238,24 +223,17 @@ TEST_F(Fallback, ErrorPolicyRefusesToFallBack) {
   xdev::set_fallback_policy(xdev::FallbackPolicy::kError);
   EXPECT_EQ(xdev::fallback_policy(), xdev::FallbackPolicy::kError);
   xdev::reset_placement_counters();
-  try {
-    xdev::floor_div(x, x);
-    FAIL() << "FloorDiv fell back under the error policy";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kUnimplemented);
-    EXPECT_THAT(e.what(), HasSubstr("FloorDiv(int32) cannot run: no FloorDiv int32 kernel on " +
-                                    on(kGpu0) + ", where its inputs live"));
-    EXPECT_THAT(e.what(), HasSubstr("XDEV_FALLBACK=error"));
-  }
+  EXPECT_THAT([&] { xdev::floor_div(x, x); },
+              ThrowsError(xdev::ErrorCode::kUnimplemented,
+                          AllOf(HasSubstr("FloorDiv(int32) cannot run: no FloorDiv int32 kernel "
+                                          "on " + on(kGpu0) + ", where its inputs live"),
+                                HasSubstr("XDEV_FALLBACK=error"))));
   {
     xdev::DeviceScope scope("/GPU:1");
-    try {
-      xdev::floor_mod(x, x);
-      FAIL() << "FloorMod fell back under the error policy";
-    } catch (const xdev::Error& e) {
-      EXPECT_THAT(e.what(), HasSubstr("no FloorMod int32 kernel on " + on(kGpu1) +
-                                      ", the scope's device"));
-    }
+    EXPECT_THAT([&] { xdev::floor_mod(x, x); },
+                ThrowsError(xdev::ErrorCode::kUnimplemented,
+                            HasSubstr("no FloorMod int32 kernel on " + on(kGpu1) +
+                                      ", the scope's device")));
   }
   EXPECT_EQ(xdev::placement_counters().fallbacks, 0u);
   const Tensor f = xdev::constant({1.0f, 2.0f});
@@ -273,13 +251,9 @@ TEST_F(Fallback, ErrorPolicyRefusesToFallBack) {
 TEST(FallbackEnvironment, ErrorFromTheEnvironment) {
   EXPECT_EQ(xdev::fallback_policy(), xdev::FallbackPolicy::kError);
   const Tensor x = xdev::constant({1, 2, 3});
-  try {
-    xdev::square(x);
-    FAIL() << "Square fell back with XDEV_FALLBACK=error";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kUnimplemented);
-    EXPECT_THAT(e.what(), HasSubstr("no Square int32 kernel on " + kGpu0));
-  }
+  EXPECT_THAT([&] { xdev::square(x); },
+              ThrowsError(xdev::ErrorCode::kUnimplemented,
+                          HasSubstr("no Square int32 kernel on " + kGpu0)));
 }
 
 }  // namespace
