@@ -223,9 +223,71 @@ void bind_devices(nb::module_& m) {
     d["read_backs"] = c.read_backs;
     d["read_back_bytes"] = c.read_back_bytes;
     d["fallbacks"] = c.fallbacks;
+    nb::list by_kernel;
+    for (const FallbackCount& f : c.fallbacks_by_kernel) {
+      nb::dict e;
+      e["op"] = f.op;
+      e["input"] = f.input;
+      e["output"] = f.output;
+      e["device"] = f.device;
+      e["ran_on"] = f.ran_on;
+      e["ops"] = f.ops;
+      by_kernel.append(e);
+    }
+    d["fallbacks_by_kernel"] = by_kernel;
     d["soft_placements"] = c.soft_placements;
     return d;
   });
+
+  // Fallback (never silent) and the kernels a device has.
+  m.def("set_fallback_policy", [](std::string_view policy) {
+    if (policy == "warn") {
+      set_fallback_policy(FallbackPolicy::kWarn);
+    } else if (policy == "error") {
+      set_fallback_policy(FallbackPolicy::kError);
+    } else {
+      throw Error(ErrorCode::kInvalidArgument, "set_fallback_policy: '" + std::string(policy) +
+                                                   "' is not one of warn, error");
+    }
+  }, nb::arg("policy"));
+  m.def("get_fallback_policy",
+        [] { return fallback_policy() == FallbackPolicy::kError ? "error" : "warn"; });
+  m.def(
+      "has_kernel",
+      [](std::string_view device, std::string_view op, nb::handle dtype,
+         nb::handle output_dtype) {
+        const DType input = to_dtype(dtype);
+        std::optional<DType> output;
+        if (!output_dtype.is_none()) output = to_dtype(output_dtype);
+        nb::gil_scoped_release release;
+        return has_kernel(device, op, input, output);
+      },
+      nb::arg("device"), nb::arg("op"), nb::arg("dtype"),
+      nb::arg("output_dtype").none() = nb::none());
+  m.def(
+      "list_kernels",
+      [](std::string_view device) {
+        std::vector<OpKernels> ops;
+        {
+          nb::gil_scoped_release release;
+          ops = list_kernels(device);
+        }
+        auto pairs = [](const std::vector<KernelDTypes>& list) {
+          nb::list out;
+          for (const KernelDTypes& p : list) out.append(nb::make_tuple(p.input, p.output));
+          return out;
+        };
+        nb::list out;
+        for (const OpKernels& op : ops) {
+          nb::dict d;
+          d["op"] = op.op;
+          d["defined"] = pairs(op.defined);
+          d["available"] = pairs(op.available);
+          out.append(d);
+        }
+        return out;
+      },
+      nb::arg("device"));
   m.def("reset_placement_counters", &reset_placement_counters);
   m.def("recent_placements", [] {
     nb::list out;
