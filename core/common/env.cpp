@@ -79,6 +79,11 @@ env_value::EnvValue<xdev_log_level_t> log_level_setting() {
 
 bool log_device_placement() { return read_bool("XDEV_LOG_DEVICE_PLACEMENT", false); }
 
+FallbackPolicy fallback_policy() {
+  return read_choice("XDEV_FALLBACK", 0, {"warn", "error"}) == 1 ? FallbackPolicy::kError
+                                                                 : FallbackPolicy::kWarn;
+}
+
 std::optional<bool> force_gpu_allow_growth() {
   if (auto forced = read_optional_bool("XDEV_FORCE_GPU_ALLOW_GROWTH")) return forced;
   return read_optional_bool("TF_FORCE_GPU_ALLOW_GROWTH");

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include <xdev/env_value.hpp>
+#include <xdev/placement.hpp>
 #include <xdev/plugin.h>
 
 namespace xdev::detail::env {
@@ -46,6 +47,10 @@ env_value::EnvValue<xdev_log_level_t> log_level_setting();
 
 // XDEV_LOG_DEVICE_PLACEMENT: boolean, default false.
 bool log_device_placement();
+
+// XDEV_FALLBACK: warn (default) or error, what an op does on a device
+// without its kernel (<xdev/placement.hpp>, FallbackPolicy).
+FallbackPolicy fallback_policy();
 
 // XDEV_FORCE_GPU_ALLOW_GROWTH, else TF_FORCE_GPU_ALLOW_GROWTH: booleans;
 // nullopt when neither is set (the first set one wins).

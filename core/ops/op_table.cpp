@@ -734,6 +734,36 @@ std::optional<OpId> op_from_name(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+std::vector<KernelDTypes> kernel_dtypes(const OpDef& def) {
+  static constexpr DType kEach[] = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                    DType::kInt64, DType::kBool};
+  const OutputDef& o = def.outputs[0];
+  // The input output 0 takes its dtype from, followed to the input it is tied to.
+  int source = o.dtype_rule == DTypeRule::kInput ? o.input : -1;
+  while (source > 0 && def.inputs[static_cast<size_t>(source)].same_dtype_as >= 0) {
+    source = def.inputs[static_cast<size_t>(source)].same_dtype_as;
+  }
+  uint64_t outputs = 0;  // when they do not follow input 0
+  if (o.dtype_rule == DTypeRule::kAttr) outputs = def.attr(o.attr)->dtypes;
+  if (o.dtype_rule == DTypeRule::kFixed) outputs = dtype_bit(o.fixed);
+  if (source > 0) outputs = def.inputs[static_cast<size_t>(source)].dtypes;
+  std::vector<KernelDTypes> pairs;
+  if (def.inputs.empty()) {  // looked up by the output dtype
+    for (DType d : kEach) {
+      if ((outputs & dtype_bit(d)) != 0) pairs.push_back({d, d});
+    }
+    return pairs;
+  }
+  for (DType in : kEach) {
+    if ((def.inputs[0].dtypes & dtype_bit(in)) == 0) continue;
+    for (DType out : kEach) {
+      const bool defined = source == 0 ? out == in : (outputs & dtype_bit(out)) != 0;
+      if (defined) pairs.push_back({in, out});
+    }
+  }
+  return pairs;
+}
+
 void throw_invalid(const OpDef& def, const std::string& why) {
   throw Error(ErrorCode::kInvalidArgument, std::string(def.name) + ": " + why);
 }

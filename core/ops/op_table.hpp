@@ -21,8 +21,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <xdev/dtype.hpp>
+#include <xdev/ops.hpp>
 #include <xdev/plugin.h>
 #include <xdev/tensor.hpp>
 
@@ -244,6 +246,10 @@ const OpDef& op_def(OpId op) noexcept;
 // The ABI name: "MatMul", "Add", ...
 std::string_view op_name(OpId op) noexcept;
 std::optional<OpId> op_from_name(std::string_view name) noexcept;
+// The dtype pairs kernels of `def` are looked up by (KernelTable::find):
+// input 0's dtype (no inputs: output 0's) and output 0's, every pair the
+// table defines, by input then output in enum order.
+std::vector<KernelDTypes> kernel_dtypes(const OpDef& def);
 
 // --- checking one call --------------------------------------------------------
 

@@ -185,7 +185,7 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
   const Decision* decision =
       place(rt, request.op, request.input_dtype, request.output_dtype, inputs_device);
   LogicalDeviceState* device = decision->device;
-  if (decision->fallback) count_fallback();
+  if (decision->fallback) count_fallback(*decision);
   if (decision->soft) count_soft_placement();
 
   // Inputs on the op's device (copies kept alive in `moved`).

@@ -77,6 +77,8 @@ std::string content_key(const Decision& d) {
   add(d.rule);
   add(d.fallback ? "f" : "-");
   add(d.soft ? "s" : "-");
+  add(std::to_string(static_cast<int>(d.input)) + "," + std::to_string(static_cast<int>(d.output)));
+  add(std::to_string(reinterpret_cast<uintptr_t>(d.missing_kernel)));
   for (const auto& [device, reason] : d.rejected) {
     add(device);
     add(reason);
@@ -103,9 +105,31 @@ void warn_once(const std::string& key, const std::string& message) {
   if (s.warned.size() >= DecisionStore::kMaxWarned || !s.warned.insert(key).second) return;
   log(XDEV_LOG_WARNING, message);
   if (s.warned.size() == DecisionStore::kMaxWarned) {
-    log(XDEV_LOG_WARNING, "soft placement: " + std::to_string(DecisionStore::kMaxWarned) +
-                              " different soft placements reported; further ones are not");
+    log(XDEV_LOG_WARNING, "placement: " + std::to_string(DecisionStore::kMaxWarned) +
+                              " different soft placements and fallbacks reported; further "
+                              "ones are not");
   }
+}
+
+// A fallback (decision.fallback): `missing` has no kernel for the op on
+// `what_dtypes`, `role` says why the op would have run there. Under
+// FallbackPolicy::kError an error; else warned about once per (op, dtypes,
+// device), whatever the scope or the inputs' device.
+void report_fallback(const Decision& decision, const std::string& what,
+                     const std::string& what_dtypes, const char* role) {
+  const LogicalDeviceState* missing = decision.missing_kernel;
+  const std::string kernel = decision.op + " " + what_dtypes;
+  const std::string where = missing->name() + " (plugin " + missing->plugin()->name + ")";
+  if (fallback_policy() == FallbackPolicy::kError) {
+    throw Error(ErrorCode::kUnimplemented,
+                what + " cannot run: no " + kernel + " kernel on " + where + ", " + role +
+                    "; the fallback policy is error (XDEV_FALLBACK=error or "
+                    "set_fallback_policy), so it does not fall back to " +
+                    decision.device->name());
+  }
+  warn_once(std::string("fallback") + '\0' + kernel + '\0' + missing->name(),
+            "fallback: no " + kernel + " kernel on " + where + ", " + role + "; running it on " +
+                decision.device->name());
 }
 
 const Decision* decide(Runtime& rt, OpId op, DType in, DType out, const ScopeEntry* scope,
@@ -151,10 +175,13 @@ const Decision* decide(Runtime& rt, OpId op, DType in, DType out, const ScopeEnt
       decision.fallback = scope_device != nullptr;
       decision.rule = decision.fallback ? "fallback" : "soft placement";
       decision.rejected.emplace_back(decision.requested, reason);
-      warn_once(what + "@" + decision.requested,
-                "soft placement: " + what + " asked for " + decision.requested + ", which " +
-                    (scope_device ? reason : "is an unknown device") + "; running it on " +
-                    best->name());
+      if (decision.fallback) {
+        decision.missing_kernel = scope_device;
+      } else {
+        warn_once(what + "@" + decision.requested,
+                  "soft placement: " + what + " asked for " + decision.requested +
+                      ", which is an unknown device; running it on " + best->name());
+      }
     }
   } else {
     if (best == nullptr) {
@@ -172,7 +199,21 @@ const Decision* decide(Runtime& rt, OpId op, DType in, DType out, const ScopeEnt
     if (!devices.empty() && devices.front()->priority() > decision.device->priority()) {
       decision.fallback = true;
       decision.rule = "fallback";
+      // Where it would have run: its inputs' device when that is of the
+      // highest priority (rule 1), else the highest-priority device.
+      decision.missing_kernel =
+          inputs_device != nullptr && inputs_device->priority() == devices.front()->priority()
+              ? inputs_device
+              : devices.front().get();
     }
+  }
+  decision.input = in;
+  decision.output = out;
+  if (decision.fallback) {
+    report_fallback(decision, what, dtype_text(op, in, out),
+                    scope != nullptr                               ? "the scope's device"
+                    : decision.missing_kernel == inputs_device     ? "where its inputs live"
+                                                                   : "the highest-priority device");
   }
   decision.kernel = kernel_of(decision.device);
   for (const auto& d : devices) {

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <tuple>
+#include <unordered_map>
 
 #include <xdev/placement.hpp>
 
@@ -23,6 +25,7 @@ std::atomic<uint64_t> g_generation{1};
 std::atomic<bool> g_soft{true};
 
 std::atomic<bool> g_log{env::log_device_placement()};
+std::atomic<FallbackPolicy> g_fallback{env::fallback_policy()};
 
 struct Counters {
   std::mutex mutex;
@@ -31,6 +34,9 @@ struct Counters {
   std::atomic<uint64_t> explicit_copies{0}, explicit_bytes{0};
   std::atomic<uint64_t> read_backs{0}, read_back_bytes{0};
   std::atomic<uint64_t> fallbacks{0}, soft_placements{0};
+  // Ops that fell back, by decision (kept for the life of the process):
+  // summed by missing kernel when read.
+  std::unordered_map<const Decision*, uint64_t> fallbacks_by_decision;
 };
 Counters& counters() {
   static Counters* c = new Counters;
@@ -201,7 +207,12 @@ void count_read_back(uint64_t bytes) {
   counters().read_backs.fetch_add(1, std::memory_order_relaxed);
   counters().read_back_bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
-void count_fallback() { counters().fallbacks.fetch_add(1, std::memory_order_relaxed); }
+void count_fallback(const Decision& decision) {
+  Counters& c = counters();
+  c.fallbacks.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(c.mutex);
+  ++c.fallbacks_by_decision[&decision];
+}
 void count_soft_placement() {
   counters().soft_placements.fetch_add(1, std::memory_order_relaxed);
 }
@@ -294,6 +305,17 @@ void set_soft_device_placement(bool enabled) {
 }
 bool soft_device_placement() { return detail::g_soft.load(); }
 
+void set_fallback_policy(FallbackPolicy policy) {
+  if (policy != FallbackPolicy::kWarn && policy != FallbackPolicy::kError) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "set_fallback_policy: " + std::to_string(static_cast<int>(policy)) +
+                    " is not a FallbackPolicy (kWarn or kError)");
+  }
+  detail::g_fallback.store(policy);
+  detail::bump_placement_generation();  // cached fallbacks are decided again
+}
+FallbackPolicy fallback_policy() { return detail::g_fallback.load(); }
+
 PlacementCounters placement_counters() {
   detail::Counters& c = detail::counters();
   PlacementCounters out;
@@ -309,6 +331,16 @@ PlacementCounters placement_counters() {
   for (const auto& [pair, value] : c.pairs) {
     out.implicit_copies_by_pair.push_back({pair.first, pair.second, value.first, value.second});
   }
+  // Decisions that differ in what else they record (rejected devices, the
+  // scope) may share a missing kernel: one entry each.
+  std::map<std::tuple<std::string, DType, DType, std::string, std::string>, uint64_t> by_kernel;
+  for (const auto& [d, ops] : c.fallbacks_by_decision) {
+    by_kernel[{d->op, d->input, d->output, d->missing_kernel->name(), d->device->name()}] += ops;
+  }
+  for (const auto& [k, ops] : by_kernel) {
+    const auto& [op, input, output, device, ran_on] = k;
+    out.fallbacks_by_kernel.push_back({op, input, output, device, ran_on, ops});
+  }
   return out;
 }
 
@@ -316,6 +348,7 @@ void reset_placement_counters() {
   detail::Counters& c = detail::counters();
   std::lock_guard lock(c.mutex);
   c.pairs.clear();
+  c.fallbacks_by_decision.clear();
   for (auto* a : {&c.implicit_copies, &c.implicit_bytes, &c.explicit_copies, &c.explicit_bytes,
                   &c.read_backs, &c.read_back_bytes, &c.fallbacks, &c.soft_placements}) {
     a->store(0);

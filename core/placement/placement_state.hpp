@@ -54,13 +54,19 @@ struct Decision {
   std::vector<std::pair<std::string, std::string>> rejected;
   bool fallback = false;
   bool soft = false;
+  // An op's dtypes (what its kernel is looked up by); for a fallback, the
+  // device that has no kernel for them (the scope's, the inputs' or the
+  // highest-priority device).
+  DType input = DType::kFloat32;
+  DType output = DType::kFloat32;
+  LogicalDeviceState* missing_kernel = nullptr;
 };
 
 // Counters (X8).
 void count_implicit_copy(const std::string& from, const std::string& to, uint64_t bytes);
 void count_explicit_copy(uint64_t bytes);
 void count_read_back(uint64_t bytes);
-void count_fallback();
+void count_fallback(const Decision& decision);  // decision.fallback
 void count_soft_placement();
 
 // X1: appends to this thread's ring and calls the callback, if any.

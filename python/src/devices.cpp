@@ -17,6 +17,18 @@
 namespace xdev::python {
 namespace {
 
+// One dict per item, filled by `fill(dict, item)`.
+template <typename T, typename Fill>
+nb::list dicts(const std::vector<T>& items, Fill fill) {
+  nb::list out;
+  for (const T& item : items) {
+    nb::dict d;
+    fill(d, item);
+    out.append(d);
+  }
+  return out;
+}
+
 template <typename T>
 std::string streamed(const T& value) {
   std::ostringstream s;
@@ -208,38 +220,86 @@ void bind_devices(nb::module_& m) {
     nb::dict d;
     d["implicit_copies"] = c.implicit_copies;
     d["implicit_copy_bytes"] = c.implicit_copy_bytes;
-    nb::list pairs;
-    for (const CopyCount& p : c.implicit_copies_by_pair) {
-      nb::dict e;
-      e["from"] = p.from;
-      e["to"] = p.to;
-      e["copies"] = p.copies;
-      e["bytes"] = p.bytes;
-      pairs.append(e);
-    }
-    d["implicit_copies_by_pair"] = pairs;
+    d["implicit_copies_by_pair"] =
+        dicts(c.implicit_copies_by_pair, [](nb::dict& e, const CopyCount& p) {
+          e["from"] = p.from;
+          e["to"] = p.to;
+          e["copies"] = p.copies;
+          e["bytes"] = p.bytes;
+        });
     d["explicit_copies"] = c.explicit_copies;
     d["explicit_copy_bytes"] = c.explicit_copy_bytes;
     d["read_backs"] = c.read_backs;
     d["read_back_bytes"] = c.read_back_bytes;
     d["fallbacks"] = c.fallbacks;
+    d["fallbacks_by_kernel"] =
+        dicts(c.fallbacks_by_kernel, [](nb::dict& e, const FallbackCount& f) {
+          e["op"] = f.op;
+          e["input"] = f.input;
+          e["output"] = f.output;
+          e["device"] = f.device;
+          e["ran_on"] = f.ran_on;
+          e["ops"] = f.ops;
+        });
     d["soft_placements"] = c.soft_placements;
     return d;
   });
+
+  // Fallback (never silent) and the kernels a device has.
+  m.def("set_fallback_policy", [](std::string_view policy) {
+    if (policy == "warn") {
+      set_fallback_policy(FallbackPolicy::kWarn);
+    } else if (policy == "error") {
+      set_fallback_policy(FallbackPolicy::kError);
+    } else {
+      throw Error(ErrorCode::kInvalidArgument, "set_fallback_policy: '" + std::string(policy) +
+                                                   "' is not one of warn, error");
+    }
+  }, nb::arg("policy"));
+  m.def("get_fallback_policy",
+        [] { return fallback_policy() == FallbackPolicy::kError ? "error" : "warn"; });
+  m.def(
+      "has_kernel",
+      [](std::string_view device, std::string_view op, nb::handle dtype,
+         nb::handle output_dtype) {
+        const DType input = to_dtype(dtype);
+        std::optional<DType> output;
+        if (!output_dtype.is_none()) output = to_dtype(output_dtype);
+        nb::gil_scoped_release release;
+        return has_kernel(device, op, input, output);
+      },
+      nb::arg("device"), nb::arg("op"), nb::arg("dtype"),
+      nb::arg("output_dtype").none() = nb::none());
+  m.def(
+      "list_kernels",
+      [](std::string_view device) {
+        std::vector<OpKernels> ops;
+        {
+          nb::gil_scoped_release release;
+          ops = list_kernels(device);
+        }
+        auto pairs = [](const std::vector<KernelDTypes>& list) {
+          nb::list out;
+          for (const KernelDTypes& p : list) out.append(nb::make_tuple(p.input, p.output));
+          return out;
+        };
+        return dicts(ops, [&](nb::dict& d, const OpKernels& op) {
+          d["op"] = op.op;
+          d["defined"] = pairs(op.defined);
+          d["available"] = pairs(op.available);
+        });
+      },
+      nb::arg("device"));
   m.def("reset_placement_counters", &reset_placement_counters);
   m.def("recent_placements", [] {
-    nb::list out;
-    for (const PlacementRecord& r : recent_placements()) {
-      nb::dict d;
+    return dicts(recent_placements(), [](nb::dict& d, const PlacementRecord& r) {
       d["op"] = r.op;
       d["device"] = r.device;
       d["requested"] = r.requested;
       d["rule"] = r.rule;
       d["rejected"] = r.rejected;
       d["bytes_copied"] = r.bytes_copied;
-      out.append(d);
-    }
-    return out;
+    });
   });
   m.def("clear_recent_placements", &clear_recent_placements);
 

@@ -90,7 +90,7 @@ class EnvReaders : public ::testing::Test {
     set_log_sink(previous_);
     for (const char* name : {"XDEV_PROBE_TIMEOUT_MS", "XDEV_PROBE_PLUGINS",
                              "XDEV_LOG_DEVICE_PLACEMENT", "XDEV_FORCE_GPU_ALLOW_GROWTH",
-                             "TF_FORCE_GPU_ALLOW_GROWTH"}) {
+                             "TF_FORCE_GPU_ALLOW_GROWTH", "XDEV_FALLBACK"}) {
       ::unsetenv(name);
     }
   }
@@ -130,6 +130,21 @@ TEST_F(EnvReaders, ProbeModes) {
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_THAT(warnings_[0], HasSubstr("XDEV_PROBE_PLUGINS='sometimes' is not one of"));
   EXPECT_THAT(warnings_[0], HasSubstr("using auto (the default)"));
+}
+
+TEST_F(EnvReaders, FallbackPolicy) {
+  EXPECT_EQ(env::fallback_policy(), FallbackPolicy::kWarn);  // unset
+  ::setenv("XDEV_FALLBACK", "error", 1);
+  EXPECT_EQ(env::fallback_policy(), FallbackPolicy::kError);
+  ::setenv("XDEV_FALLBACK", "ERROR", 1);
+  EXPECT_EQ(env::fallback_policy(), FallbackPolicy::kError);
+  ::setenv("XDEV_FALLBACK", "warn", 1);
+  EXPECT_EQ(env::fallback_policy(), FallbackPolicy::kWarn);
+  EXPECT_TRUE(warnings_.empty());
+  ::setenv("XDEV_FALLBACK", "silent", 1);  // fallback is never silent
+  EXPECT_EQ(env::fallback_policy(), FallbackPolicy::kWarn);
+  EXPECT_THAT(warnings_, ElementsAre("XDEV_FALLBACK='silent' is not one of warn, error; using "
+                                     "warn (the default)"));
 }
 
 TEST_F(EnvReaders, GrowthVariables) {

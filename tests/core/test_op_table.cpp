@@ -140,5 +140,40 @@ TEST(OpTable, AttrsRefuseOneMoreThanTheirCapacity) {
   EXPECT_LE(most, kMaxOpAttrs);
 }
 
+// The dtype pairs kernels are looked up by (has_kernel, list_kernels,
+// xdev-smi --ops): input 0's dtype (no inputs: the output's) and output 0's.
+TEST(OpTable, KernelDTypesAreThePairsKernelsAreLookedUpBy) {
+  using P = KernelDTypes;
+  constexpr DType f32 = DType::kFloat32, f64 = DType::kFloat64, i32 = DType::kInt32,
+                  i64 = DType::kInt64, b = DType::kBool;
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kMatMul)),
+            (std::vector<P>{{f32, f32}, {f64, f64}, {i32, i32}, {i64, i64}}));
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kExp)), (std::vector<P>{{f32, f32}, {f64, f64}}));
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kLess)),
+            (std::vector<P>{{f32, b}, {f64, b}, {i32, b}, {i64, b}}));
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kArgMax)),
+            (std::vector<P>{{f32, i64}, {f64, i64}, {i32, i64}, {i64, i64}}));
+  // Select: by the condition (bool), the output is x's dtype.
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kSelect)),
+            (std::vector<P>{{b, f32}, {b, f64}, {b, i32}, {b, i64}, {b, b}}));
+  // No inputs: by the output dtype the attribute allows.
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kRandomUniform)), (std::vector<P>{{f32, f32}, {f64, f64}}));
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kFill)).size(), 5u);
+  // Cast: every dtype to every dtype.
+  const std::vector<P> cast = kernel_dtypes(op_def(OpId::kCast));
+  EXPECT_EQ(cast.size(), 25u);
+  EXPECT_EQ(cast[1], (P{f32, f64}));
+  // Every op has some; each input dtype is one its input 0 accepts.
+  for (const OpDef& def : op_defs()) {
+    const std::vector<P> pairs = kernel_dtypes(def);
+    EXPECT_FALSE(pairs.empty()) << def.name;
+    for (const P& p : pairs) {
+      if (!def.inputs.empty()) {
+        EXPECT_NE(def.inputs[0].dtypes & dtype_bit(p.input), 0u) << def.name;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xdev::detail

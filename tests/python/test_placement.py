@@ -135,3 +135,43 @@ def test_host_fallbacks_are_exact_and_counted():
         less = x < 2.0
     np.testing.assert_array_equal(less.numpy(), [False, True, False])
     assert xdev.debugging.placement_counters()["read_backs"] >= 2
+
+
+@needs_sim
+def test_has_kernel_and_list_kernels():
+    assert xdev.config.has_kernel("CPU:0", "Exp", xdev.float32)
+    assert not xdev.config.has_kernel("CPU:0", "Exp", "int32")  # not defined for int32
+    assert xdev.config.has_kernel("CPU:0", "Cast", xdev.float32, xdev.int32)
+    assert xdev.config.has_kernel("GPU:0", "MatMul", "float64")
+    assert not xdev.config.has_kernel("GPU:0", "MatMul", xdev.int32)  # the sim: floats only
+    with pytest.raises(xdev.errors.NotFoundError, match='unknown op "exp"'):
+        xdev.config.has_kernel("CPU:0", "exp", xdev.float32)
+    with pytest.raises(xdev.errors.NotFoundError, match="GPU:7 unknown device"):
+        xdev.config.list_kernels("GPU:7")
+    ops = {o["op"]: o for o in xdev.config.list_kernels("GPU:0")}
+    assert (xdev.float32, xdev.float32) in ops["MatMul"]["available"]
+    assert (xdev.int32, xdev.int32) in ops["MatMul"]["defined"]
+    assert (xdev.int32, xdev.int32) not in ops["MatMul"]["available"]
+
+
+def test_fallback_warns_once_counts_and_can_be_an_error():
+    out = run_python(f"""
+        import xdev
+        x = xdev.constant([1, 2, 3])  # int32 on GPU:0; the sim has float kernels only
+        xdev.debugging.reset_placement_counters()
+        for _ in range(3):
+            assert (x - x).device == "{CPU0}"
+        (c,) = xdev.debugging.placement_counters()["fallbacks_by_kernel"]
+        assert (c["op"], c["input"], c["device"], c["ran_on"], c["ops"]) == \\
+            ("Sub", xdev.int32, "{GPU0}", "{CPU0}", 3), c
+        xdev.config.set_fallback_policy("error")
+        assert xdev.config.get_fallback_policy() == "error"
+        try:
+            x * x
+        except xdev.errors.UnimplementedError as e:
+            assert "no Mul int32 kernel on {GPU0}" in str(e), e
+        else:
+            raise AssertionError("Mul fell back under the error policy")
+    """, sim=True)
+    assert out.stderr.count("fallback: no Sub int32 kernel on " + GPU0) == 1, out.stderr
+    assert "fallback: no Mul" not in out.stderr

@@ -80,3 +80,54 @@ run env XDEV_PLUGINS=cpu,sim "$smi" --query index,name --format csv -l 0.05 --co
 [ "$(echo "$out" | grep -c '^index, name$')" = 1 ] || fail "the header is not printed once: $out"
 [ "$(echo "$out" | grep -c '/physical_device:GPU:0')" = 3 ] || fail "not 3 reports: $out"
 echo "ok"
+
+# --- --ops: the op x dtype table of kernels ---------------------------------------
+gpu0=/job:localhost/replica:0/task:0/device:GPU:0
+cpu0=/job:localhost/replica:0/task:0/device:CPU:0
+run env XDEV_PLUGINS=cpu,sim "$smi" --ops
+echo "$out" | head -n 12
+[ "$rc" = 0 ] || fail "--ops exited $rc: $out"
+[ "$(echo "$out" | grep -c ': kernels for [0-9]* of [0-9]* ops$')" = 3 ] ||
+  fail "--ops does not list the three logical devices"
+echo "$out" | grep -q "^$cpu0: kernels for" || fail "--ops does not list CPU:0"
+
+run env XDEV_PLUGINS=cpu,sim "$smi" --ops /gpu:0
+[ "$rc" = 0 ] || fail "--ops /gpu:0 exited $rc: $out"
+[ "$(echo "$out" | grep -c ': kernels for')" = 1 ] || fail "--ops /gpu:0 lists other devices: $out"
+echo "$out" | grep -q "^$gpu0: kernels for" || fail "--ops /gpu:0 does not name GPU:0: $out"
+echo "$out" | grep -q '^  op  *float32  *float64  *int32  *int64  *bool$' || fail "no header row: $out"
+# The sim has MatMul and Add on float32/float64 only; the other dtypes fall back.
+echo "$out" | grep -q '^  MatMul  *yes  *yes  *no  *no  *-$' || fail "GPU:0's MatMul row: $out"
+echo "$out" | grep -q '^  Add  *yes  *yes  *no  *no  *no$' || fail "GPU:0's Add row: $out"
+
+run env XDEV_PLUGINS=cpu,sim "$smi" --ops CPU:0
+[ "$rc" = 0 ] || fail "--ops CPU:0 exited $rc"
+echo "$out" | grep -q '^  Exp  *yes  *yes  *-  *-  *-$' || fail "CPU:0's Exp row: $out"
+echo "$out" | grep -q '^  Cast  *yes  *yes  *yes  *yes  *yes$' || fail "CPU:0's Cast row: $out"
+if echo "$out" | grep -Eq '^  [A-Za-z]+ .*(no|some)'; then fail "the cpu plugin lacks a kernel: $out"; fi
+
+run env XDEV_PLUGINS=cpu,sim "$smi" --ops GPU:9
+[ "$rc" = 1 ] || fail "--ops GPU:9 exited $rc, not 1"
+echo "$out" | grep -q 'device:GPU:9 unknown device' || fail "the unknown device is not named: $out"
+
+run env XDEV_PLUGINS=cpu,sim "$smi" --ops GPU:0 --json
+[ "$rc" = 0 ] || fail "--ops --json exited $rc: $out"
+if command -v python3 >/dev/null; then
+  echo "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert [d["name"] for d in j["devices"]] == [sys.argv[1]], j["devices"]
+ops = {o["op"]: o for o in j["devices"][0]["ops"]}
+f32 = {"input": "float32", "output": "float32"}
+i32 = {"input": "int32", "output": "int32"}
+assert f32 in ops["MatMul"]["kernels"] and i32 in ops["MatMul"]["missing"], ops["MatMul"]
+assert i32 not in ops["MatMul"]["kernels"], ops["MatMul"]
+assert {"input": "float32", "output": "bool"} in ops["Less"]["kernels"] + ops["Less"]["missing"]
+print("--ops --json:", len(ops), "ops on", sys.argv[1])
+' "$gpu0" || fail "--ops --json does not parse as expected: $out"
+fi
+run env XDEV_PLUGINS=cpu,sim "$smi" --ops --json
+[ "$rc" = 0 ] || fail "--ops --json (every device) exited $rc"
+[ "$(echo "$out" | grep -c '"device_type"')" = 3 ] || fail "--ops --json does not list 3 devices"
+
+echo "xdev-smi --ops as expected"

@@ -7,7 +7,8 @@
 // `xdev-smi doctor [--expect TYPE]` explains why a device is or is not there
 // (doctor.cpp); `--query FIELD,... --format csv` prints chosen fields per
 // device like `nvidia-smi --query-gpu` (query.cpp); `-l SECONDS` repeats
-// the report every SECONDS (`--count N` stops after N reports).
+// the report every SECONDS (`--count N` stops after N reports). `--ops
+// [DEVICE]` prints which ops and dtypes each device has kernels for (ops.cpp).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include <xdev/xdev.hpp>
 
 #include "doctor.hpp"
+#include "ops.hpp"
 #include "query.hpp"
 
 namespace {
@@ -170,6 +172,12 @@ int main(int argc, char** argv) {
   int count = 0;
   app.add_option("--count", count, "With -l: stop after N reports (0: until interrupted)")
       ->check(CLI::NonNegativeNumber);
+  std::string ops_device;
+  auto* ops = app.add_option("--ops", ops_device,
+                             "Print the op x dtype table of kernels of DEVICE (every logical "
+                             "device when none is given); with --json as JSON")
+                  ->expected(0, 1)
+                  ->type_name("[DEVICE]");
   app.set_version_flag("--version", std::string(xdev::version()));
   auto* doctor = app.add_subcommand(
       "doctor", "Explain why devices are or are not there; exit 1 when --expect is missing");
@@ -189,6 +197,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (doctor->parsed()) return xdev_smi::doctor(expect, std::cout);
+    if (ops->count() > 0) {
+      xdev_smi::print_ops(ops_device, json, std::cout);
+      return 0;
+    }
     std::vector<std::string> fields;
     xdev_smi::QueryFormat query_format;
     if (!query.empty()) {

@@ -84,10 +84,36 @@ def get_soft_device_placement():
     return _xdev.get_soft_device_placement()
 
 
+def set_fallback_policy(policy):
+    """What an op does when its device has no kernel for it: ``"warn"`` (the default: it runs
+    on another device, with one warning per op, dtypes and device) or ``"error"`` (it raises
+    ``UnimplementedError``). ``XDEV_FALLBACK`` sets the policy a process starts with."""
+    _xdev.set_fallback_policy(policy)
+
+
+def get_fallback_policy():
+    return _xdev.get_fallback_policy()
+
+
+def has_kernel(device, op, dtype, output_dtype=None):
+    """Whether ``device`` ("GPU:0") has a kernel for ``op`` ("Exp") on ``dtype``; without
+    ``output_dtype``, the op's own output (Cast and Select: any). False means the op falls
+    back to another device there."""
+    return _xdev.has_kernel(device, op, dtype, output_dtype)
+
+
+def list_kernels(device):
+    """Every op of the op table with the (input, output) dtype pairs it is ``defined`` for and
+    those ``device`` has kernels for (``available``), as dicts; ``xdev-smi --ops`` prints
+    the same."""
+    return _xdev.list_kernels(device)
+
+
 __all__ = [
     "PhysicalDevice", "LogicalDevice", "LogicalDeviceConfiguration", "experimental",
     "list_physical_devices", "list_logical_devices", "set_visible_devices",
     "get_visible_devices", "set_logical_device_configuration",
     "get_logical_device_configuration", "set_soft_device_placement",
-    "get_soft_device_placement",
+    "get_soft_device_placement", "set_fallback_policy", "get_fallback_policy", "has_kernel",
+    "list_kernels",
 ]

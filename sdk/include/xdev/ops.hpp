@@ -8,6 +8,8 @@
 #include <initializer_list>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -186,6 +188,41 @@ XDEV_API Tensor cumsum(const Tensor& x, int axis, bool exclusive = false, bool r
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.
 XDEV_API Tensor reshape(const Tensor& x, const Shape& shape);
+
+// --- what a device can run: its kernels --------------------------------------
+//
+// A device runs an op itself when its plugin registered a kernel for the op
+// and dtypes; otherwise placement falls back to another device (placement.hpp,
+// set_fallback_policy). `xdev-smi --ops` prints the same as a table.
+
+// The dtypes a kernel is chosen by: the op's first input (an op without
+// inputs, Fill and RandomUniform: its output) and its output. They differ for
+// Cast (the target dtype), the comparisons and IsNan/IsFinite (bool),
+// ArgMax/ArgMin (int64) and Select (input: the condition, bool; output: x's).
+struct KernelDTypes {
+  DType input = DType::kFloat32;
+  DType output = DType::kFloat32;
+  bool operator==(const KernelDTypes&) const = default;
+};
+
+// One op on one device.
+struct OpKernels {
+  std::string op;                       // "MatMul"
+  std::vector<KernelDTypes> defined;    // every dtype pair the op is defined for (docs/ops.md)
+  std::vector<KernelDTypes> available;  // those the device has a kernel for
+};
+
+// Whether `device` (any spelling, "GPU:0") has a kernel for `op` (its name,
+// "Exp") on `input`; `output` left out means the op's own output dtype for
+// that input (Cast and Select: any output). A dtype the op is not defined for
+// is false. Throws xdev::Error(kNotFound) naming an unknown op or device,
+// kInvalidArgument for a DType that is none of the five. Initializes the
+// devices, like list_logical_devices().
+XDEV_API bool has_kernel(std::string_view device, std::string_view op, DType input,
+                         std::optional<DType> output = std::nullopt);
+// Every op of the op table, in its order, with the dtypes `device` has
+// kernels for. Throws like has_kernel for an unknown device.
+XDEV_API std::vector<OpKernels> list_kernels(std::string_view device);
 
 inline Tensor operator+(const Tensor& x, const Tensor& y) { return add(x, y); }
 inline Tensor operator-(const Tensor& x, const Tensor& y) { return sub(x, y); }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <xdev/device.hpp>
+#include <xdev/dtype.hpp>
 #include <xdev/export.hpp>
 
 namespace xdev {
@@ -72,12 +73,37 @@ XDEV_API bool log_device_placement();
 XDEV_API void set_soft_device_placement(bool enabled);
 XDEV_API bool soft_device_placement();
 
+// A fallback: an op runs on another device than the one it would run on (the
+// scope's device, its inputs' device, or the highest-priority device) because
+// that device has no kernel for the op and its dtypes (has_kernel in ops.hpp).
+// It is never silent:
+//  - kWarn (the default): the op runs on the device rule 2 picks; the first
+//    fallback of each (op, dtypes, device) logs a warning, e.g.
+//    "fallback: no Exp int32 kernel on /job:localhost/replica:0/task:0/device:GPU:0
+//    (plugin sim); running it on /job:localhost/replica:0/task:0/device:CPU:0",
+//    and placement_counters() counts every op that fell back.
+//  - kError: the op throws xdev::Error(kUnimplemented) naming the op, its
+//    dtypes, the device and that it has no kernel for them.
+// XDEV_FALLBACK=warn|error sets the policy a process starts with.
+enum class FallbackPolicy { kWarn, kError };
+XDEV_API void set_fallback_policy(FallbackPolicy policy);
+XDEV_API FallbackPolicy fallback_policy();
+
 // X8: what placement did, process-wide since the last reset.
 struct CopyCount {
   std::string from;  // canonical device names
   std::string to;
   uint64_t copies = 0;
   uint64_t bytes = 0;
+};
+// Ops that fell back for one missing kernel.
+struct FallbackCount {
+  std::string op;       // "Exp"
+  DType input = DType::kFloat32;   // the dtypes it was looked up by (KernelDTypes in ops.hpp)
+  DType output = DType::kFloat32;
+  std::string device;   // the device without the kernel (canonical name)
+  std::string ran_on;   // where the ops ran instead
+  uint64_t ops = 0;
 };
 struct PlacementCounters {
   uint64_t implicit_copies = 0;       // inputs copied to an op's device (B8)
@@ -88,6 +114,7 @@ struct PlacementCounters {
   uint64_t read_backs = 0;            // to_host(), printing
   uint64_t read_back_bytes = 0;
   uint64_t fallbacks = 0;             // ops run elsewhere: no kernel on the asked/best device
+  std::vector<FallbackCount> fallbacks_by_kernel;  // the same ops, by missing kernel
   uint64_t soft_placements = 0;       // ops moved off a scope's device (B11)
 };
 XDEV_API PlacementCounters placement_counters();
