@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
+#include "parallel.hpp"
 #include <oneapi/tbb/partitioner.h>
 
 namespace xdev::cpu {
@@ -21,7 +21,7 @@ void copy_bytes(void* dst, const void* src, std::size_t size) noexcept {
   try {
     // static_partitioner: one contiguous run of chunks per thread, no
     // stealing overhead for work of equal cost.
-    tbb::parallel_for(
+    cpu::parallel_for(
         tbb::blocked_range<std::size_t>(0, chunks, 1),
         [out, in, size](const tbb::blocked_range<std::size_t>& range) {
           const std::size_t begin = range.begin() * kParallelCopyChunkBytes;

@@ -42,11 +42,13 @@ class ProbeTest : public ::testing::Test {
     ::unsetenv("XDEV_PROBE_TIMEOUT_MS");
     // In sanitizer builds the probe helper is instrumented too: let a
     // fixture's segfault be a segfault (AddressSanitizer would report it and
-    // exit with status 1). No effect in other builds.
-    std::string asan = std::getenv("ASAN_OPTIONS") != nullptr ? std::getenv("ASAN_OPTIONS") : "";
-    if (asan.find("handle_segv=0") == std::string::npos) {
-      asan += std::string(asan.empty() ? "" : ":") + "handle_segv=0:handle_sigbus=0";
-      ::setenv("ASAN_OPTIONS", asan.c_str(), 1);
+    // exit with status 1, ThreadSanitizer with 66). No effect in other builds.
+    for (const char* variable : {"ASAN_OPTIONS", "TSAN_OPTIONS"}) {
+      std::string options = std::getenv(variable) != nullptr ? std::getenv(variable) : "";
+      if (options.find("handle_segv=0") == std::string::npos) {
+        options += std::string(options.empty() ? "" : ":") + "handle_segv=0:handle_sigbus=0";
+        ::setenv(variable, options.c_str(), 1);
+      }
     }
     forget_probed_plugins();
   }

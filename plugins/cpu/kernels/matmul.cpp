@@ -19,7 +19,7 @@
 // and whose outer stride is at least the inner size is accepted too (a BLAS
 // leading dimension), as is its transpose (the transpose flag flips).
 #include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
+#include "parallel.hpp"
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
@@ -199,7 +199,7 @@ void matmul(const xdev_kernel_call_t* call, const Operand<T>& a, const Operand<T
         gemm(lib, a, b, c, m, n, k, n);
         return;
       }
-      tbb::parallel_for(
+      cpu::parallel_for(
           tbb::blocked_range<int64_t>(0, tiles, 1),
           [&](const tbb::blocked_range<int64_t>& r) {
             for (int64_t t = r.begin(); t < r.end(); ++t) {
@@ -219,7 +219,7 @@ void matmul(const xdev_kernel_call_t* call, const Operand<T>& a, const Operand<T
     return;
   }
   const int64_t grain = std::max<int64_t>(1, (kParallelMinElements * 4) / (n * k));
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, m, grain),
+  cpu::parallel_for(tbb::blocked_range<int64_t>(0, m, grain),
                     [&](const tbb::blocked_range<int64_t>& r) {
                       matmul_loop(a, b, c, m, n, k, r.begin(), r.end());
                     });

@@ -25,7 +25,7 @@
 // Min +inf / highest, Any false, All true, LogSumExp -inf; Mean NaN for
 // floats and 0 for integers (docs/ops.md).
 #include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
+#include "parallel.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -284,7 +284,7 @@ void for_ranges(bool parallel, int64_t n, int64_t grain, const Body& body) {
     body(int64_t{0}, n);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+  cpu::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
                     [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
 }
 
@@ -347,7 +347,7 @@ void reduce(const xdev_tensor_t& x, const xdev_tensor_t& out, const Plan& p) {
   if (parallel && p.outputs < 8 && blocks > 1) {
     // Few outputs, many elements each: blocks in parallel, then in order.
     std::vector<Acc> partial(static_cast<size_t>(p.outputs * blocks));
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.outputs * blocks, 1),
+    cpu::parallel_for(tbb::blocked_range<int64_t>(0, p.outputs * blocks, 1),
                       [&](const tbb::blocked_range<int64_t>& r) {
                         for (int64_t t = r.begin(); t < r.end(); ++t) {
                           const int64_t out_index = t / blocks;

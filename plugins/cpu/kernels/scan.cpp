@@ -8,7 +8,7 @@
 // oneTBB's threads when the tensor is large (each line runs in one thread,
 // so the results do not depend on the thread count).
 #include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
+#include "parallel.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -49,7 +49,7 @@ void for_lines(const Lines& s, const Body& body) {
     return;
   }
   const int64_t grain = std::max<int64_t>(1, kParallelGrainElements / std::max<int64_t>(1, s.n));
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, lines, grain),
+  cpu::parallel_for(tbb::blocked_range<int64_t>(0, lines, grain),
                     [&](const tbb::blocked_range<int64_t>& r) {
                       for (int64_t l = r.begin(); l < r.end(); ++l) body(l);
                     });

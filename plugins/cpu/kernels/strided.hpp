@@ -8,7 +8,7 @@
 #pragma once
 
 #include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
+#include "parallel.hpp"
 #include <oneapi/tbb/partitioner.h>
 
 #include <algorithm>
@@ -113,7 +113,7 @@ void parallel_range(int64_t n, Body&& body) {
     body(int64_t{0}, n);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, kParallelGrainElements),
+  cpu::parallel_for(tbb::blocked_range<int64_t>(0, n, kParallelGrainElements),
                     [&body](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
 }
 
