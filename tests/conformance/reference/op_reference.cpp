@@ -764,11 +764,15 @@ std::vector<Tolerance> base_tolerance(const Tensor& out) {
   return tol;
 }
 
-std::vector<Tolerance> div_tolerance(const Call& c, size_t output) {
+// Floats: kUlps units of epsilon relative to the result (Div: 2, approximate
+// division on accelerators; Pow: 4, the exact power rounded once and devices
+// 4 ulp off, as powf).
+template <int kUlps>
+std::vector<Tolerance> ulp_tolerance(const Call& c, size_t output) {
   const Tensor& out = c.outputs[output];
   std::vector<Tolerance> tol = base_tolerance(out);
   if (!is_float(out.dtype)) return tol;
-  for (Tolerance& t : tol) t.rel = 2 * epsilon(out.dtype);  // approximate division on accelerators
+  for (Tolerance& t : tol) t.rel = kUlps * epsilon(out.dtype);
   return tol;
 }
 
@@ -796,15 +800,6 @@ std::vector<Tolerance> math_tolerance(const Call& c, size_t output) {
     tol[i].rel = 4 * eps;
     tol[i].abs += 4 * eps * std::fabs(c.inputs[0]->get_double(static_cast<int64_t>(i)));
   }
-  return tol;
-}
-
-// Pow: the exact power rounded once; devices may be 4 ulp off (powf).
-std::vector<Tolerance> pow_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
-  for (Tolerance& t : tol) t.rel = 4 * epsilon(out.dtype);
   return tol;
 }
 
@@ -953,7 +948,7 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kSub)] = {.run = binary};
   r[index(OpId::kMul)] = {.run = binary};
   r[index(OpId::kDiv)] = {.run = binary,
-                          .tolerance = div_tolerance,
+                          .tolerance = ulp_tolerance<2>,
                           .values = {Values::kGeneral, Values::kDivisor}};
   r[index(OpId::kNeg)] = {.run = unary};
   r[index(OpId::kRelu)] = {.run = unary};
@@ -966,7 +961,7 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kRandomUniform)] = {.run = random_uniform,
                                     .tolerance = random_uniform_tolerance,
                                     .attr_sets = random_uniform_values};
-  r[index(OpId::kPow)] = {.run = binary, .tolerance = pow_tolerance};
+  r[index(OpId::kPow)] = {.run = binary, .tolerance = ulp_tolerance<4>};
   r[index(OpId::kMaximum)] = {.run = binary};
   r[index(OpId::kMinimum)] = {.run = binary};
   r[index(OpId::kFloorDiv)] = {.run = binary, .values = {Values::kGeneral, Values::kDivisor}};
