@@ -764,51 +764,47 @@ std::vector<Tolerance> base_tolerance(const Tensor& out) {
   return tol;
 }
 
+// The tolerance of an op's output: base_tolerance, and for float outputs
+// of a call with kInputs inputs (0: any count) what `widen` adds, given the
+// output and its dtype's epsilon. Integer and bool outputs are exact.
+template <auto widen, size_t kInputs = 0>
+std::vector<Tolerance> float_tolerance(const Call& c, size_t output) {
+  const Tensor& out = c.outputs[output];
+  std::vector<Tolerance> tol = base_tolerance(out);
+  if (is_float(out.dtype) && (kInputs == 0 || c.inputs.size() == kInputs)) {
+    widen(c, out, epsilon(out.dtype), tol);
+  }
+  return tol;
+}
+
 // Floats: kUlps units of epsilon relative to the result (Div: 2, approximate
 // division on accelerators; Pow: 4, the exact power rounded once and devices
 // 4 ulp off, as powf).
 template <int kUlps>
-std::vector<Tolerance> ulp_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
-  for (Tolerance& t : tol) t.rel = kUlps * epsilon(out.dtype);
-  return tol;
+void widen_ulp(const Call&, const Tensor&, double eps, std::vector<Tolerance>& tol) {
+  for (Tolerance& t : tol) t.rel = kUlps * eps;
 }
 
-std::vector<Tolerance> random_uniform_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
+void widen_random_uniform(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
   const xdev_attr_t* lo = find_attr(c.attrs, "minval");
   const xdev_attr_t* hi = find_attr(c.attrs, "maxval");
   double scale = std::max(lo ? std::fabs(lo->value.f) : 1.0, hi ? std::fabs(hi->value.f) : 1.0);
-  for (Tolerance& t : tol) t.abs += epsilon(out.dtype) * scale;  // one rounding (FMA or not)
-  return tol;
+  for (Tolerance& t : tol) t.abs += eps * scale;  // one rounding (FMA or not)
 }
 
 // Elementwise float math computed in the element type (float math in float
 // for float32): docs/ops.md allows 4 ulp of the result, or 4 eps · |x| where
 // the function is flat and a rounding of x moves the result more (Sin, Cos
 // near their zeros, Gelu where 1 + erf cancels).
-std::vector<Tolerance> math_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype) || c.inputs.size() != 1) return tol;
-  const double eps = epsilon(out.dtype);
+void widen_math(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
   for (size_t i = 0; i < tol.size(); ++i) {
     tol[i].rel = 4 * eps;
     tol[i].abs += 4 * eps * std::fabs(c.inputs[0]->get_double(static_cast<int64_t>(i)));
   }
-  return tol;
 }
 
 // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
-std::vector<Tolerance> matmul_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype) || c.inputs.size() != 2) return tol;
-  const double eps = epsilon(out.dtype);
+void widen_matmul(const Call& c, const Tensor& out, double eps, std::vector<Tolerance>& tol) {
   const Tensor& a = *c.inputs[0];
   const Tensor& b = *c.inputs[1];
   const bool ta = attr_bool(c.attrs, "transpose_a", false);
@@ -826,20 +822,14 @@ std::vector<Tolerance> matmul_tolerance(const Call& c, size_t output) {
       tol[static_cast<size_t>(i * cols + j)].abs += static_cast<double>(k + 2) * eps * s;
     }
   }
-  return tol;
 }
 
-std::vector<Tolerance> add_n_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
-  const double eps = epsilon(out.dtype);
+void widen_add_n(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
   for (size_t i = 0; i < tol.size(); ++i) {
     double s = 0.0;
     for (const Tensor* x : c.inputs) s += std::fabs(x->get_double(static_cast<int64_t>(i)));
     tol[i].abs += static_cast<double>(c.inputs.size() + 1) * eps * s;
   }
-  return tol;
 }
 
 // docs/ops.md: relative 1e-5 * log2(n) for float32 (float64: 1e-12), taken
@@ -847,11 +837,7 @@ std::vector<Tolerance> add_n_tolerance(const Call& c, size_t output) {
 // Prod and LogSumExp: computed in double on both sides (in another order),
 // then rounded once: a few ulp of the result, and for LogSumExp a few ulp of
 // its terms (max + ln Σ may cancel).
-std::vector<Tolerance> reduce_other_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
-  const double eps = epsilon(out.dtype);
+void widen_reduce_other(const Call& c, const Tensor& out, double eps, std::vector<Tolerance>& tol) {
   // Rounding in double grows with the count of elements (summation order).
   double count = 1.0;
   std::vector<bool> reduced;
@@ -866,16 +852,12 @@ std::vector<Tolerance> reduce_other_tolerance(const Call& c, size_t output) {
     tol[o].rel = 4 * eps + drift;
     if (c.op == OpId::kLogSumExp) tol[o].abs += (4 * eps + drift) * (1.0 + w);
   }
-  return tol;
 }
 
-std::vector<Tolerance> reduce_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype) || c.inputs.size() != 1) return tol;
+void widen_reduce(const Call& c, const Tensor& out, double, std::vector<Tolerance>& tol) {
   const Tensor& x = *c.inputs[0];
   std::vector<bool> reduced;
-  if (reduced_axes(x, c.attrs, reduced)) return tol;
+  if (reduced_axes(x, c.attrs, reduced)) return;
   int64_t count = 1;
   for (size_t k = 0; k < reduced.size(); ++k) {
     if (reduced[k]) count *= x.shape[k];
@@ -894,8 +876,14 @@ std::vector<Tolerance> reduce_tolerance(const Call& c, size_t output) {
     tol[o].abs += factor * s;
     tol[o].rel = factor;
   }
-  return tol;
 }
+
+constexpr ToleranceFn random_uniform_tolerance = &float_tolerance<widen_random_uniform>;
+constexpr ToleranceFn math_tolerance = &float_tolerance<widen_math, 1>;
+constexpr ToleranceFn matmul_tolerance = &float_tolerance<widen_matmul, 2>;
+constexpr ToleranceFn add_n_tolerance = &float_tolerance<widen_add_n>;
+constexpr ToleranceFn reduce_other_tolerance = &float_tolerance<widen_reduce_other>;
+constexpr ToleranceFn reduce_tolerance = &float_tolerance<widen_reduce, 1>;
 
 // --- test data hints ----------------------------------------------------------------
 
@@ -948,7 +936,7 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kSub)] = {.run = binary};
   r[index(OpId::kMul)] = {.run = binary};
   r[index(OpId::kDiv)] = {.run = binary,
-                          .tolerance = ulp_tolerance<2>,
+                          .tolerance = &float_tolerance<widen_ulp<2>>,
                           .values = {Values::kGeneral, Values::kDivisor}};
   r[index(OpId::kNeg)] = {.run = unary};
   r[index(OpId::kRelu)] = {.run = unary};
@@ -961,7 +949,7 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kRandomUniform)] = {.run = random_uniform,
                                     .tolerance = random_uniform_tolerance,
                                     .attr_sets = random_uniform_values};
-  r[index(OpId::kPow)] = {.run = binary, .tolerance = ulp_tolerance<4>};
+  r[index(OpId::kPow)] = {.run = binary, .tolerance = &float_tolerance<widen_ulp<4>>};
   r[index(OpId::kMaximum)] = {.run = binary};
   r[index(OpId::kMinimum)] = {.run = binary};
   r[index(OpId::kFloorDiv)] = {.run = binary, .values = {Values::kGeneral, Values::kDivisor}};
