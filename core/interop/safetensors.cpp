@@ -151,19 +151,14 @@ std::vector<std::byte> narrow(const HostTensor& host, const FileDType& to, const
       const float v = load<float>(host.bytes() + i * 4);
       const uint16_t bits = t == "F16" ? detail::float_to_half(v) : detail::float_to_bfloat16(v);
       std::memcpy(p, &bits, 2);
-    } else if (t == "U8") {
-      store_integer(uint8_t{}, i, p);
-    } else if (t == "I8") {
-      store_integer(int8_t{}, i, p);
-    } else if (t == "U16") {
-      store_integer(uint16_t{}, i, p);
-    } else if (t == "I16") {
-      store_integer(int16_t{}, i, p);
-    } else if (t == "U32") {
-      store_integer(uint32_t{}, i, p);
-    } else if (t == "U64") {
-      store_integer(uint64_t{}, i, p);
+      continue;
     }
+    if (t == "U8") store_integer(uint8_t{}, i, p);
+    else if (t == "I8") store_integer(int8_t{}, i, p);
+    else if (t == "U16") store_integer(uint16_t{}, i, p);
+    else if (t == "I16") store_integer(int16_t{}, i, p);
+    else if (t == "U32") store_integer(uint32_t{}, i, p);
+    else if (t == "U64") store_integer(uint64_t{}, i, p);
   }
   return out;
 }
