@@ -8,6 +8,7 @@
 #include <limits>
 #include <numbers>
 #include <sstream>
+#include <type_traits>
 
 namespace xdev_conformance::ref {
 namespace {
@@ -294,32 +295,62 @@ std::optional<std::string> need_inputs(const Call& c, size_t count) {
   return std::nullopt;
 }
 
+// The elementwise references: need_inputs(c, inputs), then f(i, out) for
+// each element i of the output. An f that returns an error stops there.
+template <typename F>
+std::optional<std::string> each_element(const Call& c, size_t inputs, F f) {
+  if (auto e = need_inputs(c, inputs)) return e;
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, int64_t, Tensor&>>) {
+      f(i, out);
+    } else if (auto e = f(i, out)) {
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
 // --- the references ---------------------------------------------------------------
+
+// MatMul's index arithmetic, transpose_a and transpose_b honoured: output
+// element (i, j) of m x cols sums a[a_at(i, p)] * b[b_at(p, j)] over p < k.
+struct MatMulShape {
+  explicit MatMulShape(const Call& c)
+      : a(*c.inputs[0]),
+        b(*c.inputs[1]),
+        ta(attr_bool(c.attrs, "transpose_a", false)),
+        tb(attr_bool(c.attrs, "transpose_b", false)),
+        m(c.outputs[0].shape[0]),
+        cols(c.outputs[0].shape[1]),
+        k(ta ? a.shape[0] : a.shape[1]) {}
+  int64_t a_at(int64_t i, int64_t p) const { return ta ? p * a.shape[1] + i : i * a.shape[1] + p; }
+  int64_t b_at(int64_t p, int64_t j) const { return tb ? j * b.shape[1] + p : p * b.shape[1] + j; }
+
+  const Tensor& a;
+  const Tensor& b;
+  bool ta, tb;
+  int64_t m, cols, k;
+};
 
 std::optional<std::string> matmul(const Call& c) {
   if (auto e = need_inputs(c, 2)) return e;
-  const Tensor& a = *c.inputs[0];
-  const Tensor& b = *c.inputs[1];
+  const MatMulShape s(c);
   Tensor& out = c.outputs[0];
-  const bool ta = attr_bool(c.attrs, "transpose_a", false);
-  const bool tb = attr_bool(c.attrs, "transpose_b", false);
-  const int64_t m = out.shape[0], cols = out.shape[1];
-  const int64_t k = ta ? a.shape[0] : a.shape[1];
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < s.cols; ++j) {
       double facc = 0.0;
       uint64_t iacc = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
-        int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
+      for (int64_t p = 0; p < s.k; ++p) {
+        const int64_t ai = s.a_at(i, p), bi = s.b_at(p, j);
         if (is_float(out.dtype)) {
-          facc += a.get_double(ai) * b.get_double(bi);
+          facc += s.a.get_double(ai) * s.b.get_double(bi);
         } else {
-          iacc += static_cast<uint64_t>(a.get_int(ai)) * static_cast<uint64_t>(b.get_int(bi));
+          iacc += static_cast<uint64_t>(s.a.get_int(ai)) * static_cast<uint64_t>(s.b.get_int(bi));
         }
       }
-      if (is_float(out.dtype)) out.set_double(i * cols + j, facc);
-      else out.set_int(i * cols + j, static_cast<int64_t>(iacc));
+      if (is_float(out.dtype)) out.set_double(i * s.cols + j, facc);
+      else out.set_int(i * s.cols + j, static_cast<int64_t>(iacc));
     }
   }
   return std::nullopt;
@@ -328,12 +359,10 @@ std::optional<std::string> matmul(const Call& c) {
 // Add, Sub, Mul, Div, Pow, Maximum, Minimum, FloorDiv, FloorMod,
 // SquaredDifference on inputs already broadcast to the output's shape.
 std::optional<std::string> binary(const Call& c) {
-  if (auto e = need_inputs(c, 2)) return e;
   const std::string op = op_text(c.op);
-  const Tensor& x = *c.inputs[0];
-  const Tensor& y = *c.inputs[1];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 2, [&](int64_t i, Tensor& out) {
+    const Tensor& x = *c.inputs[0];
+    const Tensor& y = *c.inputs[1];
     if (out.dtype == XDEV_DTYPE_FLOAT32) {
       out.set_double(i, float_binary<float>(op, static_cast<float>(x.get_double(i)),
                                             static_cast<float>(y.get_double(i))));
@@ -342,29 +371,24 @@ std::optional<std::string> binary(const Call& c) {
     } else {
       out.set_int(i, int_binary(op, x.get_int(i), y.get_int(i), out.dtype));
     }
-  }
-  return std::nullopt;
+  });
 }
 
 // Neg, Relu, Copy.
 std::optional<std::string> unary(const Call& c) {
-  if (auto e = need_inputs(c, 1)) return e;
-  const Tensor& x = *c.inputs[0];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 1, [&](int64_t i, Tensor& out) {
     if (is_float(out.dtype)) {
-      double v = x.get_double(i);
+      double v = c.inputs[0]->get_double(i);
       if (c.op == OpId::kNeg) v = -v;
       if (c.op == OpId::kRelu) v = v > 0.0 ? v : 0.0;
       out.set_double(i, v);
     } else {
-      int64_t v = x.get_int(i);
+      int64_t v = c.inputs[0]->get_int(i);
       if (c.op == OpId::kNeg) v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
       if (c.op == OpId::kRelu) v = v > 0 ? v : 0;
       out.set_int(i, v);
     }
-  }
-  return std::nullopt;
+  });
 }
 
 // Elementwise math (Abs ... Gelu), in double (int64 for integers), rounded
@@ -406,13 +430,11 @@ double math_double(OpId op, double v, std::span<const xdev_attr_t> attrs) {
 }
 
 std::optional<std::string> math(const Call& c) {
-  if (auto e = need_inputs(c, 1)) return e;
-  const Tensor& x = *c.inputs[0];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 1, [&](int64_t i, Tensor& out) -> std::optional<std::string> {
+    const Tensor& x = *c.inputs[0];
     if (is_float(out.dtype)) {
       out.set_double(i, math_double(c.op, x.get_double(i), c.attrs));
-      continue;
+      return std::nullopt;
     }
     // Abs, Sign, Square of integers: wrapping, written back in the element type.
     const int64_t v = x.get_int(i);
@@ -423,8 +445,8 @@ std::optional<std::string> math(const Call& c) {
       case OpId::kSquare: out.set_int(i, static_cast<int64_t>(u * u)); break;
       default: return op_text(c.op) + " is defined for float32 and float64 only";
     }
-  }
-  return std::nullopt;
+    return std::nullopt;
+  });
 }
 
 // Comparisons, logic, IsNan, IsFinite: bool results, from the inputs'
@@ -444,11 +466,9 @@ bool compare_values(OpId op, double x, double y) {
 }
 
 std::optional<std::string> comparison(const Call& c) {
-  if (auto e = need_inputs(c, 2)) return e;
-  const Tensor& x = *c.inputs[0];
-  const Tensor& y = *c.inputs[1];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 2, [&](int64_t i, Tensor& out) {
+    const Tensor& x = *c.inputs[0];
+    const Tensor& y = *c.inputs[1];
     bool v;
     if (is_float(x.dtype)) {
       v = compare_values(c.op, x.get_double(i), y.get_double(i));
@@ -461,54 +481,43 @@ std::optional<std::string> comparison(const Call& c) {
       }
     }
     out.set_int(i, v ? 1 : 0);
-  }
-  return std::nullopt;
+  });
 }
 
 // LogicalNot, IsNan, IsFinite.
 std::optional<std::string> predicate(const Call& c) {
-  if (auto e = need_inputs(c, 1)) return e;
-  const Tensor& x = *c.inputs[0];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
-    const double v = x.get_double(i);
+  return each_element(c, 1, [&](int64_t i, Tensor& out) {
+    const double v = c.inputs[0]->get_double(i);
     bool r = false;
     if (c.op == OpId::kLogicalNot) r = v == 0.0;
     if (c.op == OpId::kIsNan) r = std::isnan(v);
     if (c.op == OpId::kIsFinite) r = std::isfinite(v);
     out.set_int(i, r ? 1 : 0);
-  }
-  return std::nullopt;
+  });
 }
 
 // Select: condition ? x : y, copied exactly (bits of floats included).
 std::optional<std::string> select_value(const Call& c) {
-  if (auto e = need_inputs(c, 3)) return e;
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 3, [&](int64_t i, Tensor& out) {
     const Tensor& from = c.inputs[0]->get_int(i) != 0 ? *c.inputs[1] : *c.inputs[2];
     if (is_float(out.dtype)) out.set_double(i, from.get_double(i));
     else out.set_int(i, from.get_int(i));
-  }
-  return std::nullopt;
+  });
 }
 
 // ClipByValue: min(max(x, lo), hi); NaN x stays NaN; hi wins where lo > hi.
 std::optional<std::string> clip(const Call& c) {
-  if (auto e = need_inputs(c, 3)) return e;
-  const Tensor& x = *c.inputs[0];
-  const Tensor& lo = *c.inputs[1];
-  const Tensor& hi = *c.inputs[2];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 3, [&](int64_t i, Tensor& out) {
+    const Tensor& x = *c.inputs[0];
+    const Tensor& lo = *c.inputs[1];
+    const Tensor& hi = *c.inputs[2];
     if (is_float(out.dtype)) {
       const double v = x.get_double(i);
       out.set_double(i, std::isnan(v) ? v : std::min(std::max(v, lo.get_double(i)), hi.get_double(i)));
     } else {
       out.set_int(i, std::min(std::max(x.get_int(i), lo.get_int(i)), hi.get_int(i)));
     }
-  }
-  return std::nullopt;
+  });
 }
 
 std::optional<std::string> add_n(const Call& c) {
@@ -804,22 +813,15 @@ void widen_math(const Call& c, const Tensor&, double eps, std::vector<Tolerance>
 }
 
 // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
-void widen_matmul(const Call& c, const Tensor& out, double eps, std::vector<Tolerance>& tol) {
-  const Tensor& a = *c.inputs[0];
-  const Tensor& b = *c.inputs[1];
-  const bool ta = attr_bool(c.attrs, "transpose_a", false);
-  const bool tb = attr_bool(c.attrs, "transpose_b", false);
-  const int64_t m = out.shape[0], cols = out.shape[1];
-  const int64_t k = ta ? a.shape[0] : a.shape[1];
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      double s = 0.0;
-      for (int64_t p = 0; p < k; ++p) {
-        int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
-        int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
-        s += std::fabs(a.get_double(ai) * b.get_double(bi));
+void widen_matmul(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
+  const MatMulShape s(c);
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < s.cols; ++j) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < s.k; ++p) {
+        sum += std::fabs(s.a.get_double(s.a_at(i, p)) * s.b.get_double(s.b_at(p, j)));
       }
-      tol[static_cast<size_t>(i * cols + j)].abs += static_cast<double>(k + 2) * eps * s;
+      tol[static_cast<size_t>(i * s.cols + j)].abs += static_cast<double>(s.k + 2) * eps * sum;
     }
   }
 }
