@@ -403,17 +403,15 @@ DLManagedTensor* to_dlpack_legacy(const Tensor& tensor) {
   return &block.release()->managed;
 }
 
-Tensor from_dlpack(DLManagedTensorVersioned* managed) {
-  if (managed == nullptr) throw Error(ErrorCode::kInvalidArgument, "from_dlpack: NULL tensor");
-  if (managed->version.major != XDEV_DLPACK_MAJOR_VERSION) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "from_dlpack: DLPack version " + std::to_string(managed->version.major) + "." +
-                    std::to_string(managed->version.minor) + " is not supported (major " +
-                    std::to_string(XDEV_DLPACK_MAJOR_VERSION) + " is)");
-  }
-  // Our own export: the same tensor again, no new wrapper around the memory.
-  if (managed->deleter == &VersionedBlock::deleter) {
-    auto* block = static_cast<VersionedBlock*>(managed->manager_ctx);
+namespace {
+
+// Takes `managed` over (either struct): our own export gives the same tensor
+// again, no new wrapper around the memory; any other is imported, and its
+// deleter runs when the last view of the memory goes.
+template <typename Managed>
+Tensor take_managed(Managed* managed) {
+  if (managed->deleter == &ExportBlock<Managed>::deleter) {
+    auto* block = static_cast<ExportBlock<Managed>*>(managed->manager_ctx);
     if (block->tensor) {
       Tensor same(block->tensor);
       managed->deleter(managed);
@@ -425,19 +423,22 @@ Tensor from_dlpack(DLManagedTensorVersioned* managed) {
   });
 }
 
+}  // namespace
+
+Tensor from_dlpack(DLManagedTensorVersioned* managed) {
+  if (managed == nullptr) throw Error(ErrorCode::kInvalidArgument, "from_dlpack: NULL tensor");
+  if (managed->version.major != XDEV_DLPACK_MAJOR_VERSION) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "from_dlpack: DLPack version " + std::to_string(managed->version.major) + "." +
+                    std::to_string(managed->version.minor) + " is not supported (major " +
+                    std::to_string(XDEV_DLPACK_MAJOR_VERSION) + " is)");
+  }
+  return take_managed(managed);
+}
+
 Tensor from_dlpack(DLManagedTensor* managed) {
   if (managed == nullptr) throw Error(ErrorCode::kInvalidArgument, "from_dlpack: NULL tensor");
-  if (managed->deleter == &LegacyBlock::deleter) {
-    auto* block = static_cast<LegacyBlock*>(managed->manager_ctx);
-    if (block->tensor) {
-      Tensor same(block->tensor);
-      managed->deleter(managed);
-      return same;
-    }
-  }
-  return import_tensor(managed->dl_tensor, [managed] {
-    if (managed->deleter != nullptr) managed->deleter(managed);
-  });
+  return take_managed(managed);
 }
 
 }  // namespace xdev

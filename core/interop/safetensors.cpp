@@ -134,32 +134,31 @@ std::vector<std::byte> narrow(const HostTensor& host, const FileDType& to, const
     }
     return v;
   };
+  // Element i as the integer type of zero, checked against its range (U64's
+  // ends at int64's maximum: no xdev dtype holds more).
+  auto store_integer = [&](auto zero, uint64_t i, std::byte* p) {
+    using T = decltype(zero);
+    constexpr int64_t lo = std::numeric_limits<T>::min();
+    constexpr int64_t hi = std::numeric_limits<T>::max() > std::numeric_limits<int64_t>::max()
+                               ? std::numeric_limits<int64_t>::max()
+                               : static_cast<int64_t>(std::numeric_limits<T>::max());
+    const auto v = static_cast<T>(in_range(integer(i), lo, hi));
+    std::memcpy(p, &v, sizeof v);
+  };
   for (uint64_t i = 0; i < n; ++i) {
     std::byte* p = out.data() + i * to.size;
     if (t == "F16" || t == "BF16") {
       const float v = load<float>(host.bytes() + i * 4);
       const uint16_t bits = t == "F16" ? detail::float_to_half(v) : detail::float_to_bfloat16(v);
       std::memcpy(p, &bits, 2);
-    } else if (t == "U8") {
-      const auto v = static_cast<uint8_t>(in_range(integer(i), 0, 255));
-      std::memcpy(p, &v, 1);
-    } else if (t == "I8") {
-      const auto v = static_cast<int8_t>(in_range(integer(i), -128, 127));
-      std::memcpy(p, &v, 1);
-    } else if (t == "U16") {
-      const auto v = static_cast<uint16_t>(in_range(integer(i), 0, 65535));
-      std::memcpy(p, &v, 2);
-    } else if (t == "I16") {
-      const auto v = static_cast<int16_t>(in_range(integer(i), -32768, 32767));
-      std::memcpy(p, &v, 2);
-    } else if (t == "U32") {
-      const auto v = static_cast<uint32_t>(in_range(integer(i), 0, 4294967295LL));
-      std::memcpy(p, &v, 4);
-    } else if (t == "U64") {
-      const auto v = static_cast<uint64_t>(
-          in_range(integer(i), 0, std::numeric_limits<int64_t>::max()));
-      std::memcpy(p, &v, 8);
+      continue;
     }
+    if (t == "U8") store_integer(uint8_t{}, i, p);
+    else if (t == "I8") store_integer(int8_t{}, i, p);
+    else if (t == "U16") store_integer(uint16_t{}, i, p);
+    else if (t == "I16") store_integer(int16_t{}, i, p);
+    else if (t == "U32") store_integer(uint32_t{}, i, p);
+    else if (t == "U64") store_integer(uint64_t{}, i, p);
   }
   return out;
 }

@@ -365,6 +365,9 @@ class BfcPoolImpl {
   void ensure_table_room(ThreadCache* self);
   void carve(Chunk* chunk, uint64_t rounded);
   void free_to_bins(Chunk* chunk);
+  // Merges `right`, which is in no bin, into its left neighbour `left`, and
+  // recycles its Chunk.
+  void absorb_free_right(Chunk* left, Chunk* right);
   uint64_t largest_free_block() const;
 
   uint64_t region_need(uint64_t rounded) const;
@@ -822,20 +825,21 @@ void BfcPoolImpl::free_to_bins(Chunk* chunk) {
   chunk->state.store(kFree, std::memory_order_relaxed);
   if (Chunk* next = chunk->next; next != nullptr && next->state.load(std::memory_order_relaxed) == kFree) {
     remove_free(next);
-    chunk->size += next->size;
-    chunk->next = next->next;
-    if (next->next != nullptr) next->next->prev = chunk;
-    recycle_chunk(next);
+    absorb_free_right(chunk, next);
   }
   if (Chunk* prev = chunk->prev; prev != nullptr && prev->state.load(std::memory_order_relaxed) == kFree) {
     remove_free(prev);
-    prev->size += chunk->size;
-    prev->next = chunk->next;
-    if (chunk->next != nullptr) chunk->next->prev = prev;
-    recycle_chunk(chunk);
+    absorb_free_right(prev, chunk);
     chunk = prev;
   }
   insert_free(chunk);
+}
+
+void BfcPoolImpl::absorb_free_right(Chunk* left, Chunk* right) {
+  left->size += right->size;
+  left->next = right->next;
+  if (right->next != nullptr) right->next->prev = left;
+  recycle_chunk(right);
 }
 
 uint64_t BfcPoolImpl::largest_free_block() const {

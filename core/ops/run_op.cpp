@@ -291,22 +291,30 @@ class PerInput {
   T* data_;
 };
 
+// An op call checked against the op's definition (describe_inputs, then
+// check_call): all of check_defined_op, and where run_defined_op starts.
+struct CheckedOpCall {
+  CheckedOpCall(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs)
+      : def(op_def(op)), info(inputs.size()) {
+    describe_inputs(def, inputs, info.data());
+    check_call(def, std::span<const InputInfo>(info.data(), inputs.size()), attrs, call);
+  }
+  const OpDef& def;
+  PerInput<InputInfo> info;
+  CheckedCall call;
+};
+
 }  // namespace
 
 void check_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs) {
-  const OpDef& def = op_def(op);
-  PerInput<InputInfo> info(inputs.size());
-  describe_inputs(def, inputs, info.data());
-  CheckedCall call;
-  check_call(def, std::span<const InputInfo>(info.data(), inputs.size()), attrs, call);
+  [[maybe_unused]] const CheckedOpCall checked(op, inputs, attrs);
 }
 
 Tensor run_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs) {
-  const OpDef& def = op_def(op);
-  PerInput<InputInfo> info(inputs.size());
-  describe_inputs(def, inputs, info.data());
-  CheckedCall call;
-  check_call(def, std::span<const InputInfo>(info.data(), inputs.size()), attrs, call);
+  CheckedOpCall checked(op, inputs, attrs);
+  const OpDef& def = checked.def;
+  const CheckedCall& call = checked.call;
+  PerInput<InputInfo>& info = checked.info;
   if (call.output_count != 1) {
     throw Error(ErrorCode::kUnimplemented,
                 std::string(def.name) + ": the eager path runs ops of one output (run_op.hpp)");

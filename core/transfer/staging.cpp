@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -166,18 +167,35 @@ void StagingBuffers::drain() noexcept {
   in_use_[0] = in_use_[1] = false;
 }
 
-bool StagingBuffers::upload(void* device_dst, const void* host_src, uint64_t bytes) {
+bool StagingBuffers::worth_staging(const void* host, uint64_t bytes) const {
   if (bytes < kStagingMinBytes || !has_pinned_memory(device_)) return false;
-  if (is_core_pinned(host_src, bytes)) {
+  if (is_core_pinned(host, bytes)) {
     g_direct_pinned.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
+  return true;
+}
+
+void StagingBuffers::run_pipelined(const std::function<void()>& chunks) {
+  try {
+    chunks();
+    // Synchronous like a direct copy (and it reports asynchronous errors).
+    device_.synchronize();
+  } catch (...) {
+    drain();
+    throw;
+  }
+  in_use_[0] = in_use_[1] = false;
+}
+
+bool StagingBuffers::upload(void* device_dst, const void* host_src, uint64_t bytes) {
+  if (!worth_staging(host_src, bytes)) return false;
   std::lock_guard lock(mutex_);
   if (!ensure_buffers()) return false;
   const uint64_t chunk = staging_chunk_bytes(bytes);
   auto* dst = static_cast<char*>(device_dst);
   const auto* src = static_cast<const char*>(host_src);
-  try {
+  run_pipelined([&] {
     int b = 0;
     for (uint64_t offset = 0; offset < bytes; offset += chunk, b ^= 1) {
       const uint64_t n = std::min(chunk, bytes - offset);
@@ -185,24 +203,14 @@ bool StagingBuffers::upload(void* device_dst, const void* host_src, uint64_t byt
       std::memcpy(buffers_[b], src + offset, n);
       enqueue_h2d(b, dst + offset, n);
     }
-    // Synchronous like a direct upload (and it reports asynchronous errors).
-    device_.synchronize();
-  } catch (...) {
-    drain();
-    throw;
-  }
-  in_use_[0] = in_use_[1] = false;
+  });
   g_staged_uploads.fetch_add(1, std::memory_order_relaxed);
   g_staged_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return true;
 }
 
 bool StagingBuffers::download(void* host_dst, const void* device_src, uint64_t bytes) {
-  if (bytes < kStagingMinBytes || !has_pinned_memory(device_)) return false;
-  if (is_core_pinned(host_dst, bytes)) {
-    g_direct_pinned.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
+  if (!worth_staging(host_dst, bytes)) return false;
   std::lock_guard lock(mutex_);
   if (!ensure_buffers()) return false;
   const uint64_t chunk = staging_chunk_bytes(bytes);
@@ -210,7 +218,7 @@ bool StagingBuffers::download(void* host_dst, const void* device_src, uint64_t b
   auto* dst = static_cast<char*>(host_dst);
   const auto* src = static_cast<const char*>(device_src);
   auto length = [&](uint64_t i) { return std::min(chunk, bytes - i * chunk); };
-  try {
+  run_pipelined([&] {
     // Two chunks in flight; while the host copies one out of its buffer,
     // the device fills the other.
     enqueue_d2h(0, src, length(0));
@@ -221,13 +229,7 @@ bool StagingBuffers::download(void* host_dst, const void* device_src, uint64_t b
       std::memcpy(dst + i * chunk, buffers_[b], length(i));
       if (i + 2 < count) enqueue_d2h(b, src + (i + 2) * chunk, length(i + 2));
     }
-    // Reports asynchronous errors, as a direct download does.
-    device_.synchronize();
-  } catch (...) {
-    drain();
-    throw;
-  }
-  in_use_[0] = in_use_[1] = false;
+  });
   g_staged_downloads.fetch_add(1, std::memory_order_relaxed);
   g_staged_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return true;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -58,6 +59,10 @@ class StagingBuffers {
   bool download(void* host_dst, const void* device_src, uint64_t bytes);
 
  private:
+  // Whether a copy of `bytes` to or from `host` should be staged: large
+  // enough, the device has pinned memory, and `host` is not core-pinned
+  // memory already (that copy goes direct, and is counted).
+  bool worth_staging(const void* host, uint64_t bytes) const;
   // Allocates the buffers and events once; false (logged once) when the
   // plugin has no pinned memory to give: copies then go directly.
   bool ensure_buffers();
@@ -65,6 +70,9 @@ class StagingBuffers {
   void enqueue_h2d(int buffer, void* dst, uint64_t bytes);
   void enqueue_d2h(int buffer, const void* src, uint64_t bytes);
   void drain() noexcept;       // waits for both buffers, ignoring errors
+  // Runs `chunks` (a copy's pipelined chunks), then synchronizes the device;
+  // drains both buffers when either throws. Both buffers are free after.
+  void run_pipelined(const std::function<void()>& chunks);
 
   LogicalDeviceState& device_;
   std::mutex mutex_;  // one staged copy at a time

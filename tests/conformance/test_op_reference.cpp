@@ -27,16 +27,9 @@ std::vector<double> values(const Tensor& t) {
 }
 
 using xdev_test::attr_bool;
-
-// The `axes` attribute listing `axes` (which must outlive it).
-xdev_attr_t axes_attr(std::span<const int64_t> axes) {
-  xdev_attr_t a{};
-  a.name = "axes";
-  a.kind = XDEV_ATTR_INTS;
-  a.value.ints.values = axes.data();
-  a.value.ints.count = static_cast<int64_t>(axes.size());
-  return a;
-}
+using xdev_test::attr_dtype;
+using xdev_test::attr_float;
+using xdev_test::attr_ints;
 
 // docs/adding-an-op.md: an op of the core's table without a reference does
 // not build (a static_assert in op_reference.cpp); this names it as well, and
@@ -129,11 +122,7 @@ TEST(OpReference, CastTruncatesAndBoolIsNonZero) {
   Tensor x = from(XDEV_DTYPE_FLOAT32, {4}, {2.7, -2.7, 0.0, -0.0});
   Tensor out = make_contiguous(XDEV_DTYPE_INT32, {4});
   const Tensor* in[] = {&x};
-  xdev_attr_t to_int{};
-  to_int.name = "dtype";
-  to_int.kind = XDEV_ATTR_DTYPE;
-  to_int.value.dtype = XDEV_DTYPE_INT32;
-  xdev_attr_t attrs[] = {to_int};
+  xdev_attr_t attrs[] = {attr_dtype("dtype", XDEV_DTYPE_INT32)};
   ASSERT_FALSE(run("Cast", in, attrs, out));
   EXPECT_EQ(values(out), (std::vector<double>{2, -2, 0, 0}));
   Tensor flags = make_contiguous(XDEV_DTYPE_BOOL, {4});
@@ -149,11 +138,7 @@ TEST(OpReference, FloatToIntSaturatesAndNanGivesZero) {
   for (xdev_dtype_t dtype : {XDEV_DTYPE_INT32, XDEV_DTYPE_INT64}) {
     Tensor out = make_contiguous(dtype, {5});
     const Tensor* in[] = {&x};
-    xdev_attr_t to_int{};
-    to_int.name = "dtype";
-    to_int.kind = XDEV_ATTR_DTYPE;
-    to_int.value.dtype = dtype;
-    xdev_attr_t attrs[] = {to_int};
+    xdev_attr_t attrs[] = {attr_dtype("dtype", dtype)};
     ASSERT_FALSE(run("Cast", in, attrs, out));
     const int64_t high = dtype == XDEV_DTYPE_INT32 ? INT32_MAX : INT64_MAX;
     const int64_t low = dtype == XDEV_DTYPE_INT32 ? INT32_MIN : INT64_MIN;
@@ -164,11 +149,7 @@ TEST(OpReference, FloatToIntSaturatesAndNanGivesZero) {
     EXPECT_EQ(out.get_int(4), -2);
 
     Tensor filled = make_contiguous(dtype, {1});
-    xdev_attr_t value{};
-    value.name = "value";
-    value.kind = XDEV_ATTR_FLOAT;
-    value.value.f = 1e300;
-    xdev_attr_t fill_attrs[] = {value};
+    xdev_attr_t fill_attrs[] = {attr_float("value", 1e300)};
     ASSERT_FALSE(run("Fill", {}, fill_attrs, filled));
     EXPECT_EQ(filled.get_int(0), high);
   }
@@ -178,8 +159,8 @@ TEST(OpReference, MeanOfIntegersAndOfNothing) {
   Tensor x = from(XDEV_DTYPE_INT64, {2, 3}, {1, 2, 4, -1, -2, -4});
   Tensor out = make_contiguous(XDEV_DTYPE_INT64, {2});
   const Tensor* in[] = {&x};
-  const int64_t axes[] = {1};
-  xdev_attr_t attrs[] = {axes_attr(axes), attr_bool("keepdims", false)};
+  const std::vector<int64_t> axes = {1};
+  xdev_attr_t attrs[] = {attr_ints("axes", axes), attr_bool("keepdims", false)};
   ASSERT_FALSE(run("Mean", in, attrs, out));
   EXPECT_EQ(values(out), (std::vector<double>{2, -2}));  // 7/3 and -7/3 toward zero
 
@@ -240,8 +221,8 @@ TEST(OpReference, SelectAndClipByValue) {
 }
 
 TEST(OpReference, ReductionsOfNothingGiveTheirIdentity) {
-  const int64_t axes[] = {1};
-  xdev_attr_t attrs[] = {axes_attr(axes), attr_bool("keepdims", false)};
+  const std::vector<int64_t> axes = {1};
+  xdev_attr_t attrs[] = {attr_ints("axes", axes), attr_bool("keepdims", false)};
   Tensor empty = make_contiguous(XDEV_DTYPE_FLOAT64, {2, 0});
   const Tensor* in[] = {&empty};
   auto reduce = [&](const char* op) {
@@ -306,11 +287,7 @@ TEST(OpReference, MathEdgeCasesOfTheDocs) {
   EXPECT_DOUBLE_EQ(softplus[2], std::log(2.0));
   EXPECT_EQ(run1("Sigmoid", XDEV_DTYPE_FLOAT64, {0, -1000, 1000}), (std::vector<double>{0.5, 0, 1}));
   // LeakyRelu with its default slope and another; Gelu, both forms.
-  xdev_attr_t alpha{};
-  alpha.name = "alpha";
-  alpha.kind = XDEV_ATTR_FLOAT;
-  alpha.value.f = 0.2;
-  xdev_attr_t alphas[] = {alpha};
+  xdev_attr_t alphas[] = {attr_float("alpha", 0.2)};
   EXPECT_EQ(run1("LeakyRelu", XDEV_DTYPE_FLOAT64, {-2, 3}, alphas), (std::vector<double>{-0.4, 3}));
   std::vector<double> gelu = run1("Gelu", XDEV_DTYPE_FLOAT64, {1, -1});
   EXPECT_NEAR(gelu[0], 0.8413447460685429, 1e-15);  // 1 · Φ(1)

@@ -10,14 +10,18 @@
 #include <xdev/xdev.hpp>
 
 #include "device_names.hpp"
+#include "error_matchers.hpp"
 
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::StrEq;
 using ::testing::internal::CaptureStderr;
 using ::testing::internal::GetCapturedStderr;
 
 using namespace xdev_test::devices;  // kCpu0, kGpu1, ...
+using xdev_test::ThrowsError;
 
 class Placement : public ::testing::Test {
  protected:
@@ -138,26 +142,17 @@ TEST_F(Placement, UnknownDeviceFailsWithSoftPlacementOffAndIsRedirectedWithItOn)
   xdev::set_soft_device_placement(false);
   {
     xdev::DeviceScope scope("/device:GPU:2");
-    try {
-      xdev::matmul(x, y);
-      FAIL() << "matmul on GPU:2 succeeded";
-    } catch (const xdev::Error& e) {
-      EXPECT_EQ(e.code(), xdev::ErrorCode::kNotFound);
-      EXPECT_THAT(e.what(),
-                  HasSubstr("/job:localhost/replica:0/task:0/device:GPU:2 unknown device"));
-    }
+    const std::string gpu2 = xdev_test::logical_device_name("GPU", 2);
+    EXPECT_THAT([&] { xdev::matmul(x, y); },
+                ThrowsError(xdev::ErrorCode::kNotFound, HasSubstr(gpu2 + " unknown device")));
     EXPECT_THROW(xdev::constant({1.f}), xdev::Error);
   }
   {
     // No kernel on the scope's device, soft placement off: an error too.
     xdev::DeviceScope scope("/GPU:0");
-    try {
-      xdev::cast(x, xdev::DType::kInt32);
-      FAIL() << "cast on GPU:0 succeeded";
-    } catch (const xdev::Error& e) {
-      EXPECT_EQ(e.code(), xdev::ErrorCode::kUnimplemented);
-      EXPECT_THAT(e.what(), HasSubstr(kGpu0 + " has no kernel for Cast(float32 to int32)"));
-    }
+    EXPECT_THAT([&] { xdev::cast(x, xdev::DType::kInt32); },
+                ThrowsError(xdev::ErrorCode::kUnimplemented,
+                            HasSubstr(kGpu0 + " has no kernel for Cast(float32 to int32)")));
   }
   xdev::set_soft_device_placement(true);
   xdev::reset_placement_counters();
@@ -209,14 +204,10 @@ TEST_F(Placement, StrictModeMakesImplicitCopiesAnError) {
   y = b();  // on GPU:0
   {
     xdev::StrictPlacement strict;
-    try {
-      xdev::matmul(x, y);
-      FAIL() << "strict placement allowed an implicit copy";
-    } catch (const xdev::Error& e) {
-      EXPECT_EQ(e.code(), xdev::ErrorCode::kFailedPrecondition);
-      EXPECT_THAT(e.what(), HasSubstr("MatMul: input 0 lives on " + kCpu0 +
-                                      " but the op runs on " + kGpu0));
-    }
+    EXPECT_THAT([&] { xdev::matmul(x, y); },
+                ThrowsError(xdev::ErrorCode::kFailedPrecondition,
+                            HasSubstr("MatMul: input 0 lives on " + kCpu0 +
+                                      " but the op runs on " + kGpu0)));
     // Explicit moves are fine.
     EXPECT_EQ(xdev::matmul(x.to("/GPU:0"), y).device().name, kGpu0);
   }
@@ -230,15 +221,11 @@ TEST_F(Placement, StrictModeMakesImplicitCopiesAnError) {
 TEST_F(Placement, StrictModeNamesTheMissingKernel) {
   xdev::Tensor x = a();  // on GPU:0; the sim has no Sub kernel
   xdev::StrictPlacement strict;
-  try {
-    xdev::sub(x, x);
-    FAIL() << "strict placement allowed an implicit copy";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kFailedPrecondition);
-    EXPECT_THAT(e.what(), HasSubstr("no kernel for op Sub on device " + kGpu0 +
-                                    " (dtype float32)"));
-    EXPECT_THAT(e.what(), HasSubstr("it would run on " + kCpu0));
-  }
+  EXPECT_THAT([&] { xdev::sub(x, x); },
+              ThrowsError(xdev::ErrorCode::kFailedPrecondition,
+                          AllOf(HasSubstr("no kernel for op Sub on device " + kGpu0 +
+                                          " (dtype float32)"),
+                                HasSubstr("it would run on " + kCpu0))));
 }
 
 // Issue 11: tensor creations are placement records too (_EagerConst).
@@ -312,13 +299,9 @@ TEST_F(Placement, ThePlacementCallbackSeesEveryOp) {
 TEST_F(Placement, ConfigurationAfterInitializationFails) {
   xdev::list_logical_devices();
   auto gpus = xdev::list_physical_devices("GPU");
-  try {
-    xdev::set_visible_devices({gpus[0]}, "GPU");
-    FAIL();
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kFailedPrecondition);
-    EXPECT_STREQ(e.what(), "Visible devices cannot be modified after being initialized");
-  }
+  EXPECT_THAT([&] { xdev::set_visible_devices({gpus[0]}, "GPU"); },
+              ThrowsError(xdev::ErrorCode::kFailedPrecondition,
+                          StrEq("Visible devices cannot be modified after being initialized")));
   EXPECT_THROW(xdev::set_memory_growth(gpus[0], true), xdev::Error);
   EXPECT_THROW(xdev::set_logical_device_configuration(gpus[0], {{.memory_limit = 64}}),
                xdev::Error);

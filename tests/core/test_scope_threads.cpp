@@ -12,14 +12,18 @@
 
 #include <xdev/xdev.hpp>
 
+#include "device_names.hpp"
+#include "error_matchers.hpp"
+
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::internal::CaptureStderr;
 using ::testing::internal::GetCapturedStderr;
+using xdev_test::ThrowsError;
+using namespace xdev_test::devices;  // kCpu0, kGpu1
 
-const std::string kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
-const std::string kGpu1 = "/job:localhost/replica:0/task:0/device:GPU:1";
 
 xdev::Tensor one() { return xdev::constant({1.f, 2.f}); }
 
@@ -40,14 +44,10 @@ TEST(ScopeThreads, DeviceScopeDestroyedOnAnotherThreadIsReportedNotUndefined) {
   EXPECT_THAT(log, HasSubstr("was destroyed on thread #"));
   EXPECT_THAT(log, HasSubstr("scopes belong to the thread that made them"));
   // This thread learns it at its next placement call, once.
-  try {
-    one();
-    FAIL() << "expected xdev::Error";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kFailedPrecondition);
-    EXPECT_THAT(e.what(), HasSubstr("DeviceScope(\"/GPU:1\") made on this thread"));
-    EXPECT_THAT(e.what(), HasSubstr("destroyed on another thread"));
-  }
+  EXPECT_THAT([] { one(); },
+              ThrowsError(xdev::ErrorCode::kFailedPrecondition,
+                          AllOf(HasSubstr("DeviceScope(\"/GPU:1\") made on this thread"),
+                                HasSubstr("destroyed on another thread"))));
   // Then the stack is back to what it was before the scope: no scope.
   EXPECT_NE(one().device().name, kGpu1);
   EXPECT_TRUE(xdev::recent_placements().size() > 0);
@@ -79,13 +79,8 @@ TEST(ScopeThreads, StrictPlacementDestroyedOnAnotherThread) {
   std::thread([&] { strict.reset(); }).join();
   std::string log = GetCapturedStderr();
   EXPECT_THAT(log, HasSubstr("StrictPlacement #"));
-  try {
-    one();
-    FAIL() << "expected xdev::Error";
-  } catch (const xdev::Error& e) {
-    EXPECT_EQ(e.code(), xdev::ErrorCode::kFailedPrecondition);
-    EXPECT_THAT(e.what(), HasSubstr("StrictPlacement made on this thread"));
-  }
+  EXPECT_THAT([] { one(); }, ThrowsError(xdev::ErrorCode::kFailedPrecondition,
+                                         HasSubstr("StrictPlacement made on this thread")));
   // Strict placement is off again: a cross-device op copies instead of failing.
   xdev::Tensor a = one().to("/GPU:1");
   xdev::Tensor b = one().to("/CPU:0");

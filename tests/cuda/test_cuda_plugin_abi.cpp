@@ -192,12 +192,19 @@ const xdev_kernel_info_t* find_kernel(const xdev_plugin_api_t* api, xdev_plugin_
   return nullptr;
 }
 
-#define REQUIRE_DEVICE(instance)                                                   \
-  do {                                                                             \
-    if ((instance).device_count() == 0) {                                          \
-      GTEST_SKIP() << "no CUDA device (the plugin says: " << (instance).status() << ")"; \
-    }                                                                              \
+// Skips the test when the plugin has fewer than `n` devices, with the
+// plugin's status ("needs 2 GPUs ..." where it takes two).
+#define REQUIRE_DEVICES(instance, n)                                                    \
+  do {                                                                                  \
+    if ((instance).device_count() < (n)) {                                              \
+      if ((n) == 1) {                                                                   \
+        GTEST_SKIP() << "no CUDA device (the plugin says: " << (instance).status() << ")"; \
+      }                                                                                 \
+      GTEST_SKIP() << "needs " << (n) << " GPUs, the plugin has "                       \
+                   << (instance).device_count() << " (" << (instance).status() << ")";  \
+    }                                                                                   \
   } while (0)
+#define REQUIRE_DEVICE(instance) REQUIRE_DEVICES(instance, 1)
 
 // ---------------------------------------------------------------------------
 // Everywhere: loading, the table, the zero-device path
@@ -778,10 +785,7 @@ TEST_F(CudaDevice, LeavesTheCallingThreadsContextAsItWas) {
 TEST(CudaGuardTwoDevices, UsingDevice1NeverCreatesDevice0sContext) {
   Instance instance;
   ASSERT_NE(instance.plugin(), nullptr) << instance.init_outcome().message;
-  if (instance.device_count() < 2) {
-    GTEST_SKIP() << "needs 2 GPUs, the plugin has " << instance.device_count() << " ("
-                 << instance.status() << ")";
-  }
+  REQUIRE_DEVICES(instance, 2);
   const Driver& driver = Driver::get();
   ASSERT_TRUE(driver.ok());
   const xdev_plugin_api_t* api = instance.api();
@@ -871,10 +875,7 @@ TEST(CudaStickyFault, AFaultMakesTheDeviceUnavailableAndSparesTheOthers) {
 TEST(CudaPeers, CopyPeerWorksForEveryPair) {
   Instance instance;
   ASSERT_NE(instance.plugin(), nullptr) << instance.init_outcome().message;
-  if (instance.device_count() < 2) {
-    GTEST_SKIP() << "needs 2 GPUs, the plugin has " << instance.device_count() << " ("
-                 << instance.status() << ")";
-  }
+  REQUIRE_DEVICES(instance, 2);
   const xdev_plugin_api_t* api = instance.api();
   xdev_device_t* d0 = nullptr;
   xdev_device_t* d1 = nullptr;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,14 @@
 #include <xdev/xdev.hpp>
 
 #include "interop/half.hpp"
+#include "error_matchers.hpp"
 #include "test_dir.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using xdev_test::ThrowsError;
 
 class Safetensors : public ::testing::Test {
  protected:
@@ -146,6 +149,39 @@ TEST_F(Safetensors, HalfPrecisionIsHeldAsFloat32AndWrittenBackBitForBit) {
   EXPECT_NE(out_data.find(bytes_of(bf16, sizeof bf16)), std::string::npos);
   EXPECT_NE(out_data.find(bytes_of(i16, sizeof i16)), std::string::npos);
   EXPECT_NE(out_data.find(bytes_of(u8, sizeof u8)), std::string::npos);
+}
+
+// Each narrow integer file dtype takes both ends of its range and refuses
+// the integer just past each (U64: up to int64's maximum, what xdev holds).
+TEST_F(Safetensors, NarrowIntegersKeepTheEndsOfTheirRanges) {
+  struct Range {
+    const char* dtype;
+    int64_t lo, hi;
+  };
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const Range& r : {Range{"U8", 0, 255}, Range{"I8", -128, 127}, Range{"U16", 0, 65535},
+                         Range{"I16", -32768, 32767}, Range{"U32", 0, 4294967295LL},
+                         Range{"U64", 0, kMax}}) {
+    SCOPED_TRACE(r.dtype);
+    const std::string file = path(std::string(r.dtype) + ".safetensors");
+    const std::vector<int64_t> ends = {r.lo, r.hi};
+    xdev::save_file({{"x", xdev::constant(ends, {2})}}, file, {}, {{"x", r.dtype}});
+    xdev::SafetensorsFile back = xdev::load_file(file);
+    EXPECT_EQ(back.dtypes.at("x"), r.dtype);
+    const xdev::Tensor& x = back.tensors.at("x");
+    EXPECT_EQ(xdev::cast(x, xdev::DType::kInt64).to_vector<int64_t>(), ends);
+    const std::string range =
+        std::string(r.dtype) + " (" + std::to_string(r.lo) + ".." + std::to_string(r.hi) + ")";
+    std::vector<int64_t> past = {r.lo - 1};
+    if (r.hi < kMax) past.push_back(r.hi + 1);
+    for (int64_t v : past) {
+      EXPECT_THAT([&] {
+        xdev::save_file({{"x", xdev::constant(std::vector<int64_t>{v}, {1})}},
+                        path("past.safetensors"), {}, {{"x", r.dtype}});
+      }, ThrowsError(xdev::ErrorCode::kInvalidArgument,
+                     HasSubstr("holds " + std::to_string(v) + ", outside the range of " + range)));
+    }
+  }
 }
 
 TEST_F(Safetensors, NarrowIntegersOutOfRangeAreRefused) {

@@ -197,10 +197,10 @@ xdev_status_t* check_attr_names(const xdev_kernel_call_t* call, const char* cons
 }
 
 xdev_status_t* check_signature(const xdev_kernel_call_t* call, int inputs, uint64_t mask,
-                               const char* const* known, bool same_shapes,
-                               xdev_dtype_t* dtype) noexcept {
+                               const char* const* known, bool same_shapes, xdev_dtype_t* dtype,
+                               xdev_dtype_t output_dtype) noexcept {
   if (xdev_status_t* s = check_call(call, inputs)) return s;
-  if (xdev_status_t* s = check_dtypes(call, mask, dtype)) return s;
+  if (xdev_status_t* s = check_dtypes(call, mask, dtype, output_dtype)) return s;
   if (same_shapes) {
     if (xdev_status_t* s = check_same_shapes(call)) return s;
   }

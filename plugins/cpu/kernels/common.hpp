@@ -146,6 +146,36 @@ void visit_dtypes(xdev_dtype_t dtype, F&& f) {
 }
 
 // ---------------------------------------------------------------------------
+// Running a kernel's body
+
+// Runs `body` and returns NULL, or the exception it threw as a status
+// (kernel_unexpected): no exception leaves a kernel.
+template <typename F>
+xdev_status_t* guarded(const xdev_kernel_call_t* call, F&& body) noexcept {
+  try {
+    body();
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+// The body of most kernels: visit_dtypes<kMask>(dtype, f), guarded.
+template <uint64_t kMask, typename F>
+xdev_status_t* guarded_visit(const xdev_kernel_call_t* call, xdev_dtype_t dtype,
+                             F&& f) noexcept {
+  return guarded(call, [dtype, &f] { visit_dtypes<kMask>(dtype, f); });
+}
+
+// Defines the kernel function `fn` (an xdev_kernel_fn_t of kernels.hpp) as
+// a call of the kernel template given after it, e.g.
+// XDEV_CPU_KERNEL(kernel_sub, binary_kernel<SubOp, kNumeric>).
+#define XDEV_CPU_KERNEL(fn, ...)                                       \
+  xdev_status_t* fn(void*, const xdev_kernel_call_t* call) noexcept { \
+    return __VA_ARGS__(call);                                         \
+  }
+
+// ---------------------------------------------------------------------------
 // Tensor descriptors
 
 inline int64_t num_elements(const xdev_tensor_t& t) noexcept {
@@ -204,11 +234,11 @@ xdev_status_t* check_dtypes(const xdev_kernel_call_t* call, uint64_t mask, xdev_
 xdev_status_t* check_same_shapes(const xdev_kernel_call_t* call) noexcept;
 
 // The checks most kernels start with, in this order: check_call(call,
-// inputs), check_dtypes(call, mask, dtype), check_same_shapes(call) when
-// `same_shapes`, check_attr_names(call, known).
+// inputs), check_dtypes(call, mask, dtype, output_dtype),
+// check_same_shapes(call) when `same_shapes`, check_attr_names(call, known).
 xdev_status_t* check_signature(const xdev_kernel_call_t* call, int inputs, uint64_t mask,
-                               const char* const* known, bool same_shapes,
-                               xdev_dtype_t* dtype) noexcept;
+                               const char* const* known, bool same_shapes, xdev_dtype_t* dtype,
+                               xdev_dtype_t output_dtype = XDEV_DTYPE_INVALID) noexcept;
 
 // The common case of an elementwise call, checked inline and cheaply: N
 // inputs and one output, all present, of one dtype in `mask`, of one shape,

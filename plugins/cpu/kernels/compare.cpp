@@ -45,37 +45,27 @@ XDEV_COMPARE_OP(LogicalOrOp, x != 0 || y != 0)
 // A binary op of inputs in kMask giving bool.
 template <typename Op, uint64_t kMask>
 xdev_status_t* compare_kernel(const xdev_kernel_call_t* call) noexcept {
-  if (xdev_status_t* s = check_call(call, 2)) return s;
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kMask, &dtype, XDEV_DTYPE_BOOL)) return s;
-  if (xdev_status_t* s = check_same_shapes(call)) return s;
-  if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
-  try {
-    visit_dtypes<kMask>(dtype, [call](auto zero) {
-      zip<decltype(zero), boolean>(*call->inputs[0], *call->inputs[1], *call->outputs[0], Op{});
-    });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
+  if (xdev_status_t* s =
+          check_signature(call, 2, kMask, kNoAttrs, true, &dtype, XDEV_DTYPE_BOOL)) {
+    return s;
   }
+  return guarded_visit<kMask>(call, dtype, [call](auto zero) {
+    zip<decltype(zero), boolean>(*call->inputs[0], *call->inputs[1], *call->outputs[0], Op{});
+  });
 }
 
 // A test of one input in kMask giving bool.
 template <uint64_t kMask, typename F>
 xdev_status_t* predicate_kernel(const xdev_kernel_call_t* call, const F& f) noexcept {
-  if (xdev_status_t* s = check_call(call, 1)) return s;
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_dtypes(call, kMask, &dtype, XDEV_DTYPE_BOOL)) return s;
-  if (xdev_status_t* s = check_same_shapes(call)) return s;
-  if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
-  try {
-    visit_dtypes<kMask>(dtype, [call, &f](auto zero) {
-      map<boolean, decltype(zero)>(*call->inputs[0], *call->outputs[0], f);
-    });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
+  if (xdev_status_t* s =
+          check_signature(call, 1, kMask, kNoAttrs, true, &dtype, XDEV_DTYPE_BOOL)) {
+    return s;
   }
+  return guarded_visit<kMask>(call, dtype, [call, &f](auto zero) {
+    map<boolean, decltype(zero)>(*call->inputs[0], *call->outputs[0], f);
+  });
 }
 
 struct ClipOp {
@@ -91,19 +81,14 @@ struct ClipOp {
 
 }  // namespace
 
-#define XDEV_COMPARE_KERNEL(fn, Op, mask)                              \
-  xdev_status_t* fn(void*, const xdev_kernel_call_t* call) noexcept { \
-    return compare_kernel<Op, mask>(call);                            \
-  }
-XDEV_COMPARE_KERNEL(kernel_equal, EqualOp, kAllDtypes)
-XDEV_COMPARE_KERNEL(kernel_not_equal, NotEqualOp, kAllDtypes)
-XDEV_COMPARE_KERNEL(kernel_less, LessOp, kNumeric)
-XDEV_COMPARE_KERNEL(kernel_less_equal, LessEqualOp, kNumeric)
-XDEV_COMPARE_KERNEL(kernel_greater, GreaterOp, kNumeric)
-XDEV_COMPARE_KERNEL(kernel_greater_equal, GreaterEqualOp, kNumeric)
-XDEV_COMPARE_KERNEL(kernel_logical_and, LogicalAndOp, kBool)
-XDEV_COMPARE_KERNEL(kernel_logical_or, LogicalOrOp, kBool)
-#undef XDEV_COMPARE_KERNEL
+XDEV_CPU_KERNEL(kernel_equal, compare_kernel<EqualOp, kAllDtypes>)
+XDEV_CPU_KERNEL(kernel_not_equal, compare_kernel<NotEqualOp, kAllDtypes>)
+XDEV_CPU_KERNEL(kernel_less, compare_kernel<LessOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_less_equal, compare_kernel<LessEqualOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_greater, compare_kernel<GreaterOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_greater_equal, compare_kernel<GreaterEqualOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_logical_and, compare_kernel<LogicalAndOp, kBool>)
+XDEV_CPU_KERNEL(kernel_logical_or, compare_kernel<LogicalOrOp, kBool>)
 
 xdev_status_t* kernel_logical_not(void*, const xdev_kernel_call_t* call) noexcept {
   return predicate_kernel<kBool>(call, [](boolean v) -> boolean { return v != 0 ? 0 : 1; });
@@ -139,32 +124,21 @@ xdev_status_t* kernel_select(void*, const xdev_kernel_call_t* call) noexcept {
   }
   if (xdev_status_t* s = check_same_shapes(call)) return s;
   if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
-  try {
-    visit_dtypes<kAllDtypes>(dtype, [call](auto zero) {
-      using T = decltype(zero);
-      zip3<T, boolean, T, T>(*call->inputs[0], *call->inputs[1], *call->inputs[2],
-                             *call->outputs[0],
-                             [](boolean c, T x, T y) { return c != 0 ? x : y; });
-    });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  return guarded_visit<kAllDtypes>(call, dtype, [call](auto zero) {
+    using T = decltype(zero);
+    zip3<T, boolean, T, T>(*call->inputs[0], *call->inputs[1], *call->inputs[2],
+                           *call->outputs[0], [](boolean c, T x, T y) { return c != 0 ? x : y; });
+  });
 }
 
 xdev_status_t* kernel_clip_by_value(void*, const xdev_kernel_call_t* call) noexcept {
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 3, kNumeric, kNoAttrs, true, &dtype)) return s;
-  try {
-    visit_dtypes<kNumeric>(dtype, [call](auto zero) {
-      using T = decltype(zero);
-      zip3<T, T, T, T>(*call->inputs[0], *call->inputs[1], *call->inputs[2], *call->outputs[0],
-                       ClipOp{});
-    });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  return guarded_visit<kNumeric>(call, dtype, [call](auto zero) {
+    using T = decltype(zero);
+    zip3<T, T, T, T>(*call->inputs[0], *call->inputs[1], *call->inputs[2], *call->outputs[0],
+                     ClipOp{});
+  });
 }
 
 }  // namespace xdev::cpu

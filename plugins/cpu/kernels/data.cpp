@@ -121,12 +121,12 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
   xdev_dtype_t source;
   if (xdev_status_t* s = check_dtypes(call, kAllDtypes, &source, target)) return s;
   if (xdev_status_t* s = check_same_shapes(call)) return s;
-  try {
+  return guarded(call, [call, source, target] {
     const xdev_tensor_t& x = *call->inputs[0];
     const xdev_tensor_t& out = *call->outputs[0];
     if (source == target) {
       copy_any(x, out);
-      return nullptr;
+      return;
     }
     visit_dtype(source, [&](auto from) {
       visit_dtype(target, [&](auto to) {
@@ -134,21 +134,13 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
         map<To, decltype(from)>(x, out, [](auto v) { return convert<To>(v); });
       });
     });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  });
 }
 
 xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* call) noexcept {
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 1, kAllDtypes, kNoAttrs, true, &dtype)) return s;
-  try {
-    copy_any(*call->inputs[0], *call->outputs[0]);
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  return guarded(call, [call] { copy_any(*call->inputs[0], *call->outputs[0]); });
 }
 
 xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
@@ -157,16 +149,12 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
   if (xdev_status_t* s = check_signature(call, 0, kAllDtypes, kKnown, false, &dtype)) return s;
   double value = 0;
   if (xdev_status_t* s = attr_number(call, "value", true, 0.0, &value)) return s;
-  try {
-    const xdev_tensor_t& out = *call->outputs[0];
+  return guarded(call, [call, dtype, value] {
     visit_dtype(dtype, [&](auto t) {
       using T = decltype(t);
-      fill<T>(out, convert<T>(value));
+      fill<T>(*call->outputs[0], convert<T>(value));
     });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  });
 }
 
 xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* call) noexcept {
@@ -182,7 +170,7 @@ xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* call) noex
   double minval = 0, maxval = 0;
   if (xdev_status_t* s = attr_number(call, "minval", true, 0.0, &minval)) return s;
   if (xdev_status_t* s = attr_number(call, "maxval", true, 0.0, &maxval)) return s;
-  try {
+  return guarded(call, [call, dtype, seed, minval, maxval] {
     const xdev_tensor_t& out = *call->outputs[0];
     const auto bits = static_cast<uint64_t>(seed->value.i);
     // "in the output dtype": the bounds are converted first, then the
@@ -192,10 +180,7 @@ xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* call) noex
     } else {
       random_uniform<double>(out, bits, minval, maxval);
     }
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  });
 }
 
 }  // namespace xdev::cpu

@@ -166,12 +166,7 @@ xdev_status_t* elementwise_kernel(const xdev_kernel_call_t* call, const Dense& d
   }
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, N, kMask, kNoAttrs, true, &dtype)) return s;
-  try {
-    visit_dtypes<kMask>(dtype, strided);
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  return guarded_visit<kMask>(call, dtype, strided);
 }
 
 template <typename Op, uint64_t kMask>
@@ -263,37 +258,23 @@ void add_n(const xdev_kernel_call_t* call) {
 
 }  // namespace
 
-#define XDEV_BINARY_KERNEL(fn, Op, mask)                               \
-  xdev_status_t* fn(void*, const xdev_kernel_call_t* call) noexcept { \
-    return binary_kernel<Op, mask>(call);                             \
-  }
-XDEV_BINARY_KERNEL(kernel_add, AddOp, kNumeric | kBool)
-XDEV_BINARY_KERNEL(kernel_sub, SubOp, kNumeric)
-XDEV_BINARY_KERNEL(kernel_mul, MulOp, kNumeric)
-XDEV_BINARY_KERNEL(kernel_div, DivOp, kNumeric)
-XDEV_BINARY_KERNEL(kernel_maximum, MaximumOp, kNumeric)
-XDEV_BINARY_KERNEL(kernel_minimum, MinimumOp, kNumeric)
-XDEV_BINARY_KERNEL(kernel_floor_div, FloorDivOp, kNumeric)
-XDEV_BINARY_KERNEL(kernel_floor_mod, FloorModOp, kNumeric)
-XDEV_BINARY_KERNEL(kernel_squared_difference, SquaredDifferenceOp, kNumeric)
-XDEV_BINARY_KERNEL(kernel_pow, PowOp, kFloats)
-#undef XDEV_BINARY_KERNEL
-xdev_status_t* kernel_neg(void*, const xdev_kernel_call_t* call) noexcept {
-  return unary_kernel<NegOp>(call);
-}
-xdev_status_t* kernel_relu(void*, const xdev_kernel_call_t* call) noexcept {
-  return unary_kernel<ReluOp>(call);
-}
+XDEV_CPU_KERNEL(kernel_add, binary_kernel<AddOp, kNumeric | kBool>)
+XDEV_CPU_KERNEL(kernel_sub, binary_kernel<SubOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_mul, binary_kernel<MulOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_div, binary_kernel<DivOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_maximum, binary_kernel<MaximumOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_minimum, binary_kernel<MinimumOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_floor_div, binary_kernel<FloorDivOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_floor_mod, binary_kernel<FloorModOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_squared_difference, binary_kernel<SquaredDifferenceOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_pow, binary_kernel<PowOp, kFloats>)
+XDEV_CPU_KERNEL(kernel_neg, unary_kernel<NegOp>)
+XDEV_CPU_KERNEL(kernel_relu, unary_kernel<ReluOp>)
 
 xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* call) noexcept {
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, -1, kNumeric, kNoAttrs, true, &dtype)) return s;
-  try {
-    visit_dtypes<kNumeric>(dtype, [call](auto zero) { add_n<decltype(zero)>(call); });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  return guarded_visit<kNumeric>(call, dtype, [call](auto zero) { add_n<decltype(zero)>(call); });
 }
 
 }  // namespace xdev::cpu

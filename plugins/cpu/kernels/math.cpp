@@ -129,44 +129,34 @@ xdev_status_t* math_kernel(const xdev_kernel_call_t* call) noexcept {
   if (xdev_status_t* s = check_signature(call, 1, kMask, Op::attrs, true, &dtype)) return s;
   Op op;
   if (xdev_status_t* s = op.init(call)) return s;
-  try {
-    visit_dtypes<kMask>(dtype, [call, &op](auto zero) {
-      using T = decltype(zero);
-      map<T, T>(*call->inputs[0], *call->outputs[0], op);
-    });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  return guarded_visit<kMask>(call, dtype, [call, &op](auto zero) {
+    using T = decltype(zero);
+    map<T, T>(*call->inputs[0], *call->outputs[0], op);
+  });
 }
 
 }  // namespace
 
-#define XDEV_MATH_KERNEL(fn, Op)                                               \
-  xdev_status_t* fn(void*, const xdev_kernel_call_t* call) noexcept {         \
-    return math_kernel<Op>(call);                                              \
-  }
-XDEV_MATH_KERNEL(kernel_abs, AbsOp)
-XDEV_MATH_KERNEL(kernel_sign, SignOp)
-XDEV_MATH_KERNEL(kernel_square, SquareOp)
-XDEV_MATH_KERNEL(kernel_exp, ExpOp)
-XDEV_MATH_KERNEL(kernel_expm1, Expm1Op)
-XDEV_MATH_KERNEL(kernel_log, LogOp)
-XDEV_MATH_KERNEL(kernel_log1p, Log1pOp)
-XDEV_MATH_KERNEL(kernel_sqrt, SqrtOp)
-XDEV_MATH_KERNEL(kernel_rsqrt, RsqrtOp)
-XDEV_MATH_KERNEL(kernel_reciprocal, ReciprocalOp)
-XDEV_MATH_KERNEL(kernel_sin, SinOp)
-XDEV_MATH_KERNEL(kernel_cos, CosOp)
-XDEV_MATH_KERNEL(kernel_tanh, TanhOp)
-XDEV_MATH_KERNEL(kernel_sigmoid, SigmoidOp)
-XDEV_MATH_KERNEL(kernel_erf, ErfOp)
-XDEV_MATH_KERNEL(kernel_softplus, SoftplusOp)
-XDEV_MATH_KERNEL(kernel_floor, FloorOp)
-XDEV_MATH_KERNEL(kernel_ceil, CeilOp)
-XDEV_MATH_KERNEL(kernel_round, RoundOp)
-XDEV_MATH_KERNEL(kernel_leaky_relu, LeakyReluOp)
-XDEV_MATH_KERNEL(kernel_gelu, GeluOp)
-#undef XDEV_MATH_KERNEL
+XDEV_CPU_KERNEL(kernel_abs, math_kernel<AbsOp>)
+XDEV_CPU_KERNEL(kernel_sign, math_kernel<SignOp>)
+XDEV_CPU_KERNEL(kernel_square, math_kernel<SquareOp>)
+XDEV_CPU_KERNEL(kernel_exp, math_kernel<ExpOp>)
+XDEV_CPU_KERNEL(kernel_expm1, math_kernel<Expm1Op>)
+XDEV_CPU_KERNEL(kernel_log, math_kernel<LogOp>)
+XDEV_CPU_KERNEL(kernel_log1p, math_kernel<Log1pOp>)
+XDEV_CPU_KERNEL(kernel_sqrt, math_kernel<SqrtOp>)
+XDEV_CPU_KERNEL(kernel_rsqrt, math_kernel<RsqrtOp>)
+XDEV_CPU_KERNEL(kernel_reciprocal, math_kernel<ReciprocalOp>)
+XDEV_CPU_KERNEL(kernel_sin, math_kernel<SinOp>)
+XDEV_CPU_KERNEL(kernel_cos, math_kernel<CosOp>)
+XDEV_CPU_KERNEL(kernel_tanh, math_kernel<TanhOp>)
+XDEV_CPU_KERNEL(kernel_sigmoid, math_kernel<SigmoidOp>)
+XDEV_CPU_KERNEL(kernel_erf, math_kernel<ErfOp>)
+XDEV_CPU_KERNEL(kernel_softplus, math_kernel<SoftplusOp>)
+XDEV_CPU_KERNEL(kernel_floor, math_kernel<FloorOp>)
+XDEV_CPU_KERNEL(kernel_ceil, math_kernel<CeilOp>)
+XDEV_CPU_KERNEL(kernel_round, math_kernel<RoundOp>)
+XDEV_CPU_KERNEL(kernel_leaky_relu, math_kernel<LeakyReluOp>)
+XDEV_CPU_KERNEL(kernel_gelu, math_kernel<GeluOp>)
 
 }  // namespace xdev::cpu

@@ -420,16 +420,13 @@ xdev_status_t* reduce_kernel(const xdev_kernel_call_t* call) noexcept {
                        "(keepdims %s)",
                        op, keepdims ? "true" : "false");
   }
-  try {
+  return guarded(call, [&] {
     const Plan plan = make_plan(x, reduced);
     visit_dtypes<kMask>(dtype, [&](auto zero) {
       using T = decltype(zero);
       reduce<R<T>, T>(x, out, plan);
     });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  });
 }
 
 template <typename T> using Sum = SumReducer<T, false>;
@@ -441,18 +438,13 @@ template <typename> using All = LogicReducer<false>;
 
 }  // namespace
 
-#define XDEV_REDUCE_KERNEL(fn, R, mask)                                \
-  xdev_status_t* fn(void*, const xdev_kernel_call_t* call) noexcept { \
-    return reduce_kernel<R, mask>(call);                              \
-  }
-XDEV_REDUCE_KERNEL(kernel_sum, Sum, kNumeric)
-XDEV_REDUCE_KERNEL(kernel_mean, Mean, kNumeric)
-XDEV_REDUCE_KERNEL(kernel_max, Max, kNumeric)
-XDEV_REDUCE_KERNEL(kernel_min, Min, kNumeric)
-XDEV_REDUCE_KERNEL(kernel_prod, ProdReducer, kNumeric)
-XDEV_REDUCE_KERNEL(kernel_any, Any, kBool)
-XDEV_REDUCE_KERNEL(kernel_all, All, kBool)
-XDEV_REDUCE_KERNEL(kernel_log_sum_exp, LogSumExpReducer, kFloats)
-#undef XDEV_REDUCE_KERNEL
+XDEV_CPU_KERNEL(kernel_sum, reduce_kernel<Sum, kNumeric>)
+XDEV_CPU_KERNEL(kernel_mean, reduce_kernel<Mean, kNumeric>)
+XDEV_CPU_KERNEL(kernel_max, reduce_kernel<Max, kNumeric>)
+XDEV_CPU_KERNEL(kernel_min, reduce_kernel<Min, kNumeric>)
+XDEV_CPU_KERNEL(kernel_prod, reduce_kernel<ProdReducer, kNumeric>)
+XDEV_CPU_KERNEL(kernel_any, reduce_kernel<Any, kBool>)
+XDEV_CPU_KERNEL(kernel_all, reduce_kernel<All, kBool>)
+XDEV_CPU_KERNEL(kernel_log_sum_exp, reduce_kernel<LogSumExpReducer, kFloats>)
 
 }  // namespace xdev::cpu

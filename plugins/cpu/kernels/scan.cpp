@@ -103,46 +103,37 @@ xdev_status_t* arg_kernel(const xdev_kernel_call_t* call) noexcept {
   xdev_dtype_t dtype;
   Lines s;
   if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INT64, &dtype, &s)) return st;
-  try {
-    visit_dtypes<kNumeric>(dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = data_of<const T>(*call->inputs[0]);
-      int64_t* o = data_of<int64_t>(*call->outputs[0]);
-      if (num_elements(*call->outputs[0]) == 0) return;
-      for_lines(s, [&](int64_t l) {
-        const T* p = x + s.first(l);
-        int64_t best = 0;
-        T v = p[0];
-        for (int64_t k = 1; k < s.n; ++k) {
-          if constexpr (std::is_floating_point_v<T>) {
-            if (v != v) break;  // the first NaN wins
-          }
-          const T e = p[k * s.axis_stride];
-          const bool better = kMax ? (e > v) : (e < v);
-          bool nan = false;
-          if constexpr (std::is_floating_point_v<T>) nan = e != e;
-          if (better || nan) {
-            v = e;
-            best = k;
-          }
+  return guarded_visit<kNumeric>(call, dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = data_of<const T>(*call->inputs[0]);
+    int64_t* o = data_of<int64_t>(*call->outputs[0]);
+    if (num_elements(*call->outputs[0]) == 0) return;
+    for_lines(s, [&](int64_t l) {
+      const T* p = x + s.first(l);
+      int64_t best = 0;
+      T v = p[0];
+      for (int64_t k = 1; k < s.n; ++k) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (v != v) break;  // the first NaN wins
         }
-        o[l] = best;
-      });
+        const T e = p[k * s.axis_stride];
+        const bool better = kMax ? (e > v) : (e < v);
+        bool nan = false;
+        if constexpr (std::is_floating_point_v<T>) nan = e != e;
+        if (better || nan) {
+          v = e;
+          best = k;
+        }
+      }
+      o[l] = best;
     });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  });
 }
 
 }  // namespace
 
-xdev_status_t* kernel_arg_max(void*, const xdev_kernel_call_t* call) noexcept {
-  return arg_kernel<true>(call);
-}
-xdev_status_t* kernel_arg_min(void*, const xdev_kernel_call_t* call) noexcept {
-  return arg_kernel<false>(call);
-}
+XDEV_CPU_KERNEL(kernel_arg_max, arg_kernel<true>)
+XDEV_CPU_KERNEL(kernel_arg_min, arg_kernel<false>)
 
 xdev_status_t* kernel_cum_sum(void*, const xdev_kernel_call_t* call) noexcept {
   static constexpr const char* kKnown[] = {"axis", "exclusive", "reverse", nullptr};
@@ -154,33 +145,28 @@ xdev_status_t* kernel_cum_sum(void*, const xdev_kernel_call_t* call) noexcept {
   bool exclusive = false, reverse = false;
   if (xdev_status_t* st = attr_bool(call, "exclusive", false, &exclusive)) return st;
   if (xdev_status_t* st = attr_bool(call, "reverse", false, &reverse)) return st;
-  try {
-    visit_dtypes<kNumeric>(dtype, [&](auto zero) {
-      using T = decltype(zero);
-      using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
-      const T* x = data_of<const T>(*call->inputs[0]);
-      T* out = data_of<T>(*call->outputs[0]);
-      for_lines(s, [&](int64_t l) {
-        const T* p = x + s.first(l);
-        // The output is dense: element k of line (o, i) is at (o · n + k) · inner + i.
-        T* q = out + (l / s.inner) * s.n * s.inner + l % s.inner;
-        Acc acc = 0;
-        for (int64_t j = 0; j < s.n; ++j) {
-          const int64_t k = reverse ? s.n - 1 - j : j;
-          Acc v;
-          if constexpr (std::is_floating_point_v<T>) v = static_cast<double>(p[k * s.axis_stride]);
-          else v = static_cast<uint64_t>(static_cast<int64_t>(p[k * s.axis_stride]));
-          if (!exclusive) acc += v;
-          if constexpr (std::is_floating_point_v<T>) q[k * s.inner] = static_cast<T>(acc);
-          else q[k * s.inner] = static_cast<T>(static_cast<int64_t>(acc));
-          if (exclusive) acc += v;
-        }
-      });
+  return guarded_visit<kNumeric>(call, dtype, [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+    const T* x = data_of<const T>(*call->inputs[0]);
+    T* out = data_of<T>(*call->outputs[0]);
+    for_lines(s, [&](int64_t l) {
+      const T* p = x + s.first(l);
+      // The output is dense: element k of line (o, i) is at (o · n + k) · inner + i.
+      T* q = out + (l / s.inner) * s.n * s.inner + l % s.inner;
+      Acc acc = 0;
+      for (int64_t j = 0; j < s.n; ++j) {
+        const int64_t k = reverse ? s.n - 1 - j : j;
+        Acc v;
+        if constexpr (std::is_floating_point_v<T>) v = static_cast<double>(p[k * s.axis_stride]);
+        else v = static_cast<uint64_t>(static_cast<int64_t>(p[k * s.axis_stride]));
+        if (!exclusive) acc += v;
+        if constexpr (std::is_floating_point_v<T>) q[k * s.inner] = static_cast<T>(acc);
+        else q[k * s.inner] = static_cast<T>(static_cast<int64_t>(acc));
+        if (exclusive) acc += v;
+      }
     });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+  });
 }
 
 }  // namespace xdev::cpu

@@ -8,6 +8,7 @@
 #include <limits>
 #include <numbers>
 #include <sstream>
+#include <type_traits>
 
 namespace xdev_conformance::ref {
 namespace {
@@ -294,32 +295,62 @@ std::optional<std::string> need_inputs(const Call& c, size_t count) {
   return std::nullopt;
 }
 
+// The elementwise references: need_inputs(c, inputs), then f(i, out) for
+// each element i of the output. An f that returns an error stops there.
+template <typename F>
+std::optional<std::string> each_element(const Call& c, size_t inputs, F f) {
+  if (auto e = need_inputs(c, inputs)) return e;
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, int64_t, Tensor&>>) {
+      f(i, out);
+    } else if (auto e = f(i, out)) {
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
 // --- the references ---------------------------------------------------------------
+
+// MatMul's index arithmetic, transpose_a and transpose_b honoured: output
+// element (i, j) of m x cols sums a[a_at(i, p)] * b[b_at(p, j)] over p < k.
+struct MatMulShape {
+  explicit MatMulShape(const Call& c)
+      : a(*c.inputs[0]),
+        b(*c.inputs[1]),
+        ta(attr_bool(c.attrs, "transpose_a", false)),
+        tb(attr_bool(c.attrs, "transpose_b", false)),
+        m(c.outputs[0].shape[0]),
+        cols(c.outputs[0].shape[1]),
+        k(ta ? a.shape[0] : a.shape[1]) {}
+  int64_t a_at(int64_t i, int64_t p) const { return ta ? p * a.shape[1] + i : i * a.shape[1] + p; }
+  int64_t b_at(int64_t p, int64_t j) const { return tb ? j * b.shape[1] + p : p * b.shape[1] + j; }
+
+  const Tensor& a;
+  const Tensor& b;
+  bool ta, tb;
+  int64_t m, cols, k;
+};
 
 std::optional<std::string> matmul(const Call& c) {
   if (auto e = need_inputs(c, 2)) return e;
-  const Tensor& a = *c.inputs[0];
-  const Tensor& b = *c.inputs[1];
+  const MatMulShape s(c);
   Tensor& out = c.outputs[0];
-  const bool ta = attr_bool(c.attrs, "transpose_a", false);
-  const bool tb = attr_bool(c.attrs, "transpose_b", false);
-  const int64_t m = out.shape[0], cols = out.shape[1];
-  const int64_t k = ta ? a.shape[0] : a.shape[1];
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < s.cols; ++j) {
       double facc = 0.0;
       uint64_t iacc = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
-        int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
+      for (int64_t p = 0; p < s.k; ++p) {
+        const int64_t ai = s.a_at(i, p), bi = s.b_at(p, j);
         if (is_float(out.dtype)) {
-          facc += a.get_double(ai) * b.get_double(bi);
+          facc += s.a.get_double(ai) * s.b.get_double(bi);
         } else {
-          iacc += static_cast<uint64_t>(a.get_int(ai)) * static_cast<uint64_t>(b.get_int(bi));
+          iacc += static_cast<uint64_t>(s.a.get_int(ai)) * static_cast<uint64_t>(s.b.get_int(bi));
         }
       }
-      if (is_float(out.dtype)) out.set_double(i * cols + j, facc);
-      else out.set_int(i * cols + j, static_cast<int64_t>(iacc));
+      if (is_float(out.dtype)) out.set_double(i * s.cols + j, facc);
+      else out.set_int(i * s.cols + j, static_cast<int64_t>(iacc));
     }
   }
   return std::nullopt;
@@ -328,12 +359,10 @@ std::optional<std::string> matmul(const Call& c) {
 // Add, Sub, Mul, Div, Pow, Maximum, Minimum, FloorDiv, FloorMod,
 // SquaredDifference on inputs already broadcast to the output's shape.
 std::optional<std::string> binary(const Call& c) {
-  if (auto e = need_inputs(c, 2)) return e;
   const std::string op = op_text(c.op);
-  const Tensor& x = *c.inputs[0];
-  const Tensor& y = *c.inputs[1];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 2, [&](int64_t i, Tensor& out) {
+    const Tensor& x = *c.inputs[0];
+    const Tensor& y = *c.inputs[1];
     if (out.dtype == XDEV_DTYPE_FLOAT32) {
       out.set_double(i, float_binary<float>(op, static_cast<float>(x.get_double(i)),
                                             static_cast<float>(y.get_double(i))));
@@ -342,29 +371,24 @@ std::optional<std::string> binary(const Call& c) {
     } else {
       out.set_int(i, int_binary(op, x.get_int(i), y.get_int(i), out.dtype));
     }
-  }
-  return std::nullopt;
+  });
 }
 
 // Neg, Relu, Copy.
 std::optional<std::string> unary(const Call& c) {
-  if (auto e = need_inputs(c, 1)) return e;
-  const Tensor& x = *c.inputs[0];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 1, [&](int64_t i, Tensor& out) {
     if (is_float(out.dtype)) {
-      double v = x.get_double(i);
+      double v = c.inputs[0]->get_double(i);
       if (c.op == OpId::kNeg) v = -v;
       if (c.op == OpId::kRelu) v = v > 0.0 ? v : 0.0;
       out.set_double(i, v);
     } else {
-      int64_t v = x.get_int(i);
+      int64_t v = c.inputs[0]->get_int(i);
       if (c.op == OpId::kNeg) v = static_cast<int64_t>(0 - static_cast<uint64_t>(v));
       if (c.op == OpId::kRelu) v = v > 0 ? v : 0;
       out.set_int(i, v);
     }
-  }
-  return std::nullopt;
+  });
 }
 
 // Elementwise math (Abs ... Gelu), in double (int64 for integers), rounded
@@ -406,13 +430,11 @@ double math_double(OpId op, double v, std::span<const xdev_attr_t> attrs) {
 }
 
 std::optional<std::string> math(const Call& c) {
-  if (auto e = need_inputs(c, 1)) return e;
-  const Tensor& x = *c.inputs[0];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 1, [&](int64_t i, Tensor& out) -> std::optional<std::string> {
+    const Tensor& x = *c.inputs[0];
     if (is_float(out.dtype)) {
       out.set_double(i, math_double(c.op, x.get_double(i), c.attrs));
-      continue;
+      return std::nullopt;
     }
     // Abs, Sign, Square of integers: wrapping, written back in the element type.
     const int64_t v = x.get_int(i);
@@ -423,8 +445,8 @@ std::optional<std::string> math(const Call& c) {
       case OpId::kSquare: out.set_int(i, static_cast<int64_t>(u * u)); break;
       default: return op_text(c.op) + " is defined for float32 and float64 only";
     }
-  }
-  return std::nullopt;
+    return std::nullopt;
+  });
 }
 
 // Comparisons, logic, IsNan, IsFinite: bool results, from the inputs'
@@ -444,11 +466,9 @@ bool compare_values(OpId op, double x, double y) {
 }
 
 std::optional<std::string> comparison(const Call& c) {
-  if (auto e = need_inputs(c, 2)) return e;
-  const Tensor& x = *c.inputs[0];
-  const Tensor& y = *c.inputs[1];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 2, [&](int64_t i, Tensor& out) {
+    const Tensor& x = *c.inputs[0];
+    const Tensor& y = *c.inputs[1];
     bool v;
     if (is_float(x.dtype)) {
       v = compare_values(c.op, x.get_double(i), y.get_double(i));
@@ -461,54 +481,43 @@ std::optional<std::string> comparison(const Call& c) {
       }
     }
     out.set_int(i, v ? 1 : 0);
-  }
-  return std::nullopt;
+  });
 }
 
 // LogicalNot, IsNan, IsFinite.
 std::optional<std::string> predicate(const Call& c) {
-  if (auto e = need_inputs(c, 1)) return e;
-  const Tensor& x = *c.inputs[0];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
-    const double v = x.get_double(i);
+  return each_element(c, 1, [&](int64_t i, Tensor& out) {
+    const double v = c.inputs[0]->get_double(i);
     bool r = false;
     if (c.op == OpId::kLogicalNot) r = v == 0.0;
     if (c.op == OpId::kIsNan) r = std::isnan(v);
     if (c.op == OpId::kIsFinite) r = std::isfinite(v);
     out.set_int(i, r ? 1 : 0);
-  }
-  return std::nullopt;
+  });
 }
 
 // Select: condition ? x : y, copied exactly (bits of floats included).
 std::optional<std::string> select_value(const Call& c) {
-  if (auto e = need_inputs(c, 3)) return e;
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 3, [&](int64_t i, Tensor& out) {
     const Tensor& from = c.inputs[0]->get_int(i) != 0 ? *c.inputs[1] : *c.inputs[2];
     if (is_float(out.dtype)) out.set_double(i, from.get_double(i));
     else out.set_int(i, from.get_int(i));
-  }
-  return std::nullopt;
+  });
 }
 
 // ClipByValue: min(max(x, lo), hi); NaN x stays NaN; hi wins where lo > hi.
 std::optional<std::string> clip(const Call& c) {
-  if (auto e = need_inputs(c, 3)) return e;
-  const Tensor& x = *c.inputs[0];
-  const Tensor& lo = *c.inputs[1];
-  const Tensor& hi = *c.inputs[2];
-  Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
+  return each_element(c, 3, [&](int64_t i, Tensor& out) {
+    const Tensor& x = *c.inputs[0];
+    const Tensor& lo = *c.inputs[1];
+    const Tensor& hi = *c.inputs[2];
     if (is_float(out.dtype)) {
       const double v = x.get_double(i);
       out.set_double(i, std::isnan(v) ? v : std::min(std::max(v, lo.get_double(i)), hi.get_double(i)));
     } else {
       out.set_int(i, std::min(std::max(x.get_int(i), lo.get_int(i)), hi.get_int(i)));
     }
-  }
-  return std::nullopt;
+  });
 }
 
 std::optional<std::string> add_n(const Call& c) {
@@ -764,87 +773,65 @@ std::vector<Tolerance> base_tolerance(const Tensor& out) {
   return tol;
 }
 
-std::vector<Tolerance> div_tolerance(const Call& c, size_t output) {
+// The tolerance of an op's output: base_tolerance, and for float outputs
+// of a call with kInputs inputs (0: any count) what `widen` adds, given the
+// output and its dtype's epsilon. Integer and bool outputs are exact.
+template <auto widen, size_t kInputs = 0>
+std::vector<Tolerance> float_tolerance(const Call& c, size_t output) {
   const Tensor& out = c.outputs[output];
   std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
-  for (Tolerance& t : tol) t.rel = 2 * epsilon(out.dtype);  // approximate division on accelerators
+  if (is_float(out.dtype) && (kInputs == 0 || c.inputs.size() == kInputs)) {
+    widen(c, out, epsilon(out.dtype), tol);
+  }
   return tol;
 }
 
-std::vector<Tolerance> random_uniform_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
+// Floats: kUlps units of epsilon relative to the result (Div: 2, approximate
+// division on accelerators; Pow: 4, the exact power rounded once and devices
+// 4 ulp off, as powf).
+template <int kUlps>
+void widen_ulp(const Call&, const Tensor&, double eps, std::vector<Tolerance>& tol) {
+  for (Tolerance& t : tol) t.rel = kUlps * eps;
+}
+
+void widen_random_uniform(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
   const xdev_attr_t* lo = find_attr(c.attrs, "minval");
   const xdev_attr_t* hi = find_attr(c.attrs, "maxval");
   double scale = std::max(lo ? std::fabs(lo->value.f) : 1.0, hi ? std::fabs(hi->value.f) : 1.0);
-  for (Tolerance& t : tol) t.abs += epsilon(out.dtype) * scale;  // one rounding (FMA or not)
-  return tol;
+  for (Tolerance& t : tol) t.abs += eps * scale;  // one rounding (FMA or not)
 }
 
 // Elementwise float math computed in the element type (float math in float
 // for float32): docs/ops.md allows 4 ulp of the result, or 4 eps · |x| where
 // the function is flat and a rounding of x moves the result more (Sin, Cos
 // near their zeros, Gelu where 1 + erf cancels).
-std::vector<Tolerance> math_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype) || c.inputs.size() != 1) return tol;
-  const double eps = epsilon(out.dtype);
+void widen_math(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
   for (size_t i = 0; i < tol.size(); ++i) {
     tol[i].rel = 4 * eps;
     tol[i].abs += 4 * eps * std::fabs(c.inputs[0]->get_double(static_cast<int64_t>(i)));
   }
-  return tol;
-}
-
-// Pow: the exact power rounded once; devices may be 4 ulp off (powf).
-std::vector<Tolerance> pow_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
-  for (Tolerance& t : tol) t.rel = 4 * epsilon(out.dtype);
-  return tol;
 }
 
 // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
-std::vector<Tolerance> matmul_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype) || c.inputs.size() != 2) return tol;
-  const double eps = epsilon(out.dtype);
-  const Tensor& a = *c.inputs[0];
-  const Tensor& b = *c.inputs[1];
-  const bool ta = attr_bool(c.attrs, "transpose_a", false);
-  const bool tb = attr_bool(c.attrs, "transpose_b", false);
-  const int64_t m = out.shape[0], cols = out.shape[1];
-  const int64_t k = ta ? a.shape[0] : a.shape[1];
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      double s = 0.0;
-      for (int64_t p = 0; p < k; ++p) {
-        int64_t ai = ta ? p * a.shape[1] + i : i * a.shape[1] + p;
-        int64_t bi = tb ? j * b.shape[1] + p : p * b.shape[1] + j;
-        s += std::fabs(a.get_double(ai) * b.get_double(bi));
+void widen_matmul(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
+  const MatMulShape s(c);
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < s.cols; ++j) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < s.k; ++p) {
+        sum += std::fabs(s.a.get_double(s.a_at(i, p)) * s.b.get_double(s.b_at(p, j)));
       }
-      tol[static_cast<size_t>(i * cols + j)].abs += static_cast<double>(k + 2) * eps * s;
+      tol[static_cast<size_t>(i * s.cols + j)].abs += static_cast<double>(s.k + 2) * eps * sum;
     }
   }
-  return tol;
 }
 
-std::vector<Tolerance> add_n_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
-  const double eps = epsilon(out.dtype);
+void widen_add_n(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
   for (size_t i = 0; i < tol.size(); ++i) {
     double s = 0.0;
     for (const Tensor* x : c.inputs) s += std::fabs(x->get_double(static_cast<int64_t>(i)));
     tol[i].abs += static_cast<double>(c.inputs.size() + 1) * eps * s;
   }
-  return tol;
 }
 
 // docs/ops.md: relative 1e-5 * log2(n) for float32 (float64: 1e-12), taken
@@ -852,11 +839,7 @@ std::vector<Tolerance> add_n_tolerance(const Call& c, size_t output) {
 // Prod and LogSumExp: computed in double on both sides (in another order),
 // then rounded once: a few ulp of the result, and for LogSumExp a few ulp of
 // its terms (max + ln Σ may cancel).
-std::vector<Tolerance> reduce_other_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype)) return tol;
-  const double eps = epsilon(out.dtype);
+void widen_reduce_other(const Call& c, const Tensor& out, double eps, std::vector<Tolerance>& tol) {
   // Rounding in double grows with the count of elements (summation order).
   double count = 1.0;
   std::vector<bool> reduced;
@@ -871,16 +854,12 @@ std::vector<Tolerance> reduce_other_tolerance(const Call& c, size_t output) {
     tol[o].rel = 4 * eps + drift;
     if (c.op == OpId::kLogSumExp) tol[o].abs += (4 * eps + drift) * (1.0 + w);
   }
-  return tol;
 }
 
-std::vector<Tolerance> reduce_tolerance(const Call& c, size_t output) {
-  const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (!is_float(out.dtype) || c.inputs.size() != 1) return tol;
+void widen_reduce(const Call& c, const Tensor& out, double, std::vector<Tolerance>& tol) {
   const Tensor& x = *c.inputs[0];
   std::vector<bool> reduced;
-  if (reduced_axes(x, c.attrs, reduced)) return tol;
+  if (reduced_axes(x, c.attrs, reduced)) return;
   int64_t count = 1;
   for (size_t k = 0; k < reduced.size(); ++k) {
     if (reduced[k]) count *= x.shape[k];
@@ -899,8 +878,14 @@ std::vector<Tolerance> reduce_tolerance(const Call& c, size_t output) {
     tol[o].abs += factor * s;
     tol[o].rel = factor;
   }
-  return tol;
 }
+
+constexpr ToleranceFn random_uniform_tolerance = &float_tolerance<widen_random_uniform>;
+constexpr ToleranceFn math_tolerance = &float_tolerance<widen_math, 1>;
+constexpr ToleranceFn matmul_tolerance = &float_tolerance<widen_matmul, 2>;
+constexpr ToleranceFn add_n_tolerance = &float_tolerance<widen_add_n>;
+constexpr ToleranceFn reduce_other_tolerance = &float_tolerance<widen_reduce_other>;
+constexpr ToleranceFn reduce_tolerance = &float_tolerance<widen_reduce, 1>;
 
 // --- test data hints ----------------------------------------------------------------
 
@@ -953,7 +938,7 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kSub)] = {.run = binary};
   r[index(OpId::kMul)] = {.run = binary};
   r[index(OpId::kDiv)] = {.run = binary,
-                          .tolerance = div_tolerance,
+                          .tolerance = &float_tolerance<widen_ulp<2>>,
                           .values = {Values::kGeneral, Values::kDivisor}};
   r[index(OpId::kNeg)] = {.run = unary};
   r[index(OpId::kRelu)] = {.run = unary};
@@ -966,7 +951,7 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kRandomUniform)] = {.run = random_uniform,
                                     .tolerance = random_uniform_tolerance,
                                     .attr_sets = random_uniform_values};
-  r[index(OpId::kPow)] = {.run = binary, .tolerance = pow_tolerance};
+  r[index(OpId::kPow)] = {.run = binary, .tolerance = &float_tolerance<widen_ulp<4>>};
   r[index(OpId::kMaximum)] = {.run = binary};
   r[index(OpId::kMinimum)] = {.run = binary};
   r[index(OpId::kFloorDiv)] = {.run = binary, .values = {Values::kGeneral, Values::kDivisor}};
