@@ -192,6 +192,16 @@ Tensor cumsum(const Tensor& x, int axis, bool exclusive, bool reverse) {
   return detail::run_defined_op(OpId::kCumSum, inputs, attrs);
 }
 
+Tensor softmax(const Tensor& logits, int axis) {
+  const Tensor* const inputs[1] = {&logits};
+  return detail::run_defined_op(OpId::kSoftmax, inputs, axis_attrs(OpId::kSoftmax, logits, axis));
+}
+Tensor log_softmax(const Tensor& logits, int axis) {
+  const Tensor* const inputs[1] = {&logits};
+  return detail::run_defined_op(OpId::kLogSoftmax, inputs,
+                                axis_attrs(OpId::kLogSoftmax, logits, axis));
+}
+
 Tensor constant(const Literal& value, std::optional<DType> dtype) {
   return constant(value, literal_shape(value), dtype);
 }

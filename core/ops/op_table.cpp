@@ -301,11 +301,11 @@ constexpr AttrDef kCumSumAttrs[] = {
 // An op along one axis of its input.
 constexpr OpDef along_axis(OpId id, const char* name, const char* summary,
                            std::span<const AttrDef> attrs, std::span<const OutputDef> outputs,
-                           const char* output_doc) {
+                           const char* output_doc, std::span<const InputDef> inputs = kNumberX) {
   return {.id = id,
           .name = name,
           .summary = summary,
-          .inputs = kNumberX,
+          .inputs = inputs,
           .attrs = attrs,
           .outputs = outputs,
           .shape_class = ShapeClass::kAxis,
@@ -517,6 +517,15 @@ constexpr OpDef kArgMinDef =
 constexpr OpDef kCumSumDef =
     along_axis(OpId::kCumSum, "CumSum", "running sum along `axis` (TF: `exclusive`, `reverse`)",
                kCumSumAttrs, kOutputLikeInput, "shape of `x`");
+
+// Normalisations along one axis (issue 13, NN). Both subtract the line's
+// maximum first, so large logits do not overflow.
+constexpr OpDef kSoftmaxDef =
+    along_axis(OpId::kSoftmax, "Softmax", "eˣ / Σ eˣ along `axis`, computed stably", kArgAttrs,
+               kOutputLikeInput, "shape of `x`", kFloatX);
+constexpr OpDef kLogSoftmaxDef =
+    along_axis(OpId::kLogSoftmax, "LogSoftmax", "x − ln Σ eˣ along `axis`, computed stably",
+               kArgAttrs, kOutputLikeInput, "shape of `x`", kFloatX);
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

@@ -97,7 +97,9 @@ namespace xdev::detail {
   X(LogSumExp) \
   X(ArgMax) \
   X(ArgMin) \
-  X(CumSum)
+  X(CumSum) \
+  X(Softmax) \
+  X(LogSoftmax)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,

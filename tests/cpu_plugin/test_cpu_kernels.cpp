@@ -350,7 +350,9 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"IsNan", f}, {"IsFinite", f}, {"Select", b}, {"ClipByValue", num},
       // Reductions (issue 13).
       {"Max", num}, {"Min", num}, {"Prod", num}, {"Any", b}, {"All", b}, {"LogSumExp", f},
-      {"ArgMax", num}, {"ArgMin", num}, {"CumSum", num}};
+      {"ArgMax", num}, {"ArgMin", num}, {"CumSum", num},
+      // Normalisations along an axis (issue 13, NN).
+      {"Softmax", f}, {"LogSoftmax", f}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);

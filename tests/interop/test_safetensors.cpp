@@ -87,7 +87,9 @@ TEST_F(Safetensors, RoundTripsEveryDtypeAndTheMetadata) {
     xdev::HostTensor a = t.to_host(), b = u.to_host();
     ASSERT_EQ(a.byte_size(), b.byte_size());
     // A 0-element tensor may have no bytes at all (memcmp forbids NULL).
-    if (a.byte_size() > 0) EXPECT_EQ(std::memcmp(a.bytes(), b.bytes(), a.byte_size()), 0);
+    if (a.byte_size() > 0) {
+      EXPECT_EQ(std::memcmp(a.bytes(), b.bytes(), a.byte_size()), 0);
+    }
   }
   // The layout the safetensors package writes: 8-aligned data, widest first.
   const std::string bytes = read(path("all.safetensors"));

@@ -33,6 +33,8 @@ xdev_status_t* kernel_log_sum_exp(void* context, const xdev_kernel_call_t* call)
 xdev_status_t* kernel_arg_max(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_arg_min(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_cum_sum(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_softmax(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_log_softmax(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_copy(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;

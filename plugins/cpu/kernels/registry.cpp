@@ -88,6 +88,8 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("ArgMax", kNumeric, kI64, &kernel_arg_max),
     info("ArgMin", kNumeric, kI64, &kernel_arg_min),
     info("CumSum", kNumeric, kNumeric, &kernel_cum_sum),
+    info("Softmax", kFloats, kFloats, &kernel_softmax),
+    info("LogSoftmax", kFloats, kFloats, &kernel_log_softmax),
 };
 
 template <size_t... I>

@@ -1,7 +1,8 @@
 // Ops along one `axis`: ArgMax, ArgMin (int64 index of the first extreme,
-// a NaN counting as the extreme, like numpy.argmax) and CumSum (TF's
+// a NaN counting as the extreme, like numpy.argmax), CumSum (TF's
 // `exclusive` and `reverse`; floats accumulate in double, integers wrap in
-// uint64, each output rounded once).
+// uint64, each output rounded once), Softmax and LogSoftmax (the line's
+// maximum subtracted first, Σ e^(x - max) accumulated in double).
 //
 // The input (any strides) is seen as `lines` = outer · inner lines of n
 // elements along the axis; the output is dense. Lines are split over
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <type_traits>
 
 #include "kernels/common.hpp"
@@ -55,12 +57,13 @@ void for_lines(const Lines& s, const Body& body) {
                     });
 }
 
-// Checks one input of kNumeric, one output of `out_dtype` (INVALID: the
-// input's), the known attributes, and reads `axis`.
+// Checks one input of a dtype in `mask`, one output of `out_dtype` (INVALID:
+// the input's), the known attributes, and reads `axis`.
 xdev_status_t* check_axis_call(const xdev_kernel_call_t* call, const char* const* known,
-                               xdev_dtype_t out_dtype, xdev_dtype_t* dtype, Lines* lines) {
+                               xdev_dtype_t out_dtype, xdev_dtype_t* dtype, Lines* lines,
+                               uint64_t mask = kNumeric) {
   if (xdev_status_t* s = check_call(call, 1)) return s;
-  if (xdev_status_t* s = check_dtypes(call, kNumeric, dtype, out_dtype)) return s;
+  if (xdev_status_t* s = check_dtypes(call, mask, dtype, out_dtype)) return s;
   if (xdev_status_t* s = check_attr_names(call, known)) return s;
   const char* op = call->op != nullptr ? call->op : "kernel";
   const xdev_attr_t* a = find_attr(call, "axis");
@@ -130,8 +133,54 @@ xdev_status_t* arg_kernel(const xdev_kernel_call_t* call) noexcept {
   });
 }
 
+// Softmax (kLog false) or LogSoftmax along the axis, line by line.
+template <bool kLog>
+xdev_status_t* softmax_kernel(const xdev_kernel_call_t* call) noexcept {
+  static constexpr const char* kKnown[] = {"axis", nullptr};
+  xdev_dtype_t dtype;
+  Lines s;
+  if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INVALID, &dtype, &s, kFloats)) {
+    return st;
+  }
+  return guarded_visit<kFloats>(call, dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = data_of<const T>(*call->inputs[0]);
+    T* out = data_of<T>(*call->outputs[0]);
+    if (s.n == 0) return;  // every line is empty: nothing to write
+    const int64_t xs = s.axis_stride, qs = s.inner;
+    for_lines(s, [&](int64_t l) {
+      const T* p = x + s.first(l);
+      T* q = out + (l / s.inner) * s.n * s.inner + l % s.inner;
+      T top = p[0];  // a NaN, once met, stays: the whole line is NaN
+      for (int64_t k = 1; k < s.n; ++k) {
+        const T e = p[k * xs];
+        if (e > top || e != e) top = e;
+      }
+      double sum = 0.0;
+      for (int64_t k = 0; k < s.n; ++k) {
+        const T e = std::exp(p[k * xs] - top);
+        if constexpr (!kLog) q[k * qs] = e;
+        sum += static_cast<double>(e);
+      }
+      if constexpr (kLog) {
+        const double log_sum = std::log(sum);
+        for (int64_t k = 0; k < s.n; ++k) {
+          q[k * qs] = static_cast<T>(static_cast<double>(p[k * xs] - top) - log_sum);
+        }
+      } else {
+        const double inverse = 1.0 / sum;
+        for (int64_t k = 0; k < s.n; ++k) {
+          q[k * qs] = static_cast<T>(static_cast<double>(q[k * qs]) * inverse);
+        }
+      }
+    });
+  });
+}
+
 }  // namespace
 
+XDEV_CPU_KERNEL(kernel_softmax, softmax_kernel<false>)
+XDEV_CPU_KERNEL(kernel_log_softmax, softmax_kernel<true>)
 XDEV_CPU_KERNEL(kernel_arg_max, arg_kernel<true>)
 XDEV_CPU_KERNEL(kernel_arg_min, arg_kernel<false>)
 

@@ -184,6 +184,12 @@ XDEV_API Tensor logsumexp(const Tensor& x, const std::vector<int>& axes = {},
 XDEV_API Tensor argmax(const Tensor& x, int axis);
 XDEV_API Tensor argmin(const Tensor& x, int axis);
 XDEV_API Tensor cumsum(const Tensor& x, int axis, bool exclusive = false, bool reverse = false);
+// tf.nn.softmax and tf.nn.log_softmax of float logits along `axis` (default:
+// the last): eˣ / Σ eˣ and x − ln Σ eˣ, with the line's maximum subtracted
+// first so large logits do not overflow. A NaN makes its whole line NaN.
+//   xdev::Tensor p = xdev::softmax(x);   // each row of x sums to 1 in p
+XDEV_API Tensor softmax(const Tensor& logits, int axis = -1);
+XDEV_API Tensor log_softmax(const Tensor& logits, int axis = -1);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

@@ -632,8 +632,10 @@ std::optional<std::string> reduce_other(const Call& c) {
   return std::nullopt;
 }
 
-// ArgMax, ArgMin, CumSum along `axis`: line by line (outer · inner lines of
-// n elements), in row-major order; CumSum in double / wrapping uint64.
+// ArgMax, ArgMin, CumSum, Softmax, LogSoftmax along `axis`: line by line
+// (outer · inner lines of n elements), in row-major order; CumSum in double /
+// wrapping uint64; Softmax and LogSoftmax in double after subtracting the
+// line's maximum (a NaN anywhere makes the line NaN).
 std::optional<std::string> along_axis(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
   const Tensor& x = *c.inputs[0];
@@ -665,6 +667,23 @@ std::optional<std::string> along_axis(const Call& c) {
           if (is_float(out.dtype)) out.set_double(at(k), facc);
           else out.set_int(at(k), static_cast<int64_t>(iacc));
           if (exclusive) { facc += fv; iacc += iv; }
+        }
+        continue;
+      }
+      if (c.op == OpId::kSoftmax || c.op == OpId::kLogSoftmax) {
+        double top = -std::numeric_limits<double>::infinity();
+        bool nan = false;
+        for (int64_t k = 0; k < n; ++k) {
+          const double v = x.get_double(at(k));
+          nan = nan || std::isnan(v);
+          top = std::max(top, v);
+        }
+        double sum = 0.0;
+        for (int64_t k = 0; k < n; ++k) sum += std::exp(x.get_double(at(k)) - top);
+        for (int64_t k = 0; k < n; ++k) {
+          const double d = x.get_double(at(k)) - top;
+          const double v = c.op == OpId::kSoftmax ? std::exp(d) / sum : d - std::log(sum);
+          out.set_double(at(k), nan ? std::numeric_limits<double>::quiet_NaN() : v);
         }
         continue;
       }
@@ -856,6 +875,23 @@ void widen_reduce_other(const Call& c, const Tensor& out, double eps, std::vecto
   }
 }
 
+// Softmax, LogSoftmax: e^(x - max) and the division are a few ulp off, and a
+// pairwise (or wider) sum of the line's n terms log2(n) + 1 ulp; each output
+// may be off by (8 + log2(n + 1)) ulp relative (Softmax) or by that much of
+// (1 + |want|) (LogSoftmax, whose values near 0 come from a difference).
+void widen_softmax(const Call& c, const Tensor& out, double eps, std::vector<Tolerance>& tol) {
+  const xdev_attr_t* a = find_attr(c.attrs, "axis");
+  if (a == nullptr || a->value.i < 0 || a->value.i >= c.inputs[0]->rank()) return;
+  const auto n = static_cast<double>(c.inputs[0]->shape[static_cast<size_t>(a->value.i)]);
+  const double ulps = (8.0 + std::ceil(std::log2(n + 1.0))) * eps;
+  for (size_t i = 0; i < tol.size(); ++i) {
+    tol[i].rel = ulps;
+    if (c.op == OpId::kLogSoftmax) {
+      tol[i].abs += ulps * (1.0 + std::fabs(out.get_double(static_cast<int64_t>(i))));
+    }
+  }
+}
+
 void widen_reduce(const Call& c, const Tensor& out, double, std::vector<Tolerance>& tol) {
   const Tensor& x = *c.inputs[0];
   std::vector<bool> reduced;
@@ -886,6 +922,7 @@ constexpr ToleranceFn matmul_tolerance = &float_tolerance<widen_matmul, 2>;
 constexpr ToleranceFn add_n_tolerance = &float_tolerance<widen_add_n>;
 constexpr ToleranceFn reduce_other_tolerance = &float_tolerance<widen_reduce_other>;
 constexpr ToleranceFn reduce_tolerance = &float_tolerance<widen_reduce, 1>;
+constexpr ToleranceFn softmax_tolerance = &float_tolerance<widen_softmax, 1>;
 
 // --- test data hints ----------------------------------------------------------------
 
@@ -1001,6 +1038,8 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kArgMax)] = {.run = along_axis, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kArgMin)] = {.run = along_axis, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kCumSum)] = {.run = along_axis};
+  r[index(OpId::kSoftmax)] = {.run = along_axis, .tolerance = softmax_tolerance};
+  r[index(OpId::kLogSoftmax)] = {.run = along_axis, .tolerance = softmax_tolerance};
   return r;
 }();
 
