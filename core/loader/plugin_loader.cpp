@@ -7,6 +7,7 @@
 #include <cctype>
 #include <set>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -90,22 +91,53 @@ void check_required_slots(const xdev_plugin_api_t* api) {
   for (const auto& [slot, present] : slots) {
     if (!present) throw Skip{"required slot '" + std::string(slot) + "' is NULL"};
   }
-  if ((api->capabilities & XDEV_CAP_HOST_MEMORY) &&
-      (api->host_memory_allocate == nullptr || api->host_memory_free == nullptr)) {
-    throw Skip{"declares XDEV_CAP_HOST_MEMORY but 'host_memory_allocate' or "
-               "'host_memory_free' is NULL"};
-  }
-  if ((api->capabilities & XDEV_CAP_PEER_COPY) && api->copy_peer == nullptr) {
-    throw Skip{"declares XDEV_CAP_PEER_COPY but 'copy_peer' is NULL"};
-  }
-  // ABI 1.4: the timing slot, read only when the table has it.
-  if ((api->capabilities & XDEV_CAP_EVENT_TIMING) &&
-      (!XDEV_HAS_FIELD(api, xdev_plugin_api_t, event_elapsed_ms) ||
-       api->event_elapsed_ms == nullptr)) {
-    throw Skip{"declares XDEV_CAP_EVENT_TIMING but 'event_elapsed_ms' is NULL or beyond its "
-               "table (struct_size " + std::to_string(api->struct_size) + ")"};
+  // An optional slot and its capability bit come together: a bit without its
+  // slot, and (since ABI 1.5) a slot without its bit, skip the plugin.
+  struct Optional {
+    const char* slot;
+    bool in_table;  // the table's struct_size covers the slot
+    bool present;
+    uint64_t cap;
+    const char* cap_name;
+  };
+  const bool has_timing = XDEV_HAS_FIELD(api, xdev_plugin_api_t, event_elapsed_ms);
+  const Optional optional[] = {
+      {"host_memory_allocate", true, api->host_memory_allocate != nullptr, XDEV_CAP_HOST_MEMORY,
+       "XDEV_CAP_HOST_MEMORY"},
+      {"host_memory_free", true, api->host_memory_free != nullptr, XDEV_CAP_HOST_MEMORY,
+       "XDEV_CAP_HOST_MEMORY"},
+      {"copy_peer", true, api->copy_peer != nullptr, XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY"},
+      // ABI 1.4: the timing slot, read only when the table has it.
+      {"event_elapsed_ms", has_timing, has_timing && api->event_elapsed_ms != nullptr,
+       XDEV_CAP_EVENT_TIMING, "XDEV_CAP_EVENT_TIMING"},
+  };
+  for (const Optional& o : optional) {
+    const bool declared = (api->capabilities & o.cap) != 0;
+    if (declared && !o.present) {
+      throw Skip{std::string("declares ") + o.cap_name + " but '" + o.slot + "' is " +
+                 (o.in_table ? "NULL"
+                             : "beyond its table (struct_size " +
+                                   std::to_string(api->struct_size) + ")")};
+    }
+    if (!declared && o.present) {
+      throw Skip{std::string("slot '") + o.slot + "' is set but " + o.cap_name +
+                 " is not declared (an optional slot whose bit is clear must be NULL)"};
+    }
   }
 }
+
+// Platform names are lower case (ABI 1.5 enforces what 1.0 said).
+bool has_upper_case(const char* s) {
+  for (; *s != '\0'; ++s) {
+    if (*s >= 'A' && *s <= 'Z') return true;
+  }
+  return false;
+}
+
+// The platform of the host's CPU device: only the cpu plugin may offer it,
+// so that CPU:0 is always the host (docs/plugin-abi.md, "Device numbering").
+constexpr const char* kHostPlatform = "host";
+constexpr const char* kHostPluginName = "cpu";
 
 // Reads the device types and devices, checking that the answers agree.
 void read_devices(LoadedPlugin& plugin) {
@@ -142,6 +174,14 @@ void read_devices(LoadedPlugin& plugin) {
     }
     if (t->platform == nullptr || t->platform[0] == '\0') {
       throw Skip{where + " (" + t->type + ") has no platform name"};
+    }
+    if (has_upper_case(t->platform)) {
+      throw Skip{where + " (" + t->type + ") has platform \"" + t->platform +
+                 "\": platform names are lower case"};
+    }
+    if (t->platform == std::string_view(kHostPlatform) && plugin.name != kHostPluginName) {
+      throw Skip{where + " (" + t->type + ") has platform \"host\", which only the '" +
+                 kHostPluginName + "' plugin may offer (its CPU device is always CPU:0)"};
     }
     PluginDeviceType info{to_upper(t->type), t->platform, t->priority};
     // ABI 1.3: the DLPack device type, read only when the struct has it.
@@ -190,6 +230,10 @@ void read_devices(LoadedPlugin& plugin) {
                  ", but the plugin offers " + std::to_string(type_count) + " type(s)"};
     }
     if (props.name == nullptr || props.name[0] == '\0') throw Skip{where + " has no name"};
+    where += " (" + std::string(props.name) + ")";
+    if (props.memory_total == 0) {
+      throw Skip{where + " reports memory_total 0; a device must report the memory it has"};
+    }
     if (props.property_count > 0 && props.properties == nullptr) {
       throw Skip{where + " reports " + std::to_string(props.property_count) +
                  " properties but no array"};
@@ -202,6 +246,10 @@ void read_devices(LoadedPlugin& plugin) {
     device.bus_id = str_or_empty(props.bus_id);
     device.numa_node = props.numa_node;
     device.description = str_or_empty(props.description);
+    // ABI 1.5: zero-filled above, so a plugin that does not know the fields
+    // declares nothing.
+    device.max_allocation_bytes = props.max_allocation_bytes;
+    device.memory_kind = props.memory_kind;
     for (uint32_t k = 0; k < props.property_count; ++k) {
       if (props.properties[k].key == nullptr) {
         throw Skip{where + " property " + std::to_string(k) + " has no key"};

@@ -44,6 +44,10 @@ struct PluginDevice {
   int32_t numa_node = -1;
   std::string description;
   std::vector<std::pair<std::string, std::string>> properties;
+  // ABI 1.5 (0 from older plugins): the largest single memory_allocate, 0 =
+  // no limit; the declared XDEV_MEMORY_KIND_*, 0 = undeclared.
+  uint64_t max_allocation_bytes = 0;
+  int32_t memory_kind = 0;
 };
 
 struct LoadedPlugin {
