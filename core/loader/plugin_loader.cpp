@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <set>
 #include <string>
@@ -27,6 +28,15 @@ namespace {
 struct Skip {
   std::string reason;
 };
+
+std::atomic<LoaderCallObserver> g_call_observer{nullptr};
+
+// Tells the observer (the probe helper) which call into the plugin comes next.
+void note_call(const char* call) {
+  if (LoaderCallObserver observer = g_call_observer.load(std::memory_order_relaxed)) {
+    observer(call);
+  }
+}
 
 std::string version_text(xdev_version_t v) {
   return std::to_string(v.major) + "." + std::to_string(v.minor);
@@ -145,6 +155,7 @@ void read_devices(LoadedPlugin& plugin) {
   const xdev_device_type_info_t* const* types = nullptr;
   uint32_t type_count = 0;
   const std::string& file = plugin.path.native();
+  note_call("device_types");
   if (xdev_status_t* s = call_plugin({file, "device_types", ""}, api->device_types, plugin.handle,
                                      &types, &type_count)) {
     throw Skip{"device_types failed: " + take_message(s)};
@@ -205,6 +216,7 @@ void read_devices(LoadedPlugin& plugin) {
   }
 
   uint32_t count = 0;
+  note_call("device_count");
   if (xdev_status_t* s =
           call_plugin({file, "device_count", ""}, api->device_count, plugin.handle, &count)) {
     throw Skip{"device_count failed: " + take_message(s)};
@@ -220,6 +232,7 @@ void read_devices(LoadedPlugin& plugin) {
     xdev_device_properties_t props{};
     props.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
     std::string where = "device " + std::to_string(ordinal);
+    note_call("device_get_properties");
     if (xdev_status_t* s = call_plugin({file, "device_get_properties", ""},
                                        api->device_get_properties, plugin.handle, ordinal,
                                        &props)) {
@@ -277,6 +290,7 @@ void give_host_table(LoadedPlugin& plugin) {
 }
 
 void load_into(LoadedPlugin& plugin) {
+  note_call("dlopen");
   try {
     plugin.library.load(plugin.path, boost::dll::load_mode::rtld_now |
                                          boost::dll::load_mode::rtld_local);
@@ -297,6 +311,7 @@ void load_into(LoadedPlugin& plugin) {
   args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
   args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
   args.host = &plugin.host;
+  note_call(XDEV_PLUGIN_ENTRY_SYMBOL);
   if (xdev_status_t* s = query(&args)) {
     throw Skip{XDEV_PLUGIN_ENTRY_SYMBOL " failed: " + take_message(s)};
   }
@@ -333,6 +348,7 @@ void adopt_table(LoadedPlugin& plugin, const xdev_plugin_api_t* api) {
   xdev_plugin_t* handle = nullptr;
   // From here on the plugin may have started threads: never unmap it.
   pin_library(plugin.path);
+  note_call("initialize");
   if (xdev_status_t* s =
           call_plugin({plugin.path.native(), "initialize", ""}, api->initialize, &init, &handle)) {
     throw Skip{"initialize failed: " + take_message(s)};
@@ -347,6 +363,7 @@ void adopt_table(LoadedPlugin& plugin, const xdev_plugin_api_t* api) {
     throw;
   }
   if (api->describe_status != nullptr) {
+    note_call("describe_status");
     plugin.status_text = str_or_empty(call_plugin_or<const char*>(
         {plugin.path.native(), "describe_status", ""}, nullptr, api->describe_status, handle));
   }
@@ -357,6 +374,7 @@ void adopt_table(LoadedPlugin& plugin, const xdev_plugin_api_t* api) {
 
 void LoadedPlugin::shut_down() noexcept {
   if (api != nullptr && handle != nullptr) {
+    note_call("shutdown");
     call_plugin_void({path.native(), "shutdown", ""}, api->shutdown, handle);
   }
   handle = nullptr;
@@ -366,6 +384,12 @@ LoadedPlugin::~LoadedPlugin() {
   shut_down();
   // The shared_library member unloads its reference; the pin keeps the code.
 }
+
+void set_loader_call_observer(LoaderCallObserver observer) {
+  g_call_observer.store(observer, std::memory_order_relaxed);
+}
+
+void note_loader_call(const char* call) { note_call(call); }
 
 xdev_version_t core_abi_version() { return {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR}; }
 

@@ -112,6 +112,16 @@ std::unique_ptr<LoadedPlugin> load_plugin_in_process(const std::filesystem::path
 std::unique_ptr<LoadedPlugin> adopt_plugin_table(const std::filesystem::path& label,
                                                  const xdev_plugin_api_t* api);
 
+// Called with the name of each call into a plugin the loader is about to
+// make ("dlopen", "xdev_plugin_query", "initialize", "device_types", ...,
+// "shutdown"), so that the probe helper (plugin_probe.hpp) can say where a
+// plugin crashed. nullptr (the default): no one is told.
+using LoaderCallObserver = void (*)(const char* call);
+void set_loader_call_observer(LoaderCallObserver observer);
+// What the observer is told, for the calls made outside the loader (the
+// probe's kernel reads).
+void note_loader_call(const char* call);
+
 // Answers beyond these are treated as lies (a corrupt or hostile plugin), not
 // enumerated.
 inline constexpr uint32_t kMaxDeviceTypesPerPlugin = 256;

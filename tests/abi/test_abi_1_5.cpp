@@ -4,7 +4,8 @@
 //  - a third-party plugin's CPU devices never take the host's CPU:0;
 //  - max_allocation_bytes: the pool never asks a device for more at once;
 //  - memory_kind picks the pool's default (reserve up front or grow);
-//  - device_kernels: a device's own kernels, preferred over its type's.
+//  - device_kernels: a device's own kernels, preferred over its type's;
+//  - a crash in a plugin call during the probe names the call.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -70,6 +71,16 @@ TEST(Abi1_5, APluginOfAbi1_4LoadsAndNothingPastItsTableIsRead) {
   EXPECT_FALSE(logical_of(runtime, "abi14", 1).kernels().has_op(OpId::kAdd));
   // Type TEST, undeclared: reserves up front, as before 1.5.
   EXPECT_FALSE(memory_growth(DeviceConfig{}, device_of(runtime, "abi14", 0)));
+}
+
+// The probe (X3) reads each device's kernels as the runtime will, and a
+// crash report names the call the plugin crashed in.
+TEST(Abi1_5, APluginThatCrashesInDeviceKernelsIsSkippedNamingTheSlot) {
+  ::setenv("XDEV_PROBE_PLUGINS", "always", 1);
+  auto plugin = load_plugin(kDir / "xdev_test_crash_device_kernels.so");
+  ::unsetenv("XDEV_PROBE_PLUGINS");
+  EXPECT_FALSE(plugin->loaded());
+  EXPECT_EQ(plugin->reason, "crashed during load or initialize, in 'device_kernels': SIGABRT");
 }
 
 TEST(Abi1_5, AThirdPartyCpuPluginNeverTakesTheHostsCpu0) {

@@ -34,6 +34,8 @@
  *                           event_elapsed_ms; the device_kernels slot beyond
  *                           it holds a function that aborts, so a core that
  *                           read past struct_size would crash
+ *   XDEV_TEST_CRASH_DEVICE_KERNELS  "crashdevicekernels": device_kernels
+ *                           aborts; the probe skips it naming that slot
  *
  * and once more as a good plugin for the interop tests (tests/interop):
  *
@@ -396,8 +398,9 @@ static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
 }
 #endif
 
-#ifdef XDEV_TEST_ABI_1_4
-/* Beyond the 1.4 table: a core that calls it read past struct_size. */
+#if defined(XDEV_TEST_ABI_1_4) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
+/* ABI_1_4: beyond the 1.4 table, a core that calls it read past struct_size.
+ * CRASH_DEVICE_KERNELS: the probe must catch it and name the slot. */
 static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
                                      const xdev_kernel_info_t* const** out, uint32_t* out_count) {
   (void)plugin, (void)ordinal, (void)out, (void)out_count;
@@ -445,7 +448,7 @@ static xdev_plugin_api_t make_api(void) {
   api.abi_version.minor = 4;
   api.device_kernels = device_kernels; /* beyond its table: never read */
 #endif
-#ifdef XDEV_TEST_LIMITS
+#if defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
   api.device_kernels = device_kernels;
 #endif
   api.name = XDEV_TEST_PLUGIN_NAME;
