@@ -539,7 +539,9 @@ typedef struct xdev_plugin_api_t {
    * least `alignment`, a power of two from 1 to 4096 (the core asks for
    * 256); below 64 the plugin may align to 64. Size 0 or another alignment:
    * XDEV_STATUS_INVALID_ARGUMENT. Returns XDEV_STATUS_OUT_OF_MEMORY when the
-   * device cannot satisfy the request. Thread-safety: thread-safe. */
+   * device cannot satisfy the request; above the device's declared
+   * max_allocation_bytes (1.5), which the core never asks for, it may return
+   * XDEV_STATUS_INVALID_ARGUMENT instead. Thread-safety: thread-safe. */
   xdev_status_t* (*memory_allocate)(xdev_device_t* device, uint64_t size,
                                     uint64_t alignment, void** out_ptr);
   /* REQUIRED. Frees memory from memory_allocate. NULL is a no-op. All work
