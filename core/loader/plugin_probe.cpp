@@ -464,8 +464,15 @@ void write_report(const std::string& text) {
 }
 
 // The loader's call observer in the helper: each call is on the pipe before
-// the plugin runs it, so a crash report names it.
-void report_call(const char* call) { write_report("call\t" + escape(call) + "\n"); }
+// the plugin runs it, so a crash report names it. A call repeated (the
+// properties of 65,536 devices) is written once, so that the report stays
+// far below what the parent reads.
+void report_call(const char* call) {
+  static std::string last;
+  if (last == call) return;
+  last = call;
+  write_report("call\t" + escape(call) + "\n");
+}
 
 }  // namespace
 
