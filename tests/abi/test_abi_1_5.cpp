@@ -5,7 +5,8 @@
 //  - max_allocation_bytes: the pool never asks a device for more at once;
 //  - memory_kind picks the pool's default (reserve up front or grow);
 //  - device_kernels: a device's own kernels, preferred over its type's;
-//  - a crash in a plugin call during the probe names the call.
+//  - a crash in a plugin call during the probe names the call, an error
+//    status names the slot, the plugin file and the device.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -81,6 +82,23 @@ TEST(Abi1_5, APluginThatCrashesInDeviceKernelsIsSkippedNamingTheSlot) {
   ::unsetenv("XDEV_PROBE_PLUGINS");
   EXPECT_FALSE(plugin->loaded());
   EXPECT_EQ(plugin->reason, "crashed during load or initialize, in 'device_kernels': SIGABRT");
+}
+
+// An error status a plugin call returns reaches the user naming the slot,
+// the plugin file and the device, with the plugin's message.
+TEST(Abi1_5, AnErrorFromAPluginCallNamesTheSlotTheFileAndTheDevice) {
+  Runtime runtime(xdev_test::only_dirs({kDir}));
+  LogicalDeviceState& device = logical_of(runtime, "syncfails", 0);
+  try {
+    device.synchronize();
+    ADD_FAILURE() << "stream_synchronize failed, synchronize() did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInternal);
+    const fs::path file = fs::canonical(kDir) / "xdev_test_sync_fails.so";
+    EXPECT_EQ(std::string(e.what()), "stream_synchronize of plugin " + file.string() +
+                                         " on device " + device.name() +
+                                         ": simulated synchronize failure");
+  }
 }
 
 TEST(Abi1_5, AThirdPartyCpuPluginNeverTakesTheHostsCpu0) {

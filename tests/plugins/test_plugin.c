@@ -36,6 +36,9 @@
  *                           read past struct_size would crash
  *   XDEV_TEST_CRASH_DEVICE_KERNELS  "crashdevicekernels": device_kernels
  *                           aborts; the probe skips it naming that slot
+ *   XDEV_TEST_SYNC_FAILS    "syncfails": stream_synchronize returns an error;
+ *                           what the user gets names the slot, the plugin
+ *                           file and the device
  *
  * and once more as a good plugin for the interop tests (tests/interop):
  *
@@ -117,8 +120,8 @@ static const struct test_config k_config = {
 #endif
 static const struct test_config k_config = {
     "2 test devices", XDEV_TEST_MEMORY,
-    {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, XDEV_TEST_TYPE, XDEV_TEST_PLATFORM, XDEV_TEST_PRIORITY,
-     XDEV_DLPACK_NONE},
+    {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, XDEV_TEST_TYPE, XDEV_TEST_PLATFORM,
+     XDEV_TEST_PRIORITY, XDEV_DLPACK_NONE},
     2,
     {{"Test Device Zero", "test:00", 0, "device: 0, name: Test Device Zero", 1},
      {"Test Device One", "test:01", 0, "device: 1, name: Test Device One", 1}}};
@@ -284,7 +287,11 @@ static void stream_destroy(xdev_stream_t* stream) {
 /* Work runs when it is enqueued: nothing to wait for, events are complete. */
 static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
   (void)stream;
+#ifdef XDEV_TEST_SYNC_FAILS
+  return error(XDEV_STATUS_INTERNAL, "simulated synchronize failure");
+#else
   return NULL;
+#endif
 }
 static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
   (void)device;
