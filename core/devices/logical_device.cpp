@@ -33,7 +33,7 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
       raw_(*opened_->plugin->api, opened_->handle, info_.name, opened_->plugin->path.native()),
       pool_(raw_, pool_options) {
   check(call_plugin(call_site("stream_create"), api()->stream_create, handle(), &stream_),
-        "creating a stream on " + info_.name);
+        describe(call_site("stream_create")));
   // The bit exists since ABI 1.1: a 1.0 plugin's table never means it.
   concurrent_streams_ = plugin()->abi_version.minor >= 1 &&
                         (api()->capabilities & XDEV_CAP_CONCURRENT_STREAMS) != 0;
@@ -41,7 +41,7 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
                                      &queue_event_)) {
     call_plugin_void(call_site("stream_destroy"), api()->stream_destroy, stream_);
     stream_ = nullptr;
-    check(s, "creating an event on " + info_.name);
+    check(s, describe(call_site("event_create")));
   }
   raw_.set_wait_for_device_work([this] { return wait_for_queued_work(); });
   staging_ = std::make_unique<StagingBuffers>(*this);
@@ -84,7 +84,7 @@ void LogicalDeviceState::deallocate(void* ptr) noexcept {
 void LogicalDeviceState::synchronize() {
   std::lock_guard lock(stream_mutex_);
   check(call_plugin(call_site("stream_synchronize"), api()->stream_synchronize, stream_),
-        "synchronizing " + info_.name);
+        describe(call_site("stream_synchronize")));
 }
 
 LogicalDeviceState::StreamLock::StreamLock(LogicalDeviceState& device)
@@ -97,9 +97,9 @@ LogicalDeviceState::StreamLock::~StreamLock() { t_stream_holder = previous_; }
 bool LogicalDeviceState::wait_for_queued_work() {
   auto record_and_wait = [this] {
     check(call_plugin(call_site("event_record"), api()->event_record, queue_event_, stream_),
-          "marking the end of the stream of " + info_.name);
+          describe(call_site("event_record")));
     check(call_plugin(call_site("event_synchronize"), api()->event_synchronize, queue_event_),
-          "waiting for the queued work of " + info_.name);
+          describe(call_site("event_synchronize")));
   };
   if (concurrent_streams_ || t_stream_holder == this) {
     record_and_wait();

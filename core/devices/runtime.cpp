@@ -153,43 +153,59 @@ Runtime::Runtime(const RuntimeOptions& options) {
     plugins_.push_back(std::move(plugin));
   }
 
-  // Number the devices per type, in plugin load order, then ordinal.
+  number_devices();
+  std::stable_sort(devices_.begin(), devices_.end(), placement_order);
+  if (options.use_environment) apply_visible_devices_variable();
+  read_kernels();
+}
+
+// Numbers the devices per type, in plugin load order, then ordinal; except
+// that the host's CPU device (type CPU on platform "host", which only the cpu
+// plugin may offer: the loader skips others) comes first, so another plugin
+// that offers CPU devices never takes CPU:0, whatever the order of the
+// plugin files (docs/plugin-abi.md, "Device numbering").
+void Runtime::number_devices() {
   std::random_device entropy;
   std::mt19937_64 random(
       (static_cast<uint64_t>(entropy()) << 32) ^ entropy() ^
       static_cast<uint64_t>(reinterpret_cast<uintptr_t>(this)));
   std::set<uint64_t> incarnations{0};
   std::map<std::string, int> next_id;
-  for (const auto& plugin : plugins_) {
-    if (!plugin->loaded()) continue;
-    for (const PluginDevice& device : plugin->devices) {
-      const PluginDeviceType& type = plugin->types[device.type_index];
-      PhysicalDeviceRecord record;
-      record.plugin = plugin.get();
-      record.ordinal = device.ordinal;
-      record.priority = type.priority;
-      PhysicalDevice& info = record.info;
-      info.device_type = type.type;
-      info.id = next_id[type.type]++;
-      info.name = "/physical_device:" + type.type + ":" + std::to_string(info.id);
-      info.platform = type.platform;
-      info.plugin = plugin->name;
-      info.model = device.name;
-      info.memory_limit = device.memory_total;
-      info.bus_id = device.bus_id;
-      info.numa_node = device.numa_node;
-      info.physical_device_desc = physical_description(device);
-      for (const auto& [key, value] : device.properties) info.properties[key] = value;
-      uint64_t incarnation = 0;
-      while (!incarnations.insert(incarnation = random()).second) {
+  auto is_host = [](const PluginDeviceType& type) {
+    return type.type == "CPU" && type.platform == "host";
+  };
+  for (const bool host_pass : {true, false}) {
+    for (const auto& plugin : plugins_) {
+      if (!plugin->loaded()) continue;
+      for (const PluginDevice& device : plugin->devices) {
+        const PluginDeviceType& type = plugin->types[device.type_index];
+        if (is_host(type) != host_pass) continue;
+        PhysicalDeviceRecord record;
+        record.plugin = plugin.get();
+        record.ordinal = device.ordinal;
+        record.priority = type.priority;
+        record.max_allocation_bytes = device.max_allocation_bytes;
+        record.memory_kind = device.memory_kind;
+        PhysicalDevice& info = record.info;
+        info.device_type = type.type;
+        info.id = next_id[type.type]++;
+        info.name = "/physical_device:" + type.type + ":" + std::to_string(info.id);
+        info.platform = type.platform;
+        info.plugin = plugin->name;
+        info.model = device.name;
+        info.memory_limit = device.memory_total;
+        info.bus_id = device.bus_id;
+        info.numa_node = device.numa_node;
+        info.physical_device_desc = physical_description(device);
+        for (const auto& [key, value] : device.properties) info.properties[key] = value;
+        uint64_t incarnation = 0;
+        while (!incarnations.insert(incarnation = random()).second) {
+        }
+        info.incarnation = incarnation;
+        devices_.push_back(std::move(record));
       }
-      info.incarnation = incarnation;
-      devices_.push_back(std::move(record));
     }
   }
-  std::stable_sort(devices_.begin(), devices_.end(), placement_order);
-  if (options.use_environment) apply_visible_devices_variable();
-  read_kernels();
 }
 
 // X4: XDEV_VISIBLE_DEVICES="GPU:2,GPU:0" keeps, per type named, only the listed
@@ -263,47 +279,103 @@ void Runtime::apply_visible_devices_variable() {
   devices_ = std::move(kept);
 }
 
+namespace {
+
+// Adds the well-formed kernels of one list (`kernels` or, ABI 1.5,
+// `device_kernels` of device `ordinal`) to `add`; the malformed ones are
+// logged and ignored.
+template <typename Add>
+void register_kernels(const LoadedPlugin& plugin, const char* slot,
+                      std::optional<uint32_t> ordinal, const xdev_kernel_info_t* const* kernels,
+                      uint32_t count, Add&& add) {
+  for (uint32_t i = 0; i < count && kernels != nullptr; ++i) {
+    const xdev_kernel_info_t* k = kernels[i];
+    std::string where = "plugin " + plugin.name + " (" + plugin.path.string() + "): " + slot +
+                        (ordinal ? "(device " + std::to_string(*ordinal) + ")" : "") +
+                        " kernel " + std::to_string(i);
+    if (k == nullptr || k->struct_size < XDEV_KERNEL_INFO_STRUCT_SIZE || k->op == nullptr ||
+        k->fn == nullptr) {
+      log(XDEV_LOG_WARNING, where + " is malformed (NULL, small struct_size, no op or no "
+                            "function); ignored");
+      continue;
+    }
+    if (k->type_index >= plugin.types.size()) {
+      log(XDEV_LOG_WARNING, where + " (" + k->op + ") names device type index " +
+                                std::to_string(k->type_index) + "; ignored");
+      continue;
+    }
+    if (ordinal && k->type_index != plugin.devices[*ordinal].type_index) {
+      log(XDEV_LOG_WARNING,
+          where + " (" + k->op + ") names device type " + plugin.types[k->type_index].type +
+              ", but device " + std::to_string(*ordinal) + " is of type " +
+              plugin.types[plugin.devices[*ordinal].type_index].type + "; ignored");
+      continue;
+    }
+    std::optional<OpId> op = op_from_name(k->op);
+    if (!op) {
+      log(XDEV_LOG_DEBUG, where + ": op '" + std::string(k->op) + "' is not known; ignored");
+      continue;
+    }
+    add(k->type_index, *op,
+        KernelEntry{k->fn, k->kernel_context, k->input_dtypes, k->output_dtypes});
+  }
+}
+
+}  // namespace
+
 void Runtime::read_kernels() {
   for (const auto& plugin : plugins_) {
     if (!plugin->loaded()) continue;
     for (uint32_t t = 0; t < plugin->types.size(); ++t) {
       kernels_[{plugin.get(), t}] = std::make_unique<KernelTable>();
     }
+    const std::string& file = plugin->path.native();
     const xdev_kernel_info_t* const* kernels = nullptr;
     uint32_t count = 0;
-    if (xdev_status_t* s = call_plugin({plugin->path.native(), "kernels", ""},
-                                       plugin->api->kernels, plugin->handle, &kernels, &count)) {
+    if (xdev_status_t* s = call_plugin({file, "kernels", ""}, plugin->api->kernels,
+                                       plugin->handle, &kernels, &count)) {
       log(XDEV_LOG_WARNING, "plugin " + plugin->name + ": kernels failed, none registered: " +
                                 take_message(s));
-      continue;
+    } else {
+      register_kernels(*plugin, "kernels", std::nullopt, kernels, count,
+                       [&](uint32_t type, OpId op, const KernelEntry& entry) {
+                         kernels_[{plugin.get(), type}]->add(op, entry);
+                       });
     }
-    for (uint32_t i = 0; i < count && kernels != nullptr; ++i) {
-      const xdev_kernel_info_t* k = kernels[i];
-      std::string where = "plugin " + plugin->name + ": kernel " + std::to_string(i);
-      if (k == nullptr || k->struct_size < XDEV_KERNEL_INFO_STRUCT_SIZE || k->op == nullptr ||
-          k->fn == nullptr) {
-        log(XDEV_LOG_WARNING, where + " is malformed (NULL, small struct_size, no op or no "
-                              "function); ignored");
-        continue;
+    // ABI 1.5: each device's own kernels first, then its type's.
+    const xdev_plugin_api_t* api = plugin->api;
+    const bool per_device =
+        XDEV_HAS_FIELD(api, xdev_plugin_api_t, device_kernels) && api->device_kernels != nullptr;
+    for (const PluginDevice& device : plugin->devices) {
+      auto table = std::make_unique<KernelTable>();
+      if (per_device) {
+        kernels = nullptr;
+        count = 0;
+        if (xdev_status_t* s = call_plugin({file, "device_kernels", ""}, api->device_kernels,
+                                           plugin->handle, device.ordinal, &kernels, &count)) {
+          log(XDEV_LOG_WARNING, "plugin " + plugin->name + ": device_kernels(" +
+                                    std::to_string(device.ordinal) +
+                                    ") failed, none registered for that device: " +
+                                    take_message(s));
+        } else {
+          register_kernels(*plugin, "device_kernels", device.ordinal, kernels, count,
+                           [&](uint32_t, OpId op, const KernelEntry& entry) {
+                             table->add(op, entry);
+                           });
+        }
       }
-      if (k->type_index >= plugin->types.size()) {
-        log(XDEV_LOG_WARNING, where + " (" + k->op + ") names device type index " +
-                                  std::to_string(k->type_index) + "; ignored");
-        continue;
-      }
-      std::optional<OpId> op = op_from_name(k->op);
-      if (!op) {
-        log(XDEV_LOG_DEBUG, where + ": op '" + std::string(k->op) + "' is not known; ignored");
-        continue;
-      }
-      kernels_[{plugin.get(), k->type_index}]->add(
-          *op, KernelEntry{k->fn, k->kernel_context, k->input_dtypes, k->output_dtypes});
+      table->append(*kernels_[{plugin.get(), device.type_index}]);
+      device_kernels_[{plugin.get(), device.ordinal}] = std::move(table);
     }
   }
 }
 
 const KernelTable& Runtime::kernel_table(const LoadedPlugin* plugin, uint32_t type_index) {
   return *kernels_.at({plugin, type_index});
+}
+
+const KernelTable& Runtime::device_kernel_table(const LoadedPlugin* plugin, uint32_t ordinal) {
+  return *device_kernels_.at({plugin, ordinal});
 }
 
 const PhysicalDeviceRecord& Runtime::physical_device(const std::string& name) const {
@@ -322,6 +394,17 @@ bool memory_growth(const DeviceConfig& config, const PhysicalDeviceRecord& devic
   if (auto g = config.memory_growth.find(device.info.name); g != config.memory_growth.end()) {
     return g->second;
   }
+  // ABI 1.5: the declared memory kind decides; unknown values count as
+  // undeclared.
+  switch (device.memory_kind) {
+    case XDEV_MEMORY_KIND_HOST:
+      return true;
+    case XDEV_MEMORY_KIND_DEVICE:
+      return env::force_gpu_allow_growth().value_or(false);
+    default:
+      break;
+  }
+  // Undeclared (plugins before 1.5): from the type name, as before.
   if (device.info.device_type == "CPU") return true;
   return device.info.device_type == "GPU" && env::force_gpu_allow_growth().value_or(false);
 }
@@ -359,11 +442,11 @@ void Runtime::initialize_devices() {
     std::vector<LogicalDeviceConfiguration> entries{LogicalDeviceConfiguration{}};
     if (auto l = config_.logical.find(phys->info.name); l != config_.logical.end())
       entries = l->second;
-    const KernelTable& kernels =
-        kernel_table(phys->plugin, phys->plugin->devices[phys->ordinal].type_index);
+    const KernelTable& kernels = device_kernel_table(phys->plugin, phys->ordinal);
     for (const LogicalDeviceConfiguration& entry : entries) {
       PoolOptions pool;
       pool.allow_growth = growth;
+      pool.max_region_bytes = phys->max_allocation_bytes;  // ABI 1.5; 0: none
       // Default: the fraction of what the device has free now, in whole MiB.
       pool.limit_bytes =
           entry.memory_limit

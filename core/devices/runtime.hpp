@@ -28,6 +28,10 @@ struct PhysicalDeviceRecord {
   LoadedPlugin* plugin = nullptr;
   uint32_t ordinal = 0;          // the plugin's own device ordinal
   int32_t priority = 0;          // of its device type
+  // ABI 1.5 (device properties): one memory_allocate's limit (0: none) and
+  // the declared XDEV_MEMORY_KIND_* (0: undeclared, see memory_growth).
+  uint64_t max_allocation_bytes = 0;
+  int32_t memory_kind = 0;
 };
 
 struct RuntimeOptions {
@@ -50,9 +54,12 @@ struct DeviceConfig {
 };
 
 // Whether `device`'s memory pool may grow under `config`: what the user set
-// with set_memory_growth, else the default: yes on CPUs, on GPUs what
-// XDEV_FORCE_GPU_ALLOW_GROWTH / TF_FORCE_GPU_ALLOW_GROWTH say (no when
-// unset). The runtime opens pools with it and get_memory_growth reports it.
+// with set_memory_growth, else the default of its memory kind (ABI 1.5):
+// host memory grows; discrete device memory grows when
+// XDEV_FORCE_GPU_ALLOW_GROWTH / TF_FORCE_GPU_ALLOW_GROWTH say so (no when
+// unset). Undeclared (plugins before 1.5): derived from the type name as
+// before, CPU grows, GPU as discrete memory, other types never grow. The
+// runtime opens pools with it and get_memory_growth reports it.
 bool memory_growth(const DeviceConfig& config, const PhysicalDeviceRecord& device);
 
 class Runtime {
@@ -107,17 +114,25 @@ class Runtime {
   LogicalDeviceState* find_logical_device(const DeviceName& name);
   // The kernels of one device type of one plugin.
   const KernelTable& kernel_table(const LoadedPlugin* plugin, uint32_t type_index);
+  // The kernels one physical device runs: those registered for it alone
+  // (ABI 1.5 device_kernels) first, so that lookups prefer them, then its
+  // type's.
+  const KernelTable& device_kernel_table(const LoadedPlugin* plugin, uint32_t ordinal);
 
  private:
   [[noreturn]] static void throw_initialized(const char* what);
   void apply_visible_devices_variable();
   void read_kernels();
+  void number_devices();
   void initialize_devices();
 
   std::vector<std::filesystem::path> search_path_;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   std::vector<PhysicalDeviceRecord> devices_;
   std::map<std::pair<const LoadedPlugin*, uint32_t>, std::unique_ptr<KernelTable>> kernels_;
+  // By (plugin, device ordinal).
+  std::map<std::pair<const LoadedPlugin*, uint32_t>, std::unique_ptr<KernelTable>>
+      device_kernels_;
 
   mutable std::mutex init_mutex_;
   std::atomic<bool> initialized_{false};

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <set>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -26,6 +28,15 @@ namespace {
 struct Skip {
   std::string reason;
 };
+
+std::atomic<LoaderCallObserver> g_call_observer{nullptr};
+
+// Tells the observer (the probe helper) which call into the plugin comes next.
+void note_call(const char* call) {
+  if (LoaderCallObserver observer = g_call_observer.load(std::memory_order_relaxed)) {
+    observer(call);
+  }
+}
 
 std::string version_text(xdev_version_t v) {
   return std::to_string(v.major) + "." + std::to_string(v.minor);
@@ -90,22 +101,53 @@ void check_required_slots(const xdev_plugin_api_t* api) {
   for (const auto& [slot, present] : slots) {
     if (!present) throw Skip{"required slot '" + std::string(slot) + "' is NULL"};
   }
-  if ((api->capabilities & XDEV_CAP_HOST_MEMORY) &&
-      (api->host_memory_allocate == nullptr || api->host_memory_free == nullptr)) {
-    throw Skip{"declares XDEV_CAP_HOST_MEMORY but 'host_memory_allocate' or "
-               "'host_memory_free' is NULL"};
-  }
-  if ((api->capabilities & XDEV_CAP_PEER_COPY) && api->copy_peer == nullptr) {
-    throw Skip{"declares XDEV_CAP_PEER_COPY but 'copy_peer' is NULL"};
-  }
-  // ABI 1.4: the timing slot, read only when the table has it.
-  if ((api->capabilities & XDEV_CAP_EVENT_TIMING) &&
-      (!XDEV_HAS_FIELD(api, xdev_plugin_api_t, event_elapsed_ms) ||
-       api->event_elapsed_ms == nullptr)) {
-    throw Skip{"declares XDEV_CAP_EVENT_TIMING but 'event_elapsed_ms' is NULL or beyond its "
-               "table (struct_size " + std::to_string(api->struct_size) + ")"};
+  // An optional slot and its capability bit come together: a bit without its
+  // slot, and (since ABI 1.5) a slot without its bit, skip the plugin.
+  struct Optional {
+    const char* slot;
+    bool in_table;  // the table's struct_size covers the slot
+    bool present;
+    uint64_t cap;
+    const char* cap_name;
+  };
+  const bool has_timing = XDEV_HAS_FIELD(api, xdev_plugin_api_t, event_elapsed_ms);
+  const Optional optional[] = {
+      {"host_memory_allocate", true, api->host_memory_allocate != nullptr, XDEV_CAP_HOST_MEMORY,
+       "XDEV_CAP_HOST_MEMORY"},
+      {"host_memory_free", true, api->host_memory_free != nullptr, XDEV_CAP_HOST_MEMORY,
+       "XDEV_CAP_HOST_MEMORY"},
+      {"copy_peer", true, api->copy_peer != nullptr, XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY"},
+      // ABI 1.4: the timing slot, read only when the table has it.
+      {"event_elapsed_ms", has_timing, has_timing && api->event_elapsed_ms != nullptr,
+       XDEV_CAP_EVENT_TIMING, "XDEV_CAP_EVENT_TIMING"},
+  };
+  for (const Optional& o : optional) {
+    const bool declared = (api->capabilities & o.cap) != 0;
+    if (declared && !o.present) {
+      throw Skip{std::string("declares ") + o.cap_name + " but '" + o.slot + "' is " +
+                 (o.in_table ? "NULL"
+                             : "beyond its table (struct_size " +
+                                   std::to_string(api->struct_size) + ")")};
+    }
+    if (!declared && o.present) {
+      throw Skip{std::string("slot '") + o.slot + "' is set but " + o.cap_name +
+                 " is not declared (an optional slot whose bit is clear must be NULL)"};
+    }
   }
 }
+
+// Platform names are lower case (ABI 1.5 enforces what 1.0 said).
+bool has_upper_case(const char* s) {
+  for (; *s != '\0'; ++s) {
+    if (*s >= 'A' && *s <= 'Z') return true;
+  }
+  return false;
+}
+
+// The platform of the host's CPU device: only the cpu plugin may offer it,
+// so that CPU:0 is always the host (docs/plugin-abi.md, "Device numbering").
+constexpr const char* kHostPlatform = "host";
+constexpr const char* kHostPluginName = "cpu";
 
 // Reads the device types and devices, checking that the answers agree.
 void read_devices(LoadedPlugin& plugin) {
@@ -113,6 +155,7 @@ void read_devices(LoadedPlugin& plugin) {
   const xdev_device_type_info_t* const* types = nullptr;
   uint32_t type_count = 0;
   const std::string& file = plugin.path.native();
+  note_call("device_types");
   if (xdev_status_t* s = call_plugin({file, "device_types", ""}, api->device_types, plugin.handle,
                                      &types, &type_count)) {
     throw Skip{"device_types failed: " + take_message(s)};
@@ -143,6 +186,14 @@ void read_devices(LoadedPlugin& plugin) {
     if (t->platform == nullptr || t->platform[0] == '\0') {
       throw Skip{where + " (" + t->type + ") has no platform name"};
     }
+    if (has_upper_case(t->platform)) {
+      throw Skip{where + " (" + t->type + ") has platform \"" + t->platform +
+                 "\": platform names are lower case"};
+    }
+    if (t->platform == std::string_view(kHostPlatform) && plugin.name != kHostPluginName) {
+      throw Skip{where + " (" + t->type + ") has platform \"host\", which only the '" +
+                 kHostPluginName + "' plugin may offer (its CPU device is always CPU:0)"};
+    }
     PluginDeviceType info{to_upper(t->type), t->platform, t->priority};
     // ABI 1.3: the DLPack device type, read only when the struct has it.
     if (XDEV_HAS_FIELD(t, xdev_device_type_info_t, dlpack_device_type) &&
@@ -165,6 +216,7 @@ void read_devices(LoadedPlugin& plugin) {
   }
 
   uint32_t count = 0;
+  note_call("device_count");
   if (xdev_status_t* s =
           call_plugin({file, "device_count", ""}, api->device_count, plugin.handle, &count)) {
     throw Skip{"device_count failed: " + take_message(s)};
@@ -180,6 +232,7 @@ void read_devices(LoadedPlugin& plugin) {
     xdev_device_properties_t props{};
     props.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
     std::string where = "device " + std::to_string(ordinal);
+    note_call("device_get_properties");
     if (xdev_status_t* s = call_plugin({file, "device_get_properties", ""},
                                        api->device_get_properties, plugin.handle, ordinal,
                                        &props)) {
@@ -190,6 +243,10 @@ void read_devices(LoadedPlugin& plugin) {
                  ", but the plugin offers " + std::to_string(type_count) + " type(s)"};
     }
     if (props.name == nullptr || props.name[0] == '\0') throw Skip{where + " has no name"};
+    where += " (" + std::string(props.name) + ")";
+    if (props.memory_total == 0) {
+      throw Skip{where + " reports memory_total 0; a device must report the memory it has"};
+    }
     if (props.property_count > 0 && props.properties == nullptr) {
       throw Skip{where + " reports " + std::to_string(props.property_count) +
                  " properties but no array"};
@@ -202,6 +259,10 @@ void read_devices(LoadedPlugin& plugin) {
     device.bus_id = str_or_empty(props.bus_id);
     device.numa_node = props.numa_node;
     device.description = str_or_empty(props.description);
+    // ABI 1.5: zero-filled above, so a plugin that does not know the fields
+    // declares nothing.
+    device.max_allocation_bytes = props.max_allocation_bytes;
+    device.memory_kind = props.memory_kind;
     for (uint32_t k = 0; k < props.property_count; ++k) {
       if (props.properties[k].key == nullptr) {
         throw Skip{where + " property " + std::to_string(k) + " has no key"};
@@ -229,6 +290,7 @@ void give_host_table(LoadedPlugin& plugin) {
 }
 
 void load_into(LoadedPlugin& plugin) {
+  note_call("dlopen");
   try {
     plugin.library.load(plugin.path, boost::dll::load_mode::rtld_now |
                                          boost::dll::load_mode::rtld_local);
@@ -249,6 +311,7 @@ void load_into(LoadedPlugin& plugin) {
   args.core_min_version = {XDEV_ABI_VERSION_MAJOR, 0};
   args.core_max_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
   args.host = &plugin.host;
+  note_call(XDEV_PLUGIN_ENTRY_SYMBOL);
   if (xdev_status_t* s = query(&args)) {
     throw Skip{XDEV_PLUGIN_ENTRY_SYMBOL " failed: " + take_message(s)};
   }
@@ -285,6 +348,7 @@ void adopt_table(LoadedPlugin& plugin, const xdev_plugin_api_t* api) {
   xdev_plugin_t* handle = nullptr;
   // From here on the plugin may have started threads: never unmap it.
   pin_library(plugin.path);
+  note_call("initialize");
   if (xdev_status_t* s =
           call_plugin({plugin.path.native(), "initialize", ""}, api->initialize, &init, &handle)) {
     throw Skip{"initialize failed: " + take_message(s)};
@@ -299,6 +363,7 @@ void adopt_table(LoadedPlugin& plugin, const xdev_plugin_api_t* api) {
     throw;
   }
   if (api->describe_status != nullptr) {
+    note_call("describe_status");
     plugin.status_text = str_or_empty(call_plugin_or<const char*>(
         {plugin.path.native(), "describe_status", ""}, nullptr, api->describe_status, handle));
   }
@@ -309,6 +374,7 @@ void adopt_table(LoadedPlugin& plugin, const xdev_plugin_api_t* api) {
 
 void LoadedPlugin::shut_down() noexcept {
   if (api != nullptr && handle != nullptr) {
+    note_call("shutdown");
     call_plugin_void({path.native(), "shutdown", ""}, api->shutdown, handle);
   }
   handle = nullptr;
@@ -318,6 +384,12 @@ LoadedPlugin::~LoadedPlugin() {
   shut_down();
   // The shared_library member unloads its reference; the pin keeps the code.
 }
+
+void set_loader_call_observer(LoaderCallObserver observer) {
+  g_call_observer.store(observer, std::memory_order_relaxed);
+}
+
+void note_loader_call(const char* call) { note_call(call); }
 
 xdev_version_t core_abi_version() { return {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR}; }
 

@@ -44,6 +44,10 @@ struct PluginDevice {
   int32_t numa_node = -1;
   std::string description;
   std::vector<std::pair<std::string, std::string>> properties;
+  // ABI 1.5 (0 from older plugins): the largest single memory_allocate, 0 =
+  // no limit; the declared XDEV_MEMORY_KIND_*, 0 = undeclared.
+  uint64_t max_allocation_bytes = 0;
+  int32_t memory_kind = 0;
 };
 
 struct LoadedPlugin {
@@ -107,6 +111,16 @@ std::unique_ptr<LoadedPlugin> load_plugin_in_process(const std::filesystem::path
 // (tests/fuzz), which feed it tables made in memory.
 std::unique_ptr<LoadedPlugin> adopt_plugin_table(const std::filesystem::path& label,
                                                  const xdev_plugin_api_t* api);
+
+// Called with the name of each call into a plugin the loader is about to
+// make ("dlopen", "xdev_plugin_query", "initialize", "device_types", ...,
+// "shutdown"), so that the probe helper (plugin_probe.hpp) can say where a
+// plugin crashed. nullptr (the default): no one is told.
+using LoaderCallObserver = void (*)(const char* call);
+void set_loader_call_observer(LoaderCallObserver observer);
+// What the observer is told, for the calls made outside the loader (the
+// probe's kernel reads).
+void note_loader_call(const char* call);
 
 // Answers beyond these are treated as lies (a corrupt or hostile plugin), not
 // enumerated.

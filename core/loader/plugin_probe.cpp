@@ -391,7 +391,7 @@ ProbeResult probe_plugin(const fs::path& file, const ProbeSettings& settings) {
       return result;
     }
     // Parse what the helper managed to report.
-    std::string state, reason;
+    std::string state, reason, last_call;
     bool complete = false;
     std::istringstream lines(child.report);
     std::string line;
@@ -399,7 +399,8 @@ ProbeResult probe_plugin(const fs::path& file, const ProbeSettings& settings) {
       const size_t tab = line.find('\t');
       const std::string k = line.substr(0, tab);
       const std::string v = tab == std::string::npos ? "" : unescape(line.substr(tab + 1));
-      if (k == "state") state = v;
+      if (k == "call") last_call = v;
+      else if (k == "state") state = v;
       else if (k == "reason") reason = v;
       else if (k == "name") result.name = v;
       else if (k == "version") result.plugin_version = v;
@@ -409,19 +410,22 @@ ProbeResult probe_plugin(const fs::path& file, const ProbeSettings& settings) {
       } else if (k == "end") complete = true;
     }
 
+    // The call the helper was in when it stopped: ", in 'initialize'".
+    const std::string in_call = last_call.empty() ? "" : ", in '" + last_call + "'";
     if (child.timed_out) {
       result.kind = ProbeResult::Kind::kCrashed;
-      result.reason = "timed out during load or initialize (killed after " +
+      result.reason = "timed out during load or initialize" + in_call + " (killed after " +
                       std::to_string(settings.timeout.count()) + " ms)";
     } else if (child.have_status && WIFSIGNALED(child.status)) {
       result.kind = ProbeResult::Kind::kCrashed;
-      result.reason = "crashed during load or initialize: " + signal_name(WTERMSIG(child.status));
+      result.reason = "crashed during load or initialize" + in_call + ": " +
+                      signal_name(WTERMSIG(child.status));
     } else if (!complete) {
       result.kind = ProbeResult::Kind::kCrashed;
       result.reason = child.have_status && WIFEXITED(child.status)
                           ? "exited with status " + std::to_string(WEXITSTATUS(child.status)) +
-                                " during load or initialize"
-                          : "ended during load or initialize without a report";
+                                " during load or initialize" + in_call
+                          : "ended during load or initialize without a report" + in_call;
     } else if (state == "loaded") {
       result.kind = ProbeResult::Kind::kLoads;
       {
@@ -440,6 +444,37 @@ ProbeResult probe_plugin(const fs::path& file, const ProbeSettings& settings) {
     return result;
   }
 }
+
+namespace {
+
+// The helper's report fd, for report_call.
+int g_report_fd = -1;
+
+// Writes all of `text` to the report fd (the parent reads it line by line).
+void write_report(const std::string& text) {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(g_report_fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+// The loader's call observer in the helper: each call is on the pipe before
+// the plugin runs it, so a crash report names it. A call repeated (the
+// properties of 65,536 devices) is written once, so that the report stays
+// far below what the parent reads.
+void report_call(const char* call) {
+  static std::string last;
+  if (last == call) return;
+  last = call;
+  write_report("call\t" + escape(call) + "\n");
+}
+
+}  // namespace
 
 int plugin_probe_main(int argc, char** argv) {
   int fd = -1;
@@ -465,20 +500,39 @@ int plugin_probe_main(int argc, char** argv) {
     return 2;
   }
   std::string report;
+  g_report_fd = fd;
+  set_loader_call_observer(&report_call);
   {
     std::unique_ptr<LoadedPlugin> plugin = load_plugin_in_process(file);
     if (plugin->loaded()) {
-      // What the runtime does next with a loaded plugin: read its kernels.
-      const xdev_kernel_info_t* const* kernels = nullptr;
-      uint32_t count = 0;
-      if (xdev_status_t* s = plugin->api->kernels(plugin->handle, &kernels, &count)) {
-        (void)take_message(s);
-      } else {
+      // What the runtime does next with a loaded plugin: read its kernels,
+      // the type's and (ABI 1.5) each device's.
+      auto touch = [](xdev_status_t* s, const xdev_kernel_info_t* const* kernels,
+                      uint32_t count) {
+        if (s != nullptr) {
+          (void)take_message(s);
+          return;
+        }
         for (uint32_t i = 0; i < count && kernels != nullptr; ++i) {
           if (kernels[i] != nullptr && kernels[i]->op != nullptr) {
             volatile char first = kernels[i]->op[0];
             (void)first;
           }
+        }
+      };
+      const xdev_plugin_api_t* api = plugin->api;
+      const xdev_kernel_info_t* const* kernels = nullptr;
+      uint32_t count = 0;
+      note_loader_call("kernels");
+      touch(api->kernels(plugin->handle, &kernels, &count), kernels, count);
+      if (XDEV_HAS_FIELD(api, xdev_plugin_api_t, device_kernels) &&
+          api->device_kernels != nullptr) {
+        note_loader_call("device_kernels");
+        for (const PluginDevice& device : plugin->devices) {
+          kernels = nullptr;
+          count = 0;
+          touch(api->device_kernels(plugin->handle, device.ordinal, &kernels, &count), kernels,
+                count);
         }
       }
       plugin->shut_down();
@@ -491,15 +545,8 @@ int plugin_probe_main(int argc, char** argv) {
               std::to_string(plugin->abi_version.minor) + "\n";
     report += "end\t\n";
   }
-  const char* p = report.data();
-  size_t left = report.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  set_loader_call_observer(nullptr);
+  write_report(report);
   // No static destructors: plugin threads (oneTBB, drivers) may still run.
   ::_exit(0);
 }

@@ -8,10 +8,12 @@
 // not survive the fork). The helper runs the ordinary loader (load, query,
 // validate, initialize, read devices and kernels, shutdown) and reports on a
 // pipe. A helper that dies or hangs means the plugin would have taken the
-// host down: the plugin is skipped with "crashed during load or initialize:
-// SIGSEGV" or "timed out during load or initialize (killed after N ms)", and
-// the host never loads it. A plugin the helper skips (wrong ABI, failing
-// init) is skipped with the helper's reason, exactly the in-process one.
+// host down: the plugin is skipped with "crashed during load or initialize,
+// in 'initialize': SIGSEGV" or "timed out during load or initialize, in
+// 'initialize' (killed after N ms)" (the helper names each call into the
+// plugin on the pipe before it makes it), and the host never loads it. A
+// plugin the helper skips (wrong ABI, failing init) is skipped with the
+// helper's reason, exactly the in-process one.
 //
 // Successful probes are cached by file identity (path, device, inode, size,
 // mtime) in $XDG_CACHE_HOME/xdev/plugin-probe.cache (or ~/.cache/xdev/...;

@@ -372,6 +372,12 @@ class BfcPoolImpl {
 
   uint64_t region_need(uint64_t rounded) const;
   bool extend(uint64_t rounded);
+  // The largest region the raw allocator can give (options_.max_region_bytes),
+  // UINT64_MAX when unlimited.
+  uint64_t region_cap() const;
+  // Takes a region of `size` bytes (or less, down to `need`, when the raw
+  // allocator is out of memory) and makes it one free chunk.
+  bool add_region(uint64_t need, uint64_t size);
   bool release_and_extend(uint64_t rounded);
   uint64_t releasable_bytes() const;
   uint64_t release_free_regions_locked();
@@ -860,9 +866,15 @@ uint64_t BfcPoolImpl::region_need(uint64_t rounded) const {
   return granule_ > kMinGranule ? rounded + granule_ : rounded;
 }
 
+uint64_t BfcPoolImpl::region_cap() const {
+  return options_.max_region_bytes == 0 ? UINT64_MAX : round_down(options_.max_region_bytes, granule_);
+}
+
 bool BfcPoolImpl::extend(uint64_t rounded) {
   const uint64_t need = region_need(rounded);
   if (need < rounded || reserved_ >= options_.limit_bytes || options_.limit_bytes - reserved_ < need) return false;
+  const uint64_t cap = region_cap();
+  if (need > cap) return false;  // no region can hold it (oom_message says why)
   const uint64_t budget = std::max(need, round_down(options_.limit_bytes - reserved_, granule_));
   uint64_t size = budget;
   if (options_.allow_growth) {
@@ -870,6 +882,22 @@ bool BfcPoolImpl::extend(uint64_t rounded) {
     while (size < need && size < budget) size *= 2;
     size = std::min(std::max(size, need), budget);
   }
+  size = std::min(size, cap);
+  if (!add_region(need, size)) return false;
+  // Without growth the whole limit is reserved now; when one region may not
+  // hold it, in more regions of at most `cap` bytes, as far as the raw
+  // allocator gives them.
+  if (!options_.allow_growth && cap != UINT64_MAX) {
+    for (;;) {
+      const uint64_t rest = options_.limit_bytes > reserved_ ? round_down(options_.limit_bytes - reserved_, granule_) : 0;
+      const uint64_t next = std::min(rest, cap);
+      if (next == 0 || !add_region(next, next)) break;
+    }
+  }
+  return true;
+}
+
+bool BfcPoolImpl::add_region(uint64_t need, uint64_t size) {
   void* raw = nullptr;
   for (;;) {
     raw = raw_.allocate(size, granule_);
@@ -954,6 +982,10 @@ std::string BfcPoolImpl::oom_message(uint64_t bytes, uint64_t rounded, ThreadCac
   message += "; in use " + human(s.bytes_in_use) + " in " + std::to_string(s.num_allocations) +
              " allocations, limit " + human(s.limit_bytes) + ", reserved " + human(s.bytes_reserved) +
              ", largest free block " + human(s.largest_free_block);
+  if (region_need(rounded) > region_cap()) {
+    message += "; larger than the largest single allocation the device allows (" +
+               human(options_.max_region_bytes) + ", its max_allocation_bytes)";
+  }
   return message;
 }
 

@@ -33,6 +33,12 @@ struct PoolOptions {
   bool allow_growth = true;
   // Growth: size of the first region; 0 means 2 MiB. Capped by the limit.
   uint64_t initial_bytes = 0;
+  // The most the raw allocator can give in one call (a device's
+  // max_allocation_bytes, plugin ABI 1.5); 0: no such limit. No region is
+  // larger (rounded down to the granule), so a request that does not fit in
+  // one fails with Error(kOutOfMemory) naming this limit; without growth the
+  // limit is reserved up front in as many regions as it takes.
+  uint64_t max_region_bytes = 0;
   // Every returned pointer is aligned to this (a power of two). Sizes are
   // rounded up to max(alignment, 256) bytes.
   uint64_t alignment = 256;

@@ -19,8 +19,8 @@ PluginRawAllocator::PluginRawAllocator(const xdev_plugin_api_t& api, xdev_device
 
 void* PluginRawAllocator::allocate(uint64_t size, uint64_t alignment) {
   void* ptr = nullptr;
-  xdev_status_t* status = call_plugin({plugin_file_, "memory_allocate", device_name},
-                                      api_.memory_allocate, device_, size, alignment, &ptr);
+  const PluginCallSite site{plugin_file_, "memory_allocate", device_name};
+  xdev_status_t* status = call_plugin(site, api_.memory_allocate, device_, size, alignment, &ptr);
   if (status == nullptr) {
     if (ptr == nullptr) {
       throw Error(ErrorCode::kInternal, "memory_allocate of " + std::to_string(size) + " bytes on device " +
@@ -33,7 +33,7 @@ void* PluginRawAllocator::allocate(uint64_t size, uint64_t alignment) {
                             ": " + take_message(status));
     return nullptr;
   }
-  check(status, "memory_allocate of " + std::to_string(size) + " bytes on device " + device_name);
+  check(status, describe(site) + " (" + std::to_string(size) + " bytes)");
   return nullptr;  // not reached: check() throws for a non-null status
 }
 

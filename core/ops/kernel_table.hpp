@@ -23,6 +23,13 @@ struct KernelEntry {
 class KernelTable {
  public:
   void add(OpId op, const KernelEntry& entry) { by_op_[static_cast<int>(op)].push_back(entry); }
+  // Adds every kernel of `other` after this table's own (which find() then
+  // prefers): a device's own kernels before its type's.
+  void append(const KernelTable& other) {
+    for (size_t i = 0; i < by_op_.size(); ++i) {
+      by_op_[i].insert(by_op_[i].end(), other.by_op_[i].begin(), other.by_op_[i].end());
+    }
+  }
   // The first kernel accepting these dtypes, or nullptr.
   const KernelEntry* find(OpId op, DType input, DType output) const {
     for (const KernelEntry& k : by_op_[static_cast<int>(op)]) {

@@ -70,9 +70,14 @@ struct Layer {
   std::mutex mutex;
   std::map<uint32_t, std::string> device_names;
   std::set<VDevice*> open_devices;
-  std::vector<std::unique_ptr<VKernel>> kernels;
-  std::vector<const xdev_kernel_info_t*> kernel_ptrs;
-  bool kernels_read = false;
+  // One kernel list as the plugin gave it, wrapped (read once).
+  struct KernelList {
+    std::vector<std::unique_ptr<VKernel>> kernels;
+    std::vector<const xdev_kernel_info_t*> ptrs;
+    bool read = false;
+  };
+  KernelList type_kernels;                       // `kernels`
+  std::map<uint32_t, KernelList> device_kernels;  // ABI 1.5 `device_kernels`, by ordinal
 
   void report(std::string slot, std::string device, std::string tensor, std::string message) {
     Report r{options.plugin_file, std::move(slot), std::move(device), std::move(tensor),
@@ -270,6 +275,16 @@ xdev_status_t* v_device_get_properties(xdev_plugin_t* plugin, uint32_t ordinal,
                                        xdev_device_properties_t* props) {
   Layer* l = layer(plugin);
   xdev_status_t* s = l->real->device_get_properties(real(plugin), ordinal, props);
+  // ABI 1.5: v_memory_allocate asks the plugin for the block and two guards
+  // (at most 4096 bytes each); the core must leave room for them under the
+  // device's largest single allocation.
+  if (s == nullptr && props != nullptr &&
+      XDEV_HAS_FIELD(props, xdev_device_properties_t, max_allocation_bytes) &&
+      props->max_allocation_bytes != 0) {
+    const uint64_t guards = 2 * std::max<uint64_t>(kGuardBytes, 4096);
+    props->max_allocation_bytes =
+        props->max_allocation_bytes > guards ? props->max_allocation_bytes - guards : 1;
+  }
   if (s == nullptr && props != nullptr) {
     if (props->name == nullptr || props->name[0] == '\0') {
       l->report("device_get_properties", "device " + std::to_string(ordinal), "",
@@ -791,6 +806,38 @@ xdev_status_t* v_kernel(void* context, const xdev_kernel_call_t* call) {
   return nullptr;
 }
 
+// Hands out `list`, wrapping the plugin's answer (`real`, `count`) the first
+// time; `slot` names the list in reports.
+void wrap_kernel_list(Layer* l, Layer::KernelList& list, const char* slot,
+                      const xdev_kernel_info_t* const* real, uint32_t count,
+                      const xdev_kernel_info_t* const** out, uint32_t* out_count) {
+  if (count > 0 && real == nullptr) {
+    l->report(slot, "", "", "reported " + std::to_string(count) + " kernels but no array");
+    count = 0;
+  }
+  if (!list.read) {
+    list.read = true;
+    for (uint32_t i = 0; i < count; ++i) {
+      const xdev_kernel_info_t* info = real[i];
+      if (info == nullptr || info->fn == nullptr) {
+        list.kernels.push_back(nullptr);
+        list.ptrs.push_back(info);  // the loader rejects it itself
+        continue;
+      }
+      auto k = std::make_unique<VKernel>();
+      k->layer = l;
+      k->info = *info;
+      k->wrapped = *info;
+      k->wrapped.fn = &v_kernel;
+      k->wrapped.kernel_context = k.get();
+      list.ptrs.push_back(&k->wrapped);
+      list.kernels.push_back(std::move(k));
+    }
+  }
+  *out = list.ptrs.empty() ? nullptr : list.ptrs.data();
+  *out_count = static_cast<uint32_t>(list.ptrs.size());
+}
+
 xdev_status_t* v_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out,
                          uint32_t* out_count) {
   Layer* l = layer(plugin);
@@ -802,32 +849,25 @@ xdev_status_t* v_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const*
   uint32_t count = 0;
   xdev_status_t* s = l->real->kernels(p->real, &real, &count);
   if (s != nullptr) return s;
-  if (count > 0 && real == nullptr) {
-    l->report("kernels", "", "", "reported " + std::to_string(count) + " kernels but no array");
-    count = 0;
-  }
   std::lock_guard lock(l->mutex);
-  if (!l->kernels_read) {
-    l->kernels_read = true;
-    for (uint32_t i = 0; i < count; ++i) {
-      const xdev_kernel_info_t* info = real[i];
-      if (info == nullptr || info->fn == nullptr) {
-        l->kernels.push_back(nullptr);
-        l->kernel_ptrs.push_back(info);  // the loader rejects it itself
-        continue;
-      }
-      auto k = std::make_unique<VKernel>();
-      k->layer = l;
-      k->info = *info;
-      k->wrapped = *info;
-      k->wrapped.fn = &v_kernel;
-      k->wrapped.kernel_context = k.get();
-      l->kernel_ptrs.push_back(&k->wrapped);
-      l->kernels.push_back(std::move(k));
-    }
+  wrap_kernel_list(l, l->type_kernels, "kernels", real, count, out, out_count);
+  return nullptr;
+}
+
+// ABI 1.5: one device's own kernels, wrapped like the type's.
+xdev_status_t* v_device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
+                                const xdev_kernel_info_t* const** out, uint32_t* out_count) {
+  Layer* l = layer(plugin);
+  if (plugin == nullptr || out == nullptr || out_count == nullptr) {
+    return l->real->device_kernels(real(plugin), ordinal, out, out_count);
   }
-  *out = l->kernel_ptrs.empty() ? nullptr : l->kernel_ptrs.data();
-  *out_count = static_cast<uint32_t>(l->kernel_ptrs.size());
+  VPlugin* p = vp(plugin);
+  const xdev_kernel_info_t* const* real = nullptr;
+  uint32_t count = 0;
+  xdev_status_t* s = l->real->device_kernels(p->real, ordinal, &real, &count);
+  if (s != nullptr) return s;
+  std::lock_guard lock(l->mutex);
+  wrap_kernel_list(l, l->device_kernels[ordinal], "device_kernels", real, count, out, out_count);
   return nullptr;
 }
 
@@ -885,6 +925,9 @@ const xdev_plugin_api_t* wrap(const xdev_plugin_api_t* api, const xdev_host_api_
   if (XDEV_HAS_FIELD(api, xdev_plugin_api_t, event_elapsed_ms) &&
       api->event_elapsed_ms != nullptr) {
     t.event_elapsed_ms = &v_event_elapsed_ms;
+  }
+  if (XDEV_HAS_FIELD(api, xdev_plugin_api_t, device_kernels) && api->device_kernels != nullptr) {
+    t.device_kernels = &v_device_kernels;
   }
   std::lock_guard lock(g_layers_mutex);
   layers_by_host()[host] = l;

@@ -6,7 +6,10 @@ int main(void) {
   int bad = 0;
   bad |= XDEV_PLUGIN_API_STRUCT_SIZE_1_0 != 264;
   bad |= XDEV_PLUGIN_API_STRUCT_SIZE_1_3 != 272; /* 1.3 */
-  bad |= XDEV_PLUGIN_API_STRUCT_SIZE != 280; /* 1.4 */
+  bad |= XDEV_PLUGIN_API_STRUCT_SIZE_1_4 != 280; /* 1.4 */
+  bad |= XDEV_PLUGIN_API_STRUCT_SIZE != 288; /* 1.5 */
+  bad |= XDEV_DEVICE_PROPERTIES_STRUCT_SIZE_1_0 != 76;
+  bad |= XDEV_DEVICE_PROPERTIES_STRUCT_SIZE != 92; /* 1.5 */
   bad |= XDEV_HOST_API_STRUCT_SIZE != 48;
   bad |= XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE != 48;
   bad |= sizeof(xdev_tensor_t) != 40;

@@ -11,7 +11,10 @@
 
 static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_0 == 264);
 static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_3 == 272);  // 1.3
-static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 280);  // 1.4
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_4 == 280);  // 1.4
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 288);  // 1.5
+static_assert(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE_1_0 == 76);
+static_assert(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 92);  // 1.5
 
 int main() {
   xdev_plugin_api_t api{};

@@ -8,7 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
+#include "common/log.hpp"
 #include "loader/plugin_loader.hpp"
 #include "devices/runtime.hpp"
 #include "loader_support.hpp"
@@ -55,7 +59,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"xdev_test_no_entry.so",
                 "missing entry symbol 'xdev_plugin_query' (export it with XDEV_PLUGIN_EXPORT)"},
         BadCase{"xdev_test_wrong_major.so",
-                "built for plugin ABI 2.0, but this core supports ABI 1.x (up to 1.4); major "
+                "built for plugin ABI 2.0, but this core supports ABI 1.x (up to 1.5); major "
                 "versions must match"},
         BadCase{"xdev_test_init_fails.so",
                 "initialize failed: UNAVAILABLE: simulated init failure"},
@@ -66,7 +70,48 @@ INSTANTIATE_TEST_SUITE_P(
                 "device 1 reports type index 3, but the plugin offers 1 type(s)"},
         BadCase{"xdev_test_query_fails.so",
                 "xdev_plugin_query failed: FAILED_PRECONDITION: simulated query failure"},
-        BadCase{"xdev_test_not_elf.so", "cannot be loaded: invalid ELF header"}));
+        BadCase{"xdev_test_not_elf.so", "cannot be loaded: invalid ELF header"},
+        // ABI 1.5's load-time checks.
+        BadCase{"xdev_test_upper_platform.so",
+                "device type 0 (TEST) has platform \"Test\": platform names are lower case"},
+        BadCase{"xdev_test_zero_memory.so",
+                "device 0 (Test Device Zero) reports memory_total 0; a device must report the "
+                "memory it has"},
+        BadCase{"xdev_test_cap_no_slot.so", "declares XDEV_CAP_PEER_COPY but 'copy_peer' is NULL"},
+        BadCase{"xdev_test_slot_no_cap.so",
+                "slot 'copy_peer' is set but XDEV_CAP_PEER_COPY is not declared (an optional "
+                "slot whose bit is clear must be NULL)"},
+        BadCase{"xdev_test_host_platform.so",
+                "device type 0 (CPU) has platform \"host\", which only the 'cpu' plugin may "
+                "offer (its CPU device is always CPU:0)"}));
+
+// The warning a skipped plugin leaves names its file and the field at fault.
+TEST(Loader, TheSkipWarningNamesTheFileAndTheField) {
+  std::vector<std::string> warnings;
+  LogSink previous = set_log_sink([&](xdev_log_level_t level, std::string_view message) {
+    if (level == XDEV_LOG_WARNING) warnings.emplace_back(message);
+  });
+  {
+    Runtime runtime(xdev_test::only_dirs({kBad}));
+  }
+  set_log_sink(previous);
+  const std::pair<const char*, const char*> expected[] = {
+      {"xdev_test_upper_platform.so", "platform \"Test\""},
+      {"xdev_test_zero_memory.so", "memory_total 0"},
+      {"xdev_test_cap_no_slot.so", "'copy_peer'"},
+      {"xdev_test_slot_no_cap.so", "'copy_peer'"},
+      {"xdev_test_host_platform.so", "platform \"host\""},
+  };
+  for (const auto& [file, field] : expected) {
+    const std::string path = (fs::canonical(kBad) / file).string();
+    bool found = false;
+    for (const std::string& w : warnings) {
+      found = found || (w.find("skipping plugin " + path + ": ") != std::string::npos &&
+                        w.find(field) != std::string::npos);
+    }
+    EXPECT_TRUE(found) << "no warning naming " << path << " and " << field;
+  }
+}
 
 TEST(Loader, MissingFileIsSkippedNamingTheProblem) {
   auto plugin = load_plugin(kBad / "no_such_plugin.so");
@@ -86,7 +131,7 @@ TEST(Discovery, FindsSoFilesSortedAndOnce) {
   EXPECT_EQ(files[0].filename(), "xdev_test_minimal.so");
 
   auto bad = find_plugin_files({kBad});
-  ASSERT_EQ(bad.size(), 8u);
+  ASSERT_EQ(bad.size(), 13u);
   EXPECT_TRUE(std::is_sorted(bad.begin(), bad.end()));
   fs::remove_all(dir);
 }
@@ -94,7 +139,7 @@ TEST(Discovery, FindsSoFilesSortedAndOnce) {
 TEST(Runtime, KeepsWorkingWithTheGoodPluginAmongBadOnes) {
   RuntimeOptions options = xdev_test::only_dirs({kBad, kGood});
   Runtime runtime(options);
-  ASSERT_EQ(runtime.plugins().size(), 9u);
+  ASSERT_EQ(runtime.plugins().size(), 14u);
   int loaded = 0;
   for (const auto& p : runtime.plugins()) loaded += p->loaded() ? 1 : 0;
   EXPECT_EQ(loaded, 1);

@@ -99,12 +99,17 @@ TEST_P(Misbehaving, IsSkippedWithItsReason) {
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, Misbehaving,
     ::testing::Values(
-        CrashCase{"xdev_crash_segv_init.so", "crashed during load or initialize: SIGSEGV"},
-        CrashCase{"xdev_crash_abort_init.so", "crashed during load or initialize: SIGABRT"},
+        CrashCase{"xdev_crash_segv_init.so",
+                  "crashed during load or initialize, in 'initialize': SIGSEGV"},
+        CrashCase{"xdev_crash_abort_init.so",
+                  "crashed during load or initialize, in 'initialize': SIGABRT"},
         CrashCase{"xdev_crash_throw_init.so", kThrowInitReason},
-        CrashCase{"xdev_crash_segv_query.so", "crashed during load or initialize: SIGSEGV"},
-        CrashCase{"xdev_crash_segv_load.so", "crashed during load or initialize: SIGSEGV"},
-        CrashCase{"xdev_crash_exit_init.so", "exited with status 3 during load or initialize"},
+        CrashCase{"xdev_crash_segv_query.so",
+                  "crashed during load or initialize, in 'xdev_plugin_query': SIGSEGV"},
+        CrashCase{"xdev_crash_segv_load.so",
+                  "crashed during load or initialize, in 'dlopen': SIGSEGV"},
+        CrashCase{"xdev_crash_exit_init.so",
+                  "exited with status 3 during load or initialize, in 'initialize'"},
         CrashCase{"xdev_crash_lie_type_size.so",
                   "device type 0 has struct_size 16, smaller than the v1.0 size 36"},
         CrashCase{"xdev_crash_lie_count.so",
@@ -122,7 +127,7 @@ TEST_F(ProbeTest, AHangingPluginIsKilledAtTheTimeout) {
   auto plugin = load_plugin(kCrash / "xdev_crash_hang_init.so");
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(plugin->loaded());
-  EXPECT_EQ(plugin->reason, "timed out during load or initialize (killed after 400 ms)");
+  EXPECT_EQ(plugin->reason, "timed out during load or initialize, in 'initialize' (killed after 400 ms)");
   EXPECT_LT(took, std::chrono::seconds(10));
 }
 
@@ -200,7 +205,7 @@ TEST_F(ProbeTest, ASuccessfulProbeIsCachedByFileIdentity) {
   fs::copy_file(kCrash / "xdev_crash_segv_init.so", file);
   auto replaced = load_plugin(file);
   EXPECT_FALSE(replaced->loaded());
-  EXPECT_EQ(replaced->reason, "crashed during load or initialize: SIGSEGV");
+  EXPECT_EQ(replaced->reason, "crashed during load or initialize, in 'initialize': SIGSEGV");
   EXPECT_EQ(probe_processes_started(), start + 3);
 }
 
@@ -227,7 +232,7 @@ TEST_F(ProbeTest, NoCacheWithoutHomeStillProbes) {
   auto crash = load_plugin(kCrash / "xdev_crash_segv_init.so");
   if (home != nullptr) ::setenv("HOME", saved.c_str(), 1);
   EXPECT_TRUE(plugin->loaded()) << plugin->reason;
-  EXPECT_EQ(crash->reason, "crashed during load or initialize: SIGSEGV");
+  EXPECT_EQ(crash->reason, "crashed during load or initialize, in 'initialize': SIGSEGV");
   EXPECT_EQ(probe_processes_started(), start + 2);
   EXPECT_FALSE(fs::exists(cache_file()));
 }
@@ -276,7 +281,7 @@ TEST_F(ProbeTest, ProbingIsSafeInABusyMultiThreadedHost) {
     auto plugin = load_plugin(file);
     EXPECT_TRUE(plugin->loaded()) << plugin->reason;
     auto crash = load_plugin(kCrash / "xdev_crash_abort_init.so");
-    EXPECT_EQ(crash->reason, "crashed during load or initialize: SIGABRT");
+    EXPECT_EQ(crash->reason, "crashed during load or initialize, in 'initialize': SIGABRT");
   }
   stop = true;
   for (auto& t : busy) t.join();

@@ -11,6 +11,34 @@
  *   XDEV_TEST_SMALL_TABLE   reports a table struct_size below v1.0
  *   XDEV_TEST_BAD_TYPE      device 1 claims a device type that does not exist
  *   XDEV_TEST_QUERY_FAILS   xdev_plugin_query itself returns an error
+ *   XDEV_TEST_UPPER_PLATFORM  its platform is "Test" (upper case; ABI 1.5)
+ *   XDEV_TEST_ZERO_MEMORY   its devices report memory_total 0 (ABI 1.5)
+ *   XDEV_TEST_CAP_NO_SLOT   declares XDEV_CAP_PEER_COPY, leaves copy_peer NULL
+ *   XDEV_TEST_SLOT_NO_CAP   sets copy_peer without XDEV_CAP_PEER_COPY (ABI 1.5)
+ *   XDEV_TEST_HOST_PLATFORM offers type CPU on platform "host", which only
+ *                           the cpu plugin may (ABI 1.5)
+ *
+ * and as good plugins for ABI 1.5 (tests/abi/test_abi_1_5.cpp):
+ *
+ *   XDEV_TEST_THIRD_CPU     "thirdcpu": type CPU on platform "thirdcpu", two
+ *                           devices; device 1 declares discrete memory
+ *                           (XDEV_MEMORY_KIND_DEVICE)
+ *   XDEV_TEST_LIMITS        "limits": device 0 declares discrete memory and a
+ *                           largest single allocation of 4 MiB, and its
+ *                           memory_allocate refuses bigger requests with
+ *                           INVALID_ARGUMENT; device 1 declares host memory
+ *                           and registers its own Add kernel (float32 and
+ *                           float64, device_kernels) besides the type's
+ *                           float32 Add
+ *   XDEV_TEST_ABI_1_4       "abi-1-4": a plugin of ABI 1.4: its table ends at
+ *                           event_elapsed_ms; the device_kernels slot beyond
+ *                           it holds a function that aborts, so a core that
+ *                           read past struct_size would crash
+ *   XDEV_TEST_CRASH_DEVICE_KERNELS  "crashdevicekernels": device_kernels
+ *                           aborts; the probe skips it naming that slot
+ *   XDEV_TEST_SYNC_FAILS    "syncfails": stream_synchronize returns an error;
+ *                           what the user gets names the slot, the plugin
+ *                           file and the device
  *
  * and once more as a good plugin for the interop tests (tests/interop):
  *
@@ -65,9 +93,35 @@ static const struct test_config k_config = {
      XDEV_DLPACK_OPENCL},
     1, {{"Fake OpenCL Device", "", -1, "device: 0, name: Fake OpenCL Device", 0}}};
 #else
+#if defined(XDEV_TEST_UPPER_PLATFORM)
+#define XDEV_TEST_TYPE "TEST"
+#define XDEV_TEST_PLATFORM "Test"
+#elif defined(XDEV_TEST_HOST_PLATFORM)
+#define XDEV_TEST_TYPE "CPU"
+#define XDEV_TEST_PLATFORM "host"
+#elif defined(XDEV_TEST_THIRD_CPU)
+#define XDEV_TEST_TYPE "CPU"
+#define XDEV_TEST_PLATFORM "thirdcpu"
+#else
+#define XDEV_TEST_TYPE "TEST"
+#define XDEV_TEST_PLATFORM "test"
+#endif
+#if defined(XDEV_TEST_THIRD_CPU) || defined(XDEV_TEST_HOST_PLATFORM)
+#define XDEV_TEST_PRIORITY XDEV_PRIORITY_CPU
+#else
+#define XDEV_TEST_PRIORITY 50
+#endif
+#ifdef XDEV_TEST_ZERO_MEMORY
+#define XDEV_TEST_MEMORY 0
+#elif defined(XDEV_TEST_LIMITS)
+#define XDEV_TEST_MEMORY ((uint64_t)64 << 20)
+#else
+#define XDEV_TEST_MEMORY ((uint64_t)1 << 30)
+#endif
 static const struct test_config k_config = {
-    "2 test devices", (uint64_t)1 << 30,
-    {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, "TEST", "test", 50, XDEV_DLPACK_NONE},
+    "2 test devices", XDEV_TEST_MEMORY,
+    {XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE, NULL, XDEV_TEST_TYPE, XDEV_TEST_PLATFORM,
+     XDEV_TEST_PRIORITY, XDEV_DLPACK_NONE},
     2,
     {{"Test Device Zero", "test:00", 0, "device: 0, name: Test Device Zero", 1},
      {"Test Device One", "test:01", 0, "device: 1, name: Test Device One", 1}}};
@@ -87,8 +141,13 @@ struct xdev_event_t {
 };
 
 #if defined(XDEV_TEST_WRITES_NOTHING) || defined(XDEV_TEST_WRITES_PAST) || \
-    defined(XDEV_TEST_LEAKS)
+    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS)
 #define XDEV_TEST_HAS_KERNEL 1
+#endif
+
+#ifdef XDEV_TEST_LIMITS
+/* Device 0's largest single allocation. */
+#define XDEV_TEST_MAX_ALLOCATION ((uint64_t)4 << 20)
 #endif
 
 static const xdev_host_api_t* g_host;
@@ -158,6 +217,17 @@ static xdev_status_t* device_get_properties(xdev_plugin_t* plugin, uint32_t ordi
   out->description = k_config.devices[ordinal].description;
   out->property_count = k_config.devices[ordinal].property_count;
   out->properties = out->property_count > 0 ? k_properties : NULL;
+#if defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_THIRD_CPU)
+  /* ABI 1.5, written only when the core's struct has the fields. */
+  if (XDEV_HAS_FIELD(out, xdev_device_properties_t, memory_kind)) {
+#ifdef XDEV_TEST_LIMITS
+    out->max_allocation_bytes = ordinal == 0 ? XDEV_TEST_MAX_ALLOCATION : 0;
+    out->memory_kind = ordinal == 0 ? XDEV_MEMORY_KIND_DEVICE : XDEV_MEMORY_KIND_HOST;
+#else
+    out->memory_kind = ordinal == 1 ? XDEV_MEMORY_KIND_DEVICE : XDEV_MEMORY_KIND_UNDECLARED;
+#endif
+  }
+#endif
   return NULL;
 }
 
@@ -172,6 +242,15 @@ static void device_close(xdev_device_t* device) { (void)device; }
 
 static xdev_status_t* memory_allocate(xdev_device_t* device, uint64_t size,
                                       uint64_t alignment, void** out_ptr) {
+#ifdef XDEV_TEST_LIMITS
+  /* Like an OpenCL device: more than CL_DEVICE_MAX_MEM_ALLOC_SIZE at once is
+   * an error, not an out-of-memory the pool could retry smaller. */
+  if (device->ordinal == 0 && size > XDEV_TEST_MAX_ALLOCATION) {
+    *out_ptr = NULL;
+    return error(XDEV_STATUS_INVALID_ARGUMENT,
+                 "limits: memory_allocate larger than the device's 4 MiB maximum");
+  }
+#endif
   (void)device;
   if (alignment < 64) alignment = 64;
   size = (size + alignment - 1) / alignment * alignment;
@@ -208,7 +287,11 @@ static void stream_destroy(xdev_stream_t* stream) {
 /* Work runs when it is enqueued: nothing to wait for, events are complete. */
 static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
   (void)stream;
+#ifdef XDEV_TEST_SYNC_FAILS
+  return error(XDEV_STATUS_INTERNAL, "simulated synchronize failure");
+#else
   return NULL;
+#endif
 }
 static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
   (void)device;
@@ -239,6 +322,14 @@ static xdev_status_t* copy(xdev_stream_t* stream, void* dst, const void* src, ui
   if (size > 0) memcpy(dst, src, (size_t)size);
   return NULL;
 }
+
+#if defined(XDEV_TEST_CAP_NO_SLOT) || defined(XDEV_TEST_SLOT_NO_CAP)
+static xdev_status_t* copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_device,
+                                const void* src, uint64_t size) {
+  (void)src_device;
+  return copy(stream, dst, src, size);
+}
+#endif
 
 #ifdef XDEV_TEST_HAS_KERNEL
 /* out = a + b, float32, inputs and output dense of one shape. */
@@ -271,6 +362,57 @@ static const xdev_kernel_info_t k_add = {
     XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Add", 0, XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32),
     XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32), add_kernel, NULL};
 static const xdev_kernel_info_t* const k_kernels[] = {&k_add};
+#endif
+
+#ifdef XDEV_TEST_LIMITS
+/* Device 1's own Add: float32 and float64, dense, one shape. Its context
+ * marks it (the tests tell it from the type's Add by it). */
+static int g_device_add_marker;
+static xdev_status_t* device_add_kernel(void* context, const xdev_kernel_call_t* call) {
+  const xdev_tensor_t* a = call->inputs[0];
+  const xdev_tensor_t* b = call->inputs[1];
+  const xdev_tensor_t* out = call->outputs[0];
+  int64_t n = 1, i;
+  int32_t k;
+  (void)context;
+  for (k = 0; k < out->rank; ++k) n *= out->shape[k];
+  if (out->dtype == XDEV_DTYPE_FLOAT64) {
+    const double* x = (const double*)((const char*)a->data + a->byte_offset);
+    const double* y = (const double*)((const char*)b->data + b->byte_offset);
+    double* z = (double*)((char*)out->data + out->byte_offset);
+    for (i = 0; i < n; ++i) z[i] = x[i] + y[i];
+  } else {
+    const float* x = (const float*)((const char*)a->data + a->byte_offset);
+    const float* y = (const float*)((const char*)b->data + b->byte_offset);
+    float* z = (float*)((char*)out->data + out->byte_offset);
+    for (i = 0; i < n; ++i) z[i] = x[i] + y[i];
+  }
+  return NULL;
+}
+#define XDEV_TEST_F32_F64 \
+  (XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64))
+static const xdev_kernel_info_t k_device_add = {
+    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Add", 0, XDEV_TEST_F32_F64, XDEV_TEST_F32_F64,
+    device_add_kernel, &g_device_add_marker};
+static const xdev_kernel_info_t* const k_device_kernels[] = {&k_device_add};
+
+static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
+                                     const xdev_kernel_info_t* const** out, uint32_t* out_count) {
+  (void)plugin;
+  *out = ordinal == 1 ? k_device_kernels : NULL;
+  *out_count = ordinal == 1 ? 1 : 0;
+  return NULL;
+}
+#endif
+
+#if defined(XDEV_TEST_ABI_1_4) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
+/* ABI_1_4: beyond the 1.4 table, a core that calls it read past struct_size.
+ * CRASH_DEVICE_KERNELS: the probe must catch it and name the slot. */
+static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
+                                     const xdev_kernel_info_t* const** out, uint32_t* out_count) {
+  (void)plugin, (void)ordinal, (void)out, (void)out_count;
+  abort();
+}
 #endif
 
 static xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out,
@@ -308,6 +450,14 @@ static xdev_plugin_api_t make_api(void) {
 #ifdef XDEV_TEST_SMALL_TABLE
   api.struct_size = 100;
 #endif
+#ifdef XDEV_TEST_ABI_1_4
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_4;
+  api.abi_version.minor = 4;
+  api.device_kernels = device_kernels; /* beyond its table: never read */
+#endif
+#if defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
+  api.device_kernels = device_kernels;
+#endif
   api.name = XDEV_TEST_PLUGIN_NAME;
   api.plugin_version = "test";
   api.capabilities = 0;
@@ -338,6 +488,13 @@ static xdev_plugin_api_t make_api(void) {
   /* Host and device memory are one: the three directions are one copy. */
   api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy;
   api.kernels = kernels;
+#ifdef XDEV_TEST_CAP_NO_SLOT
+  api.capabilities |= XDEV_CAP_PEER_COPY;
+  (void)copy_peer;
+#endif
+#ifdef XDEV_TEST_SLOT_NO_CAP
+  api.copy_peer = copy_peer;
+#endif
 #ifdef XDEV_TEST_FAKECL
   api.stream_native_handle = stream_native_handle;
 #endif

@@ -44,8 +44,10 @@ extern "C" {
 
 #define XDEV_ABI_VERSION_MAJOR 1
 /* 1.3: DLPack device types and streams (the "Since 1.3" blocks below).
- * 1.4: timing between two events (XDEV_CAP_EVENT_TIMING, event_elapsed_ms). */
-#define XDEV_ABI_VERSION_MINOR 4
+ * 1.4: timing between two events (XDEV_CAP_EVENT_TIMING, event_elapsed_ms).
+ * 1.5: a device's largest single allocation and memory kind, per-device
+ *      kernels (device_kernels); platform names are lower case. */
+#define XDEV_ABI_VERSION_MINOR 5
 
 /* The name of the one exported entry symbol. */
 #define XDEV_PLUGIN_ENTRY_SYMBOL "xdev_plugin_query"
@@ -234,7 +236,11 @@ typedef struct xdev_device_type_info_t {
   /* Type name: ASCII letters, digits and '_', starting with a letter, at
    * most 31 characters; the core upper-cases it ("GPU", "CPU", "NPU"). */
   const char* type;
-  /* Platform: who implements it, lower case ("host", "cuda", "sim"). */
+  /* Platform: who implements it, lower case ("host", "cuda", "sim"): a
+   * name with an upper-case letter is refused at load (enforced since 1.5).
+   * "host" is reserved for the in-tree cpu plugin (plugin name "cpu"),
+   * whose CPU device is always CPU:0; another plugin that offers platform
+   * "host" is skipped (docs/plugin-abi.md, "Device numbering"). */
   const char* platform;
   /* Placement priority, see XDEV_PRIORITY_*. */
   int32_t priority;
@@ -292,7 +298,8 @@ typedef struct xdev_device_properties_t {
   uint32_t type_index;
   /* Human-readable model name ("NVIDIA H100 80GB HBM3", "AMD EPYC 9B14"). */
   const char* name;
-  /* Total memory the device has, in bytes. */
+  /* Total memory the device has, in bytes; > 0 (a device that reports 0
+   * makes the core skip the plugin, since 1.5). */
   uint64_t memory_total;
   /* Bus id ("0000:05:00.0"), or "" when it has none. */
   const char* bus_id;
@@ -304,9 +311,40 @@ typedef struct xdev_device_properties_t {
   /* Free-form key/values, `property_count` of them. May be NULL if 0. */
   const xdev_property_t* properties;
   uint32_t property_count;
+
+  /* ---- Since 1.5: memory limits and kind (read when struct_size covers
+   * them; the core zero-fills the struct before the call, so a plugin that
+   * leaves them alone declares nothing) ----------------------------------- */
+  /* The largest size memory_allocate can satisfy in one call on this device
+   * (OpenCL's CL_DEVICE_MAX_MEM_ALLOC_SIZE), in bytes; 0 = no such limit or
+   * unknown (what the core assumes for plugins before 1.5). The core's pool
+   * never asks memory_allocate for more than this in one call: it reserves
+   * memory in regions of at most this size, and a single tensor larger than
+   * it fails with XDEV_STATUS_OUT_OF_MEMORY naming the limit. Plain value,
+   * copied by the core during the call. */
+  uint64_t max_allocation_bytes;
+  /* What the device's memory is, one of XDEV_MEMORY_KIND_* below. It picks
+   * the default of the core's pool: DEVICE memory (discrete, not shared with
+   * the host) is reserved up front unless the user asks for growth; HOST
+   * memory (the host's RAM, or memory an integrated device shares with it)
+   * grows on demand. XDEV_MEMORY_KIND_UNDECLARED (0, also plugins before
+   * 1.5) and values this core does not know: the core derives the default
+   * from the type name as before 1.5 (CPU grows, GPU reserves unless
+   * XDEV_FORCE_GPU_ALLOW_GROWTH, other types reserve). Plain value, copied
+   * by the core during the call. */
+  int32_t memory_kind;
+  /* ---- end of 1.5 --------------------------------------------------- */
 } xdev_device_properties_t;
 #define XDEV_DEVICE_PROPERTIES_STRUCT_SIZE \
+  XDEV_STRUCT_SIZE(xdev_device_properties_t, memory_kind)
+/* The v1.0 size (up to `property_count`): what cores before 1.5 pass. */
+#define XDEV_DEVICE_PROPERTIES_STRUCT_SIZE_1_0 \
   XDEV_STRUCT_SIZE(xdev_device_properties_t, property_count)
+
+/* Since 1.5. Values of xdev_device_properties_t::memory_kind. */
+#define XDEV_MEMORY_KIND_UNDECLARED 0 /* derive from the type name (see above) */
+#define XDEV_MEMORY_KIND_DEVICE 1     /* discrete device memory: reserve up front */
+#define XDEV_MEMORY_KIND_HOST 2       /* host memory or shared with it: grow */
 
 /* ------------------------------------------------------------------------ */
 /* Kernels                                                                  */
@@ -396,7 +434,9 @@ typedef struct xdev_plugin_init_args_t {
 #define XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_init_args_t, host)
 
 /* Capability bits a plugin declares in xdev_plugin_api_t::capabilities. An
- * optional slot whose bit is clear must be NULL, and vice versa. */
+ * optional slot whose bit is clear must be NULL, and vice versa: the core
+ * skips a plugin that declares a bit without its slots, and (since 1.5) one
+ * that sets such a slot without its bit. */
 #define XDEV_CAP_HOST_MEMORY UINT64_C(0x1) /* host_memory_allocate/free */
 #define XDEV_CAP_PEER_COPY UINT64_C(0x2)   /* copy_peer */
 #define XDEV_CAP_EVENTS UINT64_C(0x4)      /* real asynchronous events */
@@ -499,7 +539,9 @@ typedef struct xdev_plugin_api_t {
    * least `alignment`, a power of two from 1 to 4096 (the core asks for
    * 256); below 64 the plugin may align to 64. Size 0 or another alignment:
    * XDEV_STATUS_INVALID_ARGUMENT. Returns XDEV_STATUS_OUT_OF_MEMORY when the
-   * device cannot satisfy the request. Thread-safety: thread-safe. */
+   * device cannot satisfy the request; above the device's declared
+   * max_allocation_bytes (1.5), which the core never asks for, it may return
+   * XDEV_STATUS_INVALID_ARGUMENT instead. Thread-safety: thread-safe. */
   xdev_status_t* (*memory_allocate)(xdev_device_t* device, uint64_t size,
                                     uint64_t alignment, void** out_ptr);
   /* REQUIRED. Frees memory from memory_allocate. NULL is a no-op. All work
@@ -623,9 +665,27 @@ typedef struct xdev_plugin_api_t {
    * re-recorded meanwhile. */
   xdev_status_t* (*event_elapsed_ms)(xdev_event_t* start, xdev_event_t* end, double* out_ms);
   /* ---- end of 1.4 ---------------------------------------------------- */
+
+  /* ---- Since 1.5: per-device kernels (optional, may be NULL) ------------ */
+  /* The kernels only physical device `ordinal` (0 ... device_count-1) runs,
+   * in addition to those `kernels` registers for its whole type: for two
+   * devices of one type that differ (one supports float64, the other not).
+   * Same descriptors and ownership as `kernels` (owned by the plugin, valid
+   * until shutdown); each descriptor's `type_index` must be the device's
+   * type, else the core ignores it with a warning. For an op and dtypes,
+   * the core prefers a kernel registered here over one of the type. May
+   * report 0 kernels. Called once per device after initialize, before any
+   * device is opened. NULL (also plugins before 1.5): only type kernels.
+   * Thread-safety: thread-safe. */
+  xdev_status_t* (*device_kernels)(xdev_plugin_t* plugin, uint32_t ordinal,
+                                   const xdev_kernel_info_t* const** out_kernels,
+                                   uint32_t* out_count);
+  /* ---- end of 1.5 ---------------------------------------------------- */
 } xdev_plugin_api_t;
 /* The size a writer built against this header reports. */
-#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, event_elapsed_ms)
+#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, device_kernels)
+/* The 1.4 table (up to `event_elapsed_ms`). */
+#define XDEV_PLUGIN_API_STRUCT_SIZE_1_4 XDEV_STRUCT_SIZE(xdev_plugin_api_t, event_elapsed_ms)
 /* The 1.3 table (up to `stream_native_handle`). */
 #define XDEV_PLUGIN_API_STRUCT_SIZE_1_3 XDEV_STRUCT_SIZE(xdev_plugin_api_t, stream_native_handle)
 /* The v1.0 table (up to `kernels`): the least the core accepts. */
@@ -683,8 +743,11 @@ XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE_1_0 == 36, "xdev_device_typ
 XDEV_STATIC_ASSERT(XDEV_DEVICE_TYPE_INFO_STRUCT_SIZE == 40, "xdev_device_type_info_t 1.3 changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_3 == 272, "xdev_plugin_api_t 1.3 changed");
 /* 1.4 */
-XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 280, "xdev_plugin_api_t 1.4 changed");
-XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 76, "xdev_device_properties_t changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_4 == 280, "xdev_plugin_api_t 1.4 changed");
+/* 1.5 */
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 288, "xdev_plugin_api_t 1.5 changed");
+XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 92, "xdev_device_properties_t 1.5 changed");
+XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE_1_0 == 76, "xdev_device_properties_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 == 84, "xdev_kernel_call_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_INFO_STRUCT_SIZE == 64, "xdev_kernel_info_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE == 24, "xdev_plugin_init_args_t changed");

@@ -257,6 +257,8 @@ static inline void xdev_plugin_fill_properties(xdev_device_properties_t* out,
   XDEV_PLUGIN_FILL_(description);
   XDEV_PLUGIN_FILL_(properties);
   XDEV_PLUGIN_FILL_(property_count);
+  XDEV_PLUGIN_FILL_(max_allocation_bytes); /* 1.5 */
+  XDEV_PLUGIN_FILL_(memory_kind);          /* 1.5 */
 #undef XDEV_PLUGIN_FILL_
 }
 

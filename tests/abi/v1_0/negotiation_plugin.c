@@ -5,9 +5,12 @@
  *   NEGOTIATION_UNKNOWN_EXTENSIONS  extensions of unknown type hang off the
  *                                   table, the device type and every kernel
  *                                   entry: readers must skip them (loads)
- *   NEGOTIATION_FUTURE_MINOR        reports ABI 1.99 with a table 16 bytes
- *                                   longer than v1.0 (two slots this core does
- *                                   not know): a newer minor loads
+ *   NEGOTIATION_FUTURE_MINOR        reports ABI 1.99 with a table 32 slots
+ *                                   longer than v1.0: the slots later minors
+ *                                   defined (1.3, 1.4, 1.5, ...) left NULL, as a
+ *                                   plugin that uses none of them leaves them,
+ *                                   and the last two, far beyond any table this
+ *                                   core knows, set: a newer minor loads
  *   NEGOTIATION_MAJOR_0             reports ABI 0.9: refused, naming both
  *                                   versions
  */
@@ -23,9 +26,13 @@
 __attribute__((unused)) static const xdev_extension_t k_unknown_b = {sizeof(xdev_extension_t), 0x7fff0102u, NULL};
 __attribute__((unused)) static const xdev_extension_t k_unknown_a = {sizeof(xdev_extension_t), 0x7fff0101u, &k_unknown_b};
 
+#define NEGOTIATION_LATER_SLOTS 30
 static struct {
   xdev_plugin_api_t api;
-  /* What a later minor appends: slots this core's header does not have. */
+  /* What later minors append: the slots minors up to this core's defined
+   * (NULL here: optional, and set only with their capability bits), then
+   * two slots of a minor this core does not know. */
+  void (*later_slots[NEGOTIATION_LATER_SLOTS])(void);
   void (*future_slot_a)(void);
   void (*future_slot_b)(void);
 } g_table;
@@ -79,7 +86,8 @@ XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* ar
 #endif
 #ifdef NEGOTIATION_FUTURE_MINOR
   g_table.api.abi_version.minor = 99;
-  g_table.api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE + 2 * sizeof(void (*)(void));
+  g_table.api.struct_size =
+      XDEV_PLUGIN_API_STRUCT_SIZE + (NEGOTIATION_LATER_SLOTS + 2) * sizeof(void (*)(void));
 #endif
 #ifdef NEGOTIATION_MAJOR_0
   g_table.api.abi_version.major = 0;

@@ -270,6 +270,10 @@ XDEV_CONFORMANCE_TEST(device_properties, "device.properties",
       require(p.properties[k].key != nullptr,
               where + " property " + std::to_string(k) + " has no key");
     }
+    // ABI 1.5: one allocation cannot be larger than the device.
+    require(p.max_allocation_bytes <= p.memory_total,
+            where + " reports max_allocation_bytes " + std::to_string(p.max_allocation_bytes) +
+                ", more than its memory_total " + std::to_string(p.memory_total));
   }
 }
 

@@ -708,6 +708,32 @@ void kernel_registry(Context& ctx) {
   }
   auto again = read_kernels(ctx);
   require(again.size() == kernels.size(), "kernels answered differently the second time");
+  // ABI 1.5: each device's own kernels are of the device's type.
+  const xdev_plugin_api_t& api = ctx.api();
+  if (!XDEV_HAS_FIELD(&api, xdev_plugin_api_t, device_kernels) || api.device_kernels == nullptr) {
+    return;
+  }
+  uint32_t devices = 0;  // not ctx.devices(): no device is no reason to skip the test
+  check(api.device_count(ctx.plugin(), &devices), "device_count");
+  for (uint32_t d = 0; d < devices; ++d) {
+    const xdev_kernel_info_t* const* own = nullptr;
+    uint32_t count = 0;
+    check(api.device_kernels(ctx.plugin(), d, &own, &count),
+          "device_kernels(" + std::to_string(d) + ")");
+    require(count == 0 || own != nullptr, "device_kernels(" + std::to_string(d) + ") reported " +
+                                              std::to_string(count) + " kernels but no array");
+    const uint32_t type = ctx.properties(d).type_index;
+    for (uint32_t i = 0; i < count; ++i) {
+      const std::string where = "device_kernels(" + std::to_string(d) + ") kernel " +
+                                std::to_string(i);
+      require(own[i] != nullptr && own[i]->op != nullptr && own[i]->fn != nullptr,
+              where + " is NULL or has no op or function");
+      require(own[i]->type_index == type, where + " (" + own[i]->op + ") names device type " +
+                                              std::to_string(own[i]->type_index) +
+                                              ", but the device is of type " +
+                                              std::to_string(type));
+    }
+  }
 }
 
 // The input after input 0 whose dtype output 0 takes (Select's x), or 0.
@@ -925,7 +951,8 @@ constexpr std::array<TestFn, sizeof...(I)> kernel_tests(std::index_sequence<I...
 
 void add_kernel_tests(std::vector<TestCase>& t) {
   t.push_back({"kernel.registry",
-               "every kernel entry: struct_size, op, function, type index, dtype masks",
+               "every kernel entry: struct_size, op, function, type index, dtype masks; "
+               "each device's own kernels (ABI 1.5) of its type",
                kernel_registry});
   static constexpr auto kTests =
       kernel_tests(std::make_index_sequence<static_cast<size_t>(xdev::detail::kOpCount)>());

@@ -185,9 +185,16 @@ static void test_tables(void) {
   xdev_plugin_fill_properties(&out, &values);
   CHECK(out.struct_size == XDEV_STRUCT_SIZE(xdev_device_properties_t, name));
   CHECK(out.name == values.name && out.memory_total == 7 && out.description == NULL);
-  out.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
+  /* A core before 1.5: the 1.5 fields stay untouched. */
+  values.max_allocation_bytes = 1024;
+  values.memory_kind = XDEV_MEMORY_KIND_HOST;
+  out.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE_1_0;
   xdev_plugin_fill_properties(&out, &values);
   CHECK(out.memory_total == 42 && out.description == values.description);
+  CHECK(out.max_allocation_bytes == 0 && out.memory_kind == XDEV_MEMORY_KIND_UNDECLARED);
+  out.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
+  xdev_plugin_fill_properties(&out, &values);
+  CHECK(out.max_allocation_bytes == 1024 && out.memory_kind == XDEV_MEMORY_KIND_HOST);
 
   /* Required slots: the first NULL one is named, in table order. Any non-NULL
    * function pointer will do (they are compared, never called). */
