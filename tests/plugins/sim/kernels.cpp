@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <string>
@@ -25,7 +26,7 @@ namespace {
 // A tensor of a kernel call, copied out of the call and checked against the
 // device's memory.
 struct TensorView {
-  std::string role;  // "MatMul input a", for messages
+  std::string role;  // "MatMul input 0", for messages
   xdev_dtype_t dtype = XDEV_DTYPE_INVALID;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;  // in elements, any sign, 0 = broadcast
@@ -182,7 +183,10 @@ Failure copy_attrs(const xdev_kernel_call_t& call, const std::string& at,
       copy.text = attr.value.s;
     }
     if (attr.kind == XDEV_ATTR_INTS) {
-      if (attr.value.ints.count < 0 || attr.value.ints.count > 4096 ||
+      // No op takes more than a few ints (axes: at most XDEV_MAX_RANK); a
+      // count past kMaxInts is garbage, refused before it is copied.
+      constexpr int64_t kMaxInts = 4096;
+      if (attr.value.ints.count < 0 || attr.value.ints.count > kMaxInts ||
           (attr.value.ints.count > 0 && attr.value.ints.values == nullptr)) {
         return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
                             "%s: attribute '%s' has %" PRId64 " ints at %p", at.c_str(),

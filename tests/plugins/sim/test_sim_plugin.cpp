@@ -1139,6 +1139,39 @@ TEST_F(SimPlugin, KernelCallsAreCheckedWhenTheyAreMade) {
                            {"AddN input 2", "overruns"}));
   }
   {
+    KernelCall call("Neg", dev, s);
+    call.input(a, f32, {4});
+    EXPECT_TRUE(fails_with(run("Neg", call), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"Neg on Sim Accelerator 0", "the call has no output"}));
+  }
+  {
+    KernelCall call("Sum", dev, s);
+    call.input(a, f32, {4}).output(c, f32, {});
+    xdev_attr_t axes{};
+    axes.name = "axes";
+    axes.kind = XDEV_ATTR_INTS;
+    axes.value.ints.values = nullptr;  // a garbage list is refused before it is copied
+    axes.value.ints.count = 1;
+    call.attribute(axes);
+    EXPECT_TRUE(fails_with(run("Sum", call), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"attribute 'axes' has 1 ints"}));
+    axes.value.ints.values = reinterpret_cast<const int64_t*>(host.data());
+    axes.value.ints.count = int64_t{1} << 40;
+    KernelCall huge("Sum", dev, s);
+    huge.input(a, f32, {4}).output(c, f32, {}).attribute(axes);
+    EXPECT_TRUE(fails_with(run("Sum", huge), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"attribute 'axes' has 1099511627776 ints"}));
+  }
+  {
+    KernelCall call("MatMul", dev, s);
+    call.input(a, f32, {2, 2}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
+    xdev_kernel_call_t* raw = call.get();
+    raw->attr_count = 2;  // and attrs NULL
+    const xdev_kernel_info_t* matmul = kernel("MatMul");
+    EXPECT_TRUE(fails_with(take(matmul->fn(matmul->kernel_context, raw)),
+                           XDEV_STATUS_INVALID_ARGUMENT, {"2 attributes but no array"}));
+  }
+  {
     KernelCall call("Add", dev, s1);  // a stream of device 1
     call.input(a, f32, {4}).input(b, f32, {4}).output(c, f32, {4});
     EXPECT_TRUE(fails_with(run("Add", call), XDEV_STATUS_INVALID_ARGUMENT,
