@@ -4,8 +4,6 @@
 
 #include <xdev/plugin.h>
 
-#include <oneapi/tbb/global_control.h>
-
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -68,9 +66,6 @@ struct xdev_plugin_t {
   xdev::sim::ph::KernelList kernels;
   // One per entry of `kernels`, its kernel_context (stable addresses).
   std::deque<xdev::sim::KernelContext> kernel_contexts;
-  // Keeps oneTBB's workers (the host kernels use them) joinable: attached at
-  // the first device_open, finalized in shutdown.
-  tbb::task_scheduler_handle tbb_handle;
 
   std::mutex mutex;                   // guards `open`
   std::vector<xdev_device_t*> open;   // by ordinal; NULL while closed

@@ -2,6 +2,8 @@
 
 #include <xdev/plugin_helpers.h>
 
+#include <oneapi/tbb/task_arena.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
@@ -338,7 +340,16 @@ Failure run(const HostCall& call, const Arena& arena, const xdev_host_api_t* log
 
   HostRun host_run{log, {}};
   t_run = &host_run;
-  xdev_status_t* status = call.kernel->fn(call.kernel->kernel_context, &host_call);
+  // In an arena of one slot: the kernel's oneTBB loops run on this worker
+  // alone, so the sim starts no oneTBB worker threads. It then holds no
+  // oneTBB scheduler handle, which would keep the cpu plugin's shutdown from
+  // joining its own workers in a process that loads both (tbb::finalize
+  // fails while another handle lives), and nothing of oneTBB outlives the
+  // work when the library is unloaded.
+  xdev_status_t* status = nullptr;
+  tbb::task_arena one_slot(1);
+  one_slot.execute(
+      [&] { status = call.kernel->fn(call.kernel->kernel_context, &host_call); });
   t_run = nullptr;
   if (status == nullptr) return {};
   if (status != failed_status() || !host_run.failure) {

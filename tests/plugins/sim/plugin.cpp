@@ -234,14 +234,6 @@ void shutdown(xdev_plugin_t* plugin) noexcept {
                device->text->label.c_str());
     device_close(device);
   }
-  // Joins oneTBB's worker threads, which the host kernels use (when no one
-  // else holds the scheduler), so that unloading the library cannot leave a
-  // worker running unmapped code.
-  if (plugin->tbb_handle && !tbb::finalize(plugin->tbb_handle, std::nothrow)) {
-    g_host.log(plugin->host, XDEV_LOG_WARNING,
-               "shutdown: oneTBB's worker threads were not joined because other threads or "
-               "libraries still use oneTBB; keep this library loaded (RTLD_NODELETE)");
-  }
   delete plugin;  // its registration ends: the host table is no fallback any more
 }
 
@@ -318,10 +310,6 @@ xdev_status_t* device_open(xdev_plugin_t* plugin, uint32_t ordinal,
                                         &device->arena)) {
       return to_status(plugin->host, kSlot, failure);
     }
-    // Registers the instance as a user of oneTBB's scheduler (starts no
-    // thread), so that shutdown() can join the workers the host kernels
-    // start. Only kernels use oneTBB, and they need an open device.
-    if (!plugin->tbb_handle) plugin->tbb_handle = tbb::task_scheduler_handle{tbb::attach{}};
     plugin->open[ordinal] = device.get();
     *out_device = device.release();
     return nullptr;

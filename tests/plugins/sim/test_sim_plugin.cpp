@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -1325,6 +1326,51 @@ TEST_F(SimPlugin, HostKernelsComputeOnTheDevicesMemory) {
     ASSERT_TRUE(outcome.ok()) << outcome.message;
     EXPECT_EQ(download<unsigned char>(s, out, 6), (std::vector<unsigned char>{0, 0, 0, 0, 0, 0}));
   }
+}
+
+// The threads of this process (Linux: /proc/self/task).
+size_t thread_count() {
+  size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++count;
+  }
+  return count;
+}
+
+// The host kernels run on the stream's worker alone, even where the cpu
+// plugin splits the work over oneTBB's threads (32 Ki elements and more):
+// the sim starts no thread besides its stream workers, so it needs no oneTBB
+// scheduler handle (one would keep the cpu plugin's shutdown from joining
+// its workers, docs in kernels.cpp).
+TEST_F(SimPlugin, HostKernelsStartNoThreadsOfTheirOwn) {
+  xdev_device_t* dev = start_on_device({});
+  xdev_stream_t* s = stream(dev);
+  const int64_t n = int64_t{1} << 20;
+  void* x = allocate(dev, n * sizeof(float));
+  void* y = allocate(dev, n * sizeof(float));
+  void* out = allocate(dev, n * sizeof(float));
+  const std::vector<float> ones(static_cast<size_t>(n), 1.0f);
+  upload(s, x, ones.data(), n * sizeof(float));
+  upload(s, y, ones.data(), n * sizeof(float));
+  const size_t before = thread_count();
+  {
+    KernelCall call("Add", dev, s);
+    call.input(x, XDEV_DTYPE_FLOAT32, {n}).input(y, XDEV_DTYPE_FLOAT32, {n});
+    call.output(out, XDEV_DTYPE_FLOAT32, {n});
+    const Outcome outcome = run("Add", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+  }
+  {
+    KernelCall call("Sum", dev, s);
+    call.input(out, XDEV_DTYPE_FLOAT32, {n}).output(x, XDEV_DTYPE_FLOAT32, {});
+    const std::vector<int64_t> axes = {0};
+    call.attribute(xdev_test::attr_ints("axes", axes));
+    const Outcome outcome = run("Sum", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+  }
+  EXPECT_EQ(download<float>(s, x, 1), std::vector<float>{2.0f * static_cast<float>(n)});
+  EXPECT_EQ(thread_count(), before);
 }
 
 // The addresses of any op are checked again when it runs: memory the core
