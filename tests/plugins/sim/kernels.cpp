@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <exception>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
@@ -303,6 +305,54 @@ void record_failure(xdev_status_code_t code, std::string message) noexcept {
   t_run->failure.message = std::move(message);
 }
 
+// The host kernels running on stream workers, and whether they may still
+// start. A program may exit while a stream of the sim still has work queued
+// (the core's global runtime is never destroyed): its workers then run on
+// while the exit handlers tear down the libraries, and a host kernel entering
+// oneTBB then died in oneTBB's destroyed scheduler ("pure virtual method
+// called", 1 run in 60 of ops_fallback). So the sim closes the gate when
+// this library's static objects are destroyed, which is before oneTBB's (the
+// library depends on it, so oneTBB was initialized first): the kernels that
+// run are waited for, and later ones do not run.
+class HostKernelGate {
+ public:
+  // False once closed: the kernel must not run.
+  bool enter() {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    ++running_;
+    return true;
+  }
+  void leave() {
+    std::lock_guard lock(mutex_);
+    if (--running_ == 0) idle_.notify_all();
+  }
+  void close() {
+    std::unique_lock lock(mutex_);
+    closed_ = true;
+    idle_.wait(lock, [this] { return running_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int running_ = 0;
+  bool closed_ = false;
+};
+
+// Never destroyed: workers may still ask it after the exit handlers ran.
+HostKernelGate& gate() {
+  static HostKernelGate* const kGate = new HostKernelGate;
+  return *kGate;
+}
+
+// Closes the gate when this library's static objects are destroyed (at exit
+// or when the library is unloaded; then no stream is left, nothing waits).
+struct CloseGateAtExit {
+  CloseGateAtExit() { gate(); }
+  ~CloseGateAtExit() { gate().close(); }
+} g_close_gate_at_exit;
+
 // Runs `call` on the worker: the addresses again (the core may have freed
 // the memory since), then the host kernel over host pointers.
 Failure run(const HostCall& call, const Arena& arena, const xdev_host_api_t* log) {
@@ -346,11 +396,24 @@ Failure run(const HostCall& call, const Arena& arena, const xdev_host_api_t* log
   // joining its own workers in a process that loads both (tbb::finalize
   // fails while another handle lives), and nothing of oneTBB outlives the
   // work when the library is unloaded.
+  struct Entered {
+    ~Entered() {
+      gate().leave();
+      t_run = nullptr;
+    }
+  };
   xdev_status_t* status = nullptr;
-  tbb::task_arena one_slot(1);
-  one_slot.execute(
-      [&] { status = call.kernel->fn(call.kernel->kernel_context, &host_call); });
-  t_run = nullptr;
+  if (!gate().enter()) {
+    t_run = nullptr;
+    return make_failure(XDEV_STATUS_UNAVAILABLE, "%s: not run: the process is exiting",
+                        call.at.c_str());
+  }
+  {
+    const Entered entered;
+    tbb::task_arena one_slot(1);
+    one_slot.execute(
+        [&] { status = call.kernel->fn(call.kernel->kernel_context, &host_call); });
+  }
   if (status == nullptr) return {};
   if (status != failed_status() || !host_run.failure) {
     return make_failure(XDEV_STATUS_INTERNAL, "%s: the host kernel failed without saying why",
