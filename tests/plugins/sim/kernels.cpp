@@ -340,9 +340,12 @@ class HostKernelGate {
   bool closed_ = false;
 };
 
-// Never destroyed: workers may still ask it after the exit handlers ran.
+// Never destroyed: workers may still ask it after the exit handlers ran. In
+// the library's own storage, not on the heap: a heap object would leak at
+// every unload (LeakSanitizer).
 HostKernelGate& gate() {
-  static HostKernelGate* const kGate = new HostKernelGate;
+  alignas(HostKernelGate) static unsigned char storage[sizeof(HostKernelGate)];
+  static HostKernelGate* const kGate = new (storage) HostKernelGate;
   return *kGate;
 }
 
@@ -394,8 +397,7 @@ Failure run(const HostCall& call, const Arena& arena, const xdev_host_api_t* log
   // alone, so the sim starts no oneTBB worker threads. It then holds no
   // oneTBB scheduler handle, which would keep the cpu plugin's shutdown from
   // joining its own workers in a process that loads both (tbb::finalize
-  // fails while another handle lives), and nothing of oneTBB outlives the
-  // work when the library is unloaded.
+  // fails while another handle lives).
   struct Entered {
     ~Entered() {
       gate().leave();
