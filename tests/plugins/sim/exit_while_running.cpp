@@ -23,6 +23,14 @@
 
 namespace {
 
+// What the program never releases, like the core's runtime; held here so
+// that it stays reachable (LeakSanitizer counts only unreachable memory).
+xdev_test::CoreHost* g_host = nullptr;
+xdev_test::PluginLibrary* g_library = nullptr;
+xdev_plugin_t* g_plugin = nullptr;
+xdev_device_t* g_device = nullptr;
+xdev_stream_t* g_stream = nullptr;
+
 int fail(const char* what) {
   std::fprintf(stderr, "exit_while_running: %s\n", what);
   return 2;
@@ -32,22 +40,21 @@ int fail(const char* what) {
 
 int main() {
   std::atexit([] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); });
-  // Deliberately leaked, like the core's runtime: nothing is shut down.
-  auto* host = new xdev_test::CoreHost("sim");
-  auto* library = new xdev_test::PluginLibrary;
-  if (!library->open(XDEV_SIM_PLUGIN_FILE)) return fail("cannot load the plugin");
+  // Nothing is shut down.
+  g_host = new xdev_test::CoreHost("sim");
+  g_library = new xdev_test::PluginLibrary;
+  if (!g_library->open(XDEV_SIM_PLUGIN_FILE)) return fail("cannot load the plugin");
   auto* query = reinterpret_cast<xdev_status_t* (*)(xdev_plugin_query_args_t*)>(
-      library->symbol("xdev_plugin_query"));
-  xdev_plugin_query_args_t query_args = xdev_test::query_args(host->get());
+      g_library->symbol("xdev_plugin_query"));
+  xdev_plugin_query_args_t query_args = xdev_test::query_args(g_host->get());
   if (query == nullptr || query(&query_args) != nullptr) return fail("query failed");
   const xdev_plugin_api_t* api = query_args.plugin_api;
-  const xdev_plugin_init_args_t init_args = xdev_test::init_args(host->get());
-  xdev_plugin_t* plugin = nullptr;
-  xdev_device_t* device = nullptr;
-  xdev_stream_t* stream = nullptr;
-  if (api->initialize(&init_args, &plugin) != nullptr) return fail("initialize failed");
-  if (api->device_open(plugin, 0, &device) != nullptr) return fail("device_open failed");
-  if (api->stream_create(device, &stream) != nullptr) return fail("stream_create failed");
+  const xdev_plugin_init_args_t init_args = xdev_test::init_args(g_host->get());
+  if (api->initialize(&init_args, &g_plugin) != nullptr) return fail("initialize failed");
+  if (api->device_open(g_plugin, 0, &g_device) != nullptr) return fail("device_open failed");
+  if (api->stream_create(g_device, &g_stream) != nullptr) return fail("stream_create failed");
+  xdev_device_t* device = g_device;
+  xdev_stream_t* stream = g_stream;
   void* x = nullptr;
   void* out = nullptr;
   if (api->memory_allocate(device, 64, 64, &x) != nullptr ||
@@ -56,7 +63,7 @@ int main() {
   }
   const xdev_kernel_info_t* const* kernels = nullptr;
   uint32_t count = 0;
-  if (api->kernels(plugin, &kernels, &count) != nullptr) return fail("kernels failed");
+  if (api->kernels(g_plugin, &kernels, &count) != nullptr) return fail("kernels failed");
   const xdev_kernel_info_t* exp =
       xdev_test::find_kernel(kernels, count, "Exp", XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT32);
   if (exp == nullptr) return fail("no Exp kernel");
