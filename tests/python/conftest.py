@@ -35,6 +35,12 @@ FAKECL_DIR = _fixture_dir("XDEV_TEST_FAKECL_PLUGIN_DIR", ("tests", "interop"),
 if SIM_DIR is not None:
     os.environ["XDEV_PLUGIN_PATH"] = SIM_DIR
     os.environ["XDEV_SIM_DEVICES"] = "2"
+    # The sim's kernels before it ran the cpu plugin's host kernels (MatMul and Add,
+    # float32 and float64; tests/plugins/sim/README.md): the placement and fallback
+    # expectations of these tests (Cast, reductions and int ops on the CPU) need ops
+    # the sim lacks. Inherited by run_python's interpreters and the examples' runs.
+    os.environ.setdefault("XDEV_SIM_KERNELS", "MatMul,Add")
+    os.environ.setdefault("XDEV_SIM_KERNEL_DTYPES", "float32,float64")
 else:
     os.environ.pop("XDEV_PLUGIN_PATH", None)
 

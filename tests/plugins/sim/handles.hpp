@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,17 @@ struct Config {
   uint64_t memory_mb = 256;              // XDEV_SIM_MEMORY_MB, per device
   std::chrono::microseconds delay{0};    // XDEV_SIM_DELAY_US, per copy/kernel
   uint64_t scratch_bytes = 0;            // XDEV_SIM_SCRATCH_BYTES, per MatMul
+  // XDEV_SIM_KERNELS: the host kernels (plugins/cpu) the plugin registers.
+  std::vector<const xdev_kernel_info_t*> kernels;
+  // XDEV_SIM_KERNEL_DTYPES: the input dtypes they are registered for.
+  uint64_t kernel_dtypes = ~uint64_t{0};
+};
+
+// The kernel_context of a registered kernel.
+struct KernelContext {
+  const xdev_plugin_t* plugin = nullptr;
+  const xdev_kernel_info_t* host = nullptr;  // the host kernel it runs
+  uint64_t input_dtypes = 0;                 // what it is registered for
 };
 
 // What device_get_properties hands out for one device; lives in the plugin
@@ -52,6 +64,8 @@ struct xdev_plugin_t {
   xdev_device_type_info_t type{};
   const xdev_device_type_info_t* types[1] = {&type};
   xdev::sim::ph::KernelList kernels;
+  // One per entry of `kernels`, its kernel_context (stable addresses).
+  std::deque<xdev::sim::KernelContext> kernel_contexts;
 
   std::mutex mutex;                   // guards `open`
   std::vector<xdev_device_t*> open;   // by ordinal; NULL while closed

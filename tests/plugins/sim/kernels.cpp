@@ -1,13 +1,28 @@
 #include "kernels.hpp"
 
+#include <xdev/plugin_helpers.h>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
 #include <cinttypes>
+#include <condition_variable>
+#include <cstdarg>
 #include <cstddef>
-#include <cstring>
+#include <cstdio>
+#include <exception>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+// The cpu plugin's host kernels (plugins/cpu, the host_kernels library).
+#include "kernels/common.hpp"
+#include "kernels/kernels.hpp"
 
 namespace xdev::sim {
 namespace {
@@ -15,7 +30,7 @@ namespace {
 // A tensor of a kernel call, copied out of the call and checked against the
 // device's memory.
 struct TensorView {
-  std::string role;  // "MatMul input a", for messages
+  std::string role;  // "MatMul input 0", for messages
   xdev_dtype_t dtype = XDEV_DTYPE_INVALID;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;  // in elements, any sign, 0 = broadcast
@@ -117,15 +132,6 @@ Failure locate(const TensorView& view, const Arena& arena, std::byte** out_first
   return {};
 }
 
-// locate() for each (view, out_first) pair in turn; the first failure.
-Failure locate_all(const Arena& arena,
-                   std::initializer_list<std::pair<const TensorView*, std::byte**>> views) {
-  for (const auto& [view, out_first] : views) {
-    if (Failure failure = locate(*view, arena, out_first)) return failure;
-  }
-  return {};
-}
-
 bool row_major(const TensorView& view) {
   if (view.elements == 0) return true;
   int64_t expected = 1;
@@ -140,264 +146,428 @@ bool overlap(const TensorView& a, const TensorView& b) {
   return a.bytes > 0 && b.bytes > 0 && a.begin < b.begin + b.bytes && b.begin < a.begin + a.bytes;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t k = 0; k < shape.size(); ++k) {
-    if (k > 0) text += ", ";
-    text += std::to_string(shape[k]);
+
+// "float32, int64" for a dtype mask.
+std::string mask_text(uint64_t mask) {
+  std::string text;
+  for (xdev_dtype_t dtype : {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64, XDEV_DTYPE_INT32,
+                             XDEV_DTYPE_INT64, XDEV_DTYPE_BOOL, XDEV_DTYPE_FLOAT16,
+                             XDEV_DTYPE_BFLOAT16, XDEV_DTYPE_UINT8, XDEV_DTYPE_INT8}) {
+    if (cpu::in_mask(dtype, mask)) text += (text.empty() ? "" : ", ") + dtype_name(dtype);
   }
-  return text + "]";
+  return text.empty() ? "none" : text;
 }
 
-// Checks what every kernel call shares: counts, tensors, one registered
-// dtype, a contiguous output that aliases no input.
-Failure check_call(const xdev_kernel_call_t& call, const char* op, const Arena& arena,
-                   const std::vector<const char*>& input_names, std::vector<TensorView>* inputs,
-                   TensorView* output) {
-  const std::string at = where(op, arena);
-  if (call.input_count != input_names.size()) {
-    return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: expects %zu inputs, got %" PRIu32,
-                        at.c_str(), input_names.size(), call.input_count);
-  }
-  if (call.output_count != 1) {
-    return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: expects 1 output, got %" PRIu32,
-                        at.c_str(), call.output_count);
-  }
-  if (call.inputs == nullptr || call.outputs == nullptr) {
-    return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: the %s array is NULL", at.c_str(),
-                        call.inputs == nullptr ? "inputs" : "outputs");
-  }
-  inputs->resize(input_names.size());
-  for (size_t i = 0; i < input_names.size(); ++i) {
-    if (Failure failure = make_view(std::string(op) + " input " + input_names[i], call.inputs[i],
-                                    arena, &(*inputs)[i])) {
-      return failure;
-    }
-  }
-  if (Failure failure = make_view(std::string(op) + " output", call.outputs[0], arena, output)) {
-    return failure;
-  }
-  auto registered = [](xdev_dtype_t dtype) {
-    return (kKernelDtypes & XDEV_DTYPE_BIT(dtype)) != 0;
-  };
-  std::vector<const TensorView*> all;
-  for (const TensorView& input : *inputs) all.push_back(&input);
-  all.push_back(output);
-  for (const TensorView* view : all) {
-    if (!registered(view->dtype)) {
-      return make_failure(XDEV_STATUS_UNIMPLEMENTED,
-                          "%s: no kernel for dtype %s (%s); registered: float32, float64",
-                          at.c_str(), dtype_name(view->dtype).c_str(), view->role.c_str());
-    }
-    if (view->dtype != output->dtype) {
-      return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
-                          "%s: %s is %s but the output is %s; all must share one dtype",
-                          at.c_str(), view->role.c_str(), dtype_name(view->dtype).c_str(),
-                          dtype_name(output->dtype).c_str());
-    }
-  }
-  if (!row_major(*output)) {
-    return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
-                        "%s: the output must be contiguous and row-major", at.c_str());
-  }
-  for (const TensorView& input : *inputs) {
-    if (overlap(input, *output)) {
-      return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: the output aliases %s", at.c_str(),
-                          input.role.c_str());
-    }
-  }
-  return {};
-}
+// An attribute of a call, copied out of it: the core's strings and arrays
+// die when the call returns.
+struct AttrCopy {
+  xdev_attr_t attr{};  // its pointers are rebuilt from the members below
+  bool has_name = false;
+  std::string name;
+  bool has_text = false;
+  std::string text;            // XDEV_ATTR_STRING
+  std::vector<int64_t> ints;   // XDEV_ATTR_INTS
+};
 
-// ---------------------------------------------------------------------------
-// MatMul
-
-template <typename T>
-void matmul(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool transpose_a,
-            bool transpose_b) {
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      T sum = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        const T x = transpose_a ? a[p * m + i] : a[i * k + p];
-        const T y = transpose_b ? b[j * k + p] : b[p * n + j];
-        sum += x * y;
-      }
-      c[i * n + j] = sum;
-    }
-  }
-}
-
-Failure read_matmul_attrs(const xdev_kernel_call_t& call, const std::string& at,
-                          bool* transpose_a, bool* transpose_b) {
-  *transpose_a = false;
-  *transpose_b = false;
+Failure copy_attrs(const xdev_kernel_call_t& call, const std::string& at,
+                   std::vector<AttrCopy>* out) {
   if (call.attr_count > 0 && call.attrs == nullptr) {
     return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: %" PRIu32 " attributes but no array",
                         at.c_str(), call.attr_count);
   }
+  out->resize(call.attr_count);
   for (uint32_t i = 0; i < call.attr_count; ++i) {
     const xdev_attr_t& attr = call.attrs[i];
-    if (attr.name == nullptr) {
-      return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: attribute %" PRIu32 " has no name",
-                          at.c_str(), i);
+    AttrCopy& copy = (*out)[i];
+    copy.attr = attr;
+    copy.has_name = attr.name != nullptr;
+    if (copy.has_name) copy.name = attr.name;
+    if (attr.kind == XDEV_ATTR_STRING && attr.value.s != nullptr) {
+      copy.has_text = true;
+      copy.text = attr.value.s;
     }
-    bool* target = nullptr;
-    if (std::strcmp(attr.name, "transpose_a") == 0) target = transpose_a;
-    if (std::strcmp(attr.name, "transpose_b") == 0) target = transpose_b;
-    // docs/ops.md: unknown attributes are ignored (a later minor version may
-    // add one).
-    if (target == nullptr) continue;
-    if (attr.kind != XDEV_ATTR_BOOL) {
-      return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
-                          "%s: attribute '%s' must be a bool (kind %d), got kind %d", at.c_str(),
-                          attr.name, static_cast<int>(XDEV_ATTR_BOOL), static_cast<int>(attr.kind));
+    if (attr.kind == XDEV_ATTR_INTS) {
+      // No op takes more than a few ints (axes: at most XDEV_MAX_RANK); a
+      // count past kMaxInts is garbage, refused before it is copied.
+      constexpr int64_t kMaxInts = 4096;
+      if (attr.value.ints.count < 0 || attr.value.ints.count > kMaxInts ||
+          (attr.value.ints.count > 0 && attr.value.ints.values == nullptr)) {
+        return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
+                            "%s: attribute '%s' has %" PRId64 " ints at %p", at.c_str(),
+                            copy.has_name ? copy.name.c_str() : "(NULL name)",
+                            attr.value.ints.count, static_cast<const void*>(attr.value.ints.values));
+      }
+      copy.ints.assign(attr.value.ints.values, attr.value.ints.values + attr.value.ints.count);
     }
-    *target = attr.value.b != 0;
   }
   return {};
 }
 
-// ---------------------------------------------------------------------------
-// Add
+// A kernel call copied out of the core's arrays and checked against the
+// device's memory: what runs on the worker.
+struct HostCall {
+  const xdev_kernel_info_t* kernel = nullptr;  // static storage of the host kernels
+  std::string at;                              // "Sub on Sim Accelerator 0 (sim:00)"
+  std::vector<TensorView> inputs;
+  std::vector<TensorView> outputs;
+  std::vector<AttrCopy> attrs;
+};
 
-// out[i] = x[i] + y[i] over the output's row-major order; x and y point to
-// their element 0 and may have any strides (0 on broadcast axes).
-template <typename T>
-void add(const T* x, const std::vector<int64_t>& x_strides, const T* y,
-         const std::vector<int64_t>& y_strides, T* out, const std::vector<int64_t>& shape) {
-  const size_t rank = shape.size();
-  if (rank == 0) {
-    out[0] = x[0] + y[0];
-    return;
+Failure check_call(const xdev_kernel_info_t& kernel, uint64_t input_dtypes,
+                   const xdev_kernel_call_t& call, const Arena& arena, HostCall* out) {
+  const char* op = kernel.op;
+  out->kernel = &kernel;
+  out->at = where(op, arena);
+  const char* at = out->at.c_str();
+  if (call.output_count == 0) {
+    return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: the call has no output", at);
   }
-  const int64_t inner = shape[rank - 1];
-  const int64_t x_step = x_strides[rank - 1];
-  const int64_t y_step = y_strides[rank - 1];
-  int64_t outer = 1;
-  for (size_t k = 0; k + 1 < rank; ++k) outer *= shape[k];
-  std::vector<int64_t> index(rank, 0);
-  int64_t x_offset = 0;
-  int64_t y_offset = 0;
-  for (int64_t row = 0; row < outer; ++row) {
-    for (int64_t j = 0; j < inner; ++j) {
-      *out++ = x[x_offset + j * x_step] + y[y_offset + j * y_step];
+  if ((call.input_count > 0 && call.inputs == nullptr) || call.outputs == nullptr) {
+    return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: the %s array is NULL", at,
+                        call.outputs == nullptr ? "outputs" : "inputs");
+  }
+  // Every tensor lies in live memory of this device (and is pinned there
+  // until the work ran).
+  out->inputs.resize(call.input_count);
+  for (uint32_t i = 0; i < call.input_count; ++i) {
+    if (Failure failure = make_view(std::string(op) + " input " + std::to_string(i),
+                                    call.inputs[i], arena, &out->inputs[i])) {
+      return failure;
     }
-    // Step the outer index like an odometer.
-    for (size_t d = rank - 1; d-- > 0;) {
-      x_offset += x_strides[d];
-      y_offset += y_strides[d];
-      if (++index[d] < shape[d]) break;
-      x_offset -= x_strides[d] * shape[d];
-      y_offset -= y_strides[d] * shape[d];
-      index[d] = 0;
+  }
+  out->outputs.resize(call.output_count);
+  for (uint32_t i = 0; i < call.output_count; ++i) {
+    if (Failure failure = make_view(std::string(op) + " output " + std::to_string(i),
+                                    call.outputs[i], arena, &out->outputs[i])) {
+      return failure;
     }
+  }
+  // The kernel table's lookup (docs/plugin-abi.md): input 0's dtype (the
+  // output's for an op without inputs) among the entry's input dtypes, the
+  // output's among its output dtypes.
+  const TensorView& key = call.input_count > 0 ? out->inputs[0] : out->outputs[0];
+  if (!cpu::in_mask(key.dtype, input_dtypes)) {
+    return make_failure(XDEV_STATUS_UNIMPLEMENTED,
+                        "%s: no kernel for dtype %s (%s); registered: %s", at,
+                        dtype_name(key.dtype).c_str(), key.role.c_str(),
+                        mask_text(input_dtypes).c_str());
+  }
+  const TensorView& result = out->outputs[0];
+  if (kernel.output_dtypes != 0 && !cpu::in_mask(result.dtype, kernel.output_dtypes)) {
+    return make_failure(XDEV_STATUS_UNIMPLEMENTED,
+                        "%s: no kernel for output dtype %s; registered: %s", at,
+                        dtype_name(result.dtype).c_str(), mask_text(kernel.output_dtypes).c_str());
+  }
+  // docs/ops.md: outputs are contiguous, row-major, and alias nothing.
+  for (size_t o = 0; o < out->outputs.size(); ++o) {
+    const TensorView& output = out->outputs[o];
+    if (!row_major(output)) {
+      return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: %s must be contiguous and row-major",
+                          at, output.role.c_str());
+    }
+    for (const TensorView& input : out->inputs) {
+      if (overlap(input, output)) {
+        return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: %s aliases %s", at,
+                            output.role.c_str(), input.role.c_str());
+      }
+    }
+    for (size_t other = 0; other < o; ++other) {
+      if (overlap(out->outputs[other], output)) {
+        return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: %s aliases %s", at,
+                            output.role.c_str(), out->outputs[other].role.c_str());
+      }
+    }
+  }
+  return copy_attrs(call, out->at, &out->attrs);
+}
+
+// ---------------------------------------------------------------------------
+// Statuses of the host kernels on the worker
+
+// The host kernel call in progress on this thread. The kernels report a
+// failure through kernel_fail (below), which keeps it here as plain data: a
+// status object made with the host's table would never reach the core, and
+// only the core frees statuses.
+struct HostRun {
+  const xdev_host_api_t* log = nullptr;
+  Failure failure;
+};
+thread_local HostRun* t_run = nullptr;
+
+// What kernel_fail returns to the kernel. Never dereferenced; run() turns it
+// back into t_run's failure, so it never leaves this file.
+unsigned char g_failed;
+xdev_status_t* failed_status() noexcept { return reinterpret_cast<xdev_status_t*>(&g_failed); }
+
+void record_failure(xdev_status_code_t code, std::string message) noexcept {
+  if (t_run == nullptr || t_run->failure) return;  // the first one counts
+  t_run->failure.code = code;
+  t_run->failure.message = std::move(message);
+}
+
+// The host kernels running on stream workers, and whether they may still
+// start. A program may exit while a stream of the sim still has work queued
+// (the core's global runtime is never destroyed): its workers then run on
+// while the exit handlers tear down the libraries, and a host kernel entering
+// oneTBB then died in oneTBB's destroyed scheduler ("pure virtual method
+// called", 1 run in 60 of ops_fallback). So the sim closes the gate when
+// this library's static objects are destroyed, which is before oneTBB's (the
+// library depends on it, so oneTBB was initialized first): the kernels that
+// run are waited for, and later ones do not run.
+class HostKernelGate {
+ public:
+  // False once closed: the kernel must not run.
+  bool enter() {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    ++running_;
+    return true;
+  }
+  void leave() {
+    std::lock_guard lock(mutex_);
+    if (--running_ == 0) idle_.notify_all();
+  }
+  void close() {
+    std::unique_lock lock(mutex_);
+    closed_ = true;
+    idle_.wait(lock, [this] { return running_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int running_ = 0;
+  bool closed_ = false;
+};
+
+// Never destroyed: workers may still ask it after the exit handlers ran. In
+// the library's own storage, not on the heap: a heap object would leak at
+// every unload (LeakSanitizer).
+HostKernelGate& gate() {
+  alignas(HostKernelGate) static unsigned char storage[sizeof(HostKernelGate)];
+  static HostKernelGate* const kGate = new (storage) HostKernelGate;
+  return *kGate;
+}
+
+// Closes the gate when this library's static objects are destroyed (at exit
+// or when the library is unloaded; then no stream is left, nothing waits).
+struct CloseGateAtExit {
+  CloseGateAtExit() { gate(); }
+  ~CloseGateAtExit() { gate().close(); }
+} g_close_gate_at_exit;
+
+// Runs `call` on the worker: the addresses again (the core may have freed
+// the memory since), then the host kernel over host pointers.
+Failure run(const HostCall& call, const Arena& arena, const xdev_host_api_t* log) {
+  std::vector<xdev_tensor_t> tensors;
+  tensors.reserve(call.inputs.size() + call.outputs.size());
+  for (const std::vector<TensorView>* views : {&call.inputs, &call.outputs}) {
+    for (const TensorView& view : *views) {
+      std::byte* first = nullptr;
+      if (Failure failure = locate(view, arena, &first)) return failure;
+      tensors.push_back(xdev_tensor_t{first, 0, view.dtype, static_cast<int32_t>(view.shape.size()),
+                                      view.shape.data(), view.strides.data()});
+    }
+  }
+  std::vector<const xdev_tensor_t*> pointers;
+  for (const xdev_tensor_t& tensor : tensors) pointers.push_back(&tensor);
+  std::vector<xdev_attr_t> attrs;
+  for (const AttrCopy& copy : call.attrs) {
+    xdev_attr_t attr = copy.attr;
+    attr.name = copy.has_name ? copy.name.c_str() : nullptr;
+    if (attr.kind == XDEV_ATTR_STRING) attr.value.s = copy.has_text ? copy.text.c_str() : nullptr;
+    if (attr.kind == XDEV_ATTR_INTS) attr.value.ints.values = copy.ints.data();
+    attrs.push_back(attr);
+  }
+
+  xdev_kernel_call_t host_call{};
+  host_call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
+  host_call.op = call.kernel->op;
+  host_call.inputs = call.inputs.empty() ? nullptr : pointers.data();
+  host_call.input_count = static_cast<uint32_t>(call.inputs.size());
+  host_call.outputs = pointers.data() + call.inputs.size();
+  host_call.output_count = static_cast<uint32_t>(call.outputs.size());
+  host_call.attrs = attrs.empty() ? nullptr : attrs.data();
+  host_call.attr_count = static_cast<uint32_t>(attrs.size());
+  // device and stream stay NULL: the host kernels do not use them.
+
+  HostRun host_run{log, {}};
+  t_run = &host_run;
+  // In an arena of one slot: the kernel's oneTBB loops run on this worker
+  // alone, so the sim starts no oneTBB worker threads. It then holds no
+  // oneTBB scheduler handle, which would keep the cpu plugin's shutdown from
+  // joining its own workers in a process that loads both (tbb::finalize
+  // fails while another handle lives).
+  struct Entered {
+    ~Entered() {
+      gate().leave();
+      t_run = nullptr;
+    }
+  };
+  xdev_status_t* status = nullptr;
+  if (!gate().enter()) {
+    t_run = nullptr;
+    return make_failure(XDEV_STATUS_UNAVAILABLE, "%s: not run: the process is exiting",
+                        call.at.c_str());
+  }
+  {
+    const Entered entered;
+    tbb::task_arena one_slot(1);
+    one_slot.execute(
+        [&] { status = call.kernel->fn(call.kernel->kernel_context, &host_call); });
+  }
+  if (status == nullptr) return {};
+  if (status != failed_status() || !host_run.failure) {
+    return make_failure(XDEV_STATUS_INTERNAL, "%s: the host kernel failed without saying why",
+                        call.at.c_str());
+  }
+  host_run.failure.message = call.at + ", when it ran: " + host_run.failure.message;
+  return host_run.failure;
+}
+
+}  // namespace
+
+namespace {
+
+// The comma-separated items of `list` (spaces around each dropped), each
+// passed to `accept`, which returns false for an item it does not know; that
+// item is then named in an INVALID_ARGUMENT failure with `what` it should be.
+template <typename Accept>
+Failure for_each_item(const char* variable, const char* list, const char* what, Accept&& accept) {
+  std::string_view rest(list);
+  while (true) {
+    const size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!accept(item)) {
+      return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
+                          "%s='%s': '%.*s' is not %s; the sim plugin does not start", variable,
+                          list, static_cast<int>(item.size()), item.data(), what);
+    }
+    if (comma == std::string_view::npos) return {};
+    rest.remove_prefix(comma + 1);
   }
 }
 
 }  // namespace
 
-Failure enqueue_matmul(const xdev_kernel_call_t& call, const Arena& arena, WorkQueue& queue) {
-  const std::string at = where("MatMul", arena);
-  std::vector<TensorView> inputs;
-  TensorView output;
-  if (Failure f = check_call(call, "MatMul", arena, {"a", "b"}, &inputs, &output)) return f;
-  bool transpose_a = false;
-  bool transpose_b = false;
-  if (Failure failure = read_matmul_attrs(call, at, &transpose_a, &transpose_b)) return failure;
-  for (const TensorView* view : {&inputs[0], &inputs[1], &output}) {
-    if (view->shape.size() != 2) {
-      return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: %s must have rank 2, has %zu",
-                          at.c_str(), view->role.c_str(), view->shape.size());
+Failure select_kernels(const char* variable, const char* names,
+                       std::vector<const xdev_kernel_info_t*>* out) {
+  uint32_t count = 0;
+  const xdev_kernel_info_t* const* all = cpu::kernel_infos(&count);
+  out->clear();
+  if (names == nullptr || names[0] == '\0') {
+    out->assign(all, all + count);
+    return {};
+  }
+  std::vector<std::string_view> wanted;
+  if (Failure failure = for_each_item(
+          variable, names,
+          "an op the sim plugin has a kernel for (op names of docs/ops.md, comma-separated, "
+          "e.g. MatMul,Add)",
+          [&](std::string_view name) {
+            wanted.push_back(name);
+            return std::any_of(all, all + count, [name](const xdev_kernel_info_t* kernel) {
+              return name == kernel->op;
+            });
+          })) {
+    return failure;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    if (std::find(wanted.begin(), wanted.end(), std::string_view(all[i]->op)) != wanted.end()) {
+      out->push_back(all[i]);
     }
   }
-  for (const TensorView& input : inputs) {
-    if (!row_major(input)) {
-      return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
-                          "%s: %s must be contiguous and row-major (strides %s for shape %s)",
-                          at.c_str(), input.role.c_str(), shape_text(input.strides).c_str(),
-                          shape_text(input.shape).c_str());
-    }
-  }
-  const std::vector<int64_t>& a = inputs[0].shape;
-  const std::vector<int64_t>& b = inputs[1].shape;
-  const int64_t m = transpose_a ? a[1] : a[0];
-  const int64_t k = transpose_a ? a[0] : a[1];
-  const int64_t k_b = transpose_b ? b[1] : b[0];
-  const int64_t n = transpose_b ? b[0] : b[1];
-  if (k != k_b) {
-    return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
-                        "%s: inner dimensions differ: a %s%s, b %s%s", at.c_str(),
-                        shape_text(a).c_str(), transpose_a ? " transposed" : "",
-                        shape_text(b).c_str(), transpose_b ? " transposed" : "");
-  }
-  if (output.shape[0] != m || output.shape[1] != n) {
-    return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "%s: the output is %s, expected [%" PRId64
-                        ", %" PRId64 "]", at.c_str(), shape_text(output.shape).c_str(), m, n);
-  }
-  if (output.elements == 0) return {};
-
-  queue.enqueue(
-      [&arena, a_view = std::move(inputs[0]), b_view = std::move(inputs[1]),
-       c_view = std::move(output), m, n, k, transpose_a, transpose_b]() -> Failure {
-        std::byte* a_data = nullptr;
-        std::byte* b_data = nullptr;
-        std::byte* c_data = nullptr;
-        if (Failure failure =
-                locate_all(arena, {{&a_view, &a_data}, {&b_view, &b_data}, {&c_view, &c_data}})) {
-          return failure;
-        }
-        if (c_view.dtype == XDEV_DTYPE_FLOAT32) {
-          matmul(reinterpret_cast<const float*>(a_data), reinterpret_cast<const float*>(b_data),
-                 reinterpret_cast<float*>(c_data), m, n, k, transpose_a, transpose_b);
-        } else {
-          matmul(reinterpret_cast<const double*>(a_data), reinterpret_cast<const double*>(b_data),
-                 reinterpret_cast<double*>(c_data), m, n, k, transpose_a, transpose_b);
-        }
-        return {};
-      },
-      /*delayed=*/true);
   return {};
 }
 
-Failure enqueue_add(const xdev_kernel_call_t& call, const Arena& arena, WorkQueue& queue) {
-  const std::string at = where("Add", arena);
-  std::vector<TensorView> inputs;
-  TensorView output;
-  if (Failure f = check_call(call, "Add", arena, {"x", "y"}, &inputs, &output)) return f;
-  for (const TensorView& input : inputs) {
-    if (input.shape != output.shape) {
-      return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
-                          "%s: %s has shape %s, but inputs come broadcast to the output's %s",
-                          at.c_str(), input.role.c_str(), shape_text(input.shape).c_str(),
-                          shape_text(output.shape).c_str());
-    }
+Failure select_dtypes(const char* variable, const char* names, uint64_t* out) {
+  *out = ~uint64_t{0};
+  if (names == nullptr || names[0] == '\0') return {};
+  uint64_t mask = 0;
+  if (Failure failure = for_each_item(
+          variable, names, "a dtype of docs/ops.md (float32, float64, int32, int64, bool)",
+          [&](std::string_view name) {
+            for (xdev_dtype_t dtype : {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64, XDEV_DTYPE_INT32,
+                                       XDEV_DTYPE_INT64, XDEV_DTYPE_BOOL}) {
+              if (name == dtype_name(dtype)) {
+                mask |= XDEV_DTYPE_BIT(dtype);
+                return true;
+              }
+            }
+            return false;
+          })) {
+    return failure;
   }
-  if (output.elements == 0) return {};
+  *out = mask;
+  return {};
+}
 
+Failure enqueue_kernel(const xdev_kernel_info_t& kernel, uint64_t input_dtypes,
+                       const xdev_kernel_call_t& call, const Arena& arena, WorkQueue& queue,
+                       const xdev_host_api_t* log) {
+  HostCall host_call;
+  if (Failure failure = check_call(kernel, input_dtypes, call, arena, &host_call)) return failure;
+  // docs/ops.md: the core never calls a kernel whose outputs are all empty;
+  // when it does, there is nothing to run.
+  if (std::all_of(host_call.outputs.begin(), host_call.outputs.end(),
+                  [](const TensorView& view) { return view.elements == 0; })) {
+    return {};
+  }
   queue.enqueue(
-      [&arena, x_view = std::move(inputs[0]), y_view = std::move(inputs[1]),
-       out_view = std::move(output)]() -> Failure {
-        std::byte* x_data = nullptr;
-        std::byte* y_data = nullptr;
-        std::byte* out_data = nullptr;
-        if (Failure failure = locate_all(
-                arena, {{&x_view, &x_data}, {&y_view, &y_data}, {&out_view, &out_data}})) {
-          return failure;
-        }
-        if (out_view.dtype == XDEV_DTYPE_FLOAT32) {
-          add(reinterpret_cast<const float*>(x_data), x_view.strides,
-              reinterpret_cast<const float*>(y_data), y_view.strides,
-              reinterpret_cast<float*>(out_data), out_view.shape);
-        } else {
-          add(reinterpret_cast<const double*>(x_data), x_view.strides,
-              reinterpret_cast<const double*>(y_data), y_view.strides,
-              reinterpret_cast<double*>(out_data), out_view.shape);
-        }
-        return {};
+      [&arena, log, host_call = std::move(host_call)]() -> Failure {
+        return run(host_call, arena, log);
       },
       /*delayed=*/true);
   return {};
 }
 
 }  // namespace xdev::sim
+
+// ---------------------------------------------------------------------------
+// What the host kernels leave to the plugin that links them
+// (plugins/cpu/kernels/common.hpp): here, failures kept for the worker's
+// next stream_synchronize and log lines to the calling instance's host.
+
+namespace xdev::cpu {
+
+xdev_status_t* kernel_fail(const xdev_kernel_call_t*, xdev_status_code_t code, const char* format,
+                           ...) noexcept {
+  va_list args;
+  va_start(args, format);
+  char text[1024];
+  std::vsnprintf(text, sizeof(text), format, args);
+  va_end(args);
+  try {
+    sim::record_failure(code, text);
+  } catch (...) {
+    // No memory for the message: the run reports a failure without it.
+  }
+  return sim::failed_status();
+}
+
+void kernel_log(const xdev_kernel_call_t*, xdev_log_level_t level, const char* format,
+                ...) noexcept {
+  if (sim::t_run == nullptr || sim::t_run->log == nullptr) return;
+  va_list args;
+  va_start(args, format);
+  xdev_plugin_vlog(sim::t_run->log, level, format, args);
+  va_end(args);
+}
+
+xdev_status_t* kernel_unexpected(const xdev_kernel_call_t* call) noexcept {
+  const char* op = call != nullptr && call->op != nullptr ? call->op : "kernel";
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return kernel_fail(call, XDEV_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+  } catch (const std::exception& error) {
+    return kernel_fail(call, XDEV_STATUS_INTERNAL, "%s: unexpected exception: %s", op,
+                       error.what());
+  } catch (...) {
+    return kernel_fail(call, XDEV_STATUS_INTERNAL, "%s: unexpected exception", op);
+  }
+}
+
+}  // namespace xdev::cpu

@@ -16,8 +16,10 @@
 //    streams and devices (queue.hpp); XDEV_SIM_DELAY_US (default 0) sleeps
 //    before every copy and kernel to widen race windows. Host buffers of
 //    copies are read and written when the copy runs, never snapshotted;
-//  - kernels MatMul and Add for float32 and float64 only (kernels.hpp): no
-//    Cast, so the core must fall back to another device for it.
+//  - kernels: every op of the cpu plugin, for the dtypes it registers, run
+//    by the cpu plugin's host kernels on the stream's worker (kernels.hpp);
+//    XDEV_SIM_KERNELS (default: all) picks which, so tests of fallback and
+//    placement have ops the sim lacks (MatMul,Add was the old set).
 //
 // Every function reached through the table is noexcept and turns failures
 // into status objects made with the host's status_create; the SDK's plugin
@@ -117,6 +119,16 @@ Failure read_env(const char* name, uint64_t fallback, uint64_t lowest, uint64_t 
   return {};
 }
 
+// Read a comma-separated list of op names or dtype names from the environment
+// (kernels.hpp, select_kernels and select_dtypes); unset or empty means all of
+// them. A name that is no op or dtype fails initialize, naming it.
+Failure read_env_ops(const char* name, std::vector<const xdev_kernel_info_t*>* out) {
+  return select_kernels(name, std::getenv(name), out);
+}
+Failure read_env_dtypes(const char* name, uint64_t* out) {
+  return select_dtypes(name, std::getenv(name), out);
+}
+
 Failure read_config(Config* config) {
   uint64_t devices = 0;
   uint64_t memory_mb = 0;
@@ -130,6 +142,10 @@ Failure read_config(Config* config) {
   }
   if (Failure failure = read_env("XDEV_SIM_SCRATCH_BYTES", 0, 0, kMaxMemoryMb << 20,
                                  &config->scratch_bytes)) {
+    return failure;
+  }
+  if (Failure failure = read_env_ops("XDEV_SIM_KERNELS", &config->kernels)) return failure;
+  if (Failure failure = read_env_dtypes("XDEV_SIM_KERNEL_DTYPES", &config->kernel_dtypes)) {
     return failure;
   }
   config->device_count = static_cast<uint32_t>(devices);
@@ -163,14 +179,20 @@ void describe(xdev_plugin_t& plugin) {
   }
 }
 
-xdev_status_t* matmul_kernel(void* context, const xdev_kernel_call_t* call) noexcept;
-xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel(void* context, const xdev_kernel_call_t* call) noexcept;
 
-// The instance is each kernel's context (run_kernel finds its host table).
+// One entry per host kernel XDEV_SIM_KERNELS selects, with the host kernel's
+// op and dtypes (its input dtypes only those XDEV_SIM_KERNEL_DTYPES lists);
+// its context (a KernelContext) names the instance and the
+// host kernel.
 void register_kernels(xdev_plugin_t& plugin) {
-  plugin.kernels
-      .add(ph::kernel_info("MatMul", kKernelDtypes, kKernelDtypes, &matmul_kernel, &plugin))
-      .add(ph::kernel_info("Add", kKernelDtypes, kKernelDtypes, &add_kernel, &plugin));
+  for (const xdev_kernel_info_t* host : plugin.config.kernels) {
+    const uint64_t inputs = host->input_dtypes & plugin.config.kernel_dtypes;
+    if (inputs == 0) continue;
+    KernelContext& context =
+        plugin.kernel_contexts.emplace_back(KernelContext{&plugin, host, inputs});
+    plugin.kernels.add(ph::kernel_info(host->op, inputs, host->output_dtypes, &kernel, &context));
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -773,12 +795,10 @@ xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** 
                          plugin->kernels.size(), out_kernels, out_count);
 }
 
-using EnqueueFn = Failure (*)(const xdev_kernel_call_t&, const Arena&, WorkQueue&);
-
-xdev_status_t* run_kernel(void* context, const xdev_kernel_call_t* call, const char* op,
-                          EnqueueFn enqueue) noexcept {
-  const auto* plugin = static_cast<const xdev_plugin_t*>(context);
-  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+xdev_status_t* run_kernel(const KernelContext& entry, const xdev_kernel_call_t* call) noexcept {
+  const xdev_plugin_t* plugin = entry.plugin;
+  const char* op = entry.host->op;
+  const xdev_host_api_t* host = plugin->host;
   if (call == nullptr) return g_host.null_argument(host, op, "call");
   if (!XDEV_HAS_FIELD(call, xdev_kernel_call_t, attr_count)) {
     return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH,
@@ -798,7 +818,8 @@ xdev_status_t* run_kernel(void* context, const xdev_kernel_call_t* call, const c
                        call->op != nullptr ? call->op : "(NULL)");
   }
   return g_host.guard(host, op, [&]() -> xdev_status_t* {
-    const Failure failure = enqueue(*call, *call->device->arena, *call->stream->queue);
+    const Failure failure = enqueue_kernel(*entry.host, entry.input_dtypes, *call,
+                                           *call->device->arena, *call->stream->queue, host);
     if (!failure) return nullptr;
     return g_host.fail(host, failure.code, "%s", failure.message.c_str());
   });
@@ -842,9 +863,13 @@ Failure use_scratch(const xdev_kernel_call_t& call, uint64_t bytes) {
   return {};
 }
 
-xdev_status_t* matmul_kernel(void* context, const xdev_kernel_call_t* call) noexcept {
-  const auto* plugin = static_cast<const xdev_plugin_t*>(context);
-  if (plugin != nullptr && plugin->config.scratch_bytes > 0 && call != nullptr &&
+// Every kernel of the plugin: `context` is its KernelContext.
+xdev_status_t* kernel(void* context, const xdev_kernel_call_t* call) noexcept {
+  const auto* entry = static_cast<const KernelContext*>(context);
+  if (entry == nullptr) return g_host.null_argument(nullptr, "kernel", "kernel_context");
+  const xdev_plugin_t* plugin = entry->plugin;
+  const bool matmul = std::strcmp(entry->host->op, "MatMul") == 0;
+  if (matmul && plugin->config.scratch_bytes > 0 && call != nullptr &&
       call->device != nullptr && call->stream != nullptr &&
       call->stream->device == call->device) {
     try {
@@ -855,11 +880,7 @@ xdev_status_t* matmul_kernel(void* context, const xdev_kernel_call_t* call) noex
       return g_host.unexpected(plugin->host, "MatMul");
     }
   }
-  return run_kernel(context, call, "MatMul", &enqueue_matmul);
-}
-
-xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) noexcept {
-  return run_kernel(context, call, "Add", &enqueue_add);
+  return run_kernel(*entry, call);
 }
 
 // ---------------------------------------------------------------------------

@@ -16,16 +16,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "core_plugin_harness.hpp"
+#include "ops/op_table.hpp"
 
 #ifndef XDEV_SIM_PLUGIN_FILE
 #error "XDEV_SIM_PLUGIN_FILE must name the built plugin"
@@ -380,6 +383,9 @@ TEST_F(SimPlugin, BadEnvironmentFailsInitializeNamingTheVariable) {
       {"XDEV_SIM_DEVICES", "two"},   {"XDEV_SIM_DEVICES", "-1"},  {"XDEV_SIM_DEVICES", "65"},
       {"XDEV_SIM_MEMORY_MB", "0"},   {"XDEV_SIM_MEMORY_MB", "1e3"},
       {"XDEV_SIM_DELAY_US", " 5"},   {"XDEV_SIM_DELAY_US", "99999999999999999999999"},
+      {"XDEV_SIM_KERNELS", "MatMul,Sqaure"},  {"XDEV_SIM_KERNELS", "MatMul,,Add"},
+      {"XDEV_SIM_KERNELS", "matmul"},         {"XDEV_SIM_KERNEL_DTYPES", "float16"},
+      {"XDEV_SIM_KERNEL_DTYPES", "float32;int32"},
   };
   for (const auto& [name, value] : bad) {
     ScopedEnv env{{name, value}};
@@ -853,25 +859,77 @@ TEST_F(SimPlugin, AddressesOutsideLiveAllocationsAreInvalidArguments) {
 // ---------------------------------------------------------------------------
 // Kernels
 
-TEST_F(SimPlugin, OnlyMatMulAndAddAreRegistered) {
+// The ops and dtypes of the cpu plugin's host kernels (plugins/cpu/kernels/
+// registry.cpp), which the sim runs.
+constexpr uint64_t kF32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
+constexpr uint64_t kF64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
+constexpr uint64_t kFloats = kF32 | kF64;
+constexpr uint64_t kNumeric =
+    kFloats | XDEV_DTYPE_BIT(XDEV_DTYPE_INT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
+constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+
+TEST_F(SimPlugin, EveryOpOfTheHostKernelsIsRegisteredByDefault) {
   start();
+  const xdev_kernel_info_t* const* kernels = nullptr;
+  uint32_t count = 0;
+  ASSERT_OK(api_->kernels(plugin_, &kernels, &count));
+  // One kernel per op of the op table: the cpu plugin has them all.
+  EXPECT_EQ(count, static_cast<uint32_t>(xdev::detail::kOpCount));
+  std::set<std::string> ops;
+  for (uint32_t i = 0; i < count; ++i) {
+    EXPECT_EQ(kernels[i]->struct_size, size_t{XDEV_KERNEL_INFO_STRUCT_SIZE});
+    EXPECT_EQ(kernels[i]->type_index, 0u);
+    EXPECT_NE(kernels[i]->fn, nullptr);
+    EXPECT_TRUE(ops.insert(kernels[i]->op).second) << kernels[i]->op << " twice";
+  }
+  for (const xdev::detail::OpDef& def : xdev::detail::op_defs()) {
+    EXPECT_EQ(ops.count(def.name), 1u) << def.name;
+  }
+  // With the host kernels' dtypes.
+  struct Expected {
+    const char* op;
+    uint64_t inputs;
+    uint64_t outputs;
+  };
+  for (const Expected& e : {Expected{"MatMul", kNumeric, kNumeric},
+                            Expected{"Add", kNumeric | kBool, kNumeric | kBool},
+                            Expected{"Cast", kNumeric | kBool, kNumeric | kBool},
+                            Expected{"Exp", kFloats, kFloats},
+                            Expected{"Less", kNumeric, kBool},
+                            Expected{"Select", kBool, kNumeric | kBool},
+                            Expected{"ArgMax", kNumeric, XDEV_DTYPE_BIT(XDEV_DTYPE_INT64)}}) {
+    const xdev_kernel_info_t* info = kernel(e.op);
+    ASSERT_NE(info, nullptr) << e.op;
+    EXPECT_EQ(info->input_dtypes, e.inputs) << e.op;
+    EXPECT_EQ(info->output_dtypes, e.outputs) << e.op;
+  }
+}
+
+TEST_F(SimPlugin, TheEnvironmentPicksOpsAndDtypes) {
+  // The set the sim had before it ran the host kernels: what the tests of
+  // fallback and placement set (tests/core/meson.build).
+  start({{"XDEV_SIM_KERNELS", "MatMul, Add"}, {"XDEV_SIM_KERNEL_DTYPES", "float32,float64"}});
   const xdev_kernel_info_t* const* kernels = nullptr;
   uint32_t count = 0;
   ASSERT_OK(api_->kernels(plugin_, &kernels, &count));
   ASSERT_EQ(count, 2u);
   std::vector<std::string> ops;
-  const uint64_t floats =
-      XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
   for (uint32_t i = 0; i < count; ++i) {
-    EXPECT_EQ(kernels[i]->struct_size, size_t{XDEV_KERNEL_INFO_STRUCT_SIZE});
-    EXPECT_EQ(kernels[i]->type_index, 0u);
-    EXPECT_EQ(kernels[i]->input_dtypes, floats);
-    EXPECT_NE(kernels[i]->fn, nullptr);
+    EXPECT_EQ(kernels[i]->input_dtypes, kFloats);
     ops.push_back(kernels[i]->op);
   }
-  std::sort(ops.begin(), ops.end());
-  EXPECT_EQ(ops, (std::vector<std::string>{"Add", "MatMul"}));
+  EXPECT_EQ(ops, (std::vector<std::string>{"MatMul", "Add"}));  // the host kernels' order
   EXPECT_EQ(kernel("Cast"), nullptr);  // the core must fall back to the CPU
+  TearDown();
+
+  // Dtypes alone: an op left with no input dtype is not registered.
+  start({{"XDEV_SIM_KERNELS", "Exp,LogicalNot,Add"}, {"XDEV_SIM_KERNEL_DTYPES", "bool"}});
+  ASSERT_OK(api_->kernels(plugin_, &kernels, &count));
+  ASSERT_EQ(count, 2u);
+  EXPECT_EQ(kernel("Exp"), nullptr);
+  ASSERT_NE(kernel("LogicalNot"), nullptr);
+  EXPECT_EQ(kernel("Add")->input_dtypes, kBool);
+  EXPECT_EQ(kernel("Add")->output_dtypes, kNumeric | kBool);  // looked up by input 0
 }
 
 TEST_F(SimPlugin, MatMulComputesTheWalkthroughProduct) {
@@ -1024,8 +1082,9 @@ TEST_F(SimPlugin, AddBroadcastsStrideZeroInputs) {
   check(double{}, XDEV_DTYPE_FLOAT64);
 }
 
-TEST_F(SimPlugin, KernelCallsAreCheckedNotTrusted) {
-  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DEVICES", "2"}});
+TEST_F(SimPlugin, KernelCallsAreCheckedWhenTheyAreMade) {
+  xdev_device_t* dev = start_on_device(
+      {{"XDEV_SIM_DEVICES", "2"}, {"XDEV_SIM_KERNEL_DTYPES", "float32,float64"}});
   xdev_stream_t* s = stream(dev);
   xdev_stream_t* s1 = stream(device(1));
   void* a = allocate(dev, 64);
@@ -1036,72 +1095,82 @@ TEST_F(SimPlugin, KernelCallsAreCheckedNotTrusted) {
 
   {
     KernelCall call("MatMul", dev, s);
-    call.input(a, f32, {2, 2}).output(c, f32, {2, 2});
-    EXPECT_TRUE(fails_with(run("MatMul", call), XDEV_STATUS_INVALID_ARGUMENT,
-                           {"MatMul on Sim Accelerator 0", "expects 2 inputs, got 1"}));
-  }
-  {
-    KernelCall call("MatMul", dev, s);
     call.input(a, XDEV_DTYPE_INT32, {2, 2}).input(b, XDEV_DTYPE_INT32, {2, 2});
     call.output(c, XDEV_DTYPE_INT32, {2, 2});
     EXPECT_TRUE(fails_with(run("MatMul", call), XDEV_STATUS_UNIMPLEMENTED,
-                           {"no kernel for dtype int32"}));
+                           {"MatMul on Sim Accelerator 0", "no kernel for dtype int32",
+                            "registered: float32, float64"}));
   }
   {
-    KernelCall call("Add", dev, s);
-    call.input(a, f32, {4}).input(b, XDEV_DTYPE_FLOAT64, {4}).output(c, f32, {4});
-    EXPECT_TRUE(fails_with(run("Add", call), XDEV_STATUS_INVALID_ARGUMENT, {"one dtype"}));
-  }
-  {
-    KernelCall call("MatMul", dev, s);
-    call.input(a, f32, {2, 2}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
-    // Unknown attributes are ignored (docs/ops.md: forward compatibility).
-    call.attr("adjoint_a", true);
-    const Outcome outcome = run("MatMul", call);
-    EXPECT_TRUE(outcome.ok()) << outcome.message;
-  }
-  {
-    KernelCall call("MatMul", dev, s);
-    call.input(a, f32, {2, 2}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
-    call.attr("transpose_a", int64_t{1});
-    EXPECT_TRUE(fails_with(run("MatMul", call), XDEV_STATUS_INVALID_ARGUMENT,
-                           {"'transpose_a' must be a bool"}));
-  }
-  {
-    KernelCall call("MatMul", dev, s);
-    call.input(a, f32, {2, 2}, {1, 2}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
-    EXPECT_TRUE(fails_with(run("MatMul", call), XDEV_STATUS_INVALID_ARGUMENT,
-                           {"input a must be contiguous"}));
-  }
-  {
-    KernelCall call("MatMul", dev, s);
-    call.input(a, f32, {2, 3}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
-    EXPECT_TRUE(fails_with(run("MatMul", call), XDEV_STATUS_INVALID_ARGUMENT,
-                           {"inner dimensions differ"}));
+    KernelCall call("Less", dev, s);
+    call.input(a, f32, {4}).input(b, f32, {4}).output(c, f32, {4});
+    EXPECT_TRUE(fails_with(run("Less", call), XDEV_STATUS_UNIMPLEMENTED,
+                           {"no kernel for output dtype float32", "registered: bool"}));
   }
   {
     KernelCall call("Add", dev, s);
     call.input(a, f32, {4}).input(b, f32, {4}).output(a, f32, {4});
     EXPECT_TRUE(fails_with(run("Add", call), XDEV_STATUS_INVALID_ARGUMENT,
-                           {"output aliases Add input x"}));
+                           {"Add output 0 aliases Add input 0"}));
+  }
+  {
+    KernelCall call("Add", dev, s);
+    call.input(a, f32, {2, 2}).input(b, f32, {2, 2}).output(c, f32, {2, 2}, {1, 2});
+    EXPECT_TRUE(fails_with(run("Add", call), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"Add output 0 must be contiguous"}));
   }
   {
     KernelCall call("Add", dev, s);
     call.input(host.data(), f32, {4}).input(b, f32, {4}).output(c, f32, {4});
     EXPECT_TRUE(fails_with(run("Add", call), XDEV_STATUS_INVALID_ARGUMENT,
-                           {"Add input x", hex(host.data()), "not in the memory"}));
+                           {"Add input 0", hex(host.data()), "not in the memory"}));
   }
   {
-    // 17 floats do not fit in a 64-byte allocation.
-    KernelCall call("Add", dev, s);
-    call.input(a, f32, {17}).input(b, f32, {17}).output(c, f32, {17});
-    EXPECT_TRUE(fails_with(run("Add", call), XDEV_STATUS_INVALID_ARGUMENT, {"overruns"}));
+    // 17 floats do not fit in a 64-byte allocation; every tensor of any op
+    // is checked, the output too.
+    KernelCall call("Neg", dev, s);
+    call.input(a, f32, {4}).output(c, f32, {17});
+    EXPECT_TRUE(fails_with(run("Neg", call), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"Neg output 0", "overruns"}));
   }
   {
-    KernelCall call("Add", dev, s);
-    call.input(a, f32, {4}).input(b, f32, {3}).output(c, f32, {4});
-    EXPECT_TRUE(fails_with(run("Add", call), XDEV_STATUS_INVALID_ARGUMENT,
-                           {"input y has shape [3]"}));
+    KernelCall call("AddN", dev, s);
+    call.input(a, f32, {4}).input(b, f32, {4}).input(c, f32, {17}).output(c, f32, {4});
+    EXPECT_TRUE(fails_with(run("AddN", call), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"AddN input 2", "overruns"}));
+  }
+  {
+    KernelCall call("Neg", dev, s);
+    call.input(a, f32, {4});
+    EXPECT_TRUE(fails_with(run("Neg", call), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"Neg on Sim Accelerator 0", "the call has no output"}));
+  }
+  {
+    KernelCall call("Sum", dev, s);
+    call.input(a, f32, {4}).output(c, f32, {});
+    xdev_attr_t axes{};
+    axes.name = "axes";
+    axes.kind = XDEV_ATTR_INTS;
+    axes.value.ints.values = nullptr;  // a garbage list is refused before it is copied
+    axes.value.ints.count = 1;
+    call.attribute(axes);
+    EXPECT_TRUE(fails_with(run("Sum", call), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"attribute 'axes' has 1 ints"}));
+    axes.value.ints.values = reinterpret_cast<const int64_t*>(host.data());
+    axes.value.ints.count = int64_t{1} << 40;
+    KernelCall huge("Sum", dev, s);
+    huge.input(a, f32, {4}).output(c, f32, {}).attribute(axes);
+    EXPECT_TRUE(fails_with(run("Sum", huge), XDEV_STATUS_INVALID_ARGUMENT,
+                           {"attribute 'axes' has 1099511627776 ints"}));
+  }
+  {
+    KernelCall call("MatMul", dev, s);
+    call.input(a, f32, {2, 2}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
+    xdev_kernel_call_t* raw = call.get();
+    raw->attr_count = 2;  // and attrs NULL
+    const xdev_kernel_info_t* matmul = kernel("MatMul");
+    EXPECT_TRUE(fails_with(take(matmul->fn(matmul->kernel_context, raw)),
+                           XDEV_STATUS_INVALID_ARGUMENT, {"2 attributes but no array"}));
   }
   {
     KernelCall call("Add", dev, s1);  // a stream of device 1
@@ -1120,6 +1189,205 @@ TEST_F(SimPlugin, KernelCallsAreCheckedNotTrusted) {
   }
   // Nothing was enqueued by the refused calls.
   EXPECT_OK(api_->stream_synchronize(s));
+}
+
+// What only the host kernel checks (an op's input count, shapes, attribute
+// kinds) it finds when it runs on the stream: the call returns OK, the next
+// stream_synchronize returns the refusal naming the op and the device, and
+// the output is not written.
+TEST_F(SimPlugin, WhatTheHostKernelRefusesFailsTheNextSynchronize) {
+  xdev_device_t* dev = start_on_device({});
+  xdev_stream_t* s = stream(dev);
+  void* a = allocate(dev, 64);
+  void* b = allocate(dev, 64);
+  void* c = allocate(dev, 64);
+  const std::vector<unsigned char> fill(64, 0xab);
+  upload(s, c, fill.data(), fill.size());
+  const auto f32 = XDEV_DTYPE_FLOAT32;
+  auto refused = [&](KernelCall& call, const char* op, xdev_status_code_t code,
+                     const std::string& what) {
+    SCOPED_TRACE(what);
+    const Outcome outcome = run(op, call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    EXPECT_TRUE(fails_with(take(api_->stream_synchronize(s)), code,
+                           {std::string(op) + " on Sim Accelerator 0 (sim:00), when it ran: ",
+                            what}));
+    EXPECT_OK(api_->stream_synchronize(s));  // reported once
+    EXPECT_EQ(download<unsigned char>(s, c, 64), fill);
+  };
+  {
+    KernelCall call("MatMul", dev, s);
+    call.input(a, f32, {2, 2}).output(c, f32, {2, 2});
+    refused(call, "MatMul", XDEV_STATUS_INVALID_ARGUMENT, "takes 2 inputs, got 1");
+  }
+  {
+    KernelCall call("Add", dev, s);
+    call.input(a, f32, {4}).input(b, XDEV_DTYPE_FLOAT64, {4}).output(c, f32, {4});
+    refused(call, "Add", XDEV_STATUS_INVALID_ARGUMENT, "input 1 is float64 but input 0 is float32");
+  }
+  {
+    KernelCall call("MatMul", dev, s);
+    call.input(a, f32, {2, 2}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
+    xdev_attr_t transpose{};
+    transpose.name = "transpose_a";
+    transpose.kind = XDEV_ATTR_FLOAT;
+    transpose.value.f = 1.0;
+    call.attribute(transpose);
+    refused(call, "MatMul", XDEV_STATUS_INVALID_ARGUMENT, "'transpose_a' must be a bool");
+  }
+  {
+    // Every other float: neither a row- nor a column-major matrix.
+    KernelCall call("MatMul", dev, s);
+    call.input(a, f32, {2, 2}, {4, 2}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
+    refused(call, "MatMul", XDEV_STATUS_INVALID_ARGUMENT, "inputs must be contiguous");
+  }
+  {
+    KernelCall call("MatMul", dev, s);
+    call.input(a, f32, {2, 3}).input(b, f32, {2, 2}).output(c, f32, {2, 2});
+    refused(call, "MatMul", XDEV_STATUS_INVALID_ARGUMENT, "op(a) is 2x3, op(b) 2x2");
+  }
+  {
+    KernelCall call("Add", dev, s);
+    call.input(a, f32, {4}).input(b, f32, {3}).output(c, f32, {4});
+    refused(call, "Add", XDEV_STATUS_INVALID_ARGUMENT, "input 1 has shape (3,)");
+  }
+}
+
+// The host kernels run on the stream's worker over the device's memory:
+// ops with attributes of every kind the core passes (ints, dtype, float),
+// other output dtypes, no inputs, strided and offset inputs.
+TEST_F(SimPlugin, HostKernelsComputeOnTheDevicesMemory) {
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "1000"}});
+  xdev_stream_t* s = stream(dev);
+  const std::vector<int32_t> x = {-7, 3, 3, 9, 1, -2};  // [2, 3] after 1 int of padding
+  std::vector<int32_t> stored = {99};
+  stored.insert(stored.end(), x.begin(), x.end());
+  void* dx = allocate(dev, sizeof(int32_t) * stored.size());
+  upload(s, dx, stored.data(), sizeof(int32_t) * stored.size());
+  void* out = allocate(dev, 64);
+  const auto i32 = XDEV_DTYPE_INT32;
+  {
+    // Sum over axis 1 (an ints attribute), x read through byte_offset.
+    KernelCall call("Sum", dev, s);
+    xdev_attr_t axes{};
+    const int64_t axis[] = {1};
+    axes.name = "axes";
+    axes.kind = XDEV_ATTR_INTS;
+    axes.value.ints.values = axis;
+    axes.value.ints.count = 1;
+    call.input(dx, i32, {2, 3}, {}, sizeof(int32_t)).output(out, i32, {2}).attribute(axes);
+    const Outcome outcome = run("Sum", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    EXPECT_EQ(download<int32_t>(s, out, 2), (std::vector<int32_t>{-1, 8}));
+  }
+  {
+    // Cast int32 -> float64 of the transpose (strides {1, 3}).
+    KernelCall call("Cast", dev, s);
+    xdev_attr_t dtype{};
+    dtype.name = "dtype";
+    dtype.kind = XDEV_ATTR_DTYPE;
+    dtype.value.dtype = XDEV_DTYPE_FLOAT64;
+    call.input(dx, i32, {3, 2}, {1, 3}, sizeof(int32_t))
+        .output(out, XDEV_DTYPE_FLOAT64, {3, 2})
+        .attribute(dtype);
+    const Outcome outcome = run("Cast", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    EXPECT_EQ(download<double>(s, out, 6), (std::vector<double>{-7, 9, 3, 1, 3, -2}));
+  }
+  {
+    // ArgMax along axis 1: int64 indices.
+    KernelCall call("ArgMax", dev, s);
+    call.input(dx, i32, {2, 3}, {}, sizeof(int32_t))
+        .output(out, XDEV_DTYPE_INT64, {2})
+        .attr("axis", int64_t{1});
+    const Outcome outcome = run("ArgMax", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    EXPECT_EQ(download<int64_t>(s, out, 2), (std::vector<int64_t>{1, 0}));
+  }
+  {
+    // Fill: no inputs, looked up by the output's dtype.
+    KernelCall call("Fill", dev, s);
+    xdev_attr_t value{};
+    value.name = "value";
+    value.kind = XDEV_ATTR_FLOAT;
+    value.value.f = 2.5;
+    call.output(out, XDEV_DTYPE_FLOAT32, {3}).attribute(value);
+    const Outcome outcome = run("Fill", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    EXPECT_EQ(download<float>(s, out, 3), (std::vector<float>{2.5f, 2.5f, 2.5f}));
+  }
+  {
+    // A comparison: bool output.
+    KernelCall call("Greater", dev, s);
+    call.input(dx, i32, {6}, {}, sizeof(int32_t))
+        .input(dx, i32, {6}, {0}, 4 * sizeof(int32_t))  // x[3] = 9 broadcast
+        .output(out, XDEV_DTYPE_BOOL, {6});
+    const Outcome outcome = run("Greater", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+    EXPECT_EQ(download<unsigned char>(s, out, 6), (std::vector<unsigned char>{0, 0, 0, 0, 0, 0}));
+  }
+}
+
+// The threads of this process (Linux: /proc/self/task).
+size_t thread_count() {
+  size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++count;
+  }
+  return count;
+}
+
+// The host kernels run on the stream's worker alone, even where the cpu
+// plugin splits the work over oneTBB's threads (32 Ki elements and more):
+// the sim starts no thread besides its stream workers, so it needs no oneTBB
+// scheduler handle (one would keep the cpu plugin's shutdown from joining
+// its workers, docs in kernels.cpp).
+TEST_F(SimPlugin, HostKernelsStartNoThreadsOfTheirOwn) {
+  xdev_device_t* dev = start_on_device({});
+  xdev_stream_t* s = stream(dev);
+  const int64_t n = int64_t{1} << 20;
+  void* x = allocate(dev, n * sizeof(float));
+  void* y = allocate(dev, n * sizeof(float));
+  void* out = allocate(dev, n * sizeof(float));
+  const std::vector<float> ones(static_cast<size_t>(n), 1.0f);
+  upload(s, x, ones.data(), n * sizeof(float));
+  upload(s, y, ones.data(), n * sizeof(float));
+  const size_t before = thread_count();
+  {
+    KernelCall call("Add", dev, s);
+    call.input(x, XDEV_DTYPE_FLOAT32, {n}).input(y, XDEV_DTYPE_FLOAT32, {n});
+    call.output(out, XDEV_DTYPE_FLOAT32, {n});
+    const Outcome outcome = run("Add", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+  }
+  {
+    KernelCall call("Sum", dev, s);
+    call.input(out, XDEV_DTYPE_FLOAT32, {n}).output(x, XDEV_DTYPE_FLOAT32, {});
+    const std::vector<int64_t> axes = {0};
+    call.attribute(xdev_test::attr_ints("axes", axes));
+    const Outcome outcome = run("Sum", call);
+    ASSERT_TRUE(outcome.ok()) << outcome.message;
+  }
+  EXPECT_EQ(download<float>(s, x, 1), std::vector<float>{2.0f * static_cast<float>(n)});
+  EXPECT_EQ(thread_count(), before);
+}
+
+// The addresses of any op are checked again when it runs: memory the core
+// freed while the kernel was queued is reported by the next synchronize,
+// and the kernel does not run.
+TEST_F(SimPlugin, AnyKernelChecksItsMemoryAgainWhenItRuns) {
+  xdev_device_t* dev = start_on_device({{"XDEV_SIM_DELAY_US", "200000"}});
+  xdev_stream_t* s = stream(dev);
+  void* x = allocate(dev, 64);
+  void* out = allocate(dev, 64);
+  KernelCall call("Exp", dev, s);
+  call.input(x, XDEV_DTYPE_FLOAT32, {4}).output(out, XDEV_DTYPE_FLOAT32, {4});
+  const Outcome outcome = run("Exp", call);
+  ASSERT_TRUE(outcome.ok()) << outcome.message;
+  release(x);
+  EXPECT_TRUE(fails_with(take(api_->stream_synchronize(s)), XDEV_STATUS_INVALID_ARGUMENT,
+                         {"Exp input 0", hex(x)}));
 }
 
 // ---------------------------------------------------------------------------
