@@ -65,11 +65,12 @@ void def_activation(nb::module_& m, const char* name, nb::arg_v attr, const char
   }, nb::arg("features"), attr, doc);
 }
 
-// TensorFlow's axis argument: None (all axes), an int, or a list of ints.
+// TensorFlow's axis argument: None (all axes), an int (or anything with
+// __index__: a NumPy integer, an integer scalar tensor), or a list of them.
 std::vector<int> axes_of(nb::handle axis) {
   std::vector<int> axes;
   if (axis.is_none()) return axes;
-  if (PyLong_Check(axis.ptr()) || nb::isinstance<Tensor>(axis)) {
+  if (PyIndex_Check(axis.ptr())) {
     axes.push_back(nb::cast<int>(nb::int_(axis)));
     return axes;
   }

@@ -269,6 +269,14 @@ def test_reductions_match_numpy(name, reference, dtype, axis, keepdims):
     assert getattr(xdev.math, name) is getattr(xdev, name)
 
 
+def test_axis_takes_numpy_integers_and_integer_scalar_tensors():
+    a = sample((2, 3), np.float32)
+    for axis in [np.int64(1), np.int32(-1), on_cpu(np.array(1, np.int32)), [np.int64(0)]]:
+        expected = a.max(axis=tuple(int(i) for i in axis) if isinstance(axis, list) else int(axis))
+        np.testing.assert_array_equal(xdev.reduce_max(a, axis=axis).numpy(), expected)
+    np.testing.assert_array_equal(xdev.argmax(a, np.int64(1)).numpy(), a.argmax(axis=1))
+
+
 def test_reductions_over_nan_and_zero_elements():
     a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], np.float32)
     np.testing.assert_array_equal(xdev.reduce_max(a, axis=1).numpy(), [np.nan, 6.0])
