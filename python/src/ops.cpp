@@ -1,13 +1,15 @@
 // Every op of the op table as a function, with TensorFlow's names and
-// arguments (xdev.add, xdev.matmul, xdev.reduce_sum, ...). Tensor arguments
-// also take tensor-likes (numbers, lists, NumPy arrays), converted like
-// TensorFlow converts them; the op itself runs without the GIL.
+// arguments (xdev.add, xdev.matmul, xdev.reduce_sum, xdev.argmax, ...). Tensor
+// arguments also take tensor-likes (numbers, lists, NumPy arrays), converted
+// like TensorFlow converts them; the op itself runs without the GIL.
 #include "bindings.hpp"
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <string>
+#include <variant>
 #include <vector>
 
 namespace xdev::python {
@@ -15,6 +17,8 @@ namespace {
 
 using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
 using UnaryFn = Tensor (*)(const Tensor&);
+using ReduceFn = Tensor (*)(const Tensor&, const std::vector<int>&, bool);
+using AxisFn = Tensor (*)(const Tensor&, int);
 
 // Both operands as tensors; Python numbers take the other operand's dtype.
 std::pair<Tensor, Tensor> operands(nb::handle x, nb::handle y) {
@@ -30,37 +34,94 @@ std::pair<Tensor, Tensor> operands(nb::handle x, nb::handle y) {
   return {a, to_tensor(y, a.dtype())};
 }
 
-template <BinaryFn Fn>
-void def_binary(nb::module_& m, const char* name, const char* doc) {
-  m.def(name, [](const Tensor& x, const Tensor& y) { return Fn(x, y); }, nb::arg("x"),
+// `name` for tensors (the GIL released for the whole call) and for tensor-likes
+// (converted with the GIL held, run without it); one overload per kind of op.
+void def_op(nb::module_& m, const char* name, BinaryFn fn, const char* doc) {
+  m.def(name, [fn](const Tensor& x, const Tensor& y) { return fn(x, y); }, nb::arg("x"),
         nb::arg("y"), release_gil(), doc);
-  m.def(name, [](nb::handle x, nb::handle y) {
+  m.def(name, [fn](nb::handle x, nb::handle y) {
     auto [a, b] = operands(x, y);
     nb::gil_scoped_release release;
-    return Fn(a, b);
+    return fn(a, b);
   }, nb::arg("x"), nb::arg("y"), doc);
 }
 
-template <UnaryFn Fn>
-void def_unary(nb::module_& m, const char* name, const char* doc) {
-  m.def(name, [](const Tensor& x) { return Fn(x); }, nb::arg("x"), release_gil(), doc);
-  m.def(name, [](nb::handle x) {
+void def_op(nb::module_& m, const char* name, UnaryFn fn, const char* doc) {
+  m.def(name, [fn](const Tensor& x) { return fn(x); }, nb::arg("x"), release_gil(), doc);
+  m.def(name, [fn](nb::handle x) {
     Tensor a = to_tensor(x);
     nb::gil_scoped_release release;
-    return Fn(a);
+    return fn(a);
   }, nb::arg("x"), doc);
 }
 
-// TensorFlow's axis argument: None (all axes), an int, or a list of ints.
+// tf.nn's activations with one attribute: f(features, attribute).
+template <typename Attr, Tensor (*Fn)(const Tensor&, Attr)>
+void def_activation(nb::module_& m, const char* name, nb::arg_v attr, const char* doc) {
+  m.def(name, [](nb::handle features, Attr a) {
+    Tensor x = to_tensor(features);
+    nb::gil_scoped_release release;
+    return Fn(x, a);
+  }, nb::arg("features"), attr, doc);
+}
+
+// TensorFlow's axis argument: None (all axes), an int (or anything with
+// __index__: a NumPy integer, an integer scalar tensor), or a list of them.
 std::vector<int> axes_of(nb::handle axis) {
   std::vector<int> axes;
   if (axis.is_none()) return axes;
-  if (PyLong_Check(axis.ptr()) || nb::isinstance<Tensor>(axis)) {
+  if (PyIndex_Check(axis.ptr())) {
     axes.push_back(nb::cast<int>(nb::int_(axis)));
     return axes;
   }
   for (nb::handle a : axis) axes.push_back(nb::cast<int>(nb::int_(a)));
   return axes;
+}
+
+// One axis: an int (or an integer scalar tensor, a NumPy integer); None means
+// `if_none`, as TensorFlow defaults it per op.
+int axis_of(nb::handle axis, int if_none) {
+  return axis.is_none() ? if_none : nb::cast<int>(nb::int_(axis));
+}
+
+// tf.math.reduce_*(input_tensor, axis=None, keepdims=False).
+void def_op(nb::module_& m, const char* name, ReduceFn fn, const char* doc) {
+  m.def(name, [fn](nb::handle x, nb::handle axis, bool keepdims) {
+    Tensor t = to_tensor(x);
+    std::vector<int> axes = axes_of(axis);
+    nb::gil_scoped_release release;
+    return fn(t, axes, keepdims);
+  }, nb::arg("input_tensor"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
+        doc);
+}
+
+// tf.math.argmax / argmin(input, axis=None (0), output_type=int64).
+template <AxisFn Fn>
+void def_arg_reduce(nb::module_& m, const char* name, const char* op, const char* doc) {
+  m.def(name, [op](nb::handle input, nb::handle axis, nb::handle output_type) {
+    const DType out = to_dtype(output_type);
+    if (out != DType::kInt64 && out != DType::kInt32) {
+      throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": output_type must be int32 or "
+                                                   "int64, not " + std::string(to_string(out)));
+    }
+    Tensor t = to_tensor(input);
+    const int a = axis_of(axis, 0);
+    nb::gil_scoped_release release;
+    Tensor index = Fn(t, a);
+    return out == DType::kInt64 ? index : cast(index, out);
+  }, nb::arg("input"), nb::arg("axis").none() = nb::none(),
+        nb::arg("output_type") = DType::kInt64, doc);
+}
+
+// tf.nn.softmax / log_softmax(logits, axis=None (-1)).
+template <AxisFn Fn>
+void def_softmax(nb::module_& m, const char* name, const char* doc) {
+  m.def(name, [](nb::handle logits, nb::handle axis) {
+    Tensor t = to_tensor(logits);
+    const int a = axis_of(axis, -1);
+    nb::gil_scoped_release release;
+    return Fn(t, a);
+  }, nb::arg("logits"), nb::arg("axis").none() = nb::none(), doc);
 }
 
 Tensor truediv_op(const Tensor& x, const Tensor& y) {
@@ -69,6 +130,111 @@ Tensor truediv_op(const Tensor& x, const Tensor& y) {
     return div(cast(x, DType::kFloat64), cast(y, DType::kFloat64));
   }
   return div(x, y);
+}
+
+// The ops bound as they are: name, SDK function, docstring.
+struct OpBinding {
+  const char* name;
+  std::variant<UnaryFn, BinaryFn, ReduceFn> fn;
+  const char* doc;
+};
+const OpBinding kOps[] = {
+    {"abs", xdev::abs, "|x| (Abs)."},
+    {"sign", xdev::sign, "-1, 0 or 1 by the sign of x; NaN stays NaN (Sign)."},
+    {"square", xdev::square, "x * x (Square)."},
+    {"exp", xdev::exp, "eˣ (Exp)."},
+    {"expm1", xdev::expm1, "eˣ - 1, exact near 0 (Expm1)."},
+    {"log", xdev::log, "ln x (Log)."},
+    {"log1p", xdev::log1p, "ln(1 + x), exact near 0 (Log1p)."},
+    {"sqrt", xdev::sqrt, "√x (Sqrt)."},
+    {"rsqrt", xdev::rsqrt, "1 / √x (Rsqrt)."},
+    {"reciprocal", xdev::reciprocal, "1 / x (Reciprocal)."},
+    {"sin", xdev::sin, "sin x (Sin)."},
+    {"cos", xdev::cos, "cos x (Cos)."},
+    {"tanh", xdev::tanh, "tanh x (Tanh)."},
+    {"sigmoid", xdev::sigmoid, "1 / (1 + e⁻ˣ) (Sigmoid)."},
+    {"erf", xdev::erf, "The error function (Erf)."},
+    {"softplus", xdev::softplus, "ln(1 + eˣ) (Softplus)."},
+    {"floor", xdev::floor, "The largest integer ≤ x (Floor)."},
+    {"ceil", xdev::ceil, "The smallest integer ≥ x (Ceil)."},
+    {"round", xdev::round, "x rounded to the nearest integer, halves to even (Round)."},
+    {"logical_not", xdev::logical_not, "not x, for bool x (LogicalNot)."},
+    {"is_nan", xdev::is_nan, "Whether x is NaN, for float x (IsNan)."},
+    {"is_finite", xdev::is_finite, "Whether x is neither inf nor NaN (IsFinite)."},
+    {"pow", xdev::pow, "xʸ for float32/float64 (Pow)."},
+    {"maximum", xdev::maximum, "The larger of x and y; NaN propagates (Maximum)."},
+    {"minimum", xdev::minimum, "The smaller of x and y; NaN propagates (Minimum)."},
+    {"floordiv", xdev::floor_div, "x / y rounded toward -inf (FloorDiv)."},
+    {"floormod", xdev::floor_mod,
+     "x - floordiv(x, y) * y: the remainder takes y's sign (FloorMod)."},
+    {"squared_difference", xdev::squared_difference, "(x - y)² (SquaredDifference)."},
+    {"equal", xdev::equal, "x == y, a bool tensor (Equal)."},
+    {"not_equal", xdev::not_equal, "x != y, a bool tensor (NotEqual)."},
+    {"less", xdev::less, "x < y, a bool tensor (Less)."},
+    {"less_equal", xdev::less_equal, "x <= y, a bool tensor (LessEqual)."},
+    {"greater", xdev::greater, "x > y, a bool tensor (Greater)."},
+    {"greater_equal", xdev::greater_equal, "x >= y, a bool tensor (GreaterEqual)."},
+    {"logical_and", xdev::logical_and, "x and y, for bool x and y (LogicalAnd)."},
+    {"logical_or", xdev::logical_or, "x or y, for bool x and y (LogicalOr)."},
+    {"reduce_sum", xdev::sum, "The sum over `axis` (None: all axes) (Sum)."},
+    {"reduce_mean", xdev::mean, "The mean over `axis` (None: all axes) (Mean)."},
+    {"reduce_max", xdev::max, "The largest element over `axis`; NaN wins (Max)."},
+    {"reduce_min", xdev::min, "The smallest element over `axis`; NaN wins (Min)."},
+    {"reduce_prod", xdev::prod, "The product over `axis` (Prod)."},
+    {"reduce_any", xdev::any, "Whether any element over `axis` is true (Any)."},
+    {"reduce_all", xdev::all, "Whether every element over `axis` is true (All)."},
+    {"reduce_logsumexp", xdev::logsumexp, "ln Σ eˣ over `axis`, without overflow (LogSumExp)."},
+    {"relu", xdev::relu, "max(x, 0) (Relu)."},
+    {"add", xdev::add, "x + y with NumPy broadcasting (Add)."},
+    {"subtract", xdev::sub, "x - y with NumPy broadcasting (Sub)."},
+    {"multiply", xdev::mul, "x * y with NumPy broadcasting (Mul)."},
+    {"divide", truediv_op, "x / y, true division: integers are divided as float64 (Div)."},
+    {"truncatediv", xdev::div, "x / y in the inputs' dtype; integers round toward zero (Div)."},
+    {"negative", xdev::neg, "-x (Neg)."},
+};
+
+// The ops with arguments of their own.
+void bind_math(nb::module_& m) {
+  m.def("where", [](nb::handle condition, nb::handle x, nb::handle y) {
+    Tensor c = to_tensor(condition);
+    auto [a, b] = operands(x, y);
+    nb::gil_scoped_release release;
+    return select(c, a, b);
+  }, nb::arg("condition"), nb::arg("x"), nb::arg("y"),
+        "x where condition is true, else y; the three broadcast together (Select).");
+  m.def("clip_by_value", [](nb::handle t, nb::handle clip_value_min, nb::handle clip_value_max) {
+    Tensor x = to_tensor(t);
+    Tensor lo = to_tensor(clip_value_min, x.dtype());
+    Tensor hi = to_tensor(clip_value_max, x.dtype());
+    nb::gil_scoped_release release;
+    return clip_by_value(x, lo, hi);
+  }, nb::arg("t"), nb::arg("clip_value_min"), nb::arg("clip_value_max"),
+        "min(max(t, clip_value_min), clip_value_max), broadcast together (ClipByValue).");
+
+  def_arg_reduce<xdev::argmax>(m, "argmax", "ArgMax",
+                               "The index of the first largest element along `axis` (None: 0); "
+                               "a NaN counts as the largest (ArgMax).");
+  def_arg_reduce<xdev::argmin>(m, "argmin", "ArgMin",
+                               "The index of the first smallest element along `axis` (None: 0); "
+                               "a NaN counts as the smallest (ArgMin).");
+  m.def("cumsum", [](nb::handle x, nb::handle axis, bool exclusive, bool reverse) {
+    Tensor t = to_tensor(x);
+    const int a = axis_of(axis, 0);
+    nb::gil_scoped_release release;
+    return cumsum(t, a, exclusive, reverse);
+  }, nb::arg("x"), nb::arg("axis") = 0, nb::arg("exclusive") = false, nb::arg("reverse") = false,
+        "The running sum along `axis`; exclusive leaves each element out of its own sum, "
+        "reverse sums from the end (CumSum).");
+}
+
+void bind_nn(nb::module_& m) {
+  def_activation<double, xdev::leaky_relu>(m, "leaky_relu", nb::arg("alpha") = 0.2,
+                                           "x if x > 0 else alpha * x (LeakyRelu).");
+  def_activation<bool, xdev::gelu>(m, "gelu", nb::arg("approximate") = false,
+                                   "x Φ(x), or its tanh form when approximate (Gelu).");
+  def_softmax<xdev::softmax>(m, "softmax", "eˣ / Σ eˣ along `axis` (None: the last) (Softmax).");
+  def_softmax<xdev::log_softmax>(m, "log_softmax",
+                                 "x - ln Σ eˣ along `axis` (None: the last) (LogSoftmax).");
 }
 
 }  // namespace
@@ -105,15 +271,6 @@ void bind_ops(nb::module_& m) {
     nb::gil_scoped_release release;
     return matmul(x, y, ta, tb);
   }, nb::arg("a"), nb::arg("b"), nb::arg("transpose_a") = false, nb::arg("transpose_b") = false);
-  def_binary<add>(m, "add", "x + y with NumPy broadcasting (Add).");
-  def_binary<sub>(m, "subtract", "x - y with NumPy broadcasting (Sub).");
-  def_binary<mul>(m, "multiply", "x * y with NumPy broadcasting (Mul).");
-  def_binary<truediv_op>(m, "divide",
-                         "x / y, true division: integers are divided as float64 (Div).");
-  def_binary<div>(m, "truncatediv",
-                  "x / y in the inputs' dtype; integers round toward zero (Div).");
-  def_unary<neg>(m, "negative", "-x (Neg).");
-  def_unary<relu>(m, "relu", "max(x, 0) (Relu).");
   m.def("add_n", [](nb::handle inputs) {
     std::vector<Tensor> tensors;
     std::optional<DType> like;
@@ -133,20 +290,11 @@ void bind_ops(nb::module_& m) {
     nb::gil_scoped_release release;
     return cast(t, d);
   }, nb::arg("x"), nb::arg("dtype"), "x converted to dtype (Cast).");
-  m.def("reduce_sum", [](nb::handle x, nb::handle axis, bool keepdims) {
-    Tensor t = to_tensor(x);
-    std::vector<int> axes = axes_of(axis);
-    nb::gil_scoped_release release;
-    return sum(t, axes, keepdims);
-  }, nb::arg("input_tensor"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
-        "The sum over `axis` (None: all axes) (Sum).");
-  m.def("reduce_mean", [](nb::handle x, nb::handle axis, bool keepdims) {
-    Tensor t = to_tensor(x);
-    std::vector<int> axes = axes_of(axis);
-    nb::gil_scoped_release release;
-    return mean(t, axes, keepdims);
-  }, nb::arg("input_tensor"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
-        "The mean over `axis` (None: all axes) (Mean).");
+  for (const OpBinding& op : kOps) {
+    std::visit([&](auto fn) { def_op(m, op.name, fn, op.doc); }, op.fn);
+  }
+  bind_math(m);
+  bind_nn(m);
   m.def("transpose", [](nb::handle x, std::optional<std::vector<int>> perm) {
     Tensor t = to_tensor(x);
     nb::gil_scoped_release release;

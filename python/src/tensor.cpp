@@ -565,6 +565,13 @@ void bind_tensor(nb::module_& m) {
   def_operator<mul>(cls, "__mul__", "__rmul__");
   def_operator<truediv>(cls, "__truediv__", "__rtruediv__");
   def_operator<matmul2>(cls, "__matmul__", "__rmatmul__");
+  // TensorFlow's `//`, `%` and, on bool tensors, `& | ~`.
+  def_operator<floor_div>(cls, "__floordiv__", "__rfloordiv__");
+  def_operator<floor_mod>(cls, "__mod__", "__rmod__");
+  def_operator<logical_and>(cls, "__and__", "__rand__");
+  def_operator<logical_or>(cls, "__or__", "__ror__");
+  cls.def("__invert__", [](const Tensor& t) { return logical_not(t); }, release_gil());
+  cls.def("__abs__", [](const Tensor& t) { return xdev::abs(t); }, release_gil());
 
   m.def("_set_converter", [](nb::handle fn) {
     Py_XDECREF(g_converter);

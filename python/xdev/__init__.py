@@ -24,6 +24,7 @@ from ._xdev import (
     add,
     add_n,
     cast,
+    clip_by_value,
     divide,
     elapsed_ms,
     matmul,
@@ -53,12 +54,47 @@ from . import (  # noqa: E402
     random,
     trace,
 )
+from . import _fallback  # noqa: E402
 from ._convert import convert_to_tensor  # noqa: E402
 from ._tensor import constant, fill, ones_like, zeros_like  # noqa: E402
 from ._variables import Variable  # noqa: E402
 from .dlpack import from_dlpack  # noqa: E402
 from .dtypes import as_dtype, bool, double, float32, float64, int32, int64  # noqa: E402,A004
-from .math import pow  # noqa: E402,A004
+from .math import (  # noqa: E402,A004 -- TensorFlow's top-level math names
+    abs,
+    argmax,
+    argmin,
+    cos,
+    cumsum,
+    equal,
+    exp,
+    floor,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    not_equal,
+    pow,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
+    reduce_max,
+    reduce_min,
+    reduce_prod,
+    round,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    tanh,
+    truediv,
+)
 from .nn import relu  # noqa: E402
 from .safetensors import load_file, save_file  # noqa: E402
 
@@ -76,6 +112,17 @@ def device(device_name):
     return _xdev.DeviceScope(getattr(device_name, "name", device_name))
 
 
+def where(condition, x=None, y=None):
+    """``tf.where``: x where condition is true, else y, the three broadcast together
+    (Select); without x and y, the coordinates of the true elements (int64, one row each,
+    computed on the host: the op table has no op for it)."""
+    if x is None and y is None:
+        return _fallback.argwhere(condition)
+    if x is None or y is None:
+        raise ValueError("where: x and y must both be given, or both be None")
+    return _xdev.where(condition, x, y)
+
+
 def try_gpu(i=0):
     """GPU ``i`` if it exists, else CPU:0 (d2l's try_gpu)."""
     gpus = config.list_logical_devices("GPU")
@@ -88,11 +135,16 @@ def try_all_gpus():
 
 
 __all__ = [
-    "DType", "Event", "LogicalDevice", "PhysicalDevice", "Tensor", "Variable", "add", "add_n",
-    "as_dtype", "bool", "cast", "config", "constant", "convert_to_tensor", "debugging",
-    "device", "distribute", "divide", "double", "dtypes", "elapsed_ms", "errors", "experimental", "fill",
-    "float32", "float64", "from_dlpack", "int32", "int64", "load_file", "math", "matmul",
-    "mul", "multiply", "neg", "negative", "newaxis", "nn", "num_gpus", "ones", "ones_like",
-    "pow", "random", "reduce_mean", "reduce_sum", "relu", "reshape", "save_file", "sub",
-    "subtract", "synchronize", "trace", "transpose", "truncatediv", "try_all_gpus", "try_gpu", "zeros", "zeros_like",
+    "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "bool", "cast", "clip_by_value",
+    "config", "constant", "convert_to_tensor", "cos", "cumsum", "debugging", "device",
+    "distribute", "divide", "double", "DType", "dtypes", "elapsed_ms", "equal", "errors",
+    "Event", "exp", "experimental", "fill", "float32", "float64", "floor", "from_dlpack",
+    "greater", "greater_equal", "int32", "int64", "less", "less_equal", "load_file",
+    "logical_and", "logical_not", "logical_or", "LogicalDevice", "math", "matmul", "maximum",
+    "minimum", "mul", "multiply", "neg", "negative", "newaxis", "nn", "not_equal", "num_gpus",
+    "ones", "ones_like", "PhysicalDevice", "pow", "random", "reduce_all", "reduce_any",
+    "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",
+    "relu", "reshape", "round", "save_file", "sigmoid", "sign", "sin", "sqrt", "square", "sub",
+    "subtract", "synchronize", "tanh", "Tensor", "trace", "transpose", "truediv",
+    "truncatediv", "try_all_gpus", "try_gpu", "Variable", "where", "zeros", "zeros_like",
 ]

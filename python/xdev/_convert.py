@@ -73,7 +73,7 @@ def to_array(value, dtype=None):
         if kind not in "biuf":
             raise _cannot(value, target)
         array = array.astype(np_dtype)
-    return np.ascontiguousarray(array)
+    return np.asarray(array, order="C")
 
 
 def convert_to_tensor(value, dtype=None):

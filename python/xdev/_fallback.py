@@ -1,9 +1,9 @@
-"""Operations the op table does not define yet, computed on the host with NumPy.
+"""What the op table does not define, computed on the host with NumPy.
 
-``**``, the comparisons (``< <= > >= == !=``) and indexing with a negative step
-have no op (Pow, Less, Equal, Reverse) in xdev's op table yet. Until they do,
-they read their inputs back, let NumPy compute exactly what it would, and put
-the result on the first input's device (logged as ``_EagerConst``). The values
+Integer ``**`` (Pow is defined for float32/float64 only), indexing with a negative step
+(no Reverse op) and ``where(condition)`` without x and y (the coordinates of the true
+elements: no such op) read their inputs back, let NumPy compute exactly what it would,
+and put the result on the first input's device (logged as ``_EagerConst``). The values
 are right; the cost is a read-back per call (counted in
 ``xdev.debugging.placement_counters()["read_backs"]``).
 """
@@ -14,7 +14,8 @@ from . import _xdev
 from ._convert import convert_to_tensor
 
 
-def _operands(x, y):
+def operands(x, y):
+    """Both as tensors; a tensor-like takes the other operand's dtype (as in the ops)."""
     if isinstance(x, _xdev.Tensor):
         return x, convert_to_tensor(y, x.dtype) if not isinstance(y, _xdev.Tensor) else y
     y = convert_to_tensor(y)
@@ -23,29 +24,11 @@ def _operands(x, y):
 
 def _on(device, array):
     with _xdev.DeviceScope(device):
-        return _xdev._constant_from_array(np.ascontiguousarray(array))
-
-
-def binary(ufunc, name, x, y):
-    """``ufunc(x, y)`` on the host; both inputs need one dtype, as for every xdev op."""
-    a, b = _operands(x, y)
-    if a.dtype != b.dtype:
-        raise _xdev.InvalidArgumentError(
-            f"{name}: inputs have different dtypes, x is {a.dtype.name} and y is {b.dtype.name} "
-            "(cast one of them)")
-    try:
-        result = ufunc(a.numpy(), b.numpy())
-    except ValueError as e:
-        raise _xdev.InvalidArgumentError(
-            f"{name}: shapes {a.shape} and {b.shape} cannot be broadcast together") from e
-    result = np.asarray(result)
-    if result.dtype not in (np.bool_, a.numpy().dtype):
-        result = result.astype(a.numpy().dtype)
-    return _on(a.device, result)
+        return _xdev._constant_from_array(np.asarray(array, order="C"))
 
 
 def pow(x, y):  # noqa: A001 -- the op's name
-    a, b = _operands(x, y)
+    a, b = operands(x, y)
     if a.dtype != b.dtype:
         raise _xdev.InvalidArgumentError(
             f"Pow: inputs have different dtypes, x is {a.dtype.name} and y is {b.dtype.name} "
@@ -58,6 +41,15 @@ def pow(x, y):  # noqa: A001 -- the op's name
     with np.errstate(all="ignore"):
         result = np.power(base, exponent)
     return _on(a.device, np.asarray(result, dtype=base.dtype))
+
+
+def argwhere(condition):
+    """``tf.where(condition)``: the coordinates (int64, one row each) of the true elements."""
+    c = convert_to_tensor(condition)
+    if not c.dtype.is_bool:
+        raise _xdev.InvalidArgumentError(
+            f"Where: condition must be bool, not {c.dtype.name}")
+    return _on(c.device, np.argwhere(c.numpy()).astype(np.int64))
 
 
 def getitem(tensor, key):

@@ -38,7 +38,7 @@ def constant(value, dtype=None, shape=None, name=None):
             raise _xdev.InvalidArgumentError(
                 f"constant: {array.size} values do not fill a shape of {count} elements "
                 f"{shape}")
-    return _xdev._constant_from_array(np.ascontiguousarray(array))
+    return _xdev._constant_from_array(np.asarray(array, order="C"))
 
 
 def fill(dims, value, dtype=None, name=None):

@@ -362,6 +362,42 @@ class Tensor:
 
     def __rmatmul__(self, arg: object, /) -> Tensor: ...
 
+    @overload
+    def __floordiv__(self, arg: Tensor, /) -> Tensor: ...
+
+    @overload
+    def __floordiv__(self, arg: object, /) -> Tensor: ...
+
+    def __rfloordiv__(self, arg: object, /) -> Tensor: ...
+
+    @overload
+    def __mod__(self, arg: Tensor, /) -> Tensor: ...
+
+    @overload
+    def __mod__(self, arg: object, /) -> Tensor: ...
+
+    def __rmod__(self, arg: object, /) -> Tensor: ...
+
+    @overload
+    def __and__(self, arg: Tensor, /) -> Tensor: ...
+
+    @overload
+    def __and__(self, arg: object, /) -> Tensor: ...
+
+    def __rand__(self, arg: object, /) -> Tensor: ...
+
+    @overload
+    def __or__(self, arg: Tensor, /) -> Tensor: ...
+
+    @overload
+    def __or__(self, arg: object, /) -> Tensor: ...
+
+    def __ror__(self, arg: object, /) -> Tensor: ...
+
+    def __invert__(self) -> Tensor: ...
+
+    def __abs__(self) -> Tensor: ...
+
 def zeros(shape: Sequence[int], dtype: object = DType.float32) -> Tensor:
     """Zeros (logged as Fill)."""
 
@@ -374,6 +410,295 @@ def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = 
 
 @overload
 def matmul(a: object, b: object, transpose_a: bool = False, transpose_b: bool = False) -> Tensor: ...
+
+def add_n(inputs: object) -> Tensor:
+    """The sum of tensors of one shape and dtype, on any devices (AddN)."""
+
+def cast(x: object, dtype: object) -> Tensor:
+    """x converted to dtype (Cast)."""
+
+@overload
+def abs(x: Tensor) -> Tensor: ...
+
+@overload
+def abs(x: object) -> Tensor:
+    """|x| (Abs)."""
+
+@overload
+def sign(x: Tensor) -> Tensor: ...
+
+@overload
+def sign(x: object) -> Tensor:
+    """-1, 0 or 1 by the sign of x; NaN stays NaN (Sign)."""
+
+@overload
+def square(x: Tensor) -> Tensor: ...
+
+@overload
+def square(x: object) -> Tensor:
+    """x * x (Square)."""
+
+@overload
+def exp(x: Tensor) -> Tensor: ...
+
+@overload
+def exp(x: object) -> Tensor:
+    """eˣ (Exp)."""
+
+@overload
+def expm1(x: Tensor) -> Tensor: ...
+
+@overload
+def expm1(x: object) -> Tensor:
+    """eˣ - 1, exact near 0 (Expm1)."""
+
+@overload
+def log(x: Tensor) -> Tensor: ...
+
+@overload
+def log(x: object) -> Tensor:
+    """ln x (Log)."""
+
+@overload
+def log1p(x: Tensor) -> Tensor: ...
+
+@overload
+def log1p(x: object) -> Tensor:
+    """ln(1 + x), exact near 0 (Log1p)."""
+
+@overload
+def sqrt(x: Tensor) -> Tensor: ...
+
+@overload
+def sqrt(x: object) -> Tensor:
+    """√x (Sqrt)."""
+
+@overload
+def rsqrt(x: Tensor) -> Tensor: ...
+
+@overload
+def rsqrt(x: object) -> Tensor:
+    """1 / √x (Rsqrt)."""
+
+@overload
+def reciprocal(x: Tensor) -> Tensor: ...
+
+@overload
+def reciprocal(x: object) -> Tensor:
+    """1 / x (Reciprocal)."""
+
+@overload
+def sin(x: Tensor) -> Tensor: ...
+
+@overload
+def sin(x: object) -> Tensor:
+    """sin x (Sin)."""
+
+@overload
+def cos(x: Tensor) -> Tensor: ...
+
+@overload
+def cos(x: object) -> Tensor:
+    """cos x (Cos)."""
+
+@overload
+def tanh(x: Tensor) -> Tensor: ...
+
+@overload
+def tanh(x: object) -> Tensor:
+    """tanh x (Tanh)."""
+
+@overload
+def sigmoid(x: Tensor) -> Tensor: ...
+
+@overload
+def sigmoid(x: object) -> Tensor:
+    """1 / (1 + e⁻ˣ) (Sigmoid)."""
+
+@overload
+def erf(x: Tensor) -> Tensor: ...
+
+@overload
+def erf(x: object) -> Tensor:
+    """The error function (Erf)."""
+
+@overload
+def softplus(x: Tensor) -> Tensor: ...
+
+@overload
+def softplus(x: object) -> Tensor:
+    """ln(1 + eˣ) (Softplus)."""
+
+@overload
+def floor(x: Tensor) -> Tensor: ...
+
+@overload
+def floor(x: object) -> Tensor:
+    """The largest integer ≤ x (Floor)."""
+
+@overload
+def ceil(x: Tensor) -> Tensor: ...
+
+@overload
+def ceil(x: object) -> Tensor:
+    """The smallest integer ≥ x (Ceil)."""
+
+@overload
+def round(x: Tensor) -> Tensor: ...
+
+@overload
+def round(x: object) -> Tensor:
+    """x rounded to the nearest integer, halves to even (Round)."""
+
+@overload
+def logical_not(x: Tensor) -> Tensor: ...
+
+@overload
+def logical_not(x: object) -> Tensor:
+    """not x, for bool x (LogicalNot)."""
+
+@overload
+def is_nan(x: Tensor) -> Tensor: ...
+
+@overload
+def is_nan(x: object) -> Tensor:
+    """Whether x is NaN, for float x (IsNan)."""
+
+@overload
+def is_finite(x: Tensor) -> Tensor: ...
+
+@overload
+def is_finite(x: object) -> Tensor:
+    """Whether x is neither inf nor NaN (IsFinite)."""
+
+@overload
+def pow(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def pow(x: object, y: object) -> Tensor:
+    """xʸ for float32/float64 (Pow)."""
+
+@overload
+def maximum(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def maximum(x: object, y: object) -> Tensor:
+    """The larger of x and y; NaN propagates (Maximum)."""
+
+@overload
+def minimum(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def minimum(x: object, y: object) -> Tensor:
+    """The smaller of x and y; NaN propagates (Minimum)."""
+
+@overload
+def floordiv(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def floordiv(x: object, y: object) -> Tensor:
+    """x / y rounded toward -inf (FloorDiv)."""
+
+@overload
+def floormod(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def floormod(x: object, y: object) -> Tensor:
+    """x - floordiv(x, y) * y: the remainder takes y's sign (FloorMod)."""
+
+@overload
+def squared_difference(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def squared_difference(x: object, y: object) -> Tensor:
+    """(x - y)² (SquaredDifference)."""
+
+@overload
+def equal(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def equal(x: object, y: object) -> Tensor:
+    """x == y, a bool tensor (Equal)."""
+
+@overload
+def not_equal(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def not_equal(x: object, y: object) -> Tensor:
+    """x != y, a bool tensor (NotEqual)."""
+
+@overload
+def less(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def less(x: object, y: object) -> Tensor:
+    """x < y, a bool tensor (Less)."""
+
+@overload
+def less_equal(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def less_equal(x: object, y: object) -> Tensor:
+    """x <= y, a bool tensor (LessEqual)."""
+
+@overload
+def greater(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def greater(x: object, y: object) -> Tensor:
+    """x > y, a bool tensor (Greater)."""
+
+@overload
+def greater_equal(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def greater_equal(x: object, y: object) -> Tensor:
+    """x >= y, a bool tensor (GreaterEqual)."""
+
+@overload
+def logical_and(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def logical_and(x: object, y: object) -> Tensor:
+    """x and y, for bool x and y (LogicalAnd)."""
+
+@overload
+def logical_or(x: Tensor, y: Tensor) -> Tensor: ...
+
+@overload
+def logical_or(x: object, y: object) -> Tensor:
+    """x or y, for bool x and y (LogicalOr)."""
+
+def reduce_sum(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
+    """The sum over `axis` (None: all axes) (Sum)."""
+
+def reduce_mean(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
+    """The mean over `axis` (None: all axes) (Mean)."""
+
+def reduce_max(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
+    """The largest element over `axis`; NaN wins (Max)."""
+
+def reduce_min(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
+    """The smallest element over `axis`; NaN wins (Min)."""
+
+def reduce_prod(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
+    """The product over `axis` (Prod)."""
+
+def reduce_any(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
+    """Whether any element over `axis` is true (Any)."""
+
+def reduce_all(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
+    """Whether every element over `axis` is true (All)."""
+
+def reduce_logsumexp(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
+    """ln Σ eˣ over `axis`, without overflow (LogSumExp)."""
+
+@overload
+def relu(x: Tensor) -> Tensor: ...
+
+@overload
+def relu(x: object) -> Tensor:
+    """max(x, 0) (Relu)."""
 
 @overload
 def add(x: Tensor, y: Tensor) -> Tensor: ...
@@ -417,24 +742,42 @@ def negative(x: Tensor) -> Tensor: ...
 def negative(x: object) -> Tensor:
     """-x (Neg)."""
 
-@overload
-def relu(x: Tensor) -> Tensor: ...
+def where(condition: object, x: object, y: object) -> Tensor:
+    """
+    x where condition is true, else y; the three broadcast together (Select).
+    """
 
-@overload
-def relu(x: object) -> Tensor:
-    """max(x, 0) (Relu)."""
+def clip_by_value(t: object, clip_value_min: object, clip_value_max: object) -> Tensor:
+    """
+    min(max(t, clip_value_min), clip_value_max), broadcast together (ClipByValue).
+    """
 
-def add_n(inputs: object) -> Tensor:
-    """The sum of tensors of one shape and dtype, on any devices (AddN)."""
+def argmax(input: object, axis: object | None = None, output_type: object = DType.int64) -> Tensor:
+    """
+    The index of the first largest element along `axis` (None: 0); a NaN counts as the largest (ArgMax).
+    """
 
-def cast(x: object, dtype: object) -> Tensor:
-    """x converted to dtype (Cast)."""
+def argmin(input: object, axis: object | None = None, output_type: object = DType.int64) -> Tensor:
+    """
+    The index of the first smallest element along `axis` (None: 0); a NaN counts as the smallest (ArgMin).
+    """
 
-def reduce_sum(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
-    """The sum over `axis` (None: all axes) (Sum)."""
+def cumsum(x: object, axis: object = 0, exclusive: bool = False, reverse: bool = False) -> Tensor:
+    """
+    The running sum along `axis`; exclusive leaves each element out of its own sum, reverse sums from the end (CumSum).
+    """
 
-def reduce_mean(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
-    """The mean over `axis` (None: all axes) (Mean)."""
+def leaky_relu(features: object, alpha: float = 0.2) -> Tensor:
+    """x if x > 0 else alpha * x (LeakyRelu)."""
+
+def gelu(features: object, approximate: bool = False) -> Tensor:
+    """x Φ(x), or its tanh form when approximate (Gelu)."""
+
+def softmax(logits: object, axis: object | None = None) -> Tensor:
+    """eˣ / Σ eˣ along `axis` (None: the last) (Softmax)."""
+
+def log_softmax(logits: object, axis: object | None = None) -> Tensor:
+    """x - ln Σ eˣ along `axis` (None: the last) (LogSoftmax)."""
 
 def transpose(a: object, perm: Sequence[int] | None = None) -> Tensor:
     """Axes permuted (None: reversed), as a new contiguous tensor (Copy)."""

@@ -1,55 +1,84 @@
-"""Math ops (``tf.math``). ``pow`` and the comparisons run on the host for now
-(see :mod:`xdev._fallback`)."""
+"""Math ops (``tf.math``): every elementwise, comparison, logic and reduction op of the
+op table, under TensorFlow's names and arguments. Integer powers have no Pow kernel (the
+op table defines Pow for float32/float64) and run on the host (see :mod:`xdev._fallback`)."""
 
-import numpy as _np
-
-from . import _fallback
-from ._xdev import (
+from . import _fallback, _xdev
+from ._xdev import (  # noqa: A004 -- TensorFlow's names (abs, round) shadow builtins here
+    abs,
     add,
     add_n,
+    argmax,
+    argmin,
+    ceil,
+    cos,
+    cumsum,
     divide,
+    equal,
+    erf,
+    exp,
+    expm1,
+    floor,
+    floordiv,
+    floormod,
+    greater,
+    greater_equal,
+    is_finite,
+    is_nan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log_softmax,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
     multiply,
     negative,
+    not_equal,
+    reciprocal,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
+    reduce_max,
     reduce_mean,
+    reduce_min,
+    reduce_prod,
     reduce_sum,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    softplus,
+    sqrt,
+    square,
+    squared_difference,
     subtract,
+    tanh,
     truncatediv,
 )
 
 truediv = divide
+mod = floormod
 
 
 def pow(x, y):  # noqa: A001 -- TensorFlow's name
-    """x ** y elementwise (host fallback until the op table has Pow)."""
-    return _fallback.pow(x, y)
-
-
-def less(x, y):
-    return _fallback.binary(_np.less, "Less", x, y)
-
-
-def less_equal(x, y):
-    return _fallback.binary(_np.less_equal, "LessEqual", x, y)
-
-
-def greater(x, y):
-    return _fallback.binary(_np.greater, "Greater", x, y)
-
-
-def greater_equal(x, y):
-    return _fallback.binary(_np.greater_equal, "GreaterEqual", x, y)
-
-
-def equal(x, y):
-    return _fallback.binary(_np.equal, "Equal", x, y)
-
-
-def not_equal(x, y):
-    return _fallback.binary(_np.not_equal, "NotEqual", x, y)
+    """x ** y elementwise (Pow); integer powers are computed on the host."""
+    a, b = _fallback.operands(x, y)
+    if a.dtype.is_integer and b.dtype.is_integer:
+        return _fallback.pow(a, b)
+    return _xdev.pow(a, b)
 
 
 __all__ = [
-    "add", "subtract", "multiply", "divide", "truediv", "truncatediv", "negative", "add_n",
-    "reduce_sum", "reduce_mean", "pow", "less", "less_equal", "greater", "greater_equal",
-    "equal", "not_equal",
+    "abs", "add", "add_n", "argmax", "argmin", "ceil", "cos", "cumsum", "divide", "equal",
+    "erf", "exp", "expm1", "floor", "floordiv", "floormod", "greater", "greater_equal",
+    "is_finite", "is_nan", "less", "less_equal", "log", "log1p", "log_softmax", "logical_and",
+    "logical_not", "logical_or", "maximum", "minimum", "mod", "multiply", "negative",
+    "not_equal", "pow", "reciprocal", "reduce_all", "reduce_any", "reduce_logsumexp",
+    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "round", "rsqrt",
+    "sigmoid", "sign", "sin", "softplus", "sqrt", "square", "squared_difference", "subtract",
+    "tanh", "truediv", "truncatediv",
 ]

@@ -311,3 +311,14 @@ def test_ops_on_the_simulated_gpu_and_across_devices():
     assert x.to("/CPU:0").device == CPU0
     assert x.cpu().device == CPU0
     assert x.to(GPU0) is not None and x.copy_to("/GPU:1").device.endswith("GPU:1")
+
+
+def test_zero_dimensional_numpy_values_stay_scalars():
+    # np.ascontiguousarray made 0-d arrays 1-d: xdev.constant(np.array(0.25)) had shape (1,).
+    for value in [np.array(0.25, np.float32), np.float64(2.0), np.array(3, np.int64),
+                  np.bool_(True)]:
+        assert xdev.constant(value).shape == ()
+        assert xdev.convert_to_tensor(value).shape == ()
+    assert xdev.constant(np.array(1.5), dtype=xdev.float32).shape == ()
+    assert xdev.negative(np.array(0.5)).shape == ()
+    assert xdev.pow(np.array(2, np.int32), np.array(3, np.int32)).shape == ()  # host fallback
