@@ -137,6 +137,78 @@ void axis_shape(const OpDef& def, std::span<const Shape* const> in, const AttrVa
   for (Shape& s : out) s = result;
 }
 
+// kConcat: inputs of one rank >= 1, equal but along `axis` (< rank); the
+// output's `axis` is the sum of theirs (checked: many large inputs could
+// overflow it before check_call sees the size).
+void concat_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                  std::span<Shape> out) {
+  const Shape& first = *in[0];
+  const int64_t axis = attrs.get_int(attr::kAxis);
+  if (axis >= first.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for input 0 of shape " +
+                           shape_text(first) + " (rank " + std::to_string(first.rank()) + ")");
+  }
+  const auto a = static_cast<size_t>(axis);
+  uint64_t total = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Shape& x = *in[i];
+    if (x.rank() != first.rank()) {
+      throw_invalid(def, "input " + std::to_string(i) + " has rank " + std::to_string(x.rank()) +
+                             " (shape " + shape_text(x) + "), input 0 rank " +
+                             std::to_string(first.rank()) + " (shape " + shape_text(first) + ")");
+    }
+    for (size_t k = 0; k < static_cast<size_t>(x.rank()); ++k) {
+      if (k != a && x[k] != first[k]) {
+        throw_invalid(def, "input " + std::to_string(i) + " has shape " + shape_text(x) +
+                               ", input 0 " + shape_text(first) + ": dimension " +
+                               std::to_string(k) + " differs (" + std::to_string(x[k]) + " vs " +
+                               std::to_string(first[k]) + ") and only axis " +
+                               std::to_string(axis) + " may");
+      }
+    }
+    const std::optional<uint64_t> sum = checked_add(total, static_cast<uint64_t>(x[a]));
+    if (!sum || *sum > static_cast<uint64_t>(INT64_MAX)) {
+      throw_invalid(def, "the inputs' sizes along axis " + std::to_string(axis) +
+                             " overflow int64 at input " + std::to_string(i));
+    }
+    total = *sum;
+  }
+  Shape result = first;
+  result[a] = static_cast<int64_t>(total);
+  for (Shape& s : out) s = result;
+}
+
+// kStack: inputs of one shape, stacked along a new `axis` (<= their rank;
+// the output has rank + 1 <= kMaxRank).
+void stack_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                 std::span<Shape> out) {
+  const Shape& first = *in[0];
+  const int64_t axis = attrs.get_int(attr::kAxis);
+  if (first.rank() >= kMaxRank) {
+    throw_invalid(def, "inputs of shape " + shape_text(first) + " have rank " +
+                           std::to_string(first.rank()) + ": the output's rank would exceed " +
+                           std::to_string(kMaxRank));
+  }
+  if (axis > first.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for inputs of shape " +
+                           shape_text(first) + " (the new axis must be <= their rank " +
+                           std::to_string(first.rank()) + ")");
+  }
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (!(*in[i] == first)) {
+      throw_invalid(def, "input " + std::to_string(i) + " has shape " + shape_text(*in[i]) +
+                             ", input 0 has " + shape_text(first) +
+                             " (all inputs need the same shape)");
+    }
+  }
+  Shape result;
+  for (int k = 0; k <= first.rank(); ++k) {
+    if (k == axis) result.push_back(static_cast<int64_t>(in.size()));
+    if (k < first.rank()) result.push_back(first[static_cast<size_t>(k)]);
+  }
+  for (Shape& s : out) s = result;
+}
+
 // kMatMul: op(a) [M, K] times op(b) [K, N], op = transpose or not.
 void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                   std::span<Shape> out) {
@@ -221,6 +293,7 @@ constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}}
 constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
 constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
+constexpr InputDef kVariadicAnyX[] = {{"x", kAllDTypes, 0}};
 constexpr InputDef kBoolX[] = {{"x", kBoolDTypes}};
 constexpr InputDef kBoolXY[] = {{"x", kBoolDTypes}, {"y", kBoolDTypes, 0}};
 // Select: the condition, then the two inputs it chooses between (TF's SelectV2).
@@ -297,6 +370,30 @@ constexpr AttrDef kCumSumAttrs[] = {
     {.name = attr::kReverse, .kind = XDEV_ATTR_BOOL, .doc = "sum from the end of the axis",
      .required = false},
 };
+
+constexpr AttrDef kConcatAttrs[] = {kAxisAttr};
+constexpr AttrDef kPackAttrs[] = {
+    {.name = attr::kAxis, .kind = XDEV_ATTR_INT,
+     .doc = "the new axis, <= the inputs' rank (the SDK maps a negative axis)", .required = false,
+     .min = 0, .max = kMaxRank - 1},
+};
+
+// A variadic op that joins its inputs (of any one dtype) along `axis`.
+constexpr OpDef joining(OpId id, const char* name, const char* summary,
+                        std::span<const AttrDef> attrs, ShapeClass shape_class, ShapeFn shape,
+                        const char* output_doc) {
+  return {.id = id,
+          .name = name,
+          .summary = summary,
+          .inputs = kVariadicAnyX,
+          .variadic = true,
+          .min_inputs = 1,
+          .attrs = attrs,
+          .outputs = kOutputLikeInput,
+          .shape_class = shape_class,
+          .shape = shape,
+          .output_doc = output_doc};
+}
 
 // An op along one axis of its input.
 constexpr OpDef along_axis(OpId id, const char* name, const char* summary,
@@ -517,6 +614,18 @@ constexpr OpDef kArgMinDef =
 constexpr OpDef kCumSumDef =
     along_axis(OpId::kCumSum, "CumSum", "running sum along `axis` (TF: `exclusive`, `reverse`)",
                kCumSumAttrs, kOutputLikeInput, "shape of `x`");
+
+// Data movement (issue 13): TensorFlow's raw ops; any dtype, values copied
+// bit for bit.
+constexpr OpDef kConcatV2Def =
+    joining(OpId::kConcatV2, "ConcatV2", "x0, x1, … joined along `axis` (tf.concat)", kConcatAttrs,
+            ShapeClass::kConcat, concat_shape, "the inputs' shape, `axis` the sum of theirs");
+constexpr OpDef kPackDef =
+    joining(OpId::kPack, "Pack", "x0, x1, … stacked along a new `axis` (tf.stack)", kPackAttrs,
+            ShapeClass::kStack, stack_shape,
+            "the inputs' shape with the number of inputs inserted at `axis`");
+constexpr OpDef kIdentityDef =
+    unary(OpId::kIdentity, "Identity", "x, copied (any strides; a new tensor)", kAnyX);
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

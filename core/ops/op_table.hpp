@@ -97,7 +97,10 @@ namespace xdev::detail {
   X(LogSumExp) \
   X(ArgMax) \
   X(ArgMin) \
-  X(CumSum)
+  X(CumSum)         \
+  X(ConcatV2)       \
+  X(Pack)           \
+  X(Identity)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -204,6 +207,8 @@ enum class ShapeClass : uint8_t {
   kMatMul,     // [M, K] x [K, N] with transposes
   kFromAttr,   // no inputs: the shape attribute (Fill, RandomUniform)
   kAxis,       // input 0 along one `axis` (ArgMax, ArgMin drop it; CumSum keeps it)
+  kConcat,     // inputs of one rank joined along an existing `axis` (ConcatV2)
+  kStack,      // inputs of one shape stacked along a new `axis` (Pack)
 };
 
 // Output shapes from input shapes and attributes. Throws

@@ -51,7 +51,9 @@ TEST(OpReference, EveryOpOfTheTableHasAReference) {
       if (!a.required || a.kind == XDEV_ATTR_DTYPE) continue;
       const bool by_class = (def.shape_class == xdev::detail::ShapeClass::kReduce &&
                              std::string(a.name) == "axes") ||
-                            (def.shape_class == xdev::detail::ShapeClass::kAxis &&
+                            ((def.shape_class == xdev::detail::ShapeClass::kAxis ||
+                              def.shape_class == xdev::detail::ShapeClass::kConcat ||
+                              def.shape_class == xdev::detail::ShapeClass::kStack) &&
                              std::string(a.name) == "axis") ||
                             (def.shape_class == xdev::detail::ShapeClass::kFromAttr &&
                              std::string(a.name) == "shape");

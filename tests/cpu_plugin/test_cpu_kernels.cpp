@@ -350,7 +350,9 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"IsNan", f}, {"IsFinite", f}, {"Select", b}, {"ClipByValue", num},
       // Reductions (issue 13).
       {"Max", num}, {"Min", num}, {"Prod", num}, {"Any", b}, {"All", b}, {"LogSumExp", f},
-      {"ArgMax", num}, {"ArgMin", num}, {"CumSum", num}};
+      {"ArgMax", num}, {"ArgMin", num}, {"CumSum", num},
+      // Data movement (issue 13).
+      {"ConcatV2", all}, {"Pack", all}, {"Identity", all}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);

@@ -296,7 +296,8 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
                                    "LogicalOr", "LogicalNot", "IsNan", "IsFinite", "Select",
                                    "ClipByValue", "Max", "Min", "Prod", "Any", "All",
-                                   "LogSumExp", "ArgMax", "ArgMin", "CumSum"}));
+                                   "LogSumExp", "ArgMax", "ArgMin", "CumSum", "ConcatV2",
+                                   "Pack", "Identity"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

@@ -88,6 +88,9 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("ArgMax", kNumeric, kI64, &kernel_arg_max),
     info("ArgMin", kNumeric, kI64, &kernel_arg_min),
     info("CumSum", kNumeric, kNumeric, &kernel_cum_sum),
+    info("ConcatV2", kAllDtypes, kAllDtypes, &kernel_concat_v2),
+    info("Pack", kAllDtypes, kAllDtypes, &kernel_pack),
+    info("Identity", kAllDtypes, kAllDtypes, &kernel_copy),
 };
 
 template <size_t... I>

@@ -184,6 +184,14 @@ XDEV_API Tensor logsumexp(const Tensor& x, const std::vector<int>& axes = {},
 XDEV_API Tensor argmax(const Tensor& x, int axis);
 XDEV_API Tensor argmin(const Tensor& x, int axis);
 XDEV_API Tensor cumsum(const Tensor& x, int axis, bool exclusive = false, bool reverse = false);
+// Data movement (TensorFlow's raw ops; every dtype, values copied bit for
+// bit). concat joins tensors of one rank and dtype along an existing axis
+// (tf.concat, ConcatV2), stack along a new one (tf.stack, Pack); a negative
+// axis counts from the end (stack: of the output's rank). identity is a new
+// tensor holding x's values (tf.identity).
+XDEV_API Tensor concat(const std::vector<Tensor>& values, int axis);
+XDEV_API Tensor stack(const std::vector<Tensor>& values, int axis = 0);
+XDEV_API Tensor identity(const Tensor& x);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

@@ -346,7 +346,7 @@ std::optional<std::string> binary(const Call& c) {
   return std::nullopt;
 }
 
-// Neg, Relu, Copy.
+// Neg, Relu, Copy, Identity.
 std::optional<std::string> unary(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
   const Tensor& x = *c.inputs[0];
@@ -674,6 +674,45 @@ std::optional<std::string> along_axis(const Call& c) {
       }
       out.set_int(o * inner + i, best);
     }
+  }
+  return std::nullopt;
+}
+
+// Element `i` (row-major) of `from` into element `j` of `to`, bit for bit.
+void move_element(const Tensor& from, int64_t i, Tensor& to, int64_t j) {
+  const auto size = static_cast<int64_t>(dtype_size(from.dtype));
+  std::memcpy(to.storage.data() + to.storage_index(j) * size,
+              from.storage.data() + from.storage_index(i) * size, static_cast<size_t>(size));
+}
+
+// ConcatV2 and Pack: every element of input i goes to the output at its own
+// index, moved `offset` along `axis` (ConcatV2) or with i inserted at `axis`
+// (Pack).
+std::optional<std::string> joined(const Call& c) {
+  if (c.inputs.empty() || c.outputs.size() != 1) return op_text(c.op) + ": no inputs";
+  Tensor& out = c.outputs[0];
+  const xdev_attr_t* a = find_attr(c.attrs, "axis");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= out.rank()) {
+    return std::string("attribute 'axis' (int < the output's rank) missing");
+  }
+  const auto axis = static_cast<size_t>(a->value.i);
+  const std::vector<int64_t> out_strides = contiguous_strides(out.shape);
+  int64_t offset = 0;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Tensor& x = *c.inputs[i];
+    if (x.dtype != out.dtype) return op_text(c.op) + ": inputs of different dtypes";
+    const std::vector<int64_t> x_strides = contiguous_strides(x.shape);
+    for (int64_t e = 0; e < x.num_elements(); ++e) {
+      int64_t at = 0;
+      for (size_t k = 0; k < x.shape.size(); ++k) {
+        int64_t index = e / x_strides[k] % x.shape[k];
+        if (c.op == OpId::kConcatV2 && k == axis) index += offset;
+        at += index * out_strides[c.op == OpId::kPack && k >= axis ? k + 1 : k];
+      }
+      if (c.op == OpId::kPack) at += static_cast<int64_t>(i) * out_strides[axis];
+      move_element(x, e, out, at);
+    }
+    if (c.op == OpId::kConcatV2) offset += x.shape[axis];
   }
   return std::nullopt;
 }
@@ -1016,6 +1055,9 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kArgMax)] = {.run = along_axis, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kArgMin)] = {.run = along_axis, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kCumSum)] = {.run = along_axis};
+  r[index(OpId::kConcatV2)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kPack)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kIdentity)] = {.run = unary, .values = {Values::kSpecial, Values::kSpecial}};
   return r;
 }();
 

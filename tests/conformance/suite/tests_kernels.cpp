@@ -362,6 +362,76 @@ std::vector<Case> axis_cases(Generator& g, const OpDef& def, const ref::Referenc
   return cases;
 }
 
+// kConcat and kStack: one case of `shapes.size()` inputs along `axis`,
+// every other input scrambled (when `scrambled`), the first contiguous.
+Case joined_case(Generator& g, const OpDef& def, const ref::Reference& r,
+                 const std::vector<xdev_dtype_t>& in,
+                 const std::vector<std::vector<int64_t>>& shapes, int64_t axis, bool scrambled) {
+  Case c;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const bool s = scrambled && i % 2 == 1 && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[std::min(i, in.size() - 1)], shapes[i], s, no_broadcast(),
+                              values_of(r, i)));
+    c.label += (i ? " + " : "") + shape_text(shapes[i]);
+  }
+  AttrSpec a = attr("axis", XDEV_ATTR_INT);
+  a.i = axis;
+  c.attrs = {a};
+  c.label += " axis " + std::to_string(axis) + (scrambled ? " scrambled" : "");
+  return c;
+}
+
+// kConcat: each axis of ranks 1 to 3, inputs of different sizes along it
+// (some empty), one input, many inputs, large along and across the axis.
+std::vector<Case> concat_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                               const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<std::vector<int64_t>> shapes;
+    int64_t axis;
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{{5}}, 0, false},
+      {{{3}, {4}}, 0, false},
+      {{{2, 3}, {4, 3}}, 0, true},
+      {{{3, 2}, {3, 0}, {3, 5}}, 1, true},
+      {{{2, 1, 4}, {2, 3, 4}, {2, 2, 4}, {2, 1, 4}}, 1, true},
+      {{{2, 3, 1}, {2, 3, 4}}, 2, true},
+      {{{0, 3}, {0, 3}}, 0, false},
+      {{{0, 3}, {0, 2}}, 1, false},
+      {{{1}, {1}, {1}, {1}, {1}, {1}, {1}, {1}, {1}, {1}, {1}}, 0, false},
+      {{{1000, 257}, {1000, 3}}, 1, false},
+      {{{300, 301}, {200, 301}}, 0, true},
+      {{{100003}, {7}}, 0, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) cases.push_back(joined_case(g, def, r, in, s.shapes, s.axis, s.scrambled));
+  return cases;
+}
+
+// kStack: every new axis of ranks 0 to 2, one input, empty inputs, large.
+std::vector<Case> stack_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                              const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> shape;
+    size_t count;
+    int64_t axis;
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{}, 1, 0, false},         {{}, 3, 0, false},         {{5}, 2, 0, false},
+      {{5}, 3, 1, false},        {{2, 3}, 2, 0, true},      {{2, 3}, 3, 1, true},
+      {{2, 3}, 4, 2, true},      {{0, 3}, 2, 1, false},     {{4}, 9, 1, false},
+      {{1000, 257}, 2, 1, false}, {{300, 301}, 3, 2, true}, {{100003}, 2, 0, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    const std::vector<std::vector<int64_t>> shapes(s.count, s.shape);
+    cases.push_back(joined_case(g, def, r, in, shapes, s.axis, s.scrambled));
+  }
+  return cases;
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -428,6 +498,10 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {from_attr_cases, "scalar to large"};
     case ShapeClass::kAxis:
       return {axis_cases, "each axis, scrambled, empty dimensions, large"};
+    case ShapeClass::kConcat:
+      return {concat_cases, "each axis, inputs of different sizes, empty, scrambled, large"};
+    case ShapeClass::kStack:
+      return {stack_cases, "each new axis, scalars, empty, scrambled, large"};
   }
   return {nullptr, ""};
 }

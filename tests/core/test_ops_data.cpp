@@ -1,0 +1,145 @@
+// The data-movement ops of issue 13 (ConcatV2, Pack, Identity) through the
+// public SDK, against values written by hand (TensorFlow's tf.concat,
+// tf.stack, tf.identity), on the cpu plugin: every axis, negative axes,
+// strided (transposed) inputs, empty inputs, every dtype, large inputs on the
+// parallel paths, refused calls naming the op and the value at fault.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <xdev/xdev.hpp>
+
+#include "op_values.hpp"
+
+namespace {
+
+using xdev::DType;
+using xdev::Shape;
+using xdev::Tensor;
+using namespace xdev_test;
+
+Tensor iota(const Shape& shape, int64_t start, DType dtype = DType::kInt64) {
+  int64_t n = 1;
+  for (int k = 0; k < shape.rank(); ++k) n *= shape[static_cast<size_t>(k)];
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), start);
+  return xdev::cast(xdev::constant(v, shape), dtype);
+}
+
+TEST(OpsData, ConcatAlongEachAxis) {
+  const Tensor a = xdev::constant({{1.0, 2.0}, {3.0, 4.0}});
+  const Tensor b = xdev::constant({{5.0, 6.0}});
+  const Tensor rows = xdev::concat({a, b}, 0);
+  EXPECT_EQ(rows.shape(), (Shape{3, 2}));
+  EXPECT_EQ(rows.to_vector<double>(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  const Tensor c = xdev::constant({{7.0}, {8.0}});
+  const Tensor cols = xdev::concat({a, c, a}, -1);
+  EXPECT_EQ(cols.shape(), (Shape{2, 5}));
+  EXPECT_EQ(cols.to_vector<double>(), (std::vector<double>{1, 2, 7, 1, 2, 3, 4, 8, 3, 4}));
+  // One input: a copy.
+  EXPECT_EQ(xdev::concat({a}, 1).to_vector<double>(), (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST(OpsData, ConcatTakesStridedAndEmptyInputs) {
+  // aᵀ is a strided view ([[1, 3], [2, 4]]).
+  const Tensor a = xdev::constant({{1, 2}, {3, 4}});
+  const Tensor t = xdev::transpose(a);
+  const Tensor empty = xdev::zeros(Shape{2, 0}, DType::kInt32);
+  const Tensor out = xdev::concat({t, empty, a}, 1);
+  EXPECT_EQ(out.shape(), (Shape{2, 4}));
+  EXPECT_EQ(out.to_vector<int32_t>(), (std::vector<int32_t>{1, 3, 1, 2, 2, 4, 3, 4}));
+  const Tensor none = xdev::concat({empty, empty}, 0);
+  EXPECT_EQ(none.shape(), (Shape{4, 0}));
+}
+
+TEST(OpsData, StackAlongEachNewAxis) {
+  const Tensor x = xdev::constant({1, 2, 3});
+  const Tensor y = xdev::constant({4, 5, 6});
+  const Tensor s0 = xdev::stack({x, y});
+  EXPECT_EQ(s0.shape(), (Shape{2, 3}));
+  EXPECT_EQ(s0.to_vector<int32_t>(), (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
+  const Tensor s1 = xdev::stack({x, y}, 1);
+  EXPECT_EQ(s1.shape(), (Shape{3, 2}));
+  EXPECT_EQ(s1.to_vector<int32_t>(), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(xdev::stack({x, y}, -1).to_vector<int32_t>(), s1.to_vector<int32_t>());
+  // Scalars stack into a vector; a strided input keeps its logical order.
+  const Tensor v = xdev::stack({xdev::constant(7.5), xdev::constant(-1.0)});
+  EXPECT_EQ(v.shape(), (Shape{2}));
+  EXPECT_EQ(v.to_vector<double>(), (std::vector<double>{7.5, -1.0}));
+  const Tensor m = xdev::constant({{1, 2}, {3, 4}});
+  const Tensor st = xdev::stack({xdev::transpose(m), m}, 2);
+  EXPECT_EQ(st.shape(), (Shape{2, 2, 2}));
+  EXPECT_EQ(st.to_vector<int32_t>(), (std::vector<int32_t>{1, 1, 3, 2, 2, 3, 4, 4}));
+  EXPECT_EQ(xdev::stack({xdev::zeros(Shape{0, 2})}, 1).shape(), (Shape{0, 1, 2}));
+}
+
+TEST(OpsData, EveryDtypeIsCopiedBitForBit) {
+  const Tensor b = flags({true, false});
+  EXPECT_EQ(bools(xdev::concat({b, flags({true})}, 0)), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(bools(xdev::stack({b, b}, 1)), (std::vector<bool>{true, true, false, false}));
+  EXPECT_EQ(bools(xdev::identity(b)), (std::vector<bool>{true, false}));
+  // NaN and -0.0 keep their bits.
+  const Tensor f = f32({-0.0f, std::nanf("")});
+  const std::vector<float> got = xdev::concat({f, f}, 0).to_vector<float>();
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_TRUE(std::signbit(got[2]));
+  EXPECT_TRUE(std::isnan(got[3]));
+  const Tensor big = i64({INT64_MIN, INT64_MAX});
+  EXPECT_EQ(xdev::stack({big}).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MIN, INT64_MAX}));
+}
+
+TEST(OpsData, IdentityIsANewContiguousTensor) {
+  const Tensor m = xdev::constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  const Tensor t = xdev::identity(xdev::transpose(m));
+  EXPECT_EQ(t.shape(), (Shape{3, 2}));
+  EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(xdev::identity(xdev::zeros(Shape{0, 3})).shape(), (Shape{0, 3}));
+}
+
+// Large enough for the copies to split over oneTBB's threads.
+TEST(OpsData, LargeInputs) {
+  const Tensor a = iota(Shape{600, 300}, 0);
+  const Tensor b = iota(Shape{600, 100}, 1000000);
+  const Tensor c = xdev::concat({a, xdev::transpose(iota(Shape{100, 600}, 2000000))}, 1);
+  const std::vector<int64_t> cv = c.to_vector<int64_t>();
+  ASSERT_EQ(c.shape(), (Shape{600, 400}));
+  EXPECT_EQ(cv[0], 0);
+  EXPECT_EQ(cv[299], 299);
+  EXPECT_EQ(cv[300], 2000000);          // column 0 of the transposed input
+  EXPECT_EQ(cv[301], 2000000 + 600);
+  EXPECT_EQ(cv[400 * 599 + 399], 2000000 + 99 * 600 + 599);
+  const Tensor s = xdev::stack({b, b}, 1);
+  ASSERT_EQ(s.shape(), (Shape{600, 2, 100}));
+  const std::vector<int64_t> sv = s.to_vector<int64_t>();
+  EXPECT_EQ(sv[200 * 599 + 100 + 99], 1000000 + 599 * 100 + 99);
+}
+
+TEST(OpsData, RefusedCallsNameTheOpAndTheValue) {
+  const Tensor a = xdev::zeros(Shape{2, 3});
+  const Tensor b = xdev::zeros(Shape{2, 4});
+  expect_refused([&] { xdev::concat({a, b}, 0); }, {"ConcatV2", "input 1", "(2, 4)", "dimension 1"});
+  expect_refused([&] { xdev::concat({a, xdev::zeros(Shape{2})}, 0); }, {"ConcatV2", "input 1", "rank 1"});
+  expect_refused([&] { xdev::concat({a, a}, 2); }, {"ConcatV2", "axis 2"});
+  expect_refused([&] { xdev::concat({a, a}, -3); }, {"ConcatV2", "axis -3"});
+  expect_refused([&] { xdev::concat({xdev::constant(1.0)}, 0); }, {"ConcatV2", "axis 0", "rank 0"});
+  expect_refused([&] { xdev::concat({}, 0); }, {"ConcatV2", "at least 1 input", "got 0"});
+  expect_refused([&] { xdev::concat({a, xdev::zeros(Shape{2, 3}, DType::kInt32)}, 0); },
+                 {"ConcatV2", "float32", "int32"});
+  // Empty tensors may have huge dimensions: their sum along the axis is checked.
+  const Tensor huge = xdev::zeros(Shape{int64_t{1} << 62, 0});
+  expect_refused([&] { xdev::concat({huge, huge}, 0); }, {"ConcatV2", "overflow", "input 1"});
+  expect_refused([&] { xdev::stack({a, b}); }, {"Pack", "input 1", "(2, 4)"});
+  expect_refused([&] { xdev::stack({a}, 3); }, {"Pack", "axis 3"});
+  expect_refused([&] { xdev::stack({a}, -4); }, {"Pack", "axis -4"});
+  expect_refused([&] { xdev::stack({}); }, {"Pack", "at least 1 input"});
+  expect_refused([&] { xdev::stack({xdev::zeros(Shape{1, 1, 1, 1, 1, 1, 1, 1})}); },
+                 {"Pack", "rank 8"});
+  expect_refused([&] { xdev::identity(Tensor{}); }, {"Identity"});
+}
+
+}  // namespace
