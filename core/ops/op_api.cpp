@@ -388,6 +388,24 @@ Tensor stack(const std::vector<Tensor>& values, int axis) {
   return joined(OpId::kPack, values, axis, 1);
 }
 Tensor identity(const Tensor& x) { return unary(OpId::kIdentity, x); }
+Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples) {
+  Attrs attrs;
+  attrs.add_ints(detail::attr::kMultiples, multiples.data(),
+                 static_cast<int64_t>(multiples.size()));
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kTile, inputs, attrs);
+}
+Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
+           double constant_value) {
+  std::vector<int64_t> flat;  // TF's [rank, 2], row-major
+  flat.reserve(2 * paddings.size());
+  for (const auto& p : paddings) flat.insert(flat.end(), p.begin(), p.end());
+  Attrs attrs;
+  attrs.add_ints(detail::attr::kPaddings, flat.data(), static_cast<int64_t>(flat.size()));
+  attrs.add_float(detail::attr::kConstantValues, constant_value);
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kPadV2, inputs, attrs);
+}
 
 Tensor cast(const Tensor& x, DType dtype) {
   Attrs attrs;

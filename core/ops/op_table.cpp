@@ -209,6 +209,68 @@ void stack_shape(const OpDef& def, std::span<const Shape* const> in, const AttrV
   for (Shape& s : out) s = result;
 }
 
+// The ints attribute `name` as text: "{1, 2, 3}".
+std::string ints_text(std::span<const int64_t> values) {
+  std::string text = "{";
+  for (size_t j = 0; j < values.size(); ++j) text += (j ? ", " : "") + std::to_string(values[j]);
+  return text + "}";
+}
+
+// Dimension `k` of an output, `size` (uint64, checked), as int64; throws
+// naming `what` when it does not fit.
+int64_t checked_dim(const OpDef& def, std::optional<uint64_t> size, size_t k,
+                    const std::string& what) {
+  if (!size || *size > static_cast<uint64_t>(INT64_MAX)) {
+    throw_invalid(def, "dimension " + std::to_string(k) + " of the output (" + what +
+                           ") overflows int64");
+  }
+  return static_cast<int64_t>(*size);
+}
+
+// kTile: `multiples` has one value (>= 0) per axis of input 0; output
+// dimension k is x[k] · multiples[k].
+void tile_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> m = attrs.get_ints(attr::kMultiples);
+  if (m.size() != x.size()) {
+    throw_invalid(def, "multiples " + ints_text(m) + " has " + std::to_string(m.size()) +
+                           " values for input shape " + shape_text(x) + ": it needs one per axis (" +
+                           std::to_string(x.rank()) + ")");
+  }
+  Shape result;
+  for (size_t k = 0; k < x.size(); ++k) {
+    result.push_back(checked_dim(def, checked_mul(static_cast<uint64_t>(x[k]),
+                                                  static_cast<uint64_t>(m[k])),
+                                 k, std::to_string(x[k]) + " · " + std::to_string(m[k])));
+  }
+  for (Shape& s : out) s = result;
+}
+
+// kPad: `paddings` has two values (>= 0) per axis of input 0, before and
+// after it (TF's [rank, 2] tensor, row-major); output dimension k is
+// before + x[k] + after.
+void pad_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+               std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> p = attrs.get_ints(attr::kPaddings);
+  if (p.size() != 2 * x.size()) {
+    throw_invalid(def, "paddings " + ints_text(p) + " has " + std::to_string(p.size()) +
+                           " values for input shape " + shape_text(x) +
+                           ": it needs two per axis (before, after), " +
+                           std::to_string(2 * x.size()));
+  }
+  Shape result;
+  for (size_t k = 0; k < x.size(); ++k) {
+    const auto before = static_cast<uint64_t>(p[2 * k]), after = static_cast<uint64_t>(p[2 * k + 1]);
+    const std::optional<uint64_t> part = checked_add(before, static_cast<uint64_t>(x[k]));
+    result.push_back(checked_dim(def, part ? checked_add(*part, after) : std::nullopt, k,
+                                 std::to_string(p[2 * k]) + " + " + std::to_string(x[k]) +
+                                     " + " + std::to_string(p[2 * k + 1])));
+  }
+  for (Shape& s : out) s = result;
+}
+
 // kMatMul: op(a) [M, K] times op(b) [K, N], op = transpose or not.
 void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                   std::span<Shape> out) {
@@ -378,16 +440,30 @@ constexpr AttrDef kPackAttrs[] = {
      .min = 0, .max = kMaxRank - 1},
 };
 
-// A variadic op that joins its inputs (of any one dtype) along `axis`.
-constexpr OpDef joining(OpId id, const char* name, const char* summary,
+constexpr AttrDef kTileAttrs[] = {
+    {.name = attr::kMultiples, .kind = XDEV_ATTR_INTS,
+     .doc = "how many times to repeat each axis, one value >= 0 per axis", .min = 0},
+};
+constexpr AttrDef kPadAttrs[] = {
+    {.name = attr::kPaddings, .kind = XDEV_ATTR_INTS,
+     .doc = "before and after each axis, [rank, 2] row-major: before₀, after₀, before₁, …",
+     .min = 0},
+    {.name = attr::kConstantValues, .kind = XDEV_ATTR_FLOAT,
+     .doc = "the value of the padding, converted to the dtype as `Cast` converts",
+     .required = false, .default_float = 0.0},
+};
+
+// A data-movement op of any one dtype: one input, or (`variadic`) inputs
+// that it joins.
+constexpr OpDef data_op(OpId id, const char* name, const char* summary,
                         std::span<const AttrDef> attrs, ShapeClass shape_class, ShapeFn shape,
-                        const char* output_doc) {
+                        const char* output_doc, bool variadic = false) {
   return {.id = id,
           .name = name,
           .summary = summary,
-          .inputs = kVariadicAnyX,
-          .variadic = true,
-          .min_inputs = 1,
+          .inputs = variadic ? std::span<const InputDef>(kVariadicAnyX) : kAnyX,
+          .variadic = variadic,
+          .min_inputs = variadic ? 1 : 0,
           .attrs = attrs,
           .outputs = kOutputLikeInput,
           .shape_class = shape_class,
@@ -618,14 +694,22 @@ constexpr OpDef kCumSumDef =
 // Data movement (issue 13): TensorFlow's raw ops; any dtype, values copied
 // bit for bit.
 constexpr OpDef kConcatV2Def =
-    joining(OpId::kConcatV2, "ConcatV2", "x0, x1, … joined along `axis` (tf.concat)", kConcatAttrs,
-            ShapeClass::kConcat, concat_shape, "the inputs' shape, `axis` the sum of theirs");
+    data_op(OpId::kConcatV2, "ConcatV2", "x0, x1, … joined along `axis` (tf.concat)", kConcatAttrs,
+            ShapeClass::kConcat, concat_shape, "the inputs' shape, `axis` the sum of theirs", true);
 constexpr OpDef kPackDef =
-    joining(OpId::kPack, "Pack", "x0, x1, … stacked along a new `axis` (tf.stack)", kPackAttrs,
+    data_op(OpId::kPack, "Pack", "x0, x1, … stacked along a new `axis` (tf.stack)", kPackAttrs,
             ShapeClass::kStack, stack_shape,
-            "the inputs' shape with the number of inputs inserted at `axis`");
+            "the inputs' shape with the number of inputs inserted at `axis`", true);
 constexpr OpDef kIdentityDef =
     unary(OpId::kIdentity, "Identity", "x, copied (any strides; a new tensor)", kAnyX);
+
+constexpr OpDef kTileDef =
+    data_op(OpId::kTile, "Tile", "x repeated `multiples[k]` times along each axis k", kTileAttrs,
+            ShapeClass::kTile, tile_shape, "`x`'s shape, axis k times `multiples[k]`");
+constexpr OpDef kPadV2Def =
+    data_op(OpId::kPadV2, "PadV2",
+            "x with `constant_values` added before and after each axis (tf.pad, mode CONSTANT)",
+            kPadAttrs, ShapeClass::kPad, pad_shape, "`x`'s shape, axis k plus its two paddings");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

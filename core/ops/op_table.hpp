@@ -100,7 +100,9 @@ namespace xdev::detail {
   X(CumSum)         \
   X(ConcatV2)       \
   X(Pack)           \
-  X(Identity)
+  X(Identity)       \
+  X(Tile)           \
+  X(PadV2)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -137,6 +139,9 @@ inline constexpr char kApproximate[] = "approximate";
 inline constexpr char kAxis[] = "axis";
 inline constexpr char kExclusive[] = "exclusive";
 inline constexpr char kReverse[] = "reverse";
+inline constexpr char kMultiples[] = "multiples";
+inline constexpr char kPaddings[] = "paddings";
+inline constexpr char kConstantValues[] = "constant_values";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -209,6 +214,8 @@ enum class ShapeClass : uint8_t {
   kAxis,       // input 0 along one `axis` (ArgMax, ArgMin drop it; CumSum keeps it)
   kConcat,     // inputs of one rank joined along an existing `axis` (ConcatV2)
   kStack,      // inputs of one shape stacked along a new `axis` (Pack)
+  kTile,       // input 0 repeated `multiples` times along each axis (Tile)
+  kPad,        // input 0 with `paddings` before and after each axis (PadV2)
 };
 
 // Output shapes from input shapes and attributes. Throws

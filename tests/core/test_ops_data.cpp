@@ -119,6 +119,82 @@ TEST(OpsData, LargeInputs) {
   EXPECT_EQ(sv[200 * 599 + 100 + 99], 1000000 + 599 * 100 + 99);
 }
 
+TEST(OpsData, Tile) {
+  const Tensor m = xdev::constant({{1, 2}, {3, 4}});
+  const Tensor t = xdev::tile(m, {2, 3});
+  EXPECT_EQ(t.shape(), (Shape{4, 6}));
+  EXPECT_EQ(t.to_vector<int32_t>(),
+            (std::vector<int32_t>{1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4,
+                                  1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}));
+  // A strided input; a zero multiple empties its axis; a scalar tiles by {}.
+  EXPECT_EQ(xdev::tile(xdev::transpose(m), {1, 2}).to_vector<int32_t>(),
+            (std::vector<int32_t>{1, 3, 1, 3, 2, 4, 2, 4}));
+  EXPECT_EQ(xdev::tile(m, {0, 2}).shape(), (Shape{0, 4}));
+  EXPECT_EQ(xdev::tile(xdev::constant(2.5), {}).to_vector<double>(), (std::vector<double>{2.5}));
+  EXPECT_EQ(bools(xdev::tile(flags({true, false}), {2})), (std::vector<bool>{true, false, true, false}));
+  // Large: rows split over threads.
+  const Tensor big = xdev::tile(iota(Shape{1000, 3}, 0), {2, 50});
+  ASSERT_EQ(big.shape(), (Shape{2000, 150}));
+  const std::vector<int64_t> v = big.to_vector<int64_t>();
+  EXPECT_EQ(v[150 * 1999 + 149], 999 * 3 + 2);
+  EXPECT_EQ(v[150 * 1000 + 4], 1);
+}
+
+TEST(OpsData, Pad) {
+  const Tensor m = xdev::constant({{1, 2}, {3, 4}});
+  const Tensor p = xdev::pad(m, {{1, 0}, {0, 2}}, -1.0);
+  EXPECT_EQ(p.shape(), (Shape{3, 4}));
+  EXPECT_EQ(p.to_vector<int32_t>(), (std::vector<int32_t>{-1, -1, -1, -1, 1, 2, -1, -1, 3, 4, -1, -1}));
+  // The default value is 0; it converts like cast (2.7 → 2 for integers).
+  EXPECT_EQ(xdev::pad(xdev::transpose(m), {{0, 1}, {1, 0}}).to_vector<int32_t>(),
+            (std::vector<int32_t>{0, 1, 3, 0, 2, 4, 0, 0, 0}));
+  EXPECT_EQ(xdev::pad(xdev::constant({7}), {{1, 1}}, 2.7).to_vector<int32_t>(),
+            (std::vector<int32_t>{2, 7, 2}));
+  EXPECT_EQ(bools(xdev::pad(flags({false}), {{1, 0}}, 1.0)), (std::vector<bool>{true, false}));
+  // NaN padding for floats; an empty input gives only padding; a scalar pads by {}.
+  const std::vector<double> nan = xdev::pad(f64({1.0}), {{0, 1}}, kNan).to_vector<double>();
+  EXPECT_EQ(nan[0], 1.0);
+  EXPECT_TRUE(std::isnan(nan[1]));
+  EXPECT_EQ(xdev::pad(xdev::zeros(Shape{0, 2}), {{1, 1}, {0, 0}}, 5.0).to_vector<float>(),
+            (std::vector<float>{5, 5, 5, 5}));
+  EXPECT_EQ(xdev::pad(xdev::constant(3.0), {}).to_vector<double>(), (std::vector<double>{3.0}));
+  const Tensor big = xdev::pad(iota(Shape{600, 300}, 0), {{2, 3}, {1, 1}}, 9.0);
+  ASSERT_EQ(big.shape(), (Shape{605, 302}));
+  const std::vector<int64_t> v = big.to_vector<int64_t>();
+  EXPECT_EQ(v[0], 9);
+  EXPECT_EQ(v[302 * 2 + 1], 0);
+  EXPECT_EQ(v[302 * 601 + 300], 599 * 300 + 299);
+  EXPECT_EQ(v[302 * 604 + 301], 9);
+}
+
+// ExpandDims, Squeeze, BroadcastTo: views of the same storage, no op run.
+TEST(OpsData, ViewsShareTheStorage) {
+  const Tensor m = xdev::constant({{1, 2, 3}, {4, 5, 6}});
+  const Tensor e0 = xdev::expand_dims(m, 0);
+  EXPECT_EQ(e0.shape(), (Shape{1, 2, 3}));
+  EXPECT_EQ(xdev::expand_dims(m, -1).shape(), (Shape{2, 3, 1}));
+  EXPECT_EQ(xdev::expand_dims(m, 1).shape(), (Shape{2, 1, 3}));
+  EXPECT_EQ(xdev::expand_dims(xdev::constant(1.0), 0).shape(), (Shape{1}));
+  EXPECT_EQ(xdev::expand_dims(m, 1).to_vector<int32_t>(), m.to_vector<int32_t>());
+  EXPECT_TRUE(xdev::expand_dims(m, 2).is_contiguous());
+  const Tensor s = xdev::squeeze(xdev::constant(std::vector<int>{7, 8}, Shape{1, 2, 1}));
+  EXPECT_EQ(s.shape(), (Shape{2}));
+  EXPECT_EQ(s.to_vector<int32_t>(), (std::vector<int32_t>{7, 8}));
+  EXPECT_EQ(xdev::squeeze(xdev::zeros(Shape{1, 2, 1}), {-1}).shape(), (Shape{1, 2}));
+  EXPECT_EQ(xdev::squeeze(xdev::zeros(Shape{1})).shape(), (Shape{}));
+  const Tensor b = xdev::broadcast_to(xdev::constant({1, 2, 3}), Shape{2, 3});
+  EXPECT_EQ(b.shape(), (Shape{2, 3}));
+  EXPECT_EQ(b.strides(), (Shape{0, 1}));
+  EXPECT_EQ(b.to_vector<int32_t>(), (std::vector<int32_t>{1, 2, 3, 1, 2, 3}));
+  const Tensor col = xdev::broadcast_to(xdev::transpose(xdev::constant({{5, 6}})), Shape{2, 2, 3});
+  EXPECT_EQ(col.to_vector<int32_t>(), (std::vector<int32_t>{5, 5, 5, 6, 6, 6, 5, 5, 5, 6, 6, 6}));
+  // Ops take the views (a stride-0 input included).
+  EXPECT_EQ(xdev::sum(b, {0}).to_vector<int32_t>(), (std::vector<int32_t>{2, 4, 6}));
+  EXPECT_EQ(xdev::concat({b, m}, 0).to_vector<int32_t>(),
+            (std::vector<int32_t>{1, 2, 3, 1, 2, 3, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(xdev::broadcast_to(xdev::zeros(Shape{1, 3}), Shape{0, 3}).shape(), (Shape{0, 3}));
+}
+
 TEST(OpsData, RefusedCallsNameTheOpAndTheValue) {
   const Tensor a = xdev::zeros(Shape{2, 3});
   const Tensor b = xdev::zeros(Shape{2, 4});
@@ -140,6 +216,24 @@ TEST(OpsData, RefusedCallsNameTheOpAndTheValue) {
   expect_refused([&] { xdev::stack({xdev::zeros(Shape{1, 1, 1, 1, 1, 1, 1, 1})}); },
                  {"Pack", "rank 8"});
   expect_refused([&] { xdev::identity(Tensor{}); }, {"Identity"});
+  expect_refused([&] { xdev::expand_dims(a, 3); }, {"ExpandDims", "axis 3", "(2, 3)"});
+  expect_refused([&] { xdev::expand_dims(a, -4); }, {"ExpandDims", "axis -4"});
+  expect_refused([&] { xdev::expand_dims(xdev::zeros(Shape{1, 1, 1, 1, 1, 1, 1, 1}), 0); },
+                 {"ExpandDims", "at most 8"});
+  expect_refused([&] { xdev::squeeze(a, {0}); }, {"Squeeze", "axis 0", "(2, 3)", "size 2"});
+  expect_refused([&] { xdev::squeeze(a, {2}); }, {"Squeeze", "axis 2"});
+  expect_refused([&] { xdev::broadcast_to(a, Shape{3}); }, {"BroadcastTo", "(2, 3)", "fewer axes"});
+  expect_refused([&] { xdev::broadcast_to(a, Shape{2, 4}); },
+                 {"BroadcastTo", "(2, 4)", "dimension 1 is 3"});
+  expect_refused([&] { xdev::broadcast_to(Tensor{}, Shape{2}); }, {"BroadcastTo"});
+  expect_refused([&] { xdev::tile(a, {2}); }, {"Tile", "multiples {2}", "(2, 3)"});
+  expect_refused([&] { xdev::tile(a, {1, -1}); }, {"Tile", "multiples", "-1"});
+  expect_refused([&] { xdev::tile(xdev::zeros(Shape{int64_t{1} << 62, 0}), {4, 1}); },
+                 {"Tile", "dimension 0", "overflows"});
+  expect_refused([&] { xdev::pad(a, {{1, 1}}); }, {"PadV2", "paddings {1, 1}", "(2, 3)"});
+  expect_refused([&] { xdev::pad(a, {{0, 0}, {-1, 0}}); }, {"PadV2", "paddings", "-1"});
+  expect_refused([&] { xdev::pad(xdev::zeros(Shape{0, INT64_MAX}), {{0, 0}, {0, 1}}); },
+                 {"PadV2", "dimension 1", "overflows"});
 }
 
 }  // namespace

@@ -30,15 +30,6 @@ void copy_any(const xdev_tensor_t& x, const xdev_tensor_t& out) {
                   static_cast<char*>(out.data) + out.byte_offset, out_strides);
 }
 
-template <typename T>
-void fill(const xdev_tensor_t& out, T value) {
-  T* const o = data_of<T>(out);
-  parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
-    T* __restrict po = o;
-    for (int64_t i = begin; i < end; ++i) po[i] = value;
-  });
-}
-
 // docs/ops.md "RandomUniform", bit for bit (wrapping uint64 arithmetic).
 inline uint64_t random_bits(uint64_t seed, uint64_t i) noexcept {
   uint64_t x = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
@@ -131,7 +122,7 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
     const xdev_tensor_t& out = *call->outputs[0];
     visit_dtype(dtype, [&](auto t) {
       using T = decltype(t);
-      fill<T>(out, convert<T>(value));
+      fill_dense<T>(out, convert<T>(value));
     });
     return nullptr;
   } catch (...) {

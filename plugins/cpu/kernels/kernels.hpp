@@ -34,9 +34,11 @@ xdev_status_t* kernel_arg_max(void* context, const xdev_kernel_call_t* call) noe
 xdev_status_t* kernel_arg_min(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_cum_sum(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_copy(void* context, const xdev_kernel_call_t* call) noexcept;
-// Data movement along an axis (movement.cpp); Identity is kernel_copy.
+// Data movement (movement.cpp); Identity is kernel_copy.
 xdev_status_t* kernel_concat_v2(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_pack(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_tile(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_pad_v2(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;
 // Elementwise math (math.cpp).

@@ -91,6 +91,8 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("ConcatV2", kAllDtypes, kAllDtypes, &kernel_concat_v2),
     info("Pack", kAllDtypes, kAllDtypes, &kernel_pack),
     info("Identity", kAllDtypes, kAllDtypes, &kernel_copy),
+    info("Tile", kAllDtypes, kAllDtypes, &kernel_tile),
+    info("PadV2", kAllDtypes, kAllDtypes, &kernel_pad_v2),
 };
 
 template <size_t... I>

@@ -133,6 +133,16 @@ inline void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[XDEV_MAX_RA
   }
 }
 
+// Every element of the dense `out` set to `value` (Fill, PadV2).
+template <typename T>
+void fill_dense(const xdev_tensor_t& out, T value) {
+  T* const o = data_of<T>(out);
+  parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+    T* __restrict po = o;
+    for (int64_t i = begin; i < end; ++i) po[i] = value;
+  });
+}
+
 // Copies the elements of a view of `rank`/`shape` from `src` (element strides
 // `src_strides`) to `dst` (element strides `dst_strides`), bit for bit:
 // Word is an unsigned integer of the element's size. Rows that are dense on

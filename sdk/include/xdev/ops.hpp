@@ -4,6 +4,7 @@
 // xdev::Error(kInvalidArgument) naming the op and the values at fault.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -192,6 +193,13 @@ XDEV_API Tensor cumsum(const Tensor& x, int axis, bool exclusive = false, bool r
 XDEV_API Tensor concat(const std::vector<Tensor>& values, int axis);
 XDEV_API Tensor stack(const std::vector<Tensor>& values, int axis = 0);
 XDEV_API Tensor identity(const Tensor& x);
+// tile repeats x multiples[k] times along each axis k (tf.tile: one value
+// >= 0 per axis). pad adds paddings[k] = {before, after} elements of
+// `constant_value` (converted like cast) around axis k (tf.pad, mode
+// CONSTANT; TF's raw op PadV2): xdev::pad(x, {{1, 1}, {0, 2}}, -1.0).
+XDEV_API Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples);
+XDEV_API Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
+                    double constant_value = 0.0);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

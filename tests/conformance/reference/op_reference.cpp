@@ -717,6 +717,41 @@ std::optional<std::string> joined(const Call& c) {
   return std::nullopt;
 }
 
+// Tile and PadV2, output element by element: Tile reads the input at each
+// index modulo the input's dimension; PadV2 reads it at the index minus the
+// padding before, or writes `constant_values` (converted like Cast) outside.
+std::optional<std::string> tile_or_pad(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const bool tile = c.op == OpId::kTile;
+  const xdev_attr_t* a = find_attr(c.attrs, tile ? "multiples" : "paddings");
+  const size_t per_axis = tile ? 1 : 2;
+  if (a == nullptr || a->kind != XDEV_ATTR_INTS ||
+      a->value.ints.count != static_cast<int64_t>(per_axis * x.shape.size())) {
+    return std::string(tile ? "multiples" : "paddings") + ": missing, or not one per axis";
+  }
+  const xdev_attr_t* value = find_attr(c.attrs, "constant_values");
+  if (!tile && (value == nullptr || value->kind != XDEV_ATTR_FLOAT)) {
+    return std::string("attribute 'constant_values' (float) missing");
+  }
+  const std::vector<int64_t> out_strides = contiguous_strides(out.shape);
+  const std::vector<int64_t> x_strides = contiguous_strides(x.shape);
+  for (int64_t j = 0; j < out.num_elements(); ++j) {
+    int64_t at = 0;
+    bool inside = true;
+    for (size_t k = 0; k < out.shape.size(); ++k) {
+      const int64_t index = j / out_strides[k] % out.shape[k];
+      const int64_t from = tile ? index % x.shape[k] : index - a->value.ints.values[2 * k];
+      inside = inside && from >= 0 && from < x.shape[k];
+      at += from * x_strides[k];
+    }
+    if (inside) move_element(x, at, out, j);
+    else out.set_double(j, value->value.f);
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -981,6 +1016,15 @@ std::vector<AttrSet> gelu_values(xdev_dtype_t) {
   return {{{.name = "approximate", .i = 0}}, {{.name = "approximate", .i = 1}}};
 }
 
+// PadV2's value: the default, a fraction (bool: true; integers: toward
+// zero), a negative one, NaN (integers: 0).
+std::vector<AttrSet> pad_values(xdev_dtype_t) {
+  return {{{.name = "constant_values", .f = 0.0}},
+          {{.name = "constant_values", .f = 2.5}},
+          {{.name = "constant_values", .f = -7.0}},
+          {{.name = "constant_values", .f = std::numeric_limits<double>::quiet_NaN()}}};
+}
+
 // --- the entries, one per op of the table -------------------------------------------
 
 constexpr size_t index(OpId op) { return static_cast<size_t>(op); }
@@ -1058,6 +1102,9 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kConcatV2)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kPack)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kIdentity)] = {.run = unary, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kTile)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kPadV2)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial},
+                            .attr_sets = pad_values};
   return r;
 }();
 

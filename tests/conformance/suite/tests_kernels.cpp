@@ -432,6 +432,58 @@ std::vector<Case> stack_cases(Generator& g, const OpDef& def, const ref::Referen
   return cases;
 }
 
+// kTile and kPad: one input (scrambled or not) and the ints attribute that
+// shapes the output: `multiples` (one per axis) or `paddings` (two per axis).
+std::vector<Case> reshaping_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                                  const std::vector<xdev_dtype_t>& in, const char* name,
+                                  size_t per_axis) {
+  struct Spec {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> multiples;  // per axis; PadV2: before k, after k + 1
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{}, {}, false},
+      {{5}, {3}, false},
+      {{5}, {0}, false},
+      {{3, 4}, {2, 1}, true},
+      {{3, 4}, {1, 3}, false},
+      {{2, 3, 4}, {2, 0, 3}, true},
+      {{2, 1, 3}, {1, 4, 2}, true},
+      {{0, 3}, {2, 2}, false},
+      {{1000, 257}, {1, 2}, false},
+      {{300, 301}, {2, 1}, true},
+      {{100003}, {2}, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
+    std::vector<int64_t> values;
+    for (int64_t m : s.multiples) {
+      values.push_back(m);
+      if (per_axis == 2) values.push_back((m + 1) % 3);
+    }
+    c.attrs = {ints_attr(name, values)};
+    std::string list;
+    for (size_t k = 0; k < values.size(); ++k) list += (k ? "," : "") + std::to_string(values[k]);
+    c.label = shape_text(s.shape) + " " + name + " {" + list + "}" + (scrambled ? " scrambled" : "");
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::vector<Case> tile_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                             const std::vector<xdev_dtype_t>& in) {
+  return reshaping_cases(g, def, r, in, "multiples", 1);
+}
+
+std::vector<Case> pad_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                            const std::vector<xdev_dtype_t>& in) {
+  return reshaping_cases(g, def, r, in, "paddings", 2);
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -502,6 +554,10 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {concat_cases, "each axis, inputs of different sizes, empty, scrambled, large"};
     case ShapeClass::kStack:
       return {stack_cases, "each new axis, scalars, empty, scrambled, large"};
+    case ShapeClass::kTile:
+      return {tile_cases, "scalar, zero and several multiples, empty, scrambled, large"};
+    case ShapeClass::kPad:
+      return {pad_cases, "scalar, paddings before and after, empty, scrambled, large"};
   }
   return {nullptr, ""};
 }
