@@ -388,6 +388,11 @@ Tensor stack(const std::vector<Tensor>& values, int axis) {
   return joined(OpId::kPack, values, axis, 1);
 }
 Tensor identity(const Tensor& x) { return unary(OpId::kIdentity, x); }
+Tensor gather(const Tensor& params, const Tensor& indices, int axis) {
+  const Tensor* const inputs[2] = {&params, &indices};
+  return detail::run_defined_op(OpId::kGatherV2, inputs,
+                                axis_attrs(OpId::kGatherV2, params, axis));
+}
 Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples) {
   Attrs attrs;
   attrs.add_ints(detail::attr::kMultiples, multiples.data(),

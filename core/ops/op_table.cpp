@@ -271,6 +271,35 @@ void pad_shape(const OpDef& def, std::span<const Shape* const> in, const AttrVal
   for (Shape& s : out) s = result;
 }
 
+// kGather: params of rank >= 1 and `axis` < its rank; the output is
+// params' shape with `axis` replaced by the indices' shape (rank <= kMaxRank).
+// The indices' values are the kernel's to check.
+void gather_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                  std::span<Shape> out) {
+  const Shape& params = *in[0];
+  const Shape& indices = *in[1];
+  const int64_t axis = attrs.get_int(attr::kAxis);
+  if (axis >= params.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for params of shape " +
+                           shape_text(params) + " (rank " + std::to_string(params.rank()) + ")");
+  }
+  if (params.rank() - 1 + indices.rank() > kMaxRank) {
+    throw_invalid(def, "params of shape " + shape_text(params) + " and indices of shape " +
+                           shape_text(indices) + " give an output of rank " +
+                           std::to_string(params.rank() - 1 + indices.rank()) + ", more than " +
+                           std::to_string(kMaxRank));
+  }
+  Shape result;
+  for (int k = 0; k < params.rank(); ++k) {
+    if (k != axis) {
+      result.push_back(params[static_cast<size_t>(k)]);
+      continue;
+    }
+    for (int64_t d : indices) result.push_back(d);
+  }
+  for (Shape& s : out) s = result;
+}
+
 // kMatMul: op(a) [M, K] times op(b) [K, N], op = transpose or not.
 void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                   std::span<Shape> out) {
@@ -356,6 +385,7 @@ constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
 constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
 constexpr InputDef kVariadicAnyX[] = {{"x", kAllDTypes, 0}};
+constexpr InputDef kGatherInputs[] = {{"params", kAllDTypes}, {"indices", kIntDTypes}};
 constexpr InputDef kBoolX[] = {{"x", kBoolDTypes}};
 constexpr InputDef kBoolXY[] = {{"x", kBoolDTypes}, {"y", kBoolDTypes, 0}};
 // Select: the condition, then the two inputs it chooses between (TF's SelectV2).
@@ -434,6 +464,7 @@ constexpr AttrDef kCumSumAttrs[] = {
 };
 
 constexpr AttrDef kConcatAttrs[] = {kAxisAttr};
+constexpr AttrDef kGatherAttrs[] = {kAxisAttr};
 constexpr AttrDef kPackAttrs[] = {
     {.name = attr::kAxis, .kind = XDEV_ATTR_INT,
      .doc = "the new axis, <= the inputs' rank (the SDK maps a negative axis)", .required = false,
@@ -710,6 +741,17 @@ constexpr OpDef kPadV2Def =
     data_op(OpId::kPadV2, "PadV2",
             "x with `constant_values` added before and after each axis (tf.pad, mode CONSTANT)",
             kPadAttrs, ShapeClass::kPad, pad_shape, "`x`'s shape, axis k plus its two paddings");
+
+constexpr OpDef kGatherV2Def = [] {
+  OpDef def = data_op(OpId::kGatherV2, "GatherV2",
+                      "slices of params along `axis` picked by indices (tf.gather; an index out "
+                      "of range is an error)",
+                      kGatherAttrs, ShapeClass::kGather, gather_shape,
+                      "params' shape, `axis` replaced by the indices' shape");
+  def.inputs = kGatherInputs;
+  def.contiguous_inputs = true;
+  return def;
+}();
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

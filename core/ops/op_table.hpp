@@ -102,7 +102,8 @@ namespace xdev::detail {
   X(Pack)           \
   X(Identity)       \
   X(Tile)           \
-  X(PadV2)
+  X(PadV2)          \
+  X(GatherV2)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -216,6 +217,7 @@ enum class ShapeClass : uint8_t {
   kStack,      // inputs of one shape stacked along a new `axis` (Pack)
   kTile,       // input 0 repeated `multiples` times along each axis (Tile)
   kPad,        // input 0 with `paddings` before and after each axis (PadV2)
+  kGather,     // slices of input 0 along `axis` picked by the indices of input 1 (GatherV2)
 };
 
 // Output shapes from input shapes and attributes. Throws

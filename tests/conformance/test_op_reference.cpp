@@ -53,7 +53,8 @@ TEST(OpReference, EveryOpOfTheTableHasAReference) {
                              std::string(a.name) == "axes") ||
                             ((def.shape_class == xdev::detail::ShapeClass::kAxis ||
                               def.shape_class == xdev::detail::ShapeClass::kConcat ||
-                              def.shape_class == xdev::detail::ShapeClass::kStack) &&
+                              def.shape_class == xdev::detail::ShapeClass::kStack ||
+                              def.shape_class == xdev::detail::ShapeClass::kGather) &&
                              std::string(a.name) == "axis") ||
                             (def.shape_class == xdev::detail::ShapeClass::kFromAttr &&
                              std::string(a.name) == "shape") ||

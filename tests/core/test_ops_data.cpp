@@ -167,6 +167,42 @@ TEST(OpsData, Pad) {
   EXPECT_EQ(v[302 * 604 + 301], 9);
 }
 
+TEST(OpsData, Gather) {
+  const Tensor p = xdev::constant({{1, 2, 3}, {4, 5, 6}});
+  const Tensor rows = xdev::gather(p, xdev::constant(std::vector<int64_t>{1, 0, 1}, Shape{3}));
+  EXPECT_EQ(rows.shape(), (Shape{3, 3}));
+  EXPECT_EQ(rows.to_vector<int32_t>(), (std::vector<int32_t>{4, 5, 6, 1, 2, 3, 4, 5, 6}));
+  // int32 indices of rank 2 along the last axis; a scalar index drops the axis.
+  const Tensor cols = xdev::gather(p, xdev::constant({{2, 0}, {1, 1}}), -1);
+  EXPECT_EQ(cols.shape(), (Shape{2, 2, 2}));
+  EXPECT_EQ(cols.to_vector<int32_t>(), (std::vector<int32_t>{3, 1, 2, 2, 6, 4, 5, 5}));
+  EXPECT_EQ(xdev::gather(p, xdev::constant(2), 1).to_vector<int32_t>(),
+            (std::vector<int32_t>{3, 6}));
+  // A strided params (made contiguous by the core), bool, empty indices.
+  EXPECT_EQ(xdev::gather(xdev::transpose(p), xdev::constant({2})).to_vector<int32_t>(),
+            (std::vector<int32_t>{3, 6}));
+  EXPECT_EQ(bools(xdev::gather(flags({true, false}), xdev::constant({1, 1, 0}))),
+            (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(xdev::gather(p, xdev::zeros(Shape{0}, DType::kInt32)).shape(), (Shape{0, 3}));
+  const Tensor big = xdev::gather(iota(Shape{1000, 200}, 0), xdev::constant({999, 0, 500}));
+  EXPECT_EQ(big.to_vector<int64_t>()[200 * 2 + 7], 500 * 200 + 7);
+}
+
+TEST(OpsData, GatherRefusesAnIndexOutOfRange) {
+  const Tensor p = xdev::constant({{1, 2, 3}, {4, 5, 6}});
+  for (int64_t bad : {int64_t{2}, int64_t{-1}, INT64_MAX}) {
+    const Tensor indices = xdev::constant(std::vector<int64_t>{0, bad}, Shape{2});
+    expect_refused([&] { xdev::gather(p, indices).to_vector<int32_t>(); },
+                   {"GatherV2", "indices[1] = " + std::to_string(bad), "[0, 2)"});
+  }
+  expect_refused([&] { xdev::gather(p, xdev::constant({1.0})); }, {"GatherV2", "indices", "float64"});
+  expect_refused([&] { xdev::gather(p, xdev::constant({0}), 2); }, {"GatherV2", "axis 2"});
+  expect_refused([&] { xdev::gather(xdev::constant(1), xdev::constant({0})); }, {"GatherV2", "axis 0"});
+  expect_refused([&] { xdev::gather(xdev::zeros(Shape{2, 1, 1, 1, 1, 1, 1, 1}),
+                                    xdev::zeros(Shape{1, 1}, DType::kInt32)); },
+                 {"GatherV2", "rank 9"});
+}
+
 // ExpandDims, Squeeze, BroadcastTo: views of the same storage, no op run.
 TEST(OpsData, ViewsShareTheStorage) {
   const Tensor m = xdev::constant({{1, 2, 3}, {4, 5, 6}});

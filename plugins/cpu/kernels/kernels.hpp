@@ -39,6 +39,7 @@ xdev_status_t* kernel_concat_v2(void* context, const xdev_kernel_call_t* call) n
 xdev_status_t* kernel_pack(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_tile(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_pad_v2(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_gather_v2(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;
 // Elementwise math (math.cpp).

@@ -1,4 +1,4 @@
-// Data movement: ConcatV2, Pack, Tile, PadV2 (TensorFlow's raw ops;
+// Data movement: ConcatV2, Pack, Tile, PadV2, GatherV2 (TensorFlow's raw ops;
 // Identity is Copy's kernel). Every dtype; values are copied bit for bit.
 //
 // The output is dense. ConcatV2, Pack and PadV2 copy each input (any
@@ -6,7 +6,8 @@
 // memcpy's rows that are dense on both sides and splits large inputs over
 // oneTBB's threads; PadV2 fills the output with its value first. Tile writes
 // the output row by row (rows of its last axis), rows split over oneTBB's
-// threads when the output is large.
+// threads when the output is large. GatherV2 (contiguous inputs) checks every
+// index first, then copies one slice of `inner` elements per (outer, index).
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 
@@ -66,6 +67,19 @@ const int64_t* counts_attr(const xdev_kernel_call_t* call, const char* name, int
   return count == 0 ? kNone : a->value.ints.values;
 }
 
+// body(begin, end) over [0, rows) rows of `row` elements, split over
+// oneTBB's threads when there are many elements.
+template <typename Body>
+void for_rows(int64_t rows, int64_t row, const Body& body) {
+  if (rows * row < kParallelMinElements) {
+    body(int64_t{0}, rows);
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, kParallelGrainElements / std::max<int64_t>(1, row));
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+}
+
 // Tile's rows: out row r (r indexes the output's axes but the last) repeats
 // the input row it maps to (each index modulo the input's dimension).
 template <typename Word>
@@ -89,16 +103,81 @@ void tile_rows(const xdev_tensor_t& x, const xdev_tensor_t& out) {
       for (int64_t j = n; j < row; j += n) std::memcpy(q + j, q, static_cast<size_t>(n) * sizeof(Word));
     }
   };
-  if (rows * row < kParallelMinElements) {
-    body(0, rows);
-    return;
-  }
-  const int64_t grain = std::max<int64_t>(1, kParallelGrainElements / row);
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, grain),
-                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+  for_rows(rows, row, body);
 }
 
 }  // namespace
+
+xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept {
+  static constexpr const char* kKnown[] = {"axis", nullptr};
+  if (xdev_status_t* s = check_call(call, 2)) return s;
+  if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
+  const xdev_tensor_t& params = *call->inputs[0];
+  const xdev_tensor_t& indices = *call->inputs[1];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (!in_mask(params.dtype, kAllDtypes) || out.dtype != params.dtype ||
+      !in_mask(indices.dtype, kI32 | kI64)) {
+    return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
+                       "GatherV2: the cpu plugin has no kernel for params %s, indices %s, output %s",
+                       dtype_name(params.dtype), dtype_name(indices.dtype), dtype_name(out.dtype));
+  }
+  const xdev_attr_t* a = find_attr(call, "axis");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= params.rank) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "GatherV2: the attribute 'axis' must be an int in [0, %" PRId32 ")",
+                       params.rank);
+  }
+  const auto axis = static_cast<int32_t>(a->value.i);
+  if (!is_contiguous(params) || !is_contiguous(indices)) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "GatherV2: the inputs must be contiguous (the op table says so)");
+  }
+  bool fits = out.rank == params.rank - 1 + indices.rank;
+  for (int32_t k = 0, j = 0; k < params.rank && fits; ++k) {
+    if (k != axis) {
+      fits = out.shape[j++] == params.shape[k];
+      continue;
+    }
+    for (int32_t i = 0; i < indices.rank && fits; ++i) fits = out.shape[j++] == indices.shape[i];
+  }
+  if (!fits) return shape_mismatch(call, 1);
+  int64_t outer = 1, inner = 1;
+  for (int32_t k = 0; k < params.rank; ++k) {
+    if (k < axis) outer *= params.shape[k];
+    if (k > axis) inner *= params.shape[k];
+  }
+  const int64_t n = params.shape[axis], count = num_elements(indices);
+  auto index = [&](int64_t j) -> int64_t {
+    return indices.dtype == XDEV_DTYPE_INT32 ? data_of<const int32_t>(indices)[j]
+                                             : data_of<const int64_t>(indices)[j];
+  };
+  // docs/ops.md: an index out of range is an error, reported before any write.
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t v = index(j);
+    if (v < 0 || v >= n) {
+      return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                         "GatherV2: indices[%" PRId64 "] = %" PRId64
+                         " is out of range [0, %" PRId64 ") for axis %" PRId32,
+                         j, v, n, axis);
+    }
+  }
+  try {
+    if (num_elements(out) == 0) return nullptr;
+    const auto bytes = static_cast<size_t>(inner * itemsize(params.dtype));
+    const char* const src = data_of<const char>(params);
+    char* const dst = data_of<char>(out);
+    for_rows(outer * count, inner, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t o = r / count, j = r % count;
+        std::memcpy(dst + static_cast<size_t>(r) * bytes,
+                    src + static_cast<size_t>(o * n + index(j)) * bytes, bytes);
+      }
+    });
+    return nullptr;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
 
 xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
   static constexpr const char* kKnown[] = {"multiples", nullptr};

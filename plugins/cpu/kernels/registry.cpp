@@ -93,6 +93,7 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("Identity", kAllDtypes, kAllDtypes, &kernel_copy),
     info("Tile", kAllDtypes, kAllDtypes, &kernel_tile),
     info("PadV2", kAllDtypes, kAllDtypes, &kernel_pad_v2),
+    info("GatherV2", kAllDtypes, kAllDtypes, &kernel_gather_v2),
 };
 
 template <size_t... I>

@@ -200,6 +200,12 @@ XDEV_API Tensor identity(const Tensor& x);
 XDEV_API Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples);
 XDEV_API Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
                     double constant_value = 0.0);
+// The slices of params along `axis` (negative: from the end) at `indices`
+// (int32 or int64, any shape), like tf.gather: the output is params' shape
+// with `axis` replaced by the indices' shape. An index outside
+// [0, params.shape[axis]) is an error (kInvalidArgument naming it), on every
+// device.
+XDEV_API Tensor gather(const Tensor& params, const Tensor& indices, int axis = 0);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

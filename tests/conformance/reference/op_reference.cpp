@@ -752,6 +752,31 @@ std::optional<std::string> tile_or_pad(const Call& c) {
   return std::nullopt;
 }
 
+// GatherV2: output [o, j, i] (o over params' axes before `axis`, j over the
+// indices, i over the axes after) is params [o, indices[j], i]; an index out
+// of range is an error.
+std::optional<std::string> gather(const Call& c) {
+  if (auto e = need_inputs(c, 2)) return e;
+  const Tensor& params = *c.inputs[0];
+  const Tensor& indices = *c.inputs[1];
+  Tensor& out = c.outputs[0];
+  const xdev_attr_t* a = find_attr(c.attrs, "axis");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= params.rank()) {
+    return std::string("attribute 'axis' (int < the params' rank) missing");
+  }
+  const auto axis = static_cast<size_t>(a->value.i);
+  int64_t inner = 1;
+  for (size_t k = axis + 1; k < params.shape.size(); ++k) inner *= params.shape[k];
+  const int64_t n = params.shape[axis], count = indices.num_elements();
+  for (int64_t e = 0; e < out.num_elements(); ++e) {
+    const int64_t i = e % inner, j = e / inner % count, o = e / inner / count;
+    const int64_t v = indices.get_int(j);
+    if (v < 0 || v >= n) return "GatherV2: index " + std::to_string(v) + " out of range";
+    move_element(params, (o * n + v) * inner + i, out, e);
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -1102,6 +1127,7 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kConcatV2)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kPack)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kIdentity)] = {.run = unary, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kGatherV2)] = {.run = gather, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kTile)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kPadV2)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial},
                             .attr_sets = pad_values};

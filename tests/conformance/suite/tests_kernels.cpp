@@ -484,6 +484,40 @@ std::vector<Case> pad_cases(Generator& g, const OpDef& def, const ref::Reference
   return reshaping_cases(g, def, r, in, "paddings", 2);
 }
 
+// kGather: each axis of params of ranks 1 to 3, indices of ranks 0 to 2
+// (repeats, every position), empty indices and empty params' other axes,
+// large. Inputs are contiguous (the op table says so), params at an offset.
+std::vector<Case> gather_cases(Generator& g, const OpDef&, const ref::Reference& r,
+                               const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> params;
+    int64_t axis;
+    std::vector<int64_t> indices;
+  };
+  const Spec specs[] = {
+      {{5}, 0, {}},           {{5}, 0, {7}},          {{3, 4}, 0, {2, 3}},
+      {{3, 4}, 1, {5}},       {{2, 3, 4}, 1, {2, 2}}, {{2, 3, 4}, 2, {1}},
+      {{4, 0}, 0, {3}},       {{4, 3}, 1, {0}},       {{1000, 257}, 0, {600}},
+      {{300, 301}, 1, {400}}, {{100003}, 0, {50000}},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    c.inputs.push_back(g.contiguous(in[0], s.params, values_of(r, 0), 3));
+    ref::Tensor indices = ref::make_contiguous(in[1], s.indices);
+    const int64_t n = s.params[static_cast<size_t>(s.axis)];
+    for (int64_t j = 0; j < indices.num_elements(); ++j) indices.set_int(j, g.integer(0, n - 1));
+    c.inputs.push_back(std::move(indices));
+    AttrSpec a = attr("axis", XDEV_ATTR_INT);
+    a.i = s.axis;
+    c.attrs = {a};
+    c.label = shape_text(s.params) + " axis " + std::to_string(s.axis) + " indices " +
+              shape_text(s.indices);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -556,6 +590,8 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {stack_cases, "each new axis, scalars, empty, scrambled, large"};
     case ShapeClass::kTile:
       return {tile_cases, "scalar, zero and several multiples, empty, scrambled, large"};
+    case ShapeClass::kGather:
+      return {gather_cases, "each axis, indices of ranks 0 to 2, empty, offsets, large"};
     case ShapeClass::kPad:
       return {pad_cases, "scalar, paddings before and after, empty, scrambled, large"};
   }
