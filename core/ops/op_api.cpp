@@ -367,6 +367,61 @@ Tensor add_n(const std::vector<Tensor>& inputs) {
   return detail::run_defined_op(OpId::kAddN, ptrs, Attrs{});
 }
 
+namespace {
+// A variadic data-movement op along `axis` (negative: counted from the end of
+// a rank of `values[0]`'s rank + `extra`). No values: the op's own check
+// refuses the call.
+Tensor joined(OpId op, const std::vector<Tensor>& values, int axis, int extra) {
+  std::vector<const Tensor*> ptrs;
+  ptrs.reserve(values.size());
+  for (const Tensor& t : values) ptrs.push_back(&t);
+  int a = axis;
+  if (!values.empty()) {
+    const std::string_view name = detail::op_name(op);
+    const int rank = defined(name, values[0], "input 0").rank() + extra;
+    a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) {
+      invalid(name, "axis " + std::to_string(axis) + " is out of range for " +
+                        (extra ? "an output of rank " : "inputs of rank ") + std::to_string(rank));
+    }
+  }
+  Attrs attrs;
+  attrs.add_int(detail::attr::kAxis, a);
+  return detail::run_defined_op(op, ptrs, attrs);
+}
+}  // namespace
+
+Tensor concat(const std::vector<Tensor>& values, int axis) {
+  return joined(OpId::kConcatV2, values, axis, 0);
+}
+Tensor stack(const std::vector<Tensor>& values, int axis) {
+  return joined(OpId::kPack, values, axis, 1);
+}
+Tensor identity(const Tensor& x) { return unary(OpId::kIdentity, x); }
+Tensor gather(const Tensor& params, const Tensor& indices, int axis) {
+  const Tensor* const inputs[2] = {&params, &indices};
+  return detail::run_defined_op(OpId::kGatherV2, inputs,
+                                axis_attrs(OpId::kGatherV2, params, axis));
+}
+Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples) {
+  Attrs attrs;
+  attrs.add_ints(detail::attr::kMultiples, multiples.data(),
+                 static_cast<int64_t>(multiples.size()));
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kTile, inputs, attrs);
+}
+Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
+           double constant_value) {
+  std::vector<int64_t> flat;  // TF's [rank, 2], row-major
+  flat.reserve(2 * paddings.size());
+  for (const auto& p : paddings) flat.insert(flat.end(), p.begin(), p.end());
+  Attrs attrs;
+  attrs.add_ints(detail::attr::kPaddings, flat.data(), static_cast<int64_t>(flat.size()));
+  attrs.add_float(detail::attr::kConstantValues, constant_value);
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(OpId::kPadV2, inputs, attrs);
+}
+
 Tensor cast(const Tensor& x, DType dtype) {
   Attrs attrs;
   attrs.add_dtype(detail::attr::kDtype, dtype);

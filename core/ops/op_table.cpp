@@ -137,6 +137,169 @@ void axis_shape(const OpDef& def, std::span<const Shape* const> in, const AttrVa
   for (Shape& s : out) s = result;
 }
 
+// kConcat: inputs of one rank >= 1, equal but along `axis` (< rank); the
+// output's `axis` is the sum of theirs (checked: many large inputs could
+// overflow it before check_call sees the size).
+void concat_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                  std::span<Shape> out) {
+  const Shape& first = *in[0];
+  const int64_t axis = attrs.get_int(attr::kAxis);
+  if (axis >= first.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for input 0 of shape " +
+                           shape_text(first) + " (rank " + std::to_string(first.rank()) + ")");
+  }
+  const auto a = static_cast<size_t>(axis);
+  uint64_t total = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Shape& x = *in[i];
+    if (x.rank() != first.rank()) {
+      throw_invalid(def, "input " + std::to_string(i) + " has rank " + std::to_string(x.rank()) +
+                             " (shape " + shape_text(x) + "), input 0 rank " +
+                             std::to_string(first.rank()) + " (shape " + shape_text(first) + ")");
+    }
+    for (size_t k = 0; k < static_cast<size_t>(x.rank()); ++k) {
+      if (k != a && x[k] != first[k]) {
+        throw_invalid(def, "input " + std::to_string(i) + " has shape " + shape_text(x) +
+                               ", input 0 " + shape_text(first) + ": dimension " +
+                               std::to_string(k) + " differs (" + std::to_string(x[k]) + " vs " +
+                               std::to_string(first[k]) + ") and only axis " +
+                               std::to_string(axis) + " may");
+      }
+    }
+    const std::optional<uint64_t> sum = checked_add(total, static_cast<uint64_t>(x[a]));
+    if (!sum || *sum > static_cast<uint64_t>(INT64_MAX)) {
+      throw_invalid(def, "the inputs' sizes along axis " + std::to_string(axis) +
+                             " overflow int64 at input " + std::to_string(i));
+    }
+    total = *sum;
+  }
+  Shape result = first;
+  result[a] = static_cast<int64_t>(total);
+  for (Shape& s : out) s = result;
+}
+
+// kStack: inputs of one shape, stacked along a new `axis` (<= their rank;
+// the output has rank + 1 <= kMaxRank).
+void stack_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                 std::span<Shape> out) {
+  const Shape& first = *in[0];
+  const int64_t axis = attrs.get_int(attr::kAxis);
+  if (first.rank() >= kMaxRank) {
+    throw_invalid(def, "inputs of shape " + shape_text(first) + " have rank " +
+                           std::to_string(first.rank()) + ": the output's rank would exceed " +
+                           std::to_string(kMaxRank));
+  }
+  if (axis > first.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for inputs of shape " +
+                           shape_text(first) + " (the new axis must be <= their rank " +
+                           std::to_string(first.rank()) + ")");
+  }
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (!(*in[i] == first)) {
+      throw_invalid(def, "input " + std::to_string(i) + " has shape " + shape_text(*in[i]) +
+                             ", input 0 has " + shape_text(first) +
+                             " (all inputs need the same shape)");
+    }
+  }
+  Shape result;
+  for (int k = 0; k <= first.rank(); ++k) {
+    if (k == axis) result.push_back(static_cast<int64_t>(in.size()));
+    if (k < first.rank()) result.push_back(first[static_cast<size_t>(k)]);
+  }
+  for (Shape& s : out) s = result;
+}
+
+// The ints attribute `name` as text: "{1, 2, 3}".
+std::string ints_text(std::span<const int64_t> values) {
+  std::string text = "{";
+  for (size_t j = 0; j < values.size(); ++j) text += (j ? ", " : "") + std::to_string(values[j]);
+  return text + "}";
+}
+
+// Dimension `k` of an output, `size` (uint64, checked), as int64; throws
+// naming `what` when it does not fit.
+int64_t checked_dim(const OpDef& def, std::optional<uint64_t> size, size_t k,
+                    const std::string& what) {
+  if (!size || *size > static_cast<uint64_t>(INT64_MAX)) {
+    throw_invalid(def, "dimension " + std::to_string(k) + " of the output (" + what +
+                           ") overflows int64");
+  }
+  return static_cast<int64_t>(*size);
+}
+
+// kTile: `multiples` has one value (>= 0) per axis of input 0; output
+// dimension k is x[k] · multiples[k].
+void tile_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> m = attrs.get_ints(attr::kMultiples);
+  if (m.size() != x.size()) {
+    throw_invalid(def, "multiples " + ints_text(m) + " has " + std::to_string(m.size()) +
+                           " values for input shape " + shape_text(x) + ": it needs one per axis (" +
+                           std::to_string(x.rank()) + ")");
+  }
+  Shape result;
+  for (size_t k = 0; k < x.size(); ++k) {
+    result.push_back(checked_dim(def, checked_mul(static_cast<uint64_t>(x[k]),
+                                                  static_cast<uint64_t>(m[k])),
+                                 k, std::to_string(x[k]) + " · " + std::to_string(m[k])));
+  }
+  for (Shape& s : out) s = result;
+}
+
+// kPad: `paddings` has two values (>= 0) per axis of input 0, before and
+// after it (TF's [rank, 2] tensor, row-major); output dimension k is
+// before + x[k] + after.
+void pad_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+               std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> p = attrs.get_ints(attr::kPaddings);
+  if (p.size() != 2 * x.size()) {
+    throw_invalid(def, "paddings " + ints_text(p) + " has " + std::to_string(p.size()) +
+                           " values for input shape " + shape_text(x) +
+                           ": it needs two per axis (before, after), " +
+                           std::to_string(2 * x.size()));
+  }
+  Shape result;
+  for (size_t k = 0; k < x.size(); ++k) {
+    const auto before = static_cast<uint64_t>(p[2 * k]), after = static_cast<uint64_t>(p[2 * k + 1]);
+    const std::optional<uint64_t> part = checked_add(before, static_cast<uint64_t>(x[k]));
+    result.push_back(checked_dim(def, part ? checked_add(*part, after) : std::nullopt, k,
+                                 std::to_string(p[2 * k]) + " + " + std::to_string(x[k]) +
+                                     " + " + std::to_string(p[2 * k + 1])));
+  }
+  for (Shape& s : out) s = result;
+}
+
+// kGather: params of rank >= 1 and `axis` < its rank; the output is
+// params' shape with `axis` replaced by the indices' shape (rank <= kMaxRank).
+// The indices' values are the kernel's to check.
+void gather_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                  std::span<Shape> out) {
+  const Shape& params = *in[0];
+  const Shape& indices = *in[1];
+  const int64_t axis = attrs.get_int(attr::kAxis);
+  if (axis >= params.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for params of shape " +
+                           shape_text(params) + " (rank " + std::to_string(params.rank()) + ")");
+  }
+  if (params.rank() - 1 + indices.rank() > kMaxRank) {
+    throw_invalid(def, "params of shape " + shape_text(params) + " and indices of shape " +
+                           shape_text(indices) + " give an output of rank " +
+                           std::to_string(params.rank() - 1 + indices.rank()) + ", more than " +
+                           std::to_string(kMaxRank));
+  }
+  Shape result;
+  for (int k = 0; k < params.rank(); ++k) {
+    if (k != axis) {
+      result.push_back(params[static_cast<size_t>(k)]);
+      continue;
+    }
+    for (int64_t d : indices) result.push_back(d);
+  }
+  for (Shape& s : out) s = result;
+}
+
 // kMatMul: op(a) [M, K] times op(b) [K, N], op = transpose or not.
 void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                   std::span<Shape> out) {
@@ -221,6 +384,8 @@ constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}}
 constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
 constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
+constexpr InputDef kVariadicAnyX[] = {{"x", kAllDTypes, 0}};
+constexpr InputDef kGatherInputs[] = {{"params", kAllDTypes}, {"indices", kIntDTypes}};
 constexpr InputDef kBoolX[] = {{"x", kBoolDTypes}};
 constexpr InputDef kBoolXY[] = {{"x", kBoolDTypes}, {"y", kBoolDTypes, 0}};
 // Select: the condition, then the two inputs it chooses between (TF's SelectV2).
@@ -297,6 +462,45 @@ constexpr AttrDef kCumSumAttrs[] = {
     {.name = attr::kReverse, .kind = XDEV_ATTR_BOOL, .doc = "sum from the end of the axis",
      .required = false},
 };
+
+constexpr AttrDef kConcatAttrs[] = {kAxisAttr};
+constexpr AttrDef kGatherAttrs[] = {kAxisAttr};
+constexpr AttrDef kPackAttrs[] = {
+    {.name = attr::kAxis, .kind = XDEV_ATTR_INT,
+     .doc = "the new axis, <= the inputs' rank (the SDK maps a negative axis)", .required = false,
+     .min = 0, .max = kMaxRank - 1},
+};
+
+constexpr AttrDef kTileAttrs[] = {
+    {.name = attr::kMultiples, .kind = XDEV_ATTR_INTS,
+     .doc = "how many times to repeat each axis, one value >= 0 per axis", .min = 0},
+};
+constexpr AttrDef kPadAttrs[] = {
+    {.name = attr::kPaddings, .kind = XDEV_ATTR_INTS,
+     .doc = "before and after each axis, [rank, 2] row-major: before₀, after₀, before₁, …",
+     .min = 0},
+    {.name = attr::kConstantValues, .kind = XDEV_ATTR_FLOAT,
+     .doc = "the value of the padding, converted to the dtype as `Cast` converts",
+     .required = false, .default_float = 0.0},
+};
+
+// A data-movement op of any one dtype: one input, or (`variadic`) inputs
+// that it joins.
+constexpr OpDef data_op(OpId id, const char* name, const char* summary,
+                        std::span<const AttrDef> attrs, ShapeClass shape_class, ShapeFn shape,
+                        const char* output_doc, bool variadic = false) {
+  return {.id = id,
+          .name = name,
+          .summary = summary,
+          .inputs = variadic ? std::span<const InputDef>(kVariadicAnyX) : kAnyX,
+          .variadic = variadic,
+          .min_inputs = variadic ? 1 : 0,
+          .attrs = attrs,
+          .outputs = kOutputLikeInput,
+          .shape_class = shape_class,
+          .shape = shape,
+          .output_doc = output_doc};
+}
 
 // An op along one axis of its input.
 constexpr OpDef along_axis(OpId id, const char* name, const char* summary,
@@ -526,6 +730,36 @@ constexpr OpDef kSoftmaxDef =
 constexpr OpDef kLogSoftmaxDef =
     along_axis(OpId::kLogSoftmax, "LogSoftmax", "x − ln Σ eˣ along `axis`, computed stably",
                kArgAttrs, kOutputLikeInput, "shape of `x`", kFloatX);
+// Data movement (issue 13): TensorFlow's raw ops; any dtype, values copied
+// bit for bit.
+constexpr OpDef kConcatV2Def =
+    data_op(OpId::kConcatV2, "ConcatV2", "x0, x1, … joined along `axis` (tf.concat)", kConcatAttrs,
+            ShapeClass::kConcat, concat_shape, "the inputs' shape, `axis` the sum of theirs", true);
+constexpr OpDef kPackDef =
+    data_op(OpId::kPack, "Pack", "x0, x1, … stacked along a new `axis` (tf.stack)", kPackAttrs,
+            ShapeClass::kStack, stack_shape,
+            "the inputs' shape with the number of inputs inserted at `axis`", true);
+constexpr OpDef kIdentityDef =
+    unary(OpId::kIdentity, "Identity", "x, copied (any strides; a new tensor)", kAnyX);
+
+constexpr OpDef kTileDef =
+    data_op(OpId::kTile, "Tile", "x repeated `multiples[k]` times along each axis k", kTileAttrs,
+            ShapeClass::kTile, tile_shape, "`x`'s shape, axis k times `multiples[k]`");
+constexpr OpDef kPadV2Def =
+    data_op(OpId::kPadV2, "PadV2",
+            "x with `constant_values` added before and after each axis (tf.pad, mode CONSTANT)",
+            kPadAttrs, ShapeClass::kPad, pad_shape, "`x`'s shape, axis k plus its two paddings");
+
+constexpr OpDef kGatherV2Def = [] {
+  OpDef def = data_op(OpId::kGatherV2, "GatherV2",
+                      "slices of params along `axis` picked by indices (tf.gather; an index out "
+                      "of range is an error)",
+                      kGatherAttrs, ShapeClass::kGather, gather_shape,
+                      "params' shape, `axis` replaced by the indices' shape");
+  def.inputs = kGatherInputs;
+  def.contiguous_inputs = true;
+  return def;
+}();
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

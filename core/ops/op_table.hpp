@@ -97,9 +97,15 @@ namespace xdev::detail {
   X(LogSumExp) \
   X(ArgMax) \
   X(ArgMin) \
-  X(CumSum) \
-  X(Softmax) \
-  X(LogSoftmax)
+  X(CumSum)         \
+  X(Softmax)        \
+  X(LogSoftmax)     \
+  X(ConcatV2)       \
+  X(Pack)           \
+  X(Identity)       \
+  X(Tile)           \
+  X(PadV2)          \
+  X(GatherV2)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -136,6 +142,9 @@ inline constexpr char kApproximate[] = "approximate";
 inline constexpr char kAxis[] = "axis";
 inline constexpr char kExclusive[] = "exclusive";
 inline constexpr char kReverse[] = "reverse";
+inline constexpr char kMultiples[] = "multiples";
+inline constexpr char kPaddings[] = "paddings";
+inline constexpr char kConstantValues[] = "constant_values";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -206,6 +215,11 @@ enum class ShapeClass : uint8_t {
   kMatMul,     // [M, K] x [K, N] with transposes
   kFromAttr,   // no inputs: the shape attribute (Fill, RandomUniform)
   kAxis,       // input 0 along one `axis` (ArgMax, ArgMin drop it; CumSum keeps it)
+  kConcat,     // inputs of one rank joined along an existing `axis` (ConcatV2)
+  kStack,      // inputs of one shape stacked along a new `axis` (Pack)
+  kTile,       // input 0 repeated `multiples` times along each axis (Tile)
+  kPad,        // input 0 with `paddings` before and after each axis (PadV2)
+  kGather,     // slices of input 0 along `axis` picked by the indices of input 1 (GatherV2)
 };
 
 // Output shapes from input shapes and attributes. Throws

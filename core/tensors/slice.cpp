@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tensors/tensor_impl.hpp"
+#include "tensors/views.hpp"
 
 namespace xdev {
 namespace {
@@ -88,15 +89,9 @@ Tensor slice(const Tensor& x, std::span<const Index> indices) {
   for (; axis < rank; ++axis) {  // axes not named keep all their elements
     keep(impl.shape[static_cast<size_t>(axis)], impl.strides[static_cast<size_t>(axis)]);
   }
-  // Size-1 axes get the contiguous stride, so a view that is dense counts as
-  // contiguous (what ops and DLPack consumers check).
-  const Shape dense = detail::contiguous_strides(shape);
-  for (int k = 0; k < shape.rank(); ++k) {
-    if (shape[static_cast<size_t>(k)] == 1) strides[static_cast<size_t>(k)] = dense[static_cast<size_t>(k)];
-  }
   const uint64_t byte_offset =
       impl.byte_offset + static_cast<uint64_t>(offset) * itemsize(impl.dtype);
-  return Tensor(detail::make_view(x.impl_ptr(), shape, strides, byte_offset));
+  return detail::storage_view(x, shape, strides, byte_offset);
 }
 
 }  // namespace xdev

@@ -44,10 +44,17 @@ TEST(OpReference, EveryOpOfTheTableHasAReference) {
       if (!a.required || a.kind == XDEV_ATTR_DTYPE) continue;
       const bool by_class = (def.shape_class == xdev::detail::ShapeClass::kReduce &&
                              std::string(a.name) == "axes") ||
-                            (def.shape_class == xdev::detail::ShapeClass::kAxis &&
+                            ((def.shape_class == xdev::detail::ShapeClass::kAxis ||
+                              def.shape_class == xdev::detail::ShapeClass::kConcat ||
+                              def.shape_class == xdev::detail::ShapeClass::kStack ||
+                              def.shape_class == xdev::detail::ShapeClass::kGather) &&
                              std::string(a.name) == "axis") ||
                             (def.shape_class == xdev::detail::ShapeClass::kFromAttr &&
-                             std::string(a.name) == "shape");
+                             std::string(a.name) == "shape") ||
+                            (def.shape_class == xdev::detail::ShapeClass::kTile &&
+                             std::string(a.name) == "multiples") ||
+                            (def.shape_class == xdev::detail::ShapeClass::kPad &&
+                             std::string(a.name) == "paddings");
       if (by_class) continue;
       ASSERT_NE(r.attr_sets, nullptr)
           << def.name << ": required attribute '" << a.name << "' has no sample values";

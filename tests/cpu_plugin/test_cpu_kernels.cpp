@@ -352,7 +352,10 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"Max", num}, {"Min", num}, {"Prod", num}, {"Any", b}, {"All", b}, {"LogSumExp", f},
       {"ArgMax", num}, {"ArgMin", num}, {"CumSum", num},
       // Normalisations along an axis (issue 13, NN).
-      {"Softmax", f}, {"LogSoftmax", f}};
+      {"Softmax", f}, {"LogSoftmax", f},
+      // Data movement (issue 13).
+      {"ConcatV2", all}, {"Pack", all}, {"Identity", all}, {"Tile", all},
+      {"PadV2", all}, {"GatherV2", all}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);

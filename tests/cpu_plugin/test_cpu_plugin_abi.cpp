@@ -297,7 +297,8 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "LogicalOr", "LogicalNot", "IsNan", "IsFinite", "Select",
                                    "ClipByValue", "Max", "Min", "Prod", "Any", "All",
                                    "LogSumExp", "ArgMax", "ArgMin", "CumSum", "Softmax",
-                                   "LogSoftmax"}));
+                                   "LogSoftmax", "ConcatV2", "Pack", "Identity", "Tile",
+                                   "PadV2", "GatherV2"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

@@ -16,29 +16,6 @@
 namespace xdev::cpu {
 namespace {
 
-// Copy of a strided view into a dense output, element by element (bit
-// patterns preserved: Word is an unsigned integer of the element's size).
-template <typename Word>
-void copy_strided(const xdev_tensor_t& x, const xdev_tensor_t& out) {
-  int64_t out_strides[XDEV_MAX_RANK];
-  dense_strides(out, out_strides);
-  constexpr int64_t kSize = sizeof(Word);
-  const int64_t* const strides[2] = {out_strides, x.strides};
-  const Layout<2> l = make_layout<2>(out.rank, out.shape, strides, {kSize, kSize});
-  const int64_t sa = l.inner_stride(1) / kSize;
-  char* const base[2] = {static_cast<char*>(out.data) + out.byte_offset,
-                         static_cast<char*>(x.data) + x.byte_offset};
-  walk_all(l, base, [sa](char* const* p, int64_t count) {
-    Word* __restrict po = reinterpret_cast<Word*>(p[0]);
-    const Word* __restrict pa = reinterpret_cast<const Word*>(p[1]);
-    if (sa == 1) {
-      std::memcpy(po, pa, static_cast<size_t>(count) * sizeof(Word));
-    } else {
-      for (int64_t i = 0; i < count; ++i) po[i] = pa[i * sa];
-    }
-  });
-}
-
 void copy_any(const xdev_tensor_t& x, const xdev_tensor_t& out) {
   const int64_t size = itemsize(x.dtype);
   if (is_contiguous(x)) {
@@ -47,26 +24,10 @@ void copy_any(const xdev_tensor_t& x, const xdev_tensor_t& out) {
                static_cast<size_t>(num_elements(out) * size));
     return;
   }
-  switch (size) {
-    case 1:
-      copy_strided<uint8_t>(x, out);
-      break;
-    case 4:
-      copy_strided<uint32_t>(x, out);
-      break;
-    default:
-      copy_strided<uint64_t>(x, out);
-      break;
-  }
-}
-
-template <typename T>
-void fill(const xdev_tensor_t& out, T value) {
-  T* const o = data_of<T>(out);
-  parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
-    T* __restrict po = o;
-    for (int64_t i = begin; i < end; ++i) po[i] = value;
-  });
+  int64_t out_strides[XDEV_MAX_RANK];
+  dense_strides(out, out_strides);
+  copy_view_bytes(size, out.rank, out.shape, static_cast<const char*>(x.data) + x.byte_offset, x.strides,
+                  static_cast<char*>(out.data) + out.byte_offset, out_strides);
 }
 
 // docs/ops.md "RandomUniform", bit for bit (wrapping uint64 arithmetic).
@@ -152,7 +113,7 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
   return guarded(call, [call, dtype, value] {
     visit_dtype(dtype, [&](auto t) {
       using T = decltype(t);
-      fill<T>(*call->outputs[0], convert<T>(value));
+      fill_dense<T>(*call->outputs[0], convert<T>(value));
     });
   });
 }

@@ -36,6 +36,12 @@ xdev_status_t* kernel_cum_sum(void* context, const xdev_kernel_call_t* call) noe
 xdev_status_t* kernel_softmax(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_log_softmax(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_copy(void* context, const xdev_kernel_call_t* call) noexcept;
+// Data movement (movement.cpp); Identity is kernel_copy.
+xdev_status_t* kernel_concat_v2(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_pack(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_tile(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_pad_v2(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_gather_v2(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;
 // Elementwise math (math.cpp).

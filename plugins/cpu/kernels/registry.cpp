@@ -90,6 +90,12 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("CumSum", kNumeric, kNumeric, &kernel_cum_sum),
     info("Softmax", kFloats, kFloats, &kernel_softmax),
     info("LogSoftmax", kFloats, kFloats, &kernel_log_softmax),
+    info("ConcatV2", kAllDtypes, kAllDtypes, &kernel_concat_v2),
+    info("Pack", kAllDtypes, kAllDtypes, &kernel_pack),
+    info("Identity", kAllDtypes, kAllDtypes, &kernel_copy),
+    info("Tile", kAllDtypes, kAllDtypes, &kernel_tile),
+    info("PadV2", kAllDtypes, kAllDtypes, &kernel_pad_v2),
+    info("GatherV2", kAllDtypes, kAllDtypes, &kernel_gather_v2),
 };
 
 template <size_t... I>

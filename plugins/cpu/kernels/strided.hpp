@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/common.hpp"
 
@@ -129,6 +130,51 @@ inline void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[XDEV_MAX_RA
   for (int32_t k = t.rank - 1; k >= 0; --k) {
     strides[k] = expected;
     expected *= t.shape[k];
+  }
+}
+
+// Every element of the dense `out` set to `value` (Fill, PadV2).
+template <typename T>
+void fill_dense(const xdev_tensor_t& out, T value) {
+  T* const o = data_of<T>(out);
+  parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+    T* __restrict po = o;
+    for (int64_t i = begin; i < end; ++i) po[i] = value;
+  });
+}
+
+// Copies the elements of a view of `rank`/`shape` from `src` (element strides
+// `src_strides`) to `dst` (element strides `dst_strides`), bit for bit:
+// Word is an unsigned integer of the element's size. Rows that are dense on
+// both sides are memcpy'd. Data movement ops (Copy, ConcatV2, Pack) place
+// each input in a region of their output with it.
+template <typename Word>
+void copy_view(int rank, const int64_t* shape, const void* src, const int64_t* src_strides,
+               void* dst, const int64_t* dst_strides) {
+  constexpr int64_t kSize = sizeof(Word);
+  const int64_t* const strides[2] = {dst_strides, src_strides};
+  const Layout<2> l = make_layout<2>(rank, shape, strides, {kSize, kSize});
+  if (l.count == 0) return;
+  const int64_t sd = l.inner_stride(0) / kSize, ss = l.inner_stride(1) / kSize;
+  char* const base[2] = {static_cast<char*>(dst), static_cast<char*>(const_cast<void*>(src))};
+  walk_all(l, base, [sd, ss](char* const* p, int64_t count) {
+    Word* __restrict po = reinterpret_cast<Word*>(p[0]);
+    const Word* __restrict pa = reinterpret_cast<const Word*>(p[1]);
+    if (sd == 1 && ss == 1) {
+      std::memcpy(po, pa, static_cast<size_t>(count) * sizeof(Word));
+    } else {
+      for (int64_t i = 0; i < count; ++i) po[i * sd] = pa[i * ss];
+    }
+  });
+}
+
+// copy_view for elements of `itemsize` bytes (1, 4 or 8).
+inline void copy_view_bytes(int64_t itemsize, int rank, const int64_t* shape, const void* src,
+                            const int64_t* src_strides, void* dst, const int64_t* dst_strides) {
+  switch (itemsize) {
+    case 1: copy_view<uint8_t>(rank, shape, src, src_strides, dst, dst_strides); break;
+    case 4: copy_view<uint32_t>(rank, shape, src, src_strides, dst, dst_strides); break;
+    default: copy_view<uint64_t>(rank, shape, src, src_strides, dst, dst_strides); break;
   }
 }
 

@@ -65,4 +65,17 @@ inline Tensor slice(const Tensor& x, std::initializer_list<Index> indices) {
   return slice(x, std::span<const Index>(indices.begin(), indices.size()));
 }
 
+// Views without a copy or an op, like slice (TensorFlow's ExpandDims,
+// Squeeze, BroadcastTo). expand_dims inserts an axis of size 1 at `axis`
+// (negative: counted from the end of the result's rank, -1 appends one).
+// squeeze removes the axes in `axes` (each must have size 1; negative counts
+// from the end), or every axis of size 1 when `axes` is empty. broadcast_to
+// gives x the shape `shape` by NumPy's rules (x's axes align with the last
+// ones; an axis of size 1 repeats): the repeated axes have stride 0, so all
+// their elements are the same memory. Each throws Error(kInvalidArgument)
+// naming the function, the shape and the axis or dimension at fault.
+XDEV_API Tensor expand_dims(const Tensor& x, int axis);
+XDEV_API Tensor squeeze(const Tensor& x, const std::vector<int>& axes = {});
+XDEV_API Tensor broadcast_to(const Tensor& x, const Shape& shape);
+
 }  // namespace xdev

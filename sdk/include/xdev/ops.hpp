@@ -4,6 +4,7 @@
 // xdev::Error(kInvalidArgument) naming the op and the values at fault.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -190,6 +191,27 @@ XDEV_API Tensor cumsum(const Tensor& x, int axis, bool exclusive = false, bool r
 //   xdev::Tensor p = xdev::softmax(x);   // each row of x sums to 1 in p
 XDEV_API Tensor softmax(const Tensor& logits, int axis = -1);
 XDEV_API Tensor log_softmax(const Tensor& logits, int axis = -1);
+// Data movement (TensorFlow's raw ops; every dtype, values copied bit for
+// bit). concat joins tensors of one rank and dtype along an existing axis
+// (tf.concat, ConcatV2), stack along a new one (tf.stack, Pack); a negative
+// axis counts from the end (stack: of the output's rank). identity is a new
+// tensor holding x's values (tf.identity).
+XDEV_API Tensor concat(const std::vector<Tensor>& values, int axis);
+XDEV_API Tensor stack(const std::vector<Tensor>& values, int axis = 0);
+XDEV_API Tensor identity(const Tensor& x);
+// tile repeats x multiples[k] times along each axis k (tf.tile: one value
+// >= 0 per axis). pad adds paddings[k] = {before, after} elements of
+// `constant_value` (converted like cast) around axis k (tf.pad, mode
+// CONSTANT; TF's raw op PadV2): xdev::pad(x, {{1, 1}, {0, 2}}, -1.0).
+XDEV_API Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples);
+XDEV_API Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
+                    double constant_value = 0.0);
+// The slices of params along `axis` (negative: from the end) at `indices`
+// (int32 or int64, any shape), like tf.gather: the output is params' shape
+// with `axis` replaced by the indices' shape. An index outside
+// [0, params.shape[axis]) is an error (kInvalidArgument naming it), on every
+// device.
+XDEV_API Tensor gather(const Tensor& params, const Tensor& indices, int axis = 0);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

@@ -374,7 +374,7 @@ std::optional<std::string> binary(const Call& c) {
   });
 }
 
-// Neg, Relu, Copy.
+// Neg, Relu, Copy, Identity.
 std::optional<std::string> unary(const Call& c) {
   return each_element(c, 1, [&](int64_t i, Tensor& out) {
     if (is_float(out.dtype)) {
@@ -706,6 +706,105 @@ std::optional<std::string> along_axis(const Call& c) {
   return std::nullopt;
 }
 
+// Element `i` (row-major) of `from` into element `j` of `to`, bit for bit.
+void move_element(const Tensor& from, int64_t i, Tensor& to, int64_t j) {
+  const auto size = static_cast<int64_t>(dtype_size(from.dtype));
+  std::memcpy(to.storage.data() + to.storage_index(j) * size,
+              from.storage.data() + from.storage_index(i) * size, static_cast<size_t>(size));
+}
+
+// ConcatV2 and Pack: every element of input i goes to the output at its own
+// index, moved `offset` along `axis` (ConcatV2) or with i inserted at `axis`
+// (Pack).
+std::optional<std::string> joined(const Call& c) {
+  if (c.inputs.empty() || c.outputs.size() != 1) return op_text(c.op) + ": no inputs";
+  Tensor& out = c.outputs[0];
+  const xdev_attr_t* a = find_attr(c.attrs, "axis");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= out.rank()) {
+    return std::string("attribute 'axis' (int < the output's rank) missing");
+  }
+  const auto axis = static_cast<size_t>(a->value.i);
+  const std::vector<int64_t> out_strides = contiguous_strides(out.shape);
+  int64_t offset = 0;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Tensor& x = *c.inputs[i];
+    if (x.dtype != out.dtype) return op_text(c.op) + ": inputs of different dtypes";
+    const std::vector<int64_t> x_strides = contiguous_strides(x.shape);
+    for (int64_t e = 0; e < x.num_elements(); ++e) {
+      int64_t at = 0;
+      for (size_t k = 0; k < x.shape.size(); ++k) {
+        int64_t index = e / x_strides[k] % x.shape[k];
+        if (c.op == OpId::kConcatV2 && k == axis) index += offset;
+        at += index * out_strides[c.op == OpId::kPack && k >= axis ? k + 1 : k];
+      }
+      if (c.op == OpId::kPack) at += static_cast<int64_t>(i) * out_strides[axis];
+      move_element(x, e, out, at);
+    }
+    if (c.op == OpId::kConcatV2) offset += x.shape[axis];
+  }
+  return std::nullopt;
+}
+
+// Tile and PadV2, output element by element: Tile reads the input at each
+// index modulo the input's dimension; PadV2 reads it at the index minus the
+// padding before, or writes `constant_values` (converted like Cast) outside.
+std::optional<std::string> tile_or_pad(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const bool tile = c.op == OpId::kTile;
+  const xdev_attr_t* a = find_attr(c.attrs, tile ? "multiples" : "paddings");
+  const size_t per_axis = tile ? 1 : 2;
+  if (a == nullptr || a->kind != XDEV_ATTR_INTS ||
+      a->value.ints.count != static_cast<int64_t>(per_axis * x.shape.size())) {
+    return std::string(tile ? "multiples" : "paddings") + ": missing, or not one per axis";
+  }
+  const xdev_attr_t* value = find_attr(c.attrs, "constant_values");
+  if (!tile && (value == nullptr || value->kind != XDEV_ATTR_FLOAT)) {
+    return std::string("attribute 'constant_values' (float) missing");
+  }
+  const std::vector<int64_t> out_strides = contiguous_strides(out.shape);
+  const std::vector<int64_t> x_strides = contiguous_strides(x.shape);
+  for (int64_t j = 0; j < out.num_elements(); ++j) {
+    int64_t at = 0;
+    bool inside = true;
+    for (size_t k = 0; k < out.shape.size(); ++k) {
+      const int64_t index = j / out_strides[k] % out.shape[k];
+      const int64_t from = tile ? index % x.shape[k] : index - a->value.ints.values[2 * k];
+      inside = inside && from >= 0 && from < x.shape[k];
+      at += from * x_strides[k];
+    }
+    if (inside) move_element(x, at, out, j);
+    else out.set_double(j, value->value.f);
+  }
+  return std::nullopt;
+}
+
+// GatherV2: output [o, j, i] (o over params' axes before `axis`, j over the
+// indices, i over the axes after) is params [o, indices[j], i]; an index out
+// of range is an error.
+std::optional<std::string> gather(const Call& c) {
+  if (auto e = need_inputs(c, 2)) return e;
+  const Tensor& params = *c.inputs[0];
+  const Tensor& indices = *c.inputs[1];
+  Tensor& out = c.outputs[0];
+  const xdev_attr_t* a = find_attr(c.attrs, "axis");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= params.rank()) {
+    return std::string("attribute 'axis' (int < the params' rank) missing");
+  }
+  const auto axis = static_cast<size_t>(a->value.i);
+  int64_t inner = 1;
+  for (size_t k = axis + 1; k < params.shape.size(); ++k) inner *= params.shape[k];
+  const int64_t n = params.shape[axis], count = indices.num_elements();
+  for (int64_t e = 0; e < out.num_elements(); ++e) {
+    const int64_t i = e % inner, j = e / inner % count, o = e / inner / count;
+    const int64_t v = indices.get_int(j);
+    if (v < 0 || v >= n) return "GatherV2: index " + std::to_string(v) + " out of range";
+    move_element(params, (o * n + v) * inner + i, out, e);
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -964,6 +1063,15 @@ std::vector<AttrSet> gelu_values(xdev_dtype_t) {
   return {{{.name = "approximate", .i = 0}}, {{.name = "approximate", .i = 1}}};
 }
 
+// PadV2's value: the default, a fraction (bool: true; integers: toward
+// zero), a negative one, NaN (integers: 0).
+std::vector<AttrSet> pad_values(xdev_dtype_t) {
+  return {{{.name = "constant_values", .f = 0.0}},
+          {{.name = "constant_values", .f = 2.5}},
+          {{.name = "constant_values", .f = -7.0}},
+          {{.name = "constant_values", .f = std::numeric_limits<double>::quiet_NaN()}}};
+}
+
 // --- the entries, one per op of the table -------------------------------------------
 
 constexpr size_t index(OpId op) { return static_cast<size_t>(op); }
@@ -1040,6 +1148,13 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kCumSum)] = {.run = along_axis};
   r[index(OpId::kSoftmax)] = {.run = along_axis, .tolerance = softmax_tolerance};
   r[index(OpId::kLogSoftmax)] = {.run = along_axis, .tolerance = softmax_tolerance};
+  r[index(OpId::kConcatV2)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kPack)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kIdentity)] = {.run = unary, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kGatherV2)] = {.run = gather, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kTile)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kPadV2)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial},
+                            .attr_sets = pad_values};
   return r;
 }();
 

@@ -362,6 +362,162 @@ std::vector<Case> axis_cases(Generator& g, const OpDef& def, const ref::Referenc
   return cases;
 }
 
+// kConcat and kStack: one case of `shapes.size()` inputs along `axis`,
+// every other input scrambled (when `scrambled`), the first contiguous.
+Case joined_case(Generator& g, const OpDef& def, const ref::Reference& r,
+                 const std::vector<xdev_dtype_t>& in,
+                 const std::vector<std::vector<int64_t>>& shapes, int64_t axis, bool scrambled) {
+  Case c;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const bool s = scrambled && i % 2 == 1 && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[std::min(i, in.size() - 1)], shapes[i], s, no_broadcast(),
+                              values_of(r, i)));
+    c.label += (i ? " + " : "") + shape_text(shapes[i]);
+  }
+  AttrSpec a = attr("axis", XDEV_ATTR_INT);
+  a.i = axis;
+  c.attrs = {a};
+  c.label += " axis " + std::to_string(axis) + (scrambled ? " scrambled" : "");
+  return c;
+}
+
+// kConcat: each axis of ranks 1 to 3, inputs of different sizes along it
+// (some empty), one input, many inputs, large along and across the axis.
+std::vector<Case> concat_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                               const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<std::vector<int64_t>> shapes;
+    int64_t axis;
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{{5}}, 0, false},
+      {{{3}, {4}}, 0, false},
+      {{{2, 3}, {4, 3}}, 0, true},
+      {{{3, 2}, {3, 0}, {3, 5}}, 1, true},
+      {{{2, 1, 4}, {2, 3, 4}, {2, 2, 4}, {2, 1, 4}}, 1, true},
+      {{{2, 3, 1}, {2, 3, 4}}, 2, true},
+      {{{0, 3}, {0, 3}}, 0, false},
+      {{{0, 3}, {0, 2}}, 1, false},
+      {{{1}, {1}, {1}, {1}, {1}, {1}, {1}, {1}, {1}, {1}, {1}}, 0, false},
+      {{{1000, 257}, {1000, 3}}, 1, false},
+      {{{300, 301}, {200, 301}}, 0, true},
+      {{{100003}, {7}}, 0, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) cases.push_back(joined_case(g, def, r, in, s.shapes, s.axis, s.scrambled));
+  return cases;
+}
+
+// kStack: every new axis of ranks 0 to 2, one input, empty inputs, large.
+std::vector<Case> stack_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                              const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> shape;
+    size_t count;
+    int64_t axis;
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{}, 1, 0, false},         {{}, 3, 0, false},         {{5}, 2, 0, false},
+      {{5}, 3, 1, false},        {{2, 3}, 2, 0, true},      {{2, 3}, 3, 1, true},
+      {{2, 3}, 4, 2, true},      {{0, 3}, 2, 1, false},     {{4}, 9, 1, false},
+      {{1000, 257}, 2, 1, false}, {{300, 301}, 3, 2, true}, {{100003}, 2, 0, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    const std::vector<std::vector<int64_t>> shapes(s.count, s.shape);
+    cases.push_back(joined_case(g, def, r, in, shapes, s.axis, s.scrambled));
+  }
+  return cases;
+}
+
+// kTile and kPad: one input (scrambled or not) and the ints attribute that
+// shapes the output: `multiples` (one per axis) or `paddings` (two per axis).
+std::vector<Case> reshaping_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                                  const std::vector<xdev_dtype_t>& in, const char* name,
+                                  size_t per_axis) {
+  struct Spec {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> multiples;  // per axis; PadV2: before k, after k + 1
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{}, {}, false},
+      {{5}, {3}, false},
+      {{5}, {0}, false},
+      {{3, 4}, {2, 1}, true},
+      {{3, 4}, {1, 3}, false},
+      {{2, 3, 4}, {2, 0, 3}, true},
+      {{2, 1, 3}, {1, 4, 2}, true},
+      {{0, 3}, {2, 2}, false},
+      {{1000, 257}, {1, 2}, false},
+      {{300, 301}, {2, 1}, true},
+      {{100003}, {2}, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
+    std::vector<int64_t> values;
+    for (int64_t m : s.multiples) {
+      values.push_back(m);
+      if (per_axis == 2) values.push_back((m + 1) % 3);
+    }
+    c.attrs = {ints_attr(name, values)};
+    std::string list;
+    for (size_t k = 0; k < values.size(); ++k) list += (k ? "," : "") + std::to_string(values[k]);
+    c.label = shape_text(s.shape) + " " + name + " {" + list + "}" + (scrambled ? " scrambled" : "");
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::vector<Case> tile_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                             const std::vector<xdev_dtype_t>& in) {
+  return reshaping_cases(g, def, r, in, "multiples", 1);
+}
+
+std::vector<Case> pad_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                            const std::vector<xdev_dtype_t>& in) {
+  return reshaping_cases(g, def, r, in, "paddings", 2);
+}
+
+// kGather: each axis of params of ranks 1 to 3, indices of ranks 0 to 2
+// (repeats, every position), empty indices and empty params' other axes,
+// large. Inputs are contiguous (the op table says so), params at an offset.
+std::vector<Case> gather_cases(Generator& g, const OpDef&, const ref::Reference& r,
+                               const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> params;
+    int64_t axis;
+    std::vector<int64_t> indices;
+  };
+  const Spec specs[] = {
+      {{5}, 0, {}},           {{5}, 0, {7}},          {{3, 4}, 0, {2, 3}},
+      {{3, 4}, 1, {5}},       {{2, 3, 4}, 1, {2, 2}}, {{2, 3, 4}, 2, {1}},
+      {{4, 0}, 0, {3}},       {{4, 3}, 1, {0}},       {{1000, 257}, 0, {600}},
+      {{300, 301}, 1, {400}}, {{100003}, 0, {50000}},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    c.inputs.push_back(g.contiguous(in[0], s.params, values_of(r, 0), 3));
+    ref::Tensor indices = ref::make_contiguous(in[1], s.indices);
+    const int64_t n = s.params[static_cast<size_t>(s.axis)];
+    for (int64_t j = 0; j < indices.num_elements(); ++j) indices.set_int(j, g.integer(0, n - 1));
+    c.inputs.push_back(std::move(indices));
+    AttrSpec a = attr("axis", XDEV_ATTR_INT);
+    a.i = s.axis;
+    c.attrs = {a};
+    c.label = shape_text(s.params) + " axis " + std::to_string(s.axis) + " indices " +
+              shape_text(s.indices);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -428,6 +584,16 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {from_attr_cases, "scalar to large"};
     case ShapeClass::kAxis:
       return {axis_cases, "each axis, scrambled, empty dimensions, large"};
+    case ShapeClass::kConcat:
+      return {concat_cases, "each axis, inputs of different sizes, empty, scrambled, large"};
+    case ShapeClass::kStack:
+      return {stack_cases, "each new axis, scalars, empty, scrambled, large"};
+    case ShapeClass::kTile:
+      return {tile_cases, "scalar, zero and several multiples, empty, scrambled, large"};
+    case ShapeClass::kGather:
+      return {gather_cases, "each axis, indices of ranks 0 to 2, empty, offsets, large"};
+    case ShapeClass::kPad:
+      return {pad_cases, "scalar, paddings before and after, empty, scrambled, large"};
   }
   return {nullptr, ""};
 }

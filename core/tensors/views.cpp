@@ -1,0 +1,118 @@
+// Views that cost no copy and run no op (<xdev/indexing.hpp>): expand_dims,
+// squeeze and broadcast_to, TensorFlow's ExpandDims, Squeeze and
+// BroadcastTo as strided views of the same storage (broadcast axes have
+// stride 0). xdev tensors are immutable, so a view behaves like TF's copy.
+#include "tensors/views.hpp"
+
+#include <xdev/indexing.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "tensors/shape.hpp"
+#include "tensors/tensor_impl.hpp"
+
+namespace xdev {
+namespace detail {
+
+Tensor storage_view(const Tensor& x, const Shape& shape, Shape strides, uint64_t byte_offset) {
+  const Shape dense = contiguous_strides(shape);
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 1) strides[k] = dense[k];
+  }
+  return Tensor(make_view(x.impl_ptr(), shape, strides, byte_offset));
+}
+
+}  // namespace detail
+
+namespace {
+
+[[noreturn]] void invalid(const char* op, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": " + why);
+}
+
+const detail::TensorImpl& defined(const char* op, const Tensor& x) {
+  if (!x.defined()) invalid(op, "the tensor is empty (default-constructed)");
+  return *x.impl();
+}
+
+}  // namespace
+
+Tensor expand_dims(const Tensor& x, int axis) {
+  const detail::TensorImpl& impl = defined("ExpandDims", x);
+  const int rank = impl.shape.rank();
+  const int a = axis < 0 ? axis + rank + 1 : axis;
+  if (a < 0 || a > rank || rank >= kMaxRank) {
+    invalid("ExpandDims", "axis " + std::to_string(axis) + " is out of range for shape " +
+                              detail::shape_text(impl.shape) + " (the result has rank " +
+                              std::to_string(rank + 1) + ", at most " +
+                              std::to_string(kMaxRank) + ")");
+  }
+  Shape shape, strides;
+  for (int k = 0; k <= rank; ++k) {
+    if (k == a) {
+      shape.push_back(1);
+      strides.push_back(0);  // made contiguous by storage_view
+    }
+    if (k < rank) {
+      shape.push_back(impl.shape[static_cast<size_t>(k)]);
+      strides.push_back(impl.strides[static_cast<size_t>(k)]);
+    }
+  }
+  return detail::storage_view(x, shape, strides, impl.byte_offset);
+}
+
+Tensor squeeze(const Tensor& x, const std::vector<int>& axes) {
+  const detail::TensorImpl& impl = defined("Squeeze", x);
+  const int rank = impl.shape.rank();
+  std::vector<bool> drop(static_cast<size_t>(rank), axes.empty());
+  if (axes.empty()) {
+    for (int k = 0; k < rank; ++k) drop[static_cast<size_t>(k)] = impl.shape[static_cast<size_t>(k)] == 1;
+  }
+  for (int axis : axes) {
+    const int a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) {
+      invalid("Squeeze", "axis " + std::to_string(axis) + " is out of range for shape " +
+                             detail::shape_text(impl.shape));
+    }
+    if (impl.shape[static_cast<size_t>(a)] != 1) {
+      invalid("Squeeze", "axis " + std::to_string(axis) + " of shape " +
+                             detail::shape_text(impl.shape) + " has size " +
+                             std::to_string(impl.shape[static_cast<size_t>(a)]) + ", not 1");
+    }
+    drop[static_cast<size_t>(a)] = true;
+  }
+  Shape shape, strides;
+  for (int k = 0; k < rank; ++k) {
+    if (drop[static_cast<size_t>(k)]) continue;
+    shape.push_back(impl.shape[static_cast<size_t>(k)]);
+    strides.push_back(impl.strides[static_cast<size_t>(k)]);
+  }
+  return detail::storage_view(x, shape, strides, impl.byte_offset);
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  const detail::TensorImpl& impl = defined("BroadcastTo", x);
+  const int rank = impl.shape.rank();
+  auto refuse = [&](const std::string& why) {
+    invalid("BroadcastTo", "cannot broadcast shape " + detail::shape_text(impl.shape) + " to " +
+                               detail::shape_text(shape) + ": " + why);
+  };
+  if (shape.rank() < rank) refuse("the target has fewer axes");
+  Shape strides;
+  for (int k = 0; k < shape.rank(); ++k) {
+    const int from = k - (shape.rank() - rank);  // the input's axis, or < 0 (a new one)
+    const int64_t target = shape[static_cast<size_t>(k)];
+    if (target < 0) refuse("dimension " + std::to_string(k) + " is negative");
+    const int64_t size = from >= 0 ? impl.shape[static_cast<size_t>(from)] : 1;
+    if (size != target && size != 1) {
+      refuse("dimension " + std::to_string(k) + " is " + std::to_string(size) + ", not 1 or " +
+             std::to_string(target));
+    }
+    strides.push_back(size == target && from >= 0 ? impl.strides[static_cast<size_t>(from)] : 0);
+  }
+  (void)shape.num_elements();  // throws naming the shape when its size overflows
+  return detail::storage_view(x, shape, strides, impl.byte_offset);
+}
+
+}  // namespace xdev
