@@ -161,8 +161,8 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept 
                          j, v, n, axis);
     }
   }
-  try {
-    if (num_elements(out) == 0) return nullptr;
+  return guarded(call, [&] {
+    if (num_elements(out) == 0) return;
     const auto bytes = static_cast<size_t>(inner * itemsize(params.dtype));
     const char* const src = data_of<const char>(params);
     char* const dst = data_of<char>(out);
@@ -173,10 +173,8 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept 
                     src + static_cast<size_t>(o * n + index(j)) * bytes, bytes);
       }
     });
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+    return;
+  });
 }
 
 xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
@@ -197,22 +195,20 @@ xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
                : out.shape[k] % x.shape[k] == 0 && out.shape[k] / x.shape[k] == m[k];
   }
   if (!fits) return shape_mismatch(call, 0);
-  try {
-    if (num_elements(out) == 0) return nullptr;
+  return guarded(call, [&] {
+    if (num_elements(out) == 0) return;
     const int64_t size = itemsize(dtype);
     if (x.rank == 0) {
       std::memcpy(data_of<char>(out), data_of<const char>(x), static_cast<size_t>(size));
-      return nullptr;
+      return;
     }
     switch (size) {
       case 1: tile_rows<uint8_t>(x, out); break;
       case 4: tile_rows<uint32_t>(x, out); break;
       default: tile_rows<uint64_t>(x, out); break;
     }
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+    return;
+  });
 }
 
 xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* call) noexcept {
@@ -233,12 +229,12 @@ xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* call) noexcept {
            p[2 * k + 1] == out.shape[k] - x.shape[k] - p[2 * k];
   }
   if (!fits) return shape_mismatch(call, 0);
-  try {
+  return guarded(call, [&] {
     visit_dtype(dtype, [&](auto zero) {
       using T = decltype(zero);
       fill_dense<T>(out, convert<T>(value));
     });
-    if (num_elements(x) == 0) return nullptr;
+    if (num_elements(x) == 0) return;
     int64_t strides[XDEV_MAX_RANK];
     dense_strides(out, strides);
     const int64_t size = itemsize(dtype);
@@ -246,10 +242,8 @@ xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* call) noexcept {
     for (int32_t k = 0; k < x.rank; ++k) at += p[2 * k] * strides[k];
     copy_view_bytes(size, x.rank, x.shape, data_of<const char>(x), x.strides,
                     data_of<char>(out) + at * size, strides);
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+    return;
+  });
 }
 
 xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* call) noexcept {
@@ -265,7 +259,7 @@ xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* call) noexcept 
     along += x.shape[axis];
   }
   if (along != out.shape[axis]) return shape_mismatch(call, call->input_count - 1);
-  try {
+  return guarded(call, [&] {
     int64_t strides[XDEV_MAX_RANK];
     dense_strides(out, strides);
     const int64_t size = itemsize(out.dtype);
@@ -279,10 +273,8 @@ xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* call) noexcept 
       }
       offset += x.shape[axis];
     }
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+    return;
+  });
 }
 
 xdev_status_t* kernel_pack(void*, const xdev_kernel_call_t* call) noexcept {
@@ -298,7 +290,7 @@ xdev_status_t* kernel_pack(void*, const xdev_kernel_call_t* call) noexcept {
     }
     if (!fits) return shape_mismatch(call, i);
   }
-  try {
+  return guarded(call, [&] {
     int64_t dense[XDEV_MAX_RANK];
     dense_strides(out, dense);
     // The output's strides without the new axis: input i's region.
@@ -308,16 +300,14 @@ xdev_status_t* kernel_pack(void*, const xdev_kernel_call_t* call) noexcept {
     }
     const int64_t size = itemsize(out.dtype);
     char* const base = data_of<char>(out);
-    if (num_elements(out) == 0) return nullptr;
+    if (num_elements(out) == 0) return;
     for (uint32_t i = 0; i < call->input_count; ++i) {
       const xdev_tensor_t& x = *call->inputs[i];
       copy_view_bytes(size, x.rank, x.shape, data_of<const char>(x), x.strides,
                       base + static_cast<int64_t>(i) * dense[axis] * size, strides);
     }
-    return nullptr;
-  } catch (...) {
-    return kernel_unexpected(call);
-  }
+    return;
+  });
 }
 
 }  // namespace xdev::cpu
