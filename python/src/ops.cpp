@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <string>
 #include <variant>
 #include <vector>
@@ -237,6 +238,101 @@ void bind_nn(nb::module_& m) {
                                  "x - ln Σ eˣ along `axis` (None: the last) (LogSoftmax).");
 }
 
+// A list of tensor-likes as tensors: numbers and NumPy arrays take the dtype
+// of the first Tensor among them (as add_n does).
+std::vector<Tensor> tensors_of(nb::handle values) {
+  std::optional<DType> like;
+  for (nb::handle h : values) {
+    if (nb::isinstance<Tensor>(h)) {
+      like = nb::cast<const Tensor&>(h).dtype();
+      break;
+    }
+  }
+  std::vector<Tensor> tensors;
+  for (nb::handle h : values) tensors.push_back(to_tensor(h, like));
+  return tensors;
+}
+
+// Data movement (TensorFlow's names and arguments): every dtype, values
+// copied bit for bit; expand_dims, squeeze and broadcast_to are views.
+void bind_data(nb::module_& m) {
+  m.def("concat", [](nb::handle values, nb::handle axis) {
+    std::vector<Tensor> tensors = tensors_of(values);
+    const int a = axis_of(axis, 0);
+    nb::gil_scoped_release release;
+    return concat(tensors, a);
+  }, nb::arg("values"), nb::arg("axis"),
+        "The tensors joined along an existing `axis` (negative: from the end) (ConcatV2).");
+  m.def("stack", [](nb::handle values, nb::handle axis) {
+    std::vector<Tensor> tensors = tensors_of(values);
+    const int a = axis_of(axis, 0);
+    nb::gil_scoped_release release;
+    return stack(tensors, a);
+  }, nb::arg("values"), nb::arg("axis") = 0,
+        "The tensors stacked along a new `axis` of the output (Pack).");
+  m.def("identity", [](nb::handle input) {
+    Tensor t = to_tensor(input);
+    nb::gil_scoped_release release;
+    return identity(t);
+  }, nb::arg("input"), "A new tensor holding input's values (Identity).");
+  m.def("tile", [](nb::handle input, const std::vector<int64_t>& multiples) {
+    Tensor t = to_tensor(input);
+    nb::gil_scoped_release release;
+    return tile(t, multiples);
+  }, nb::arg("input"), nb::arg("multiples"),
+        "input repeated multiples[k] times along each axis k (Tile).");
+  m.def("pad", [](nb::handle tensor, const std::vector<std::vector<int64_t>>& paddings,
+                  const std::string& mode, double constant_values) {
+    if (mode != "CONSTANT" && mode != "constant") {
+      throw Error(ErrorCode::kUnimplemented,
+                  "PadV2: mode '" + mode + "' is not supported; only CONSTANT is");
+    }
+    std::vector<std::array<int64_t, 2>> pairs;
+    for (const std::vector<int64_t>& p : paddings) {
+      if (p.size() != 2) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "PadV2: each padding is [before, after], not " + std::to_string(p.size()) +
+                        " values");
+      }
+      pairs.push_back({p[0], p[1]});
+    }
+    Tensor t = to_tensor(tensor);
+    nb::gil_scoped_release release;
+    return pad(t, pairs, constant_values);
+  }, nb::arg("tensor"), nb::arg("paddings"), nb::arg("mode") = "CONSTANT",
+        nb::arg("constant_values") = 0.0,
+        "tensor with paddings[k] = [before, after] elements of constant_values around "
+        "axis k (PadV2).");
+  m.def("gather", [](nb::handle params, nb::handle indices, nb::handle axis) {
+    Tensor p = to_tensor(params);
+    Tensor i = nb::isinstance<Tensor>(indices) ? nb::cast<Tensor>(indices)
+                                                : to_tensor(indices, DType::kInt64);
+    const int a = axis_of(axis, 0);
+    nb::gil_scoped_release release;
+    return gather(p, i, a);
+  }, nb::arg("params"), nb::arg("indices"), nb::arg("axis").none() = nb::none(),
+        "The slices of params along `axis` (None: 0) at `indices`; an index out of range "
+        "is an error (GatherV2).");
+  m.def("expand_dims", [](nb::handle input, nb::handle axis) {
+    Tensor t = to_tensor(input);
+    const int a = axis_of(axis, 0);
+    nb::gil_scoped_release release;
+    return expand_dims(t, a);
+  }, nb::arg("input"), nb::arg("axis"), "A view with an axis of size 1 inserted at `axis`.");
+  m.def("squeeze", [](nb::handle input, nb::handle axis) {
+    Tensor t = to_tensor(input);
+    std::vector<int> axes = axes_of(axis);
+    nb::gil_scoped_release release;
+    return squeeze(t, axes);
+  }, nb::arg("input"), nb::arg("axis").none() = nb::none(),
+        "A view without the axes of size 1 in `axis` (None: all of them).");
+  m.def("broadcast_to", [](nb::handle input, const std::vector<int64_t>& shape) {
+    Tensor t = to_tensor(input);
+    nb::gil_scoped_release release;
+    return broadcast_to(t, Shape(shape));
+  }, nb::arg("input"), nb::arg("shape"), "A view of input broadcast to `shape` (stride 0).");
+}
+
 }  // namespace
 
 void bind_ops(nb::module_& m) {
@@ -272,15 +368,7 @@ void bind_ops(nb::module_& m) {
     return matmul(x, y, ta, tb);
   }, nb::arg("a"), nb::arg("b"), nb::arg("transpose_a") = false, nb::arg("transpose_b") = false);
   m.def("add_n", [](nb::handle inputs) {
-    std::vector<Tensor> tensors;
-    std::optional<DType> like;
-    for (nb::handle h : inputs) {
-      if (nb::isinstance<Tensor>(h)) {
-        like = nb::cast<const Tensor&>(h).dtype();
-        break;
-      }
-    }
-    for (nb::handle h : inputs) tensors.push_back(to_tensor(h, like));
+    std::vector<Tensor> tensors = tensors_of(inputs);
     nb::gil_scoped_release release;
     return add_n(tensors);
   }, nb::arg("inputs"), "The sum of tensors of one shape and dtype, on any devices (AddN).");
@@ -295,6 +383,7 @@ void bind_ops(nb::module_& m) {
   }
   bind_math(m);
   bind_nn(m);
+  bind_data(m);
   m.def("transpose", [](nb::handle x, std::optional<std::vector<int>> perm) {
     Tensor t = to_tensor(x);
     nb::gil_scoped_release release;

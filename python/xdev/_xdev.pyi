@@ -779,6 +779,39 @@ def softmax(logits: object, axis: object | None = None) -> Tensor:
 def log_softmax(logits: object, axis: object | None = None) -> Tensor:
     """x - ln Σ eˣ along `axis` (None: the last) (LogSoftmax)."""
 
+def concat(values: object, axis: object) -> Tensor:
+    """
+    The tensors joined along an existing `axis` (negative: from the end) (ConcatV2).
+    """
+
+def stack(values: object, axis: object = 0) -> Tensor:
+    """The tensors stacked along a new `axis` of the output (Pack)."""
+
+def identity(input: object) -> Tensor:
+    """A new tensor holding input's values (Identity)."""
+
+def tile(input: object, multiples: Sequence[int]) -> Tensor:
+    """input repeated multiples[k] times along each axis k (Tile)."""
+
+def pad(tensor: object, paddings: Sequence[Sequence[int]], mode: str = 'CONSTANT', constant_values: float = 0.0) -> Tensor:
+    """
+    tensor with paddings[k] = [before, after] elements of constant_values around axis k (PadV2).
+    """
+
+def gather(params: object, indices: object, axis: object | None = None) -> Tensor:
+    """
+    The slices of params along `axis` (None: 0) at `indices`; an index out of range is an error (GatherV2).
+    """
+
+def expand_dims(input: object, axis: object) -> Tensor:
+    """A view with an axis of size 1 inserted at `axis`."""
+
+def squeeze(input: object, axis: object | None = None) -> Tensor:
+    """A view without the axes of size 1 in `axis` (None: all of them)."""
+
+def broadcast_to(input: object, shape: Sequence[int]) -> Tensor:
+    """A view of input broadcast to `shape` (stride 0)."""
+
 def transpose(a: object, perm: Sequence[int] | None = None) -> Tensor:
     """Axes permuted (None: reversed), as a new contiguous tensor (Copy)."""
 

@@ -1,0 +1,92 @@
+"""The data-movement ops (ConcatV2, Pack, Identity, Tile, PadV2, GatherV2) and the views
+(expand_dims, squeeze, broadcast_to), bound with TensorFlow's names and arguments, against
+NumPy for every dtype (values copied bit for bit), and their errors as xdev.errors classes
+that name the op."""
+
+import numpy as np
+import pytest
+
+import xdev
+
+RNG = np.random.default_rng(29)
+DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
+
+
+def sample(shape, dtype):
+    if dtype == np.bool_:
+        return RNG.integers(0, 2, size=shape).astype(np.bool_)
+    if np.dtype(dtype).kind == "f":
+        return (RNG.standard_normal(shape) * 3).astype(dtype)
+    return RNG.integers(-50, 50, size=shape).astype(dtype)
+
+
+def same(got, expected):
+    got = got.numpy()
+    expected = np.asarray(expected)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_concat_and_stack(dtype):
+    a, b, c = sample((2, 3), dtype), sample((2, 1), dtype), sample((2, 0), dtype)
+    same(xdev.concat([a, b, c], axis=1), np.concatenate([a, b, c], axis=1))
+    same(xdev.concat([a, a], axis=-2), np.concatenate([a, a], axis=0))
+    same(xdev.stack([a, a, a]), np.stack([a, a, a]))
+    same(xdev.stack([a, a], axis=-1), np.stack([a, a], axis=-1))
+    # Tensors, NumPy arrays and lists mix; a transposed view is read through its strides.
+    t = xdev.constant(sample((3, 2), dtype))
+    same(xdev.concat([xdev.transpose(t), a], 0),
+         np.concatenate([t.numpy().T, a], 0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_identity_tile_pad(dtype):
+    x = sample((2, 3), dtype)
+    same(xdev.identity(x), x)
+    same(xdev.tile(x, [2, 3]), np.tile(x, (2, 3)))
+    same(xdev.tile(x, [0, 1]), np.tile(x, (0, 1)))
+    same(xdev.pad(x, [[1, 0], [2, 1]]), np.pad(x, ((1, 0), (2, 1))))
+    if dtype != np.bool_:
+        same(xdev.pad(x, [[0, 1], [1, 1]], constant_values=7),
+             np.pad(x, ((0, 1), (1, 1)), constant_values=7))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather(dtype):
+    params = sample((4, 3), dtype)
+    same(xdev.gather(params, [3, 0, 0]), np.take(params, [3, 0, 0], axis=0))
+    idx = np.array([[2, 1], [0, 2]], np.int32)
+    same(xdev.gather(params, idx, axis=1), np.take(params, idx, axis=1))
+    same(xdev.gather(params, np.zeros((0,), np.int64), axis=-1),
+         np.take(params, np.zeros((0,), np.int64), axis=1))
+
+
+def test_views_share_storage_and_match_numpy():
+    x = sample((2, 1, 3), np.float32)
+    same(xdev.expand_dims(x, 0), np.expand_dims(x, 0))
+    same(xdev.expand_dims(x, -1), np.expand_dims(x, -1))
+    same(xdev.squeeze(x), np.squeeze(x))
+    same(xdev.squeeze(x, axis=[1]), np.squeeze(x, axis=1))
+    same(xdev.broadcast_to(x, [4, 2, 5, 3]), np.broadcast_to(x, (4, 2, 5, 3)))
+    # An op on a stride-0 view reads every element it names.
+    b = xdev.broadcast_to(np.array([1.0, 2.0], np.float64), [3, 2])
+    same(xdev.reduce_sum(b, axis=0), np.array([3.0, 6.0]))
+
+
+def test_errors_name_the_op_and_the_value():
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="(?s)GatherV2.*out of range"):
+        xdev.gather(np.arange(3.0), [0, 5])
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="ConcatV2"):
+        xdev.concat([np.zeros((2, 3)), np.zeros((3, 2))], axis=0)
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="Pack"):
+        xdev.stack([np.zeros(2), np.zeros(3)])
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="Tile"):
+        xdev.tile(np.zeros((2, 2)), [1])
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="PadV2"):
+        xdev.pad(np.zeros((2, 2)), [[1, 1, 1], [0, 0]])
+    with pytest.raises(xdev.errors.UnimplementedError, match="REFLECT"):
+        xdev.pad(np.zeros((2, 2)), [[1, 1], [0, 0]], mode="REFLECT")
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="Squeeze"):
+        xdev.squeeze(np.zeros((2, 3)), axis=[0])
