@@ -113,6 +113,15 @@ void reduce_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
   for (Shape& s : out) s = result;
 }
 
+// `axis` (an int attribute, already >= 0) must be < the rank of `x`, named
+// `what` in the message ("input shape", "params of shape").
+void check_axis_below_rank(const OpDef& def, int64_t axis, const Shape& x, const char* what) {
+  if (axis >= x.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for " + what + " " +
+                           shape_text(x) + " (rank " + std::to_string(x.rank()) + ")");
+  }
+}
+
 // kAxis: `axis` < rank of input 0 (rank >= 1). ArgMax and ArgMin drop the
 // axis and need it non-empty (the index of the extreme of nothing is
 // undefined); CumSum keeps the shape.
@@ -120,10 +129,7 @@ void axis_shape(const OpDef& def, std::span<const Shape* const> in, const AttrVa
                 std::span<Shape> out) {
   const Shape& x = *in[0];
   const int64_t axis = attrs.get_int(attr::kAxis);
-  if (axis >= x.rank()) {
-    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for input shape " +
-                           shape_text(x) + " (rank " + std::to_string(x.rank()) + ")");
-  }
+  check_axis_below_rank(def, axis, x, "input shape");
   const bool drops = def.outputs[0].dtype_rule == DTypeRule::kFixed;
   Shape result;
   for (int i = 0; i < x.rank(); ++i) {
@@ -144,10 +150,7 @@ void concat_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
                   std::span<Shape> out) {
   const Shape& first = *in[0];
   const int64_t axis = attrs.get_int(attr::kAxis);
-  if (axis >= first.rank()) {
-    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for input 0 of shape " +
-                           shape_text(first) + " (rank " + std::to_string(first.rank()) + ")");
-  }
+  check_axis_below_rank(def, axis, first, "input 0 of shape");
   const auto a = static_cast<size_t>(axis);
   uint64_t total = 0;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -279,10 +282,7 @@ void gather_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
   const Shape& params = *in[0];
   const Shape& indices = *in[1];
   const int64_t axis = attrs.get_int(attr::kAxis);
-  if (axis >= params.rank()) {
-    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for params of shape " +
-                           shape_text(params) + " (rank " + std::to_string(params.rank()) + ")");
-  }
+  check_axis_below_rank(def, axis, params, "params of shape");
   if (params.rank() - 1 + indices.rank() > kMaxRank) {
     throw_invalid(def, "params of shape " + shape_text(params) + " and indices of shape " +
                            shape_text(indices) + " give an output of rank " +
