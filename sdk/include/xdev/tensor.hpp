@@ -79,26 +79,37 @@ class XDEV_API Shape {
 // "(2, 3)", "()" for a scalar, "(5,)" for rank 1 (NumPy's spelling).
 XDEV_API std::ostream& operator<<(std::ostream& os, const Shape& shape);
 
+class HostTensor;
 namespace detail {
 struct TensorImpl;
+HostTensor read_to_host(const TensorImpl& tensor);
 }
 
 // Host memory holding a tensor's values, row-major (what to_host() returns).
+// Buffers of 2 MiB and more are 2 MiB-aligned and advised for transparent
+// huge pages: a fresh buffer is first written with 512 times fewer page faults.
 class XDEV_API HostTensor {
  public:
+  // Zero-filled.
   HostTensor(DType dtype, Shape shape);
+  HostTensor(const HostTensor& other);
+  HostTensor& operator=(const HostTensor& other);
+  HostTensor(HostTensor&& other) noexcept;
+  HostTensor& operator=(HostTensor&& other) noexcept;
+  ~HostTensor();
+
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t num_elements() const { return shape_.num_elements(); }
-  const std::byte* bytes() const { return data_.data(); }
-  std::byte* bytes() { return data_.data(); }
-  std::size_t byte_size() const { return data_.size(); }
+  const std::byte* bytes() const { return data_; }
+  std::byte* bytes() { return data_; }
+  std::size_t byte_size() const { return size_; }
 
   // The values as T; T must match dtype() (throws xdev::Error otherwise).
   template <Element T>
   std::span<const T> values() const {
     check_type(dtype_of<T>);
-    return {reinterpret_cast<const T*>(data_.data()), static_cast<std::size_t>(num_elements())};
+    return {reinterpret_cast<const T*>(data_), static_cast<std::size_t>(num_elements())};
   }
   template <Element T>
   std::vector<T> to_vector() const {
@@ -116,7 +127,7 @@ class XDEV_API HostTensor {
     requires std::is_arithmetic_v<T>
   T value_as(int64_t index) const {
     if (index < 0 || index >= num_elements()) throw_bad_index(index);
-    const std::byte* p = data_.data() + static_cast<std::size_t>(index) * itemsize(dtype_);
+    const std::byte* p = data_ + static_cast<std::size_t>(index) * itemsize(dtype_);
     switch (dtype_) {
       case DType::kFloat32: {
         float v;
@@ -163,9 +174,15 @@ class XDEV_API HostTensor {
                     std::to_string(num_elements()) + " elements");
   }
   void check_type(DType requested) const;
+  // to_host() writes every byte: it skips the zero fill.
+  struct Unfilled {};
+  HostTensor(DType dtype, Shape shape, Unfilled);
+  friend HostTensor detail::read_to_host(const detail::TensorImpl& tensor);
+
   DType dtype_;
   Shape shape_;
-  std::vector<std::byte> data_;
+  std::byte* data_ = nullptr;  // owned: allocated and freed by the core (tensor.cpp)
+  std::size_t size_ = 0;
 };
 
 // Prints the values like NumPy: [[22. 28.] [49. 64.]]
