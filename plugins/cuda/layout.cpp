@@ -92,7 +92,7 @@ ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor
   l.rank = merged;
   for (int32_t d = merged; d < kMaxRank; ++d) {
     l.shape[d] = 1;
-    for (int n = 0; n < 2; ++n) l.strides[n][d] = 0;
+    for (int n = 0; n < kMaxElementwiseInputs; ++n) l.strides[n][d] = 0;
   }
   l.small = static_cast<uint64_t>(l.count) < kSmallLimit;
   for (int n = 0; n < count; ++n) {

@@ -13,7 +13,7 @@ namespace xdev::cuda {
 // Number of elements of a tensor view.
 int64_t element_count(const xdev_tensor_t& t);
 
-// The elementwise layout of `count` (1 or 2) inputs against the contiguous
+// The elementwise layout of `count` (1 to kMaxElementwiseInputs) inputs against the contiguous
 // output `out`. An input of a lower rank is aligned to the right (NumPy);
 // its missing axes, and its axes of size 1, broadcast (stride 0).
 ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor_t* const* inputs,
