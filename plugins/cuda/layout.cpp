@@ -102,6 +102,14 @@ ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor
   return l;
 }
 
+void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[kMaxRank]) {
+  int64_t stride = 1;
+  for (int32_t d = t.rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= t.shape[d];
+  }
+}
+
 ReduceLayout reduce_layout(const xdev_tensor_t& x, const bool* reduced) {
   ReduceLayout l;
   for (int32_t d = 0; d < x.rank; ++d) {
@@ -126,6 +134,17 @@ ReduceLayout reduce_layout(const xdev_tensor_t& x, const bool* reduced) {
   l.small = span < kSmallLimit && static_cast<uint64_t>(l.outer_count) < kSmallLimit &&
             static_cast<uint64_t>(l.inner_count) < kSmallLimit;
   return l;
+}
+
+LineLayouts line_layouts(const xdev_tensor_t& x, int32_t axis) {
+  bool reduced[kMaxRank] = {};
+  reduced[axis] = true;
+  int64_t dense[kMaxRank] = {};
+  dense_strides(x, dense);
+  xdev_tensor_t view = x;
+  view.strides = dense;
+  view.byte_offset = 0;
+  return {reduce_layout(x, reduced), reduce_layout(view, reduced)};
 }
 
 MatrixOperand matrix_operand(const xdev_tensor_t& t) {

@@ -37,32 +37,12 @@ __global__ void copy_to_view_kernel(ElementwiseLayout l, const W* __restrict__ x
   }
 }
 
-// Output element i of an IndexMapLayout: the input's element offset, or -1
-// where PadV2 pads (kTile: coordinates wrap modulo the input's shape).
-template <bool kTile>
-__device__ __forceinline__ int64_t mapped_offset(const IndexMapLayout& l, int64_t i) {
-  int64_t off = 0;
-  for (int d = kMaxRank - 1; d >= 0; --d) {
-    if (d >= l.rank) continue;
-    const int64_t c = i % l.out_shape[d];
-    i /= l.out_shape[d];
-    if constexpr (kTile) {
-      off += (c % l.in_shape[d]) * l.in_strides[d];
-    } else {
-      const int64_t k = c - l.before[d];
-      if (k < 0 || k >= l.in_shape[d]) return -1;
-      off += k * l.in_strides[d];
-    }
-  }
-  return off;
-}
-
 template <typename W, bool kTile>
 __global__ void index_map_kernel(IndexMapLayout l, W pad, const W* __restrict__ x,
                                  W* __restrict__ out) {
   for (int64_t i = first_index<int64_t>(); i < l.count; i += grid_stride<int64_t>()) {
-    const int64_t off = mapped_offset<kTile>(l, i);
-    out[i] = off < 0 ? pad : x[off];
+    int64_t off = 0;
+    out[i] = mapped_offset<kTile>(l, i, &off) ? x[off] : pad;
   }
 }
 

@@ -29,14 +29,6 @@
 namespace xdev::cuda {
 namespace {
 
-void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[kMaxRank]) {
-  int64_t stride = 1;
-  for (int32_t d = t.rank - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= t.shape[d];
-  }
-}
-
 bool is_contiguous(const xdev_tensor_t& t) {
   int64_t stride = 1;
   for (int32_t d = t.rank - 1; d >= 0; --d) {
@@ -68,15 +60,25 @@ xdev_status_t* shape_mismatch(Call& call, uint32_t input) {
                      "%s: input %" PRIu32 "'s shape does not fit the output's", call.op(), input);
 }
 
-xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "ConcatV2";
-  return guarded(raw, kOp, [&]() -> xdev_status_t* {
-    Call call(raw, kOp);
+// ConcatV2 and Pack: one or more inputs of the output's dtype, an axis
+// below the output's rank; body(call, axis, the output's dense strides).
+template <typename Body>
+xdev_status_t* joined(const xdev_kernel_call_t* raw, const char* op, Body&& body) noexcept {
+  return guarded(raw, op, [&]() -> xdev_status_t* {
+    Call call(raw, op);
     if (xdev_status_t* s = call.check(-1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
-    const xdev_tensor_t& out = call.output();
     int32_t axis = 0;
-    if (xdev_status_t* s = read_axis(call, out.rank, &axis)) return s;
+    if (xdev_status_t* s = read_axis(call, call.output().rank, &axis)) return s;
+    int64_t dense[kMaxRank] = {};
+    dense_strides(call.output(), dense);
+    return body(call, axis, dense);
+  });
+}
+
+xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* raw) noexcept {
+  return joined(raw, "ConcatV2", [](Call& call, int32_t axis, const int64_t* strides) {
+    const xdev_tensor_t& out = call.output();
     int64_t along = 0;
     for (uint32_t i = 0; i < call.input_count(); ++i) {
       const xdev_tensor_t& x = call.input(i);
@@ -86,8 +88,6 @@ xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* raw) noexcept {
       along += x.shape[axis];
     }
     if (along != out.shape[axis]) return shape_mismatch(call, call.input_count() - 1);
-    int64_t strides[kMaxRank] = {};
-    dense_strides(out, strides);
     int64_t offset = 0;  // along the axis
     for (uint32_t i = 0; i < call.input_count(); ++i) {
       const xdev_tensor_t& x = call.input(i);
@@ -97,19 +97,13 @@ xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* raw) noexcept {
       }
       offset += x.shape[axis];
     }
-    return nullptr;
+    return static_cast<xdev_status_t*>(nullptr);
   });
 }
 
 xdev_status_t* kernel_pack(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Pack";
-  return guarded(raw, kOp, [&]() -> xdev_status_t* {
-    Call call(raw, kOp);
-    if (xdev_status_t* s = call.check(-1)) return s;
-    if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
+  return joined(raw, "Pack", [](Call& call, int32_t axis, const int64_t* dense) {
     const xdev_tensor_t& out = call.output();
-    int32_t axis = 0;
-    if (xdev_status_t* s = read_axis(call, out.rank, &axis)) return s;
     if (out.shape[axis] != call.input_count()) return shape_mismatch(call, 0);
     for (uint32_t i = 0; i < call.input_count(); ++i) {
       const xdev_tensor_t& x = call.input(i);
@@ -119,8 +113,6 @@ xdev_status_t* kernel_pack(void*, const xdev_kernel_call_t* raw) noexcept {
       }
       if (!fits) return shape_mismatch(call, i);
     }
-    int64_t dense[kMaxRank] = {};
-    dense_strides(out, dense);
     // The output's strides without the new axis: input i's region.
     int64_t strides[kMaxRank] = {};
     for (int32_t k = 0, j = 0; k < out.rank; ++k) {
@@ -132,7 +124,7 @@ xdev_status_t* kernel_pack(void*, const xdev_kernel_call_t* raw) noexcept {
         return s;
       }
     }
-    return nullptr;
+    return static_cast<xdev_status_t*>(nullptr);
   });
 }
 
@@ -163,49 +155,60 @@ xdev_status_t* read_ints(Call& call, const char* name, int64_t count, const int6
   return nullptr;
 }
 
-xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Tile";
-  return guarded(raw, kOp, [&]() -> xdev_status_t* {
-    Call call(raw, kOp);
+// Tile and PadV2: one input of the output's dtype and rank, the ints
+// attribute `attr` with `per_axis` values >= 0 per axis; body(call, values,
+// the IndexMapLayout) checks the shapes and launches.
+template <typename Body>
+xdev_status_t* index_mapped(const xdev_kernel_call_t* raw, const char* op, const char* attr,
+                            int64_t per_axis, Body&& body) noexcept {
+  return guarded(raw, op, [&]() -> xdev_status_t* {
+    Call call(raw, op);
     if (xdev_status_t* s = call.check(1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
     const xdev_tensor_t& x = call.input(0);
-    const xdev_tensor_t& out = call.output();
-    const int64_t* multiples = nullptr;
-    if (xdev_status_t* s = read_ints(call, "multiples", x.rank, &multiples)) return s;
-    for (int32_t d = 0; d < x.rank; ++d) {
-      if (out.rank != x.rank || out.shape[d] != x.shape[d] * multiples[d]) {
-        return shape_mismatch(call, 0);
-      }
-    }
-    return call.launched(launch_tile(itemsize(out.dtype), index_map(x, out), data_of(x),
-                                     data_of_output(out), call.cuda_stream()));
+    const int64_t* values = nullptr;
+    if (xdev_status_t* s = read_ints(call, attr, per_axis * x.rank, &values)) return s;
+    if (call.output().rank != x.rank) return shape_mismatch(call, 0);
+    IndexMapLayout l = index_map(x, call.output());
+    return body(call, values, l);
   });
 }
 
+xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* raw) noexcept {
+  return index_mapped(raw, "Tile", "multiples", 1,
+                      [](Call& call, const int64_t* multiples, const IndexMapLayout& l) {
+                        for (int32_t d = 0; d < l.rank; ++d) {
+                          if (l.out_shape[d] != l.in_shape[d] * multiples[d]) {
+                            return shape_mismatch(call, 0);
+                          }
+                        }
+                        return call.launched(launch_tile(itemsize(call.output().dtype), l,
+                                                         data_of(call.input(0)),
+                                                         data_of_output(call.output()),
+                                                         call.cuda_stream()));
+                      });
+}
+
 xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "PadV2";
-  return guarded(raw, kOp, [&]() -> xdev_status_t* {
-    Call call(raw, kOp);
-    if (xdev_status_t* s = call.check(1)) return s;
-    if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
-    const xdev_tensor_t& x = call.input(0);
-    const xdev_tensor_t& out = call.output();
-    const int64_t* paddings = nullptr;
-    if (xdev_status_t* s = read_ints(call, "paddings", int64_t{2} * x.rank, &paddings)) return s;
-    IndexMapLayout l = index_map(x, out);
-    for (int32_t d = 0; d < x.rank; ++d) {
-      if (out.rank != x.rank ||
-          out.shape[d] != x.shape[d] + paddings[2 * d] + paddings[2 * d + 1]) {
-        return shape_mismatch(call, 0);
-      }
-      l.before[d] = paddings[2 * d];
-    }
-    const xdev_attr_t* value = find_attr(raw, "constant_values", XDEV_ATTR_FLOAT);
-    const uint64_t pattern = fill_pattern(out.dtype, value != nullptr ? value->value.f : 0.0);
-    return call.launched(launch_pad(itemsize(out.dtype), l, pattern, data_of(x),
-                                    data_of_output(out), call.cuda_stream()));
-  });
+  return index_mapped(raw, "PadV2", "paddings", 2,
+                      [raw](Call& call, const int64_t* paddings, IndexMapLayout& l) {
+                        for (int32_t d = 0; d < l.rank; ++d) {
+                          const int64_t before = paddings[2 * d], after = paddings[2 * d + 1];
+                          if (l.out_shape[d] != l.in_shape[d] + before + after) {
+                            return shape_mismatch(call, 0);
+                          }
+                          l.before[d] = before;
+                        }
+                        const xdev_attr_t* value =
+                            find_attr(raw, "constant_values", XDEV_ATTR_FLOAT);
+                        const xdev_dtype_t dtype = call.output().dtype;
+                        const uint64_t pattern =
+                            fill_pattern(dtype, value != nullptr ? value->value.f : 0.0);
+                        return call.launched(launch_pad(itemsize(dtype), l, pattern,
+                                                        data_of(call.input(0)),
+                                                        data_of_output(call.output()),
+                                                        call.cuda_stream()));
+                      });
 }
 
 xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* raw) noexcept {

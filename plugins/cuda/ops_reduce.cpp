@@ -80,27 +80,6 @@ xdev_status_t* kernel_reduce(void*, const xdev_kernel_call_t* raw) noexcept {
   });
 }
 
-// The layouts of an op along `axis` whose output has the input's shape:
-// the input's, and the dense output's (same index spaces).
-struct AxisLayouts {
-  ReduceLayout in;
-  ReduceLayout out;
-};
-AxisLayouts axis_layouts(const xdev_tensor_t& x, int32_t axis) {
-  bool reduced[kMaxRank] = {};
-  reduced[axis] = true;
-  int64_t dense[kMaxRank] = {};
-  int64_t stride = 1;
-  for (int32_t d = x.rank - 1; d >= 0; --d) {
-    dense[d] = stride;
-    stride *= x.shape[d];
-  }
-  xdev_tensor_t view = x;
-  view.strides = dense;
-  view.byte_offset = 0;
-  return {reduce_layout(x, reduced), reduce_layout(view, reduced)};
-}
-
 // Checks an op along `axis` whose output has the input's shape and dtype.
 xdev_status_t* check_along_axis(Call& call, uint64_t mask, int32_t* axis) {
   if (xdev_status_t* s = call.check(1)) return s;
@@ -118,7 +97,7 @@ xdev_status_t* kernel_softmax(void*, const xdev_kernel_call_t* raw) noexcept {
     int32_t axis = 0;
     if (xdev_status_t* s = check_along_axis(call, kFloats, &axis)) return s;
     const xdev_tensor_t& x = call.input(0);
-    const AxisLayouts l = axis_layouts(x, axis);
+    const LineLayouts l = line_layouts(x, axis);
     const int lanes = segment_lanes(l.in.outer_count, l.in.inner_count, multiprocessors(call));
     return call.launched(launch_softmax(kLog, x.dtype, l.in, l.out, data_of(x),
                                         data_of_output(call.output()), lanes,
@@ -133,7 +112,7 @@ xdev_status_t* kernel_cum_sum(void*, const xdev_kernel_call_t* raw) noexcept {
     int32_t axis = 0;
     if (xdev_status_t* s = check_along_axis(call, kNumbers, &axis)) return s;
     const xdev_tensor_t& x = call.input(0);
-    const AxisLayouts l = axis_layouts(x, axis);
+    const LineLayouts l = line_layouts(x, axis);
     return call.launched(launch_cumsum(x.dtype, l.in, l.out, bool_attr(call, "exclusive"),
                                        bool_attr(call, "reverse"), data_of(x),
                                        data_of_output(call.output()), call.cuda_stream()));

@@ -32,26 +32,6 @@
 namespace xdev::cuda {
 namespace {
 
-template <typename T>
-using WideAcc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
-
-template <typename T>
-__device__ __forceinline__ WideAcc<T> widen(T v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<double>(v);
-  } else {
-    return static_cast<uint64_t>(static_cast<int64_t>(v));  // sign-extends
-  }
-}
-template <typename T>
-__device__ __forceinline__ T narrow(WideAcc<T> v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(v);
-  } else {
-    return static_cast<T>(static_cast<int64_t>(v));  // the low bits
-  }
-}
-
 // Reducers: Acc, identity, lift (an element and its index in the line),
 // combine (associative), finish (the output element).
 template <typename T>
