@@ -51,6 +51,12 @@ std::string shape_text(const Shape& s) {
 }
 bool is_float(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
 double eps(DType d) { return d == DType::kFloat32 ? 0x1p-23 : 0x1p-52; }
+// docs/ops.md: floats agree within the smallest normal number (devices may
+// flush subnormals).
+double tiny(DType d) {
+  return d == DType::kFloat32 ? std::numeric_limits<float>::min()
+                              : std::numeric_limits<double>::min();
+}
 
 // A tensor on /CPU:0 from doubles converted to `dtype` (integers exactly
 // when they fit; bool: != 0).
@@ -119,13 +125,14 @@ xdev_cuda_test::Compare within(std::function<double(int64_t, double)> bound) {
 }
 
 // docs/ops.md's elementwise-math tolerance, 4·eps·|result| + 4·eps·|x|,
-// doubled: both devices may be that far from the exact result.
+// doubled (both devices may be that far from the exact result), plus the
+// smallest normal number.
 xdev_cuda_test::Compare math_tolerance(const Tensor& x) {
   const HostTensor hx = x.to_host();
-  const double e = eps(x.dtype());
-  return within([hx, e](int64_t i, double want) {
+  const double e = eps(x.dtype()), t = tiny(x.dtype());
+  return within([hx, e, t](int64_t i, double want) {
     const double xi = hx.num_elements() == 0 ? 0.0 : hx.value_as_double(i);
-    return 8 * e * std::fabs(want) + 8 * e * (std::isfinite(xi) ? std::fabs(xi) : 0.0);
+    return t + 8 * e * std::fabs(want) + 8 * e * (std::isfinite(xi) ? std::fabs(xi) : 0.0);
   });
 }
 
@@ -268,7 +275,8 @@ TEST(CudaGpu, BinaryMathMatchesTheCpu) {
       if (!is_float(dtype) && !c.integers) continue;
       SCOPED_TRACE(std::string(c.name) + " " + text(dtype));
       // pow: 4 ulp of the exact power per device.
-      const Tolerance tol = c.exact ? Tolerance{} : Tolerance{8 * eps(dtype), 0};
+      const Tolerance tol =
+          c.exact || !is_float(dtype) ? Tolerance{} : Tolerance{8 * eps(dtype), tiny(dtype)};
       for (const auto& [sx, sy] : kBinaryShapes) {
         const Tensor x = random_tensor(dtype, sx, seed++, c.exact ? -20 : 0, 20);
         // Integer divisors include 0 (defined as 0) and -1.
@@ -392,7 +400,8 @@ TEST(CudaGpu, ReductionsMatchTheCpu) {
         // Prod of values near 1 (no overflow); integers wrap exactly.
         const Tensor p = is_float(dtype) ? random_tensor(dtype, c.shape, seed++, 0.9, 1.1) : x;
         const Tolerance prod_tol =
-            is_float(dtype) ? Tolerance{8 * eps(dtype) + 4 * n * 0x1p-52, 0} : Tolerance{};
+            is_float(dtype) ? Tolerance{8 * eps(dtype) + 4 * n * 0x1p-52, tiny(dtype)}
+                            : Tolerance{};
         EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::prod(p, c.axes, keepdims); }, prod_tol));
         if (is_float(dtype)) {
           // docs/ops.md: (4·eps + 2·n·2⁻⁵²)·(1 + |result|), per device.
@@ -516,7 +525,8 @@ TEST(CudaGpu, SoftmaxAndLogSoftmaxMatchTheCpu) {
     // docs/ops.md: (8 + ⌈log2(n + 1)⌉) ulp per device; LogSoftmax of 1 + |want|.
     const double ulps = 2 * (8 + std::ceil(std::log2(static_cast<double>(n) + 1)));
     const double t = ulps * eps(x.dtype());
-    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::softmax(x, axis); }, Tolerance{t, 0}));
+    EXPECT_TRUE(
+        GpuMatchesCpu([&] { return xdev::softmax(x, axis); }, Tolerance{t, tiny(x.dtype())}));
     EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::log_softmax(x, axis); }, Tolerance{t, t}));
   };
   for (const AxisShape& c : kAxisShapes) {
