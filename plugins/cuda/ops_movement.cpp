@@ -141,9 +141,14 @@ IndexMapLayout index_map(const xdev_tensor_t& x, const xdev_tensor_t& out) {
   return l;
 }
 
-// The ints attribute `name` with exactly `count` values, each >= 0.
+// The ints attribute `name` with exactly `count` values, each >= 0 (a
+// scalar's empty list may also be left out).
 xdev_status_t* read_ints(Call& call, const char* name, int64_t count, const int64_t** values) {
   const xdev_attr_t* a = find_attr(call.raw(), name, XDEV_ATTR_INTS);
+  if (a == nullptr && count == 0) {
+    *values = nullptr;
+    return nullptr;
+  }
   bool ok = a != nullptr && a->value.ints.count == count;
   for (int64_t i = 0; ok && i < count; ++i) ok = a->value.ints.values[i] >= 0;
   if (!ok) {
