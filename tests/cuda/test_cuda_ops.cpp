@@ -351,7 +351,8 @@ TEST(CudaGpu, SelectAndClipByValueMatchTheCpu) {
     // Edge values copied bit for bit (NaN, -0) and clipped (NaN stays).
     const Tensor e = edge_values(dtype);
     const Tensor c = random_tensor(DType::kBool, e.shape(), seed++);
-    const Tensor t = xdev::transpose(random_tensor(dtype, {5, e.shape()[0]}, seed++));
+    // [n, 5] transposed: a strided [5, n] view; c and e broadcast along axis 0.
+    const Tensor t = xdev::transpose(random_tensor(dtype, {e.shape()[0], 5}, seed++));
     EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::select(c, as_row(e), t); }));
     if (dtype == DType::kBool) continue;
     const Tensor lo = values_tensor(dtype, {-1}, {});
@@ -597,15 +598,16 @@ TEST(CudaGpu, TileAndPadMatchTheCpu) {
       EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::tile(t, m); }));
     }
     const Tensor s = random_tensor(dtype, {}, seed++);
+    const Tensor empty = random_tensor(dtype, {0, 3}, seed++);
     EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::tile(s, {}); }));
-    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::tile(random_tensor(dtype, {1000}, seed++), {300}); }));
+    const Tensor long_vector = random_tensor(dtype, {1000}, seed++);
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::tile(long_vector, {300}); }));
     for (double value : {0.0, -1.5, 7.0, kNan, 1e10}) {
       SCOPED_TRACE("pad value " + std::to_string(value));
       EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::pad(x, {{1, 2}, {0, 0}, {3, 1}}, value); }));
       EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::pad(t, {{0, 1}, {2, 0}, {1, 1}}, value); }));
       EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::pad(s, {}, value); }));
-      EXPECT_TRUE(GpuMatchesCpu(
-          [&] { return xdev::pad(random_tensor(dtype, {0, 3}, 1), {{1, 1}, {1, 0}}, value); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::pad(empty, {{1, 1}, {1, 0}}, value); }));
     }
   }
 }
