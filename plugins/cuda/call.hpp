@@ -58,7 +58,9 @@ inline bool in_mask(uint64_t mask, xdev_dtype_t dtype) {
 inline const void* data_of(const xdev_tensor_t& t) {
   return static_cast<const char*>(t.data) + t.byte_offset;
 }
-inline void* data_of_output(const xdev_tensor_t& t) { return static_cast<char*>(t.data) + t.byte_offset; }
+inline void* data_of_output(const xdev_tensor_t& t) {
+  return static_cast<char*>(t.data) + t.byte_offset;
+}
 
 inline const xdev_attr_t* find_attr(const xdev_kernel_call_t* call, std::string_view name,
                              xdev_attr_kind_t kind) {

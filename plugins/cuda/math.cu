@@ -117,8 +117,10 @@ cudaError_t run_math(xdev_dtype_t dtype, const ElementwiseLayout& l, const void*
         return run_unary<T, Bool>(l, x, out, stream, PredicateFn<kOp, T>{});
       }
     } else if constexpr (kOp == MathOp::kIsNan || kOp == MathOp::kIsFinite) {
-      if constexpr (std::is_floating_point_v<T>) return run_unary<T, Bool>(l, x, out, stream, PredicateFn<kOp, T>{});
-    } else if constexpr (std::is_floating_point_v<T> || (kIntegerMath<kOp> && !std::is_same_v<T, Bool>)) {
+      if constexpr (std::is_floating_point_v<T>)
+        return run_unary<T, Bool>(l, x, out, stream, PredicateFn<kOp, T>{});
+    } else if constexpr (std::is_floating_point_v<T> ||
+                         (kIntegerMath<kOp> && !std::is_same_v<T, Bool>)) {
       return run_unary<T, T>(l, x, out, stream, MathFn<kOp, T>{alpha});
     }
     return cudaErrorNotSupported;
@@ -261,13 +263,16 @@ cudaError_t launch_math_binary(MathBinaryOp op, xdev_dtype_t dtype,
                                const ElementwiseLayout& layout, const void* x, const void* y,
                                void* out, cudaStream_t stream) {
   return visit_enum<MathBinaryOp, 0, static_cast<int>(MathBinaryOp::kSquaredDifference) + 1>(
-      op, [&](auto k) { return run_math_binary<decltype(k)::value>(dtype, layout, x, y, out, stream); });
+      op, [&](auto k) {
+        return run_math_binary<decltype(k)::value>(dtype, layout, x, y, out, stream);
+      });
 }
 
 cudaError_t launch_compare(CompareOp op, xdev_dtype_t dtype, const ElementwiseLayout& layout,
                            const void* x, const void* y, void* out, cudaStream_t stream) {
-  return visit_enum<CompareOp, 0, static_cast<int>(CompareOp::kLogicalOr) + 1>(
-      op, [&](auto k) { return run_compare<decltype(k)::value>(dtype, layout, x, y, out, stream); });
+  return visit_enum<CompareOp, 0, static_cast<int>(CompareOp::kLogicalOr) + 1>(op, [&](auto k) {
+    return run_compare<decltype(k)::value>(dtype, layout, x, y, out, stream);
+  });
 }
 
 cudaError_t launch_select(size_t element_size, const ElementwiseLayout& layout,

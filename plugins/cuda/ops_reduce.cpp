@@ -44,7 +44,8 @@ int multiprocessors(const Call& call) { return call.stream()->device->info->mult
 xdev_status_t* check_outputs(Call& call, int64_t want) {
   if (element_count(call.output()) == want) return nullptr;
   return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                     "%s: the output has %" PRId64 " elements; the input and the axes make %" PRId64,
+                     "%s: the output has %" PRId64
+                     " elements; the input and the axes make %" PRId64,
                      call.op(), element_count(call.output()), want);
 }
 
@@ -66,8 +67,8 @@ xdev_status_t* kernel_reduce(void*, const xdev_kernel_call_t* raw) noexcept {
       if (xdev_status_t* s = read_axis(call, x.rank, &axis)) return s;
       reduced[axis] = true;
       if (x.shape[axis] == 0) {
-        return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: axis %" PRId32 " is empty",
-                           info.name, axis);
+        return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
+                           "%s: axis %" PRId32 " is empty", info.name, axis);
       }
     } else {
       if (xdev_status_t* s = read_axes(call, x.rank, reduced)) return s;

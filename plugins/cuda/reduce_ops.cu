@@ -207,7 +207,8 @@ __global__ void softmax_kernel(ReduceLayout in, ReduceLayout ol, const T* __rest
     T* q = active ? out + outer_offset<int64_t>(ol, line) : out;
     T top = Max::identity();
     if (active) {
-      for (int64_t r = lane; r < n; r += lanes) top = Max::combine(top, p[inner_offset<int64_t>(in, r)]);
+      for (int64_t r = lane; r < n; r += lanes)
+        top = Max::combine(top, p[inner_offset<int64_t>(in, r)]);
     }
     top = segment_reduce(top, top_slots, lanes, [](T a, T b) { return Max::combine(a, b); });
     double sum = 0.0;
@@ -282,21 +283,29 @@ cudaError_t launch_line_reduce(LineReduceOp op, xdev_dtype_t dtype, const Reduce
       case LineReduceOp::kAny:
       case LineReduceOp::kAll:
         if constexpr (kBool) {
-          return op == LineReduceOp::kAny ? run_line_reduce<T, LogicReducer<true>>(layout, x, out, lanes, stream)
-                                          : run_line_reduce<T, LogicReducer<false>>(layout, x, out, lanes, stream);
+          return op == LineReduceOp::kAny
+                     ? run_line_reduce<T, LogicReducer<true>>(layout, x, out, lanes, stream)
+                     : run_line_reduce<T, LogicReducer<false>>(layout, x, out, lanes, stream);
         }
         break;
       case LineReduceOp::kLogSumExp:
-        if constexpr (kFloat) return run_line_reduce<T, LogSumExpReducer<T>>(layout, x, out, lanes, stream);
+        if constexpr (kFloat) {
+          return run_line_reduce<T, LogSumExpReducer<T>>(layout, x, out, lanes, stream);
+        }
         break;
       default:
         if constexpr (!kBool) {
           switch (op) {
-            case LineReduceOp::kMax: return run_line_reduce<T, ExtremumReducer<T, true>>(layout, x, out, lanes, stream);
-            case LineReduceOp::kMin: return run_line_reduce<T, ExtremumReducer<T, false>>(layout, x, out, lanes, stream);
-            case LineReduceOp::kProd: return run_line_reduce<T, ProdReducer<T>>(layout, x, out, lanes, stream);
-            case LineReduceOp::kArgMax: return run_line_reduce<T, ArgReducer<T, true>>(layout, x, out, lanes, stream);
-            case LineReduceOp::kArgMin: return run_line_reduce<T, ArgReducer<T, false>>(layout, x, out, lanes, stream);
+            case LineReduceOp::kMax:
+              return run_line_reduce<T, ExtremumReducer<T, true>>(layout, x, out, lanes, stream);
+            case LineReduceOp::kMin:
+              return run_line_reduce<T, ExtremumReducer<T, false>>(layout, x, out, lanes, stream);
+            case LineReduceOp::kProd:
+              return run_line_reduce<T, ProdReducer<T>>(layout, x, out, lanes, stream);
+            case LineReduceOp::kArgMax:
+              return run_line_reduce<T, ArgReducer<T, true>>(layout, x, out, lanes, stream);
+            case LineReduceOp::kArgMin:
+              return run_line_reduce<T, ArgReducer<T, false>>(layout, x, out, lanes, stream);
             default: break;
           }
         }

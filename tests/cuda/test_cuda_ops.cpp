@@ -431,7 +431,8 @@ TEST(CudaGpu, ReductionsOfEdgeValuesMatchTheCpu) {
   for (DType dtype : kFloatTypes) {
     SCOPED_TRACE(text(dtype));
     const Tensor x = values_tensor(dtype, v, {6, 3});
-    for (const std::vector<int>& axes : {std::vector<int>{1}, std::vector<int>{0}, std::vector<int>{}}) {
+    for (const std::vector<int>& axes :
+         {std::vector<int>{1}, std::vector<int>{0}, std::vector<int>{}}) {
       EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::max(x, axes); }));
       EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::min(x, axes); }));
       EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::prod(x, axes); }));
@@ -571,7 +572,9 @@ TEST(CudaGpu, ConcatStackAndIdentityMatchTheCpu) {
     EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::concat({big, xdev::transpose(big)}, 0); }));
     for (int axis : {0, 1, 2, 3, -1}) {
       SCOPED_TRACE("stack axis " + std::to_string(axis));
-      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::stack({a, a, xdev::transpose(xdev::transpose(a))}, axis); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] {
+        return xdev::stack({a, a, xdev::transpose(xdev::transpose(a))}, axis);
+      }));
     }
     const Tensor s1 = random_tensor(dtype, {}, seed++), s2 = random_tensor(dtype, {}, seed++);
     EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::stack({s1, s2, s1}); }));
