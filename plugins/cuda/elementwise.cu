@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "elementwise.cuh"
 #include "kernel_util.cuh"
 #include "launch.hpp"
 
 namespace xdev::cuda {
 namespace {
-
 
 // ---------------------------------------------------------------------------
 // Functors
@@ -82,81 +82,6 @@ struct CastFn {
     }
   }
 };
-
-// ---------------------------------------------------------------------------
-// Kernels
-
-template <typename T, typename Out, typename Fn>
-__global__ void binary_contiguous(int64_t count, const T* x, const T* y, Out* out, Fn fn) {
-  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
-    out[i] = fn(x[i], y[i]);
-  }
-}
-
-template <typename T, typename Out, typename Fn, typename Index>
-__global__ void binary_strided(ElementwiseLayout l, const T* x, const T* y, Out* out, Fn fn) {
-  const Index count = static_cast<Index>(l.count);
-  for (Index i = first_index<Index>(); i < count; i += grid_stride<Index>()) {
-    Index off[2];
-    input_offsets<Index, 2>(l, i, off);
-    out[i] = fn(x[off[0]], y[off[1]]);
-  }
-}
-
-template <typename In, typename Out, typename Fn>
-__global__ void unary_contiguous(int64_t count, const In* __restrict__ x, Out* __restrict__ out,
-                                 Fn fn) {
-  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
-    out[i] = fn(x[i]);
-  }
-}
-
-template <typename In, typename Out, typename Fn, typename Index>
-__global__ void unary_strided(ElementwiseLayout l, const In* __restrict__ x,
-                              Out* __restrict__ out, Fn fn) {
-  const Index count = static_cast<Index>(l.count);
-  for (Index i = first_index<Index>(); i < count; i += grid_stride<Index>()) {
-    Index off[1];
-    input_offsets<Index, 1>(l, i, off);
-    out[i] = fn(x[off[0]]);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Launch helpers
-
-template <typename T, typename Fn>
-cudaError_t run_binary(const ElementwiseLayout& l, const void* x, const void* y, void* out,
-                       cudaStream_t stream, Fn fn) {
-  const auto* a = static_cast<const T*>(x);
-  const auto* b = static_cast<const T*>(y);
-  auto* o = static_cast<T*>(out);
-  const unsigned grid = grid_for(l.count);
-  if (l.contiguous[0] && l.contiguous[1]) {
-    binary_contiguous<T, T, Fn><<<grid, kThreads, 0, stream>>>(l.count, a, b, o, fn);
-  } else if (l.small) {
-    binary_strided<T, T, Fn, int32_t><<<grid, kThreads, 0, stream>>>(l, a, b, o, fn);
-  } else {
-    binary_strided<T, T, Fn, int64_t><<<grid, kThreads, 0, stream>>>(l, a, b, o, fn);
-  }
-  return cudaGetLastError();
-}
-
-template <typename In, typename Out, typename Fn>
-cudaError_t run_unary(const ElementwiseLayout& l, const void* x, void* out, cudaStream_t stream,
-                      Fn fn) {
-  const auto* a = static_cast<const In*>(x);
-  auto* o = static_cast<Out*>(out);
-  const unsigned grid = grid_for(l.count);
-  if (l.contiguous[0]) {
-    unary_contiguous<In, Out, Fn><<<grid, kThreads, 0, stream>>>(l.count, a, o, fn);
-  } else if (l.small) {
-    unary_strided<In, Out, Fn, int32_t><<<grid, kThreads, 0, stream>>>(l, a, o, fn);
-  } else {
-    unary_strided<In, Out, Fn, int64_t><<<grid, kThreads, 0, stream>>>(l, a, o, fn);
-  }
-  return cudaGetLastError();
-}
 
 template <typename T>
 cudaError_t binary_typed(BinaryOp op, const ElementwiseLayout& l, const void* x, const void* y,

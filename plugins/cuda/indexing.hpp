@@ -78,4 +78,26 @@ XDEV_CUDA_HD Index inner_offset(const ReduceLayout& l, Index i) {
   return off;
 }
 
+// Output element i of an IndexMapLayout: the input's element offset in
+// *offset (any sign: strides may be negative), or false where PadV2 pads
+// (kTile: coordinates wrap modulo the input's shape, never false).
+template <bool kTile>
+XDEV_CUDA_HD bool mapped_offset(const IndexMapLayout& l, int64_t i, int64_t* offset) {
+  int64_t off = 0;
+  for (int d = kMaxRank - 1; d >= 0; --d) {
+    if (d >= l.rank) continue;
+    const int64_t c = i % l.out_shape[d];
+    i /= l.out_shape[d];
+    if constexpr (kTile) {
+      off += (c % l.in_shape[d]) * l.in_strides[d];
+    } else {
+      const int64_t k = c - l.before[d];
+      if (k < 0 || k >= l.in_shape[d]) return false;
+      off += k * l.in_strides[d];
+    }
+  }
+  *offset = off;
+  return true;
+}
+
 }  // namespace xdev::cuda

@@ -90,4 +90,27 @@ __device__ __forceinline__ T wrap_mul(T a, T b) {
   }
 }
 
+// The accumulator of sums and products: double for floats, uint64 for
+// integers (wrapping, exact modulo 2^64); widen an element into it, narrow
+// the result back (integers keep the low bits).
+template <typename T>
+using WideAcc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+
+template <typename T>
+__device__ __forceinline__ WideAcc<T> widen(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<double>(v);
+  } else {
+    return static_cast<uint64_t>(static_cast<int64_t>(v));  // sign-extends
+  }
+}
+template <typename T>
+__device__ __forceinline__ T narrow(WideAcc<T> v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(static_cast<int64_t>(v));  // the low bits
+  }
+}
+
 }  // namespace xdev::cuda

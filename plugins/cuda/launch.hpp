@@ -18,8 +18,11 @@ namespace xdev::cuda {
 
 inline constexpr int kMaxRank = XDEV_MAX_RANK;
 
+// The most inputs an ElementwiseLayout describes (Select, ClipByValue).
+inline constexpr int kMaxElementwiseInputs = 3;
+
 // An elementwise problem over a contiguous output of `count` elements, with
-// up to two strided inputs, after its axes were simplified (size-1 axes
+// up to three strided inputs, after its axes were simplified (size-1 axes
 // dropped, axes that are contiguous in every operand merged). Strides are in
 // elements, 0 on broadcast axes. rank 0 means one element.
 struct ElementwiseLayout {
@@ -27,12 +30,12 @@ struct ElementwiseLayout {
   int32_t inputs = 0;
   int64_t count = 0;
   int64_t shape[kMaxRank] = {};
-  int64_t strides[2][kMaxRank] = {};
+  int64_t strides[kMaxElementwiseInputs][kMaxRank] = {};
   // count, and every input's largest offset, are below 2^30: kernels use
   // 32-bit index arithmetic (with room for a grid stride).
   bool small = true;
   // Input k is laid out like the output (contiguous).
-  bool contiguous[2] = {false, false};
+  bool contiguous[kMaxElementwiseInputs] = {false, false, false};
 };
 
 // A reduction: the output (contiguous, `outer_count` elements) is indexed by
@@ -100,5 +103,100 @@ cudaError_t launch_matmul_int(xdev_dtype_t dtype, int64_t m, int64_t n, int64_t 
                               int64_t a_row_stride, int64_t a_col_stride, const void* b,
                               int64_t b_row_stride, int64_t b_col_stride, void* c,
                               cudaStream_t stream);
+
+// ---------------------------------------------------------------------------
+// Issue 13's ops (math.cu, reduce_ops.cu, movement.cu).
+
+// Elementwise math of one input (docs/ops.md "Elementwise math"), in the
+// element type. kAbs, kSign, kSquare take every number dtype, kLogicalNot
+// bool, the rest f32/f64; kLogicalNot, kIsNan, kIsFinite give bool.
+// kLeakyRelu reads `alpha`; kGelu is the erf form, kGeluTanh the tanh one.
+enum class MathOp : int32_t {
+  kAbs, kSign, kSquare, kExp, kExpm1, kLog, kLog1p, kSqrt, kRsqrt, kReciprocal, kSin, kCos,
+  kTanh, kSigmoid, kErf, kSoftplus, kFloor, kCeil, kRound, kLeakyRelu, kGelu, kGeluTanh,
+  kLogicalNot, kIsNan, kIsFinite
+};
+cudaError_t launch_math(MathOp op, xdev_dtype_t dtype, const ElementwiseLayout& layout,
+                        const void* x, void* out, double alpha, cudaStream_t stream);
+
+// Binary math (kPow f32/f64 only; the rest every number dtype), the output
+// of the inputs' dtype.
+enum class MathBinaryOp : int32_t {
+  kPow, kMaximum, kMinimum, kFloorDiv, kFloorMod, kSquaredDifference
+};
+cudaError_t launch_math_binary(MathBinaryOp op, xdev_dtype_t dtype,
+                               const ElementwiseLayout& layout, const void* x, const void* y,
+                               void* out, cudaStream_t stream);
+
+// Comparisons and logic giving bool (kEqual, kNotEqual: all five dtypes;
+// kLess ... kGreaterEqual: numbers; kLogicalAnd, kLogicalOr: bool).
+enum class CompareOp : int32_t {
+  kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual, kLogicalAnd, kLogicalOr
+};
+cudaError_t launch_compare(CompareOp op, xdev_dtype_t dtype, const ElementwiseLayout& layout,
+                           const void* x, const void* y, void* out, cudaStream_t stream);
+
+// out = condition ? x : y, bit for bit, elements of `element_size` bytes
+// (1, 4 or 8); the layout's inputs are condition, x, y.
+cudaError_t launch_select(size_t element_size, const ElementwiseLayout& layout,
+                          const void* condition, const void* x, const void* y, void* out,
+                          cudaStream_t stream);
+
+// out = min(max(x, lo), hi), NaN x stays NaN; inputs x, lo, hi.
+cudaError_t launch_clip(xdev_dtype_t dtype, const ElementwiseLayout& layout, const void* x,
+                        const void* lo, const void* hi, void* out, cudaStream_t stream);
+
+// Reductions of a ReduceLayout's inner index space to one output element
+// each (docs/ops.md "Reductions", "Along one axis"). kArgMax/kArgMin need
+// an inner space of one axis (the index along it is the inner index) and
+// write int64; kAny/kAll take bool; kLogSumExp floats. `lanes` threads
+// (segment_plan.hpp) reduce each output.
+enum class LineReduceOp : int32_t { kMax, kMin, kProd, kAny, kAll, kLogSumExp, kArgMax, kArgMin };
+cudaError_t launch_line_reduce(LineReduceOp op, xdev_dtype_t dtype, const ReduceLayout& layout,
+                               const void* x, void* out, int lanes, cudaStream_t stream);
+
+// Softmax (log false) or LogSoftmax of f32/f64 along the one inner axis:
+// `in` is the input's layout, `out` the output's (same shapes, the output's
+// strides), line by line with `lanes` threads per line.
+cudaError_t launch_softmax(bool log, xdev_dtype_t dtype, const ReduceLayout& in,
+                           const ReduceLayout& out_layout, const void* x, void* out, int lanes,
+                           cudaStream_t stream);
+
+// CumSum of numbers along the one inner axis (layouts as launch_softmax):
+// one thread per line, in axis order (floats in double, integers wrap).
+cudaError_t launch_cumsum(xdev_dtype_t dtype, const ReduceLayout& in,
+                          const ReduceLayout& out_layout, bool exclusive, bool reverse,
+                          const void* x, void* out, cudaStream_t stream);
+
+// A strided copy between two views of one shape: the layout's input 0 is
+// the source, input 1 the destination (ConcatV2, Pack, PadV2's interior);
+// `element_size` 1, 2, 4 or 8.
+cudaError_t launch_copy_to_view(size_t element_size, const ElementwiseLayout& layout,
+                                const void* x, void* out, cudaStream_t stream);
+
+// Output-driven index maps of Tile and PadV2: output element [i...] (dense,
+// `count` elements of shape out_shape) reads x[(i_k - before_k) ...]
+// (PadV2: `value`'s bit pattern outside x) or x[i_k mod in_shape_k ...]
+// (Tile).
+struct IndexMapLayout {
+  int32_t rank = 0;
+  int64_t count = 0;
+  int64_t out_shape[kMaxRank] = {};
+  int64_t in_shape[kMaxRank] = {};
+  int64_t in_strides[kMaxRank] = {};  // elements
+  int64_t before[kMaxRank] = {};      // PadV2's leading padding
+};
+cudaError_t launch_tile(size_t element_size, const IndexMapLayout& layout, const void* x,
+                        void* out, cudaStream_t stream);
+cudaError_t launch_pad(size_t element_size, const IndexMapLayout& layout, uint64_t pattern,
+                       const void* x, void* out, cudaStream_t stream);
+
+// GatherV2 of contiguous params [outer, n, inner] with `count` contiguous
+// indices (int32 or int64, already checked to lie in [0, n)) into the
+// output [outer, count, inner]. An index outside [0, n) would write zeros
+// (never read out of bounds); the caller refuses such indices first.
+cudaError_t launch_gather(size_t element_size, xdev_dtype_t index_dtype, int64_t outer, int64_t n,
+                          int64_t count, int64_t inner, const void* params, const void* indices,
+                          void* out, cudaStream_t stream);
 
 }  // namespace xdev::cuda

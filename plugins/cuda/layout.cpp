@@ -92,7 +92,7 @@ ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor
   l.rank = merged;
   for (int32_t d = merged; d < kMaxRank; ++d) {
     l.shape[d] = 1;
-    for (int n = 0; n < 2; ++n) l.strides[n][d] = 0;
+    for (int n = 0; n < kMaxElementwiseInputs; ++n) l.strides[n][d] = 0;
   }
   l.small = static_cast<uint64_t>(l.count) < kSmallLimit;
   for (int n = 0; n < count; ++n) {
@@ -100,6 +100,14 @@ ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor
     l.contiguous[n] = l.rank == 0 || (l.rank == 1 && l.strides[n][0] == 1);
   }
   return l;
+}
+
+void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[kMaxRank]) {
+  int64_t stride = 1;
+  for (int32_t d = t.rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= t.shape[d];
+  }
 }
 
 ReduceLayout reduce_layout(const xdev_tensor_t& x, const bool* reduced) {
@@ -126,6 +134,17 @@ ReduceLayout reduce_layout(const xdev_tensor_t& x, const bool* reduced) {
   l.small = span < kSmallLimit && static_cast<uint64_t>(l.outer_count) < kSmallLimit &&
             static_cast<uint64_t>(l.inner_count) < kSmallLimit;
   return l;
+}
+
+LineLayouts line_layouts(const xdev_tensor_t& x, int32_t axis) {
+  bool reduced[kMaxRank] = {};
+  reduced[axis] = true;
+  int64_t dense[kMaxRank] = {};
+  dense_strides(x, dense);
+  xdev_tensor_t view = x;
+  view.strides = dense;
+  view.byte_offset = 0;
+  return {reduce_layout(x, reduced), reduce_layout(view, reduced)};
 }
 
 MatrixOperand matrix_operand(const xdev_tensor_t& t) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -21,186 +22,14 @@
 #include <utility>
 
 #include "blas.hpp"
+#include "call.hpp"
 #include "common.hpp"
 #include "launch.hpp"
 #include "layout.hpp"
+#include "ops.hpp"
 
 namespace xdev::cuda {
 namespace {
-
-constexpr uint64_t kFloat32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
-constexpr uint64_t kFloat64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
-constexpr uint64_t kInt32 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT32);
-constexpr uint64_t kInt64 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
-constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
-constexpr uint64_t kNumbers = kFloat32 | kFloat64 | kInt32 | kInt64;
-constexpr uint64_t kAll = kNumbers | kBool;
-constexpr uint64_t kFloats = kFloat32 | kFloat64;
-
-// "float32", ...; "invalid dtype" for a value that is no dtype.
-const char* dtype_name(xdev_dtype_t dtype) {
-  const char* name = xdev_plugin_dtype_name(dtype);
-  return name != nullptr ? name : "invalid dtype";
-}
-
-size_t itemsize(xdev_dtype_t dtype) { return xdev_plugin_dtype_size(dtype); }
-
-// Runs a kernel's body under the exception guard: an exception becomes a
-// status made with the calling stream's instance table (else the fallback;
-// the call is only looked at once something was thrown).
-template <typename Body>
-xdev_status_t* guarded(const xdev_kernel_call_t* raw, const char* op, Body&& body) noexcept {
-  try {
-    return std::forward<Body>(body)();
-  } catch (...) {
-    return g_host.unexpected(
-        raw != nullptr && raw->stream != nullptr ? raw->stream->device->plugin->host : nullptr, op);
-  }
-}
-
-bool in_mask(uint64_t mask, xdev_dtype_t dtype) {
-  return static_cast<unsigned>(dtype) < 64 && (mask & XDEV_DTYPE_BIT(dtype)) != 0;
-}
-
-const void* data_of(const xdev_tensor_t& t) {
-  return static_cast<const char*>(t.data) + t.byte_offset;
-}
-void* data_of_output(const xdev_tensor_t& t) { return static_cast<char*>(t.data) + t.byte_offset; }
-
-const xdev_attr_t* find_attr(const xdev_kernel_call_t* call, std::string_view name,
-                             xdev_attr_kind_t kind) {
-  for (uint32_t i = 0; i < call->attr_count; ++i) {
-    const xdev_attr_t& a = call->attrs[i];
-    if (a.name != nullptr && name == a.name && a.kind == kind) return &a;
-  }
-  return nullptr;
-}
-
-// ---------------------------------------------------------------------------
-// A kernel call, checked: the host table, the stream, the device made
-// current for the call's lifetime.
-
-class Call {
- public:
-  Call(const xdev_kernel_call_t* call, const char* op) : call_(call), op_(op) {}
-
-  // Checks the call's structure; `inputs` < 0 accepts any count >= 1.
-  xdev_status_t* check(int inputs) {
-    if (call_ == nullptr) return g_host.null_argument(g_host.fallback(), op_, "call");
-    if (call_->stream == nullptr || call_->stream->device == nullptr) {
-      return g_host.null_argument(g_host.fallback(), op_, "call->stream");
-    }
-    stream_ = call_->stream;
-    host_ = stream_->device->plugin->host;
-    if (!XDEV_HAS_FIELD(call_, xdev_kernel_call_t, attr_count)) {
-      return g_host.fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small",
-                         op_, call_->struct_size);
-    }
-    if (call_->output_count != 1 || call_->outputs == nullptr || call_->outputs[0] == nullptr) {
-      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32,
-                         op_, call_->output_count);
-    }
-    const bool count_ok = inputs < 0 ? call_->input_count >= 1
-                                     : call_->input_count == static_cast<uint32_t>(inputs);
-    if (!count_ok || (call_->input_count > 0 && call_->inputs == nullptr)) {
-      return g_host.fail(
-          host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected %s%d inputs, got %" PRIu32, op_,
-          inputs < 0 ? "at least " : "", inputs < 0 ? 1 : inputs, call_->input_count);
-    }
-    for (uint32_t i = 0; i < call_->input_count; ++i) {
-      const xdev_tensor_t* t = call_->inputs[i];
-      if (t == nullptr || t->rank < 0 || t->rank > kMaxRank ||
-          (t->rank > 0 && (t->shape == nullptr || t->strides == nullptr))) {
-        return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
-                           "%s: input %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
-      }
-    }
-    const xdev_tensor_t* out = call_->outputs[0];
-    if (out->rank < 0 || out->rank > kMaxRank || (out->rank > 0 && out->shape == nullptr)) {
-      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape",
-                         op_);
-    }
-    if (xdev_status_t* s = check_usable(host_, op_, ordinal())) return s;
-    guard_.emplace(stream_->device->ordinal);
-    if (guard_->error() != cudaSuccess) {
-      return cuda_failure(host_, op_, "making the device current", ordinal(),
-                          static_cast<cudaError_t>(guard_->error()));
-    }
-    // A stale error of an earlier, already reported call must not be taken
-    // for this call's launch error.
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-
-  const xdev_tensor_t& input(uint32_t i) const { return *call_->inputs[i]; }
-  uint32_t input_count() const { return call_->input_count; }
-  const xdev_tensor_t& output() const { return *call_->outputs[0]; }
-  const xdev_kernel_call_t* raw() const { return call_; }
-  xdev_stream_t* stream() const { return stream_; }
-  cudaStream_t cuda_stream() const { return stream_->stream; }
-  const xdev_host_api_t* host() const { return host_; }
-  int ordinal() const { return stream_->device->ordinal; }
-  const char* op() const { return op_; }
-
-  // Kernel scratch from the core's pool (ABI 1.2), `bytes` aligned to 256;
-  // NULL when the core offers none or its pool cannot provide it. Valid for
-  // the work this call enqueues; the core takes it back after the call.
-  void* scratch(uint64_t bytes) const {
-    if (!XDEV_HAS_FIELD(call_, xdev_kernel_call_t, scratch_context) ||
-        call_->scratch_allocate == nullptr || bytes == 0) {
-      return nullptr;
-    }
-    return call_->scratch_allocate(call_->scratch_context, bytes);
-  }
-
-  xdev_status_t* launched(cudaError_t error, const char* what = "launching the kernel") {
-    if (error == cudaSuccess) return nullptr;
-    return cuda_failure(host_, op_, what, ordinal(), error);
-  }
-
-  xdev_status_t* bad_dtype(xdev_dtype_t dtype) {
-    return g_host.fail(host_, XDEV_STATUS_UNIMPLEMENTED,
-                       "%s: the cuda plugin has no kernel for dtype %s", op_, dtype_name(dtype));
-  }
-
-  // Every input has the output's dtype (the ops where all share one).
-  xdev_status_t* check_same_dtype(uint64_t allowed) {
-    const xdev_dtype_t dtype = output().dtype;
-    if (!in_mask(allowed, dtype)) return bad_dtype(dtype);
-    for (uint32_t i = 0; i < input_count(); ++i) {
-      if (input(i).dtype != dtype) {
-        return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
-                           "%s: input %" PRIu32 " is %s but the output is %s", op_, i,
-                           dtype_name(input(i).dtype), dtype_name(dtype));
-      }
-    }
-    return nullptr;
-  }
-
- private:
-  // A std::optional-like holder (DeviceGuard is neither copyable nor movable).
-  class OptionalGuard {
-   public:
-    ~OptionalGuard() {
-      if (engaged_) reinterpret_cast<DeviceGuard*>(storage_)->~DeviceGuard();
-    }
-    void emplace(int ordinal) {
-      new (storage_) DeviceGuard(ordinal);
-      engaged_ = true;
-    }
-    DeviceGuard* operator->() { return reinterpret_cast<DeviceGuard*>(storage_); }
-
-   private:
-    alignas(DeviceGuard) unsigned char storage_[sizeof(DeviceGuard)];
-    bool engaged_ = false;
-  };
-
-  const xdev_kernel_call_t* call_;
-  const char* op_;
-  xdev_stream_t* stream_ = nullptr;
-  const xdev_host_api_t* host_ = nullptr;
-  OptionalGuard guard_;
-};
 
 // ---------------------------------------------------------------------------
 // Elementwise ops
@@ -263,14 +92,20 @@ cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStre
   return launch_copy(size, l, data_of(x), data_of_output(out), stream);
 }
 
-xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Copy";
-  return guarded(raw, kOp, [&]() -> xdev_status_t* {
-    Call call(raw, kOp);
+// Copy and Identity: a new dense tensor holding x (any strides).
+xdev_status_t* copy_op(const xdev_kernel_call_t* raw, const char* name) noexcept {
+  return guarded(raw, name, [&]() -> xdev_status_t* {
+    Call call(raw, name);
     if (xdev_status_t* s = call.check(1)) return s;
     if (xdev_status_t* s = call.check_same_dtype(kAll)) return s;
     return call.launched(copy_into(call.input(0), call.output(), call.cuda_stream()));
   });
+}
+xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* call) noexcept {
+  return copy_op(call, "Copy");
+}
+xdev_status_t* kernel_identity(void*, const xdev_kernel_call_t* call) noexcept {
+  return copy_op(call, "Identity");
 }
 
 xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
@@ -334,19 +169,6 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
 // ---------------------------------------------------------------------------
 // Creation
 
-// double -> integer rounding toward zero; NaN gives 0 and out-of-range values
-// saturate (docs/ops.md leaves them unspecified; this avoids undefined
-// behaviour on the host).
-template <typename I>
-I to_integer(double v) {
-  if (std::isnan(v)) return 0;
-  constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());
-  constexpr double hi = static_cast<double>(std::numeric_limits<I>::max());
-  if (v <= lo) return std::numeric_limits<I>::min();
-  if (v >= hi) return std::numeric_limits<I>::max();
-  return static_cast<I>(v);
-}
-
 xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "Fill";
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
@@ -359,29 +181,7 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: no float attribute 'value'", kOp);
     }
-    const double value = a->value.f;
-    uint64_t pattern = 0;
-    switch (out.dtype) {
-      case XDEV_DTYPE_FLOAT32: {
-        const float f = static_cast<float>(value);
-        uint32_t bits;
-        std::memcpy(&bits, &f, sizeof(bits));
-        pattern = bits;
-        break;
-      }
-      case XDEV_DTYPE_FLOAT64:
-        std::memcpy(&pattern, &value, sizeof(pattern));
-        break;
-      case XDEV_DTYPE_INT32:
-        pattern = static_cast<uint32_t>(to_integer<int32_t>(value));
-        break;
-      case XDEV_DTYPE_INT64:
-        pattern = static_cast<uint64_t>(to_integer<int64_t>(value));
-        break;
-      default:  // bool
-        pattern = value != 0.0 ? 1 : 0;
-        break;
-    }
+    const uint64_t pattern = fill_pattern(out.dtype, a->value.f);
     return call.launched(launch_fill(itemsize(out.dtype), pattern, data_of_output(out),
                                      element_count(out), call.cuda_stream()));
   });
@@ -419,20 +219,7 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
     const xdev_tensor_t& x = call.input(0);
     const xdev_tensor_t& out = call.output();
     bool reduced[kMaxRank] = {};
-    if (const xdev_attr_t* a = find_attr(raw, "axes", XDEV_ATTR_INTS)) {
-      for (int64_t i = 0; i < a->value.ints.count; ++i) {
-        const int64_t axis = a->value.ints.values[i];
-        if (axis < 0 || axis >= x.rank) {
-          return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
-                             "%s: axis %" PRId64 " is out of range for rank %" PRId32, name, axis,
-                             x.rank);
-        }
-        reduced[axis] = true;
-      }
-    } else {
-      // No attribute: every axis (the core always sends one).
-      for (int32_t d = 0; d < x.rank; ++d) reduced[d] = true;
-    }
+    if (xdev_status_t* s = read_axes(call, x.rank, reduced)) return s;
     const ReduceLayout l = reduce_layout(x, reduced);
     if (l.outer_count != element_count(out)) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
@@ -627,15 +414,33 @@ constexpr xdev_kernel_info_t kKernels[] = {
     kernel_info("Copy", kAll, kAll, &kernel_copy),
     kernel_info("Fill", kAll, kAll, &kernel_fill),
     kernel_info("RandomUniform", kFloats, kFloats, &kernel_random_uniform),
+    kernel_info("Identity", kAll, kAll, &kernel_identity),
 };
 
-constexpr auto kKernelPointers = ph::pointers_to(kKernels);
+// This file's kernels, then those of ops_math.cpp, ops_reduce.cpp and
+// ops_movement.cpp: room for every op of the op table.
+constexpr size_t kMaxKernels = 128;
+struct AllKernels {
+  std::array<const xdev_kernel_info_t*, kMaxKernels> pointers{};
+  uint32_t count = 0;
+  void add(const xdev_kernel_info_t* items, size_t n) noexcept {
+    for (size_t i = 0; i < n && count < kMaxKernels; ++i) pointers[count++] = &items[i];
+  }
+};
 
 }  // namespace
 
 const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept {
-  *out_count = static_cast<uint32_t>(kKernelPointers.size());
-  return kKernelPointers.data();
+  static const AllKernels all = [] {
+    AllKernels k;
+    k.add(kKernels, std::size(kKernels));
+    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels()}) {
+      k.add(t.items, t.count);
+    }
+    return k;
+  }();
+  *out_count = all.count;
+  return all.pointers.data();
 }
 
 }  // namespace xdev::cuda

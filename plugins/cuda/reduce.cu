@@ -24,16 +24,7 @@ namespace {
 static_assert(kThreads == kReduceThreads, "reduce_plan.hpp plans for the kernels' block size");
 
 template <typename T>
-using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
-
-template <typename T>
-__device__ __forceinline__ Acc<T> widen(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<double>(x);
-  } else {
-    return static_cast<uint64_t>(static_cast<int64_t>(x));
-  }
-}
+using Acc = WideAcc<T>;
 
 // The output value of a sum over `count` elements.
 template <typename T>

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -98,7 +99,7 @@ inline ::testing::AssertionResult Same(const xdev::HostTensor& got,
         const size_t item = xdev::itemsize(got.dtype());
         ok = std::memcmp(got.bytes() + i * item, want.bytes() + i * item, item) == 0;
       } else {
-        ok = std::fabs(a - b) <= tol.absolute + tol.relative * std::fabs(b);
+        ok = a == b || std::fabs(a - b) <= tol.absolute + tol.relative * std::fabs(b);
       }
     } else {
       ok = a == b;
@@ -119,6 +120,44 @@ inline uint64_t random_bits(uint64_t seed, uint64_t i) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
+}
+
+// Runs `op` under DeviceScope("/GPU:0") and under "/CPU:0" and compares the
+// results (which must come from those devices).
+using Compare = std::function<::testing::AssertionResult(const xdev::HostTensor& gpu,
+                                                          const xdev::HostTensor& cpu)>;
+
+// Runs `op` on both devices and compares the results with `compare`, or
+// fails when an op did not run where it was asked to.
+inline ::testing::AssertionResult GpuComparesToCpu(const std::function<xdev::Tensor()>& op,
+                                                   const Compare& compare) {
+  xdev::Tensor gpu, cpu;
+  {
+    xdev::DeviceScope scope("/GPU:0");
+    gpu = op();
+  }
+  {
+    xdev::DeviceScope scope("/CPU:0");
+    cpu = op();
+  }
+  if (gpu.device().device_type != "GPU") {
+    return ::testing::AssertionFailure()
+           << "the op ran on " << gpu.device().name << ", not on GPU:0 (no cuda kernel?)";
+  }
+  if (cpu.device().device_type != "CPU") {
+    return ::testing::AssertionFailure()
+           << "the reference ran on " << cpu.device().name
+           << ", not on CPU:0: the cpu plugin has no kernel for it, so there is nothing to "
+              "compare with";
+  }
+  return compare(gpu.to_host(), cpu.to_host());
+}
+
+inline ::testing::AssertionResult GpuMatchesCpu(const std::function<xdev::Tensor()>& op,
+                                                Tolerance tol = {}) {
+  return GpuComparesToCpu(op, [&](const xdev::HostTensor& gpu, const xdev::HostTensor& cpu) {
+    return Same(gpu, cpu, tol);
+  });
 }
 
 }  // namespace xdev_cuda_test

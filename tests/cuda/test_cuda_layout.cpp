@@ -18,10 +18,12 @@
 #include <vector>
 
 #include "device_guard.hpp"
+#include "gather_check.hpp"
 #include "indexing.hpp"
 #include "layout.hpp"
 #include "matmul_bound.hpp"
 #include "reduce_plan.hpp"
+#include "segment_plan.hpp"
 
 namespace {
 
@@ -84,7 +86,7 @@ TEST(CudaLayout, ElementwiseOffsetsMatchNaiveIndexing) {
     std::vector<int64_t> out_shape(rank);
     for (auto& d : out_shape) d = dims[rng() % 4];
     View out{out_shape, {}};
-    View in[2];
+    View in[3];
     for (auto& v : in) {
       const size_t r = rng() % (rank + 1);  // lower ranks align right
       v.shape.assign(out_shape.end() - static_cast<std::ptrdiff_t>(r), out_shape.end());
@@ -94,12 +96,12 @@ TEST(CudaLayout, ElementwiseOffsetsMatchNaiveIndexing) {
       v.strides = random_strides(v.shape, rng);
     }
     const xdev_tensor_t out_t = out.tensor();
-    const xdev_tensor_t in_t[2] = {in[0].tensor(), in[1].tensor()};
-    const xdev_tensor_t* inputs[2] = {&in_t[0], &in_t[1]};
-    const int count = 1 + static_cast<int>(rng() % 2);
+    const xdev_tensor_t in_t[3] = {in[0].tensor(), in[1].tensor(), in[2].tensor()};
+    const xdev_tensor_t* inputs[3] = {&in_t[0], &in_t[1], &in_t[2]};
+    const int count = 1 + static_cast<int>(rng() % 3);  // up to Select's three
     const ElementwiseLayout l = xdev::cuda::elementwise_layout(out_t, inputs, count);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": in0 " + in[0].text() + ", in1 " +
-                 in[1].text());
+                 in[1].text() + ", in2 " + in[2].text());
     int64_t total = 1;
     for (auto d : out_shape) total *= d;
     ASSERT_EQ(l.count, total);
@@ -107,7 +109,7 @@ TEST(CudaLayout, ElementwiseOffsetsMatchNaiveIndexing) {
     ASSERT_TRUE(l.small);
     for (int64_t i = 0; i < total; ++i) {
       const std::vector<int64_t> c = coordinates(i, out_shape);
-      int64_t want[2] = {0, 0};
+      int64_t want[3] = {0, 0, 0};
       for (int n = 0; n < count; ++n) {
         const View& v = in[n];
         for (size_t td = 0; td < v.shape.size(); ++td) {
@@ -115,10 +117,10 @@ TEST(CudaLayout, ElementwiseOffsetsMatchNaiveIndexing) {
           if (v.shape[td] != 1) want[n] += c[d] * v.strides[td];
         }
       }
-      int64_t got64[2];
-      xdev::cuda::input_offsets<int64_t, 2>(l, i, got64);
-      int32_t got32[2];
-      xdev::cuda::input_offsets<int32_t, 2>(l, static_cast<int32_t>(i), got32);
+      int64_t got64[3];
+      xdev::cuda::input_offsets<int64_t, 3>(l, i, got64);
+      int32_t got32[3];
+      xdev::cuda::input_offsets<int32_t, 3>(l, static_cast<int32_t>(i), got32);
       for (int n = 0; n < count; ++n) {
         ASSERT_EQ(got64[n], want[n]) << "index " << i << " input " << n;
         ASSERT_EQ(got32[n], want[n]) << "index " << i << " input " << n;
@@ -199,6 +201,138 @@ TEST(CudaLayout, ReduceOffsetsMatchNaiveIndexing) {
       }
     }
   }
+}
+
+// Softmax and CumSum (line_layouts): line o, element r of the input and of
+// the dense output are the same logical element, for random strides.
+TEST(CudaLayout, LineLayoutsAddressTheSameElementInInputAndOutput) {
+  std::mt19937_64 rng(4242);
+  const int64_t dims[] = {1, 2, 3, 4};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const size_t rank = 1 + rng() % 5;
+    View x;
+    x.shape.resize(rank);
+    for (auto& d : x.shape) d = dims[rng() % 4];
+    x.strides = random_strides(x.shape, rng);
+    const auto axis = static_cast<int32_t>(rng() % rank);
+    const xdev::cuda::LineLayouts l = xdev::cuda::line_layouts(x.tensor(), axis);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + x.text() + " axis " +
+                 std::to_string(axis));
+    std::vector<int64_t> kept_shape;
+    for (size_t d = 0; d < rank; ++d) {
+      if (static_cast<int32_t>(d) != axis) kept_shape.push_back(x.shape[d]);
+    }
+    ASSERT_EQ(l.in.inner_count, x.shape[axis]);
+    ASSERT_EQ(l.out.inner_count, x.shape[axis]);
+    ASSERT_EQ(l.in.outer_count, l.out.outer_count);
+    for (int64_t o = 0; o < l.in.outer_count; ++o) {
+      const std::vector<int64_t> kept = coordinates(o, kept_shape);
+      for (int64_t r = 0; r < x.shape[axis]; ++r) {
+        std::vector<int64_t> c;
+        for (size_t d = 0, k = 0; d < rank; ++d) {
+          c.push_back(static_cast<int32_t>(d) == axis ? r : kept[k++]);
+        }
+        int64_t want_in = 0, want_out = 0, dense = 1;
+        for (size_t d = rank; d-- > 0;) {
+          want_in += c[d] * x.strides[d];
+          want_out += c[d] * dense;
+          dense *= x.shape[d];
+        }
+        EXPECT_EQ(xdev::cuda::outer_offset<int64_t>(l.in, o) +
+                      xdev::cuda::inner_offset<int64_t>(l.in, r),
+                  want_in);
+        ASSERT_EQ(xdev::cuda::outer_offset<int64_t>(l.out, o) +
+                      xdev::cuda::inner_offset<int64_t>(l.out, r),
+                  want_out);
+      }
+    }
+  }
+}
+
+// Tile and PadV2 (mapped_offset): every output element reads the input
+// element of tf.tile / tf.pad, or pads.
+TEST(CudaLayout, TileAndPadMapEveryOutputElement) {
+  std::mt19937_64 rng(99);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const size_t rank = rng() % 5;
+    View x;
+    x.shape.resize(rank);
+    for (auto& d : x.shape) d = 1 + static_cast<int64_t>(rng() % 3);
+    x.strides = random_strides(x.shape, rng);
+    std::vector<int64_t> multiples(rank), before(rank), after(rank);
+    xdev::cuda::IndexMapLayout tile, pad;
+    tile.rank = pad.rank = static_cast<int32_t>(rank);
+    tile.count = pad.count = 1;
+    std::vector<int64_t> tile_shape(rank), pad_shape(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      multiples[d] = static_cast<int64_t>(rng() % 3) + 1;
+      before[d] = static_cast<int64_t>(rng() % 3);
+      after[d] = static_cast<int64_t>(rng() % 2);
+      tile_shape[d] = x.shape[d] * multiples[d];
+      pad_shape[d] = x.shape[d] + before[d] + after[d];
+      for (auto* l : {&tile, &pad}) {
+        l->in_shape[d] = x.shape[d];
+        l->in_strides[d] = x.strides[d];
+      }
+      tile.out_shape[d] = tile_shape[d];
+      pad.out_shape[d] = pad_shape[d];
+      pad.before[d] = before[d];
+      tile.count *= tile_shape[d];
+      pad.count *= pad_shape[d];
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + x.text());
+    for (int64_t i = 0; i < tile.count; ++i) {
+      const std::vector<int64_t> c = coordinates(i, tile_shape);
+      int64_t want = 0;
+      for (size_t d = 0; d < rank; ++d) want += (c[d] % x.shape[d]) * x.strides[d];
+      int64_t got = 0;
+      ASSERT_TRUE(xdev::cuda::mapped_offset<true>(tile, i, &got)) << "tile element " << i;
+      ASSERT_EQ(got, want) << "tile element " << i;
+    }
+    for (int64_t i = 0; i < pad.count; ++i) {
+      const std::vector<int64_t> c = coordinates(i, pad_shape);
+      int64_t want = 0;
+      bool inside = true;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t k = c[d] - before[d];
+        inside = inside && k >= 0 && k < x.shape[d];
+        want += k * x.strides[d];
+      }
+      int64_t got = 0;
+      ASSERT_EQ(xdev::cuda::mapped_offset<false>(pad, i, &got), inside) << "pad element " << i;
+      if (inside) {
+        ASSERT_EQ(got, want) << "pad element " << i;
+      }
+    }
+  }
+}
+
+TEST(SegmentPlan, LanesFollowTheLineLength) {
+  using xdev::cuda::segment_lanes;
+  EXPECT_EQ(segment_lanes(1000000, 4, 132), 1);     // short lines: a thread each
+  EXPECT_EQ(segment_lanes(1, 16, 132), 1);
+  EXPECT_EQ(segment_lanes(1000, 64, 132), 32);      // medium: a warp each
+  EXPECT_EQ(segment_lanes(1, 4096, 132), 32);
+  EXPECT_EQ(segment_lanes(100000, 100000, 132), 32);  // enough lines for warps
+  EXPECT_EQ(segment_lanes(3, 100000, 132), 256);    // few long lines: a block each
+  EXPECT_EQ(segment_lanes(1, 1 << 20, 0), 256);     // no multiprocessor count
+}
+
+TEST(GatherCheck, TheFirstIndexOutOfRangeIsNamed) {
+  using xdev::cuda::first_bad_index;
+  const std::vector<int32_t> ok32 = {0, 4, 2, 4};
+  const std::vector<int64_t> bad64 = {0, 3, 5, -1};
+  const std::vector<int32_t> negative32 = {1, -2147483647 - 1};
+  int64_t value = 0;
+  EXPECT_EQ(first_bad_index(ok32.data(), XDEV_DTYPE_INT32, 4, 5, &value), -1);
+  EXPECT_EQ(first_bad_index(bad64.data(), XDEV_DTYPE_INT64, 4, 5, &value), 2);
+  EXPECT_EQ(value, 5);
+  EXPECT_EQ(first_bad_index(bad64.data(), XDEV_DTYPE_INT64, 2, 3, &value), 1);
+  EXPECT_EQ(value, 3);
+  EXPECT_EQ(first_bad_index(negative32.data(), XDEV_DTYPE_INT32, 2, 5, &value), 1);
+  EXPECT_EQ(value, -2147483648LL);
+  EXPECT_EQ(first_bad_index(nullptr, XDEV_DTYPE_INT64, 0, 0, &value), -1);
+  EXPECT_EQ(first_bad_index(ok32.data(), XDEV_DTYPE_INT32, 1, 0, &value), 0);  // empty axis
 }
 
 TEST(CudaLayout, MatrixOperandsAddressEveryElementOrAreRefused) {

@@ -1,0 +1,659 @@
+// The cuda plugin's kernels of issue 13 against the cpu plugin's, through
+// the public SDK (inputs on /CPU:0; each op once under DeviceScope("/GPU:0"),
+// once under "/CPU:0"): elementwise math, binary math, comparisons and
+// logic, Select, ClipByValue, the reductions, ArgMax/ArgMin, CumSum,
+// Softmax/LogSoftmax and data movement. Random inputs with broadcasting,
+// strided (transposed) views, 0-size and scalar shapes, and the edge values
+// docs/ops.md names (NaN, ±inf, ±0, integer MIN/MAX, halves for Round).
+// Exact ops are compared bit for bit; float math within the tolerances of
+// docs/ops.md, doubled (each device may be that far from the exact result).
+//
+// Without a GPU every test skips with the reason (XDEV_REQUIRE_GPU).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <xdev/xdev.hpp>
+
+#include "cuda_test_util.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+using xdev::DType;
+using xdev::HostTensor;
+using xdev::Shape;
+using xdev::Tensor;
+using xdev_cuda_test::GpuComparesToCpu;
+using xdev_cuda_test::GpuMatchesCpu;
+using xdev_cuda_test::random_tensor;
+using xdev_cuda_test::Tolerance;
+
+constexpr DType kFloatTypes[] = {DType::kFloat32, DType::kFloat64};
+constexpr DType kNumberTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                  DType::kInt64};
+constexpr DType kAllTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
+                               DType::kBool};
+
+std::string text(DType d) { return std::string(xdev::to_string(d)); }
+std::string shape_text(const Shape& s) {
+  std::ostringstream o;
+  o << s;
+  return o.str();
+}
+bool is_float(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+double eps(DType d) { return d == DType::kFloat32 ? 0x1p-23 : 0x1p-52; }
+// docs/ops.md: floats agree within the smallest normal number (devices may
+// flush subnormals).
+double tiny(DType d) {
+  return d == DType::kFloat32 ? std::numeric_limits<float>::min()
+                              : std::numeric_limits<double>::min();
+}
+
+// A tensor on /CPU:0 from doubles converted to `dtype` (integers exactly
+// when they fit; bool: != 0).
+Tensor values_tensor(DType dtype, const std::vector<double>& v, const Shape& shape) {
+  xdev::DeviceScope cpu("/CPU:0");
+  return xdev::cast(xdev::constant(v, shape), dtype);
+}
+
+// The edge values of docs/ops.md for `dtype`, as a vector tensor.
+Tensor edge_values(DType dtype) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  xdev::DeviceScope cpu("/CPU:0");
+  switch (dtype) {
+    case DType::kFloat32:
+    case DType::kFloat64:
+      return values_tensor(dtype,
+                           {kNan, kInf, -kInf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5,
+                            3.0, 1e-3, -1e-3, 7.25, -7.25, 30.0, -30.0, 100.0, -100.0, 1000.0,
+                            -1000.0, 1e30, -1e30},
+                           {25});
+    case DType::kInt32:
+      return xdev::constant(std::vector<int32_t>{std::numeric_limits<int32_t>::min(),
+                                                 std::numeric_limits<int32_t>::min() + 1, -7, -2,
+                                                 -1, 0, 1, 2, 7, 46341,
+                                                 std::numeric_limits<int32_t>::max()},
+                            Shape{11});
+    case DType::kInt64:
+      return xdev::constant(std::vector<int64_t>{std::numeric_limits<int64_t>::min(),
+                                                 std::numeric_limits<int64_t>::min() + 1, -7, -2,
+                                                 -1, 0, 1, 2, 7, int64_t{3037000500},
+                                                 std::numeric_limits<int64_t>::max()},
+                            Shape{11});
+    case DType::kBool:
+      return values_tensor(DType::kBool, {0, 1}, {2});
+  }
+  return {};
+}
+
+// `x` as a column [n, 1] and as a row [1, n]: a binary op of the two sees
+// every pair of values (and broadcasts on both axes).
+Tensor as_column(const Tensor& x) { return xdev::reshape(x, {x.shape().num_elements(), 1}); }
+Tensor as_row(const Tensor& x) { return xdev::reshape(x, {1, x.shape().num_elements()}); }
+
+// Compares float results within bound(i, want) (NaN equal to NaN, equal
+// values, infinities included, always fine); anything else exactly.
+xdev_cuda_test::Compare within(std::function<double(int64_t, double)> bound) {
+  return [bound](const HostTensor& got, const HostTensor& want) -> ::testing::AssertionResult {
+    if (got.dtype() != want.dtype() || !(got.shape() == want.shape())) {
+      return ::testing::AssertionFailure() << "dtype/shape " << got.dtype() << got.shape()
+                                           << " vs " << want.dtype() << want.shape();
+    }
+    if (!is_float(got.dtype())) return xdev_cuda_test::Same(got, want);
+    for (int64_t i = 0; i < got.num_elements(); ++i) {
+      const double a = got.value_as_double(i), b = want.value_as_double(i);
+      if (std::isnan(a) && std::isnan(b)) continue;
+      if (a == b || std::fabs(a - b) <= bound(i, b)) continue;
+      std::ostringstream s;
+      s.precision(17);
+      s << "element " << i << ": gpu " << a << " vs cpu " << b << " (allowed "
+        << bound(i, b) << ")";
+      return ::testing::AssertionFailure() << s.str();
+    }
+    return ::testing::AssertionSuccess();
+  };
+}
+
+// docs/ops.md's elementwise-math tolerance, 4·eps·|result| + 4·eps·|x|,
+// doubled (both devices may be that far from the exact result), plus the
+// smallest normal number.
+xdev_cuda_test::Compare math_tolerance(const Tensor& x) {
+  const HostTensor hx = x.to_host();
+  const double e = eps(x.dtype()), t = tiny(x.dtype());
+  return within([hx, e, t](int64_t i, double want) {
+    const double xi = hx.num_elements() == 0 ? 0.0 : hx.value_as_double(i);
+    return t + 8 * e * std::fabs(want) + 8 * e * (std::isfinite(xi) ? std::fabs(xi) : 0.0);
+  });
+}
+
+// The shapes every elementwise test runs on: a matrix, a vector, a scalar,
+// an empty one.
+const std::vector<Shape> kUnaryShapes = {{17, 31}, {1000}, {}, {0, 5}};
+
+// Pairs that broadcast (NumPy), on one or several axes and both sides.
+const std::vector<std::pair<Shape, Shape>> kBinaryShapes = {
+    {{300, 33}, {300, 33}}, {{5, 1, 7}, {1, 6, 7}}, {{4, 3}, {3}},   {{2, 3, 4}, {}},
+    {{3, 1}, {1, 4}},       {{1}, {9}},             {{0, 3}, {3}},   {{}, {}},
+    {{2, 1, 3, 1, 5}, {4, 1, 7, 1}}};
+
+// ---------------------------------------------------------------------------
+// Elementwise math of one input
+
+struct UnaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> fn;
+  bool integers;  // also int32/int64
+  bool exact;     // bit for bit (Abs, Sign, Square, Floor, Ceil, Round)
+  double lo, hi;  // random inputs
+};
+
+const std::vector<UnaryCase>& unary_cases() {
+  static const std::vector<UnaryCase> cases = {
+      {"abs", [](const Tensor& x) { return xdev::abs(x); }, true, true, -9, 9},
+      {"sign", [](const Tensor& x) { return xdev::sign(x); }, true, true, -3, 3},
+      {"square", [](const Tensor& x) { return xdev::square(x); }, true, true, -9, 9},
+      {"exp", [](const Tensor& x) { return xdev::exp(x); }, false, false, -10, 10},
+      {"expm1", [](const Tensor& x) { return xdev::expm1(x); }, false, false, -3, 3},
+      {"log", [](const Tensor& x) { return xdev::log(x); }, false, false, 0.001, 100},
+      {"log1p", [](const Tensor& x) { return xdev::log1p(x); }, false, false, -0.9, 10},
+      {"sqrt", [](const Tensor& x) { return xdev::sqrt(x); }, false, false, 0, 100},
+      {"rsqrt", [](const Tensor& x) { return xdev::rsqrt(x); }, false, false, 0.01, 100},
+      {"reciprocal", [](const Tensor& x) { return xdev::reciprocal(x); }, false, false, -5, 5},
+      {"sin", [](const Tensor& x) { return xdev::sin(x); }, false, false, -7, 7},
+      {"cos", [](const Tensor& x) { return xdev::cos(x); }, false, false, -7, 7},
+      {"tanh", [](const Tensor& x) { return xdev::tanh(x); }, false, false, -5, 5},
+      {"sigmoid", [](const Tensor& x) { return xdev::sigmoid(x); }, false, false, -20, 20},
+      {"erf", [](const Tensor& x) { return xdev::erf(x); }, false, false, -4, 4},
+      {"softplus", [](const Tensor& x) { return xdev::softplus(x); }, false, false, -20, 20},
+      {"floor", [](const Tensor& x) { return xdev::floor(x); }, false, true, -10, 10},
+      {"ceil", [](const Tensor& x) { return xdev::ceil(x); }, false, true, -10, 10},
+      {"round", [](const Tensor& x) { return xdev::round(x); }, false, true, -10, 10},
+      {"leaky_relu", [](const Tensor& x) { return xdev::leaky_relu(x); }, false, false, -5, 5},
+      {"leaky_relu(alpha=-1.5)", [](const Tensor& x) { return xdev::leaky_relu(x, -1.5); },
+       false, false, -5, 5},
+      {"gelu", [](const Tensor& x) { return xdev::gelu(x); }, false, false, -6, 6},
+      {"gelu(approximate)", [](const Tensor& x) { return xdev::gelu(x, true); }, false, false,
+       -6, 6},
+  };
+  return cases;
+}
+
+::testing::AssertionResult UnaryMatches(const UnaryCase& c, const Tensor& x) {
+  if (c.exact) return GpuMatchesCpu([&] { return c.fn(x); });
+  return GpuComparesToCpu([&] { return c.fn(x); }, math_tolerance(x));
+}
+
+TEST(CudaGpu, ElementwiseMathMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 10000;
+  for (const UnaryCase& c : unary_cases()) {
+    for (DType dtype : kNumberTypes) {
+      if (!is_float(dtype) && !c.integers) continue;
+      SCOPED_TRACE(std::string(c.name) + " " + text(dtype));
+      for (const Shape& shape : kUnaryShapes) {
+        SCOPED_TRACE(shape_text(shape));
+        EXPECT_TRUE(UnaryMatches(c, random_tensor(dtype, shape, seed++, c.lo, c.hi)));
+      }
+      // A strided view (transposed), and the edge values.
+      const Tensor t = xdev::transpose(random_tensor(dtype, {23, 19}, seed++, c.lo, c.hi));
+      EXPECT_TRUE(UnaryMatches(c, t));
+      EXPECT_TRUE(UnaryMatches(c, edge_values(dtype)));
+    }
+  }
+}
+
+TEST(CudaGpu, RoundIsHalfToEvenAndSignKeepsZerosAndNan) {
+  XDEV_REQUIRE_GPU();
+  for (DType dtype : kFloatTypes) {
+    SCOPED_TRACE(text(dtype));
+    const Tensor x = values_tensor(dtype, {0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5}, {7});
+    Tensor r;
+    {
+      xdev::DeviceScope gpu("/GPU:0");
+      r = xdev::round(x);
+    }
+    EXPECT_EQ(r.device().device_type, "GPU");
+    const HostTensor h = r.to_host();
+    const double want[] = {0, 2, 2, -0.0, -2, -2, 4};
+    for (int64_t i = 0; i < 7; ++i) {
+      EXPECT_EQ(h.value_as_double(i), want[i]) << i;
+      EXPECT_EQ(std::signbit(h.value_as_double(i)), std::signbit(want[i])) << i;
+    }
+  }
+}
+
+TEST(CudaGpu, PredicatesMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 11000;
+  for (DType dtype : kFloatTypes) {
+    SCOPED_TRACE(text(dtype));
+    for (const Tensor& x : {edge_values(dtype), random_tensor(dtype, {40, 3}, seed++)}) {
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::is_nan(x); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::is_finite(x); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::is_finite(xdev::transpose(as_column(x))); }));
+    }
+  }
+  for (const Shape& shape : kUnaryShapes) {
+    const Tensor b = random_tensor(DType::kBool, shape, seed++);
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::logical_not(b); }));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Binary math, comparisons, logic
+
+struct BinaryCase {
+  const char* name;
+  Tensor (*fn)(const Tensor&, const Tensor&);
+  bool integers;  // also int32/int64
+  bool exact;
+};
+
+TEST(CudaGpu, BinaryMathMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  const BinaryCase cases[] = {
+      {"pow", &xdev::pow, false, false},
+      {"maximum", &xdev::maximum, true, true},
+      {"minimum", &xdev::minimum, true, true},
+      {"floor_div", &xdev::floor_div, true, true},
+      {"floor_mod", &xdev::floor_mod, true, true},
+      {"squared_difference", &xdev::squared_difference, true, true},
+  };
+  uint64_t seed = 12000;
+  for (const BinaryCase& c : cases) {
+    for (DType dtype : kNumberTypes) {
+      if (!is_float(dtype) && !c.integers) continue;
+      SCOPED_TRACE(std::string(c.name) + " " + text(dtype));
+      // pow: 4 ulp of the exact power per device.
+      const Tolerance tol =
+          c.exact || !is_float(dtype) ? Tolerance{} : Tolerance{8 * eps(dtype), tiny(dtype)};
+      for (const auto& [sx, sy] : kBinaryShapes) {
+        const Tensor x = random_tensor(dtype, sx, seed++, c.exact ? -20 : 0, 20);
+        // Integer divisors include 0 (defined as 0) and -1.
+        const Tensor y = random_tensor(dtype, sy, seed++, -4, 4);
+        EXPECT_TRUE(GpuMatchesCpu([&] { return c.fn(x, y); }, tol));
+      }
+      // A strided view against a broadcast row, and every pair of edge values.
+      const Tensor t = xdev::transpose(random_tensor(dtype, {9, 13}, seed++, -20, 20));
+      const Tensor row = random_tensor(dtype, {9}, seed++, 1, 6);
+      EXPECT_TRUE(GpuMatchesCpu([&] { return c.fn(t, row); }, tol));
+      const Tensor e = edge_values(dtype);
+      EXPECT_TRUE(GpuMatchesCpu([&] { return c.fn(as_column(e), as_row(e)); }, tol));
+    }
+  }
+}
+
+TEST(CudaGpu, ComparisonsAndLogicMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  const BinaryCase cases[] = {
+      {"equal", &xdev::equal, true, true},
+      {"not_equal", &xdev::not_equal, true, true},
+      {"less", &xdev::less, true, true},
+      {"less_equal", &xdev::less_equal, true, true},
+      {"greater", &xdev::greater, true, true},
+      {"greater_equal", &xdev::greater_equal, true, true},
+      {"logical_and", &xdev::logical_and, false, true},
+      {"logical_or", &xdev::logical_or, false, true},
+  };
+  uint64_t seed = 13000;
+  for (const BinaryCase& c : cases) {
+    const std::string name = c.name;
+    const bool logic = name.rfind("logical", 0) == 0;
+    const bool takes_bool = logic || name == "equal" || name == "not_equal";
+    for (DType dtype : kAllTypes) {
+      if (dtype == DType::kBool ? !takes_bool : logic) continue;
+      SCOPED_TRACE(name + " " + text(dtype));
+      for (const auto& [sx, sy] : kBinaryShapes) {
+        // A small range: many equal pairs.
+        const Tensor x = random_tensor(dtype, sx, seed++, -2, 2);
+        const Tensor y = random_tensor(dtype, sy, seed++, -2, 2);
+        EXPECT_TRUE(GpuMatchesCpu([&] { return c.fn(x, y); }));
+      }
+      const Tensor e = edge_values(dtype);
+      EXPECT_TRUE(GpuMatchesCpu([&] { return c.fn(as_column(e), as_row(e)); }));
+      const Tensor t = xdev::transpose(random_tensor(dtype, {9, 13}, seed++, -2, 2));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return c.fn(t, t); }));
+    }
+  }
+}
+
+TEST(CudaGpu, SelectAndClipByValueMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  // Three shapes that broadcast together, on several axes.
+  const std::vector<std::array<Shape, 3>> shapes = {
+      {Shape{40, 30}, Shape{40, 30}, Shape{40, 30}}, {Shape{5, 1, 7}, Shape{1, 6, 1}, Shape{7}},
+      {Shape{}, Shape{3, 4}, Shape{4}},              {Shape{2, 1}, Shape{}, Shape{1, 3}},
+      {Shape{0, 2}, Shape{2}, Shape{}}};
+  uint64_t seed = 14000;
+  for (DType dtype : kAllTypes) {
+    SCOPED_TRACE(text(dtype));
+    for (const auto& s : shapes) {
+      const Tensor c = random_tensor(DType::kBool, s[0], seed++);
+      const Tensor x = random_tensor(dtype, s[1], seed++, -10, 10);
+      const Tensor y = random_tensor(dtype, s[2], seed++, -10, 10);
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::select(c, x, y); }));
+      if (dtype == DType::kBool) continue;
+      // lo > hi in places (the result is hi).
+      const Tensor lo = random_tensor(dtype, s[0], seed++, -5, 2);
+      const Tensor hi = random_tensor(dtype, s[2], seed++, -2, 5);
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::clip_by_value(x, lo, hi); }));
+    }
+    // Edge values copied bit for bit (NaN, -0) and clipped (NaN stays).
+    const Tensor e = edge_values(dtype);
+    const Tensor c = random_tensor(DType::kBool, e.shape(), seed++);
+    // [n, 5] transposed: a strided [5, n] view; c and e broadcast along axis 0.
+    const Tensor t = xdev::transpose(random_tensor(dtype, {e.shape()[0], 5}, seed++));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::select(c, as_row(e), t); }));
+    if (dtype == DType::kBool) continue;
+    const Tensor lo = values_tensor(dtype, {-1}, {});
+    const Tensor hi = values_tensor(dtype, {2}, {});
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::clip_by_value(as_column(e), lo, hi); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::clip_by_value(lo, as_column(e), as_row(e)); }));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reductions
+
+struct ReduceShape {
+  Shape shape;
+  std::vector<int> axes;
+};
+// Short and long lines, many and few, kept axes inner and outer (each
+// segment width of segment_plan.hpp), empty reductions and empty outputs.
+const std::vector<ReduceShape> kReduceShapes = {
+    {{6, 7, 8}, {}},       {{6, 7, 8}, {0}},        {{6, 7, 8}, {1}},      {{6, 7, 8}, {2}},
+    {{6, 7, 8}, {0, 2}},   {{1 << 18}, {0}},        {{64, 4096}, {1}},     {{4096, 64}, {0}},
+    {{3, 100000}, {1}},    {{20000, 40}, {1}},      {{100000, 5}, {1}},    {{5, 0}, {1}},
+    {{0, 4}, {0}},         {{0, 4}, {1}},           {{2, 3, 4, 5}, {1, 3}}, {{7}, {}},
+    {{}, {}},
+};
+
+TEST(CudaGpu, ReductionsMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  using Fn = Tensor (*)(const Tensor&, const std::vector<int>&, bool);
+  const std::pair<const char*, Fn> exact[] = {{"max", &xdev::max}, {"min", &xdev::min}};
+  uint64_t seed = 15000;
+  for (const ReduceShape& c : kReduceShapes) {
+    for (bool keepdims : {false, true}) {
+      std::ostringstream trace;
+      trace << "shape " << c.shape << " axes " << ::testing::PrintToString(c.axes)
+            << " keepdims " << keepdims;
+      SCOPED_TRACE(trace.str());
+      const double n = static_cast<double>(std::max<int64_t>(1, c.shape.num_elements()));
+      for (DType dtype : kNumberTypes) {
+        SCOPED_TRACE(text(dtype));
+        const Tensor x = random_tensor(dtype, c.shape, seed++, -10, 10);
+        for (const auto& [name, fn] : exact) {
+          SCOPED_TRACE(name);
+          EXPECT_TRUE(GpuMatchesCpu([&] { return fn(x, c.axes, keepdims); }));
+        }
+        // Prod of values near 1 (no overflow); integers wrap exactly.
+        const Tensor p = is_float(dtype) ? random_tensor(dtype, c.shape, seed++, 0.9, 1.1) : x;
+        const Tolerance prod_tol =
+            is_float(dtype) ? Tolerance{8 * eps(dtype) + 4 * n * 0x1p-52, tiny(dtype)}
+                            : Tolerance{};
+        EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::prod(p, c.axes, keepdims); }, prod_tol));
+        if (is_float(dtype)) {
+          // docs/ops.md: (4·eps + 2·n·2⁻⁵²)·(1 + |result|), per device.
+          const double t = 2 * (4 * eps(dtype) + 2 * n * 0x1p-52);
+          EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::logsumexp(x, c.axes, keepdims); },
+                                    Tolerance{t, t}));
+        }
+      }
+      const Tensor b = random_tensor(DType::kBool, c.shape, seed++);
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::any(b, c.axes, keepdims); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::all(b, c.axes, keepdims); }));
+      // Mostly true / mostly false, so all/any are not trivially decided.
+      const Tensor ones = xdev::logical_or(b, random_tensor(DType::kBool, c.shape, seed++));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::all(ones, c.axes, keepdims); }));
+    }
+  }
+}
+
+TEST(CudaGpu, ReductionsOfEdgeValuesMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  // Rows: a NaN, +inf, all -inf, large logits, mixed infinities.
+  const std::vector<double> v = {1,    kNan, 3,     -1,    kInf, 2,    -kInf, -kInf, -kInf,
+                                 1000, 1000, -1000, -kInf, kInf, 0.5,  -0.0,  0.0,   -0.0};
+  for (DType dtype : kFloatTypes) {
+    SCOPED_TRACE(text(dtype));
+    const Tensor x = values_tensor(dtype, v, {6, 3});
+    for (const std::vector<int>& axes :
+         {std::vector<int>{1}, std::vector<int>{0}, std::vector<int>{}}) {
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::max(x, axes); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::min(x, axes); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::prod(x, axes); }));
+      const double t = 2 * (4 * eps(dtype) + 2 * 18 * 0x1p-52);
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::logsumexp(x, axes); }, Tolerance{t, t}));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::logsumexp(xdev::transpose(x), axes); },
+                                Tolerance{t, t}));
+    }
+  }
+  for (DType dtype : {DType::kInt32, DType::kInt64}) {
+    const Tensor e = edge_values(dtype);
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::max(e); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::min(e); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::prod(e); }));  // wraps
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Along one axis
+
+struct AxisShape {
+  Shape shape;
+  int axis;
+};
+const std::vector<AxisShape> kAxisShapes = {
+    {{6, 7, 8}, 0},     {{6, 7, 8}, 1},     {{6, 7, 8}, 2},    {{6, 7, 8}, -1},
+    {{3, 100000}, 1},   {{100000, 3}, 0},   {{20000, 40}, 1},  {{40, 20000}, 0},
+    {{1, 5}, 0},        {{9}, 0},           {{2, 1, 3}, 1},    {{1000, 2000}, 1},
+};
+
+TEST(CudaGpu, ArgMaxAndArgMinMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 16000;
+  for (const AxisShape& c : kAxisShapes) {
+    for (DType dtype : kNumberTypes) {
+      SCOPED_TRACE(shape_text(c.shape) + " axis " + std::to_string(c.axis) +
+                   " " + text(dtype));
+      // A small integer range: ties everywhere (the first index wins).
+      const Tensor x = random_tensor(dtype, c.shape, seed++, -3, 3);
+      const Tensor r = is_float(dtype) ? xdev::round(x) : x;
+      for (const Tensor& t : {x, r}) {
+        EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::argmax(t, c.axis); }));
+        EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::argmin(t, c.axis); }));
+      }
+    }
+  }
+  // NaN wins (the first one); a strided view; int extremes.
+  for (DType dtype : kNumberTypes) {
+    SCOPED_TRACE(text(dtype));
+    const Tensor e = edge_values(dtype);
+    const Tensor m = xdev::reshape(xdev::tile(e, {3}), {3, e.shape()[0]});
+    for (int axis : {0, 1}) {
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::argmax(m, axis); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::argmin(xdev::transpose(m), axis); }));
+    }
+  }
+}
+
+TEST(CudaGpu, CumSumMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 17000;
+  for (const AxisShape& c : kAxisShapes) {
+    for (DType dtype : kNumberTypes) {
+      const Tensor x = random_tensor(dtype, c.shape, seed++, -100, 100);
+      for (bool exclusive : {false, true}) {
+        for (bool reverse : {false, true}) {
+          SCOPED_TRACE(shape_text(c.shape) + " axis " +
+                       std::to_string(c.axis) + " " + text(dtype) + " exclusive " +
+                       std::to_string(exclusive) + " reverse " + std::to_string(reverse));
+          // docs/ops.md: exact given the axis order (double accumulation).
+          EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::cumsum(x, c.axis, exclusive, reverse); }));
+        }
+      }
+    }
+  }
+  for (DType dtype : kNumberTypes) {
+    SCOPED_TRACE(text(dtype));
+    const Tensor t = xdev::transpose(random_tensor(dtype, {30, 20}, seed++));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::cumsum(t, 1, true, true); }));
+    const Tensor e = edge_values(dtype);  // integers wrap; NaN and inf propagate
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::cumsum(e, 0); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::cumsum(xdev::zeros({4, 0}, dtype), 1); }));
+  }
+}
+
+TEST(CudaGpu, SoftmaxAndLogSoftmaxMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 18000;
+  auto check = [](const Tensor& x, int axis) {
+    const int rank = x.shape().rank();
+    const int64_t n = x.shape()[axis < 0 ? axis + rank : axis];
+    // docs/ops.md: (8 + ⌈log2(n + 1)⌉) ulp per device; LogSoftmax of 1 + |want|.
+    const double ulps = 2 * (8 + std::ceil(std::log2(static_cast<double>(n) + 1)));
+    const double t = ulps * eps(x.dtype());
+    EXPECT_TRUE(
+        GpuMatchesCpu([&] { return xdev::softmax(x, axis); }, Tolerance{t, tiny(x.dtype())}));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::log_softmax(x, axis); }, Tolerance{t, t}));
+  };
+  for (const AxisShape& c : kAxisShapes) {
+    for (DType dtype : kFloatTypes) {
+      SCOPED_TRACE(shape_text(c.shape) + " axis " + std::to_string(c.axis) +
+                   " " + text(dtype));
+      check(random_tensor(dtype, c.shape, seed++, -20, 20), c.axis);
+    }
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dtype : kFloatTypes) {
+    SCOPED_TRACE(text(dtype));
+    // Rows: large logits, a NaN, +inf, -inf, all -inf.
+    const Tensor x = values_tensor(
+        dtype, {-1000, 1000, 0, 1, kNan, 2, 1, kInf, 2, 1, -kInf, 2, -kInf, -kInf, -kInf}, {5, 3});
+    check(x, 1);
+    check(x, 0);
+    check(xdev::transpose(x), 0);
+    check(xdev::zeros({3, 0}, dtype), 1);  // an empty axis
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Data movement: every dtype, bit for bit
+
+TEST(CudaGpu, ConcatStackAndIdentityMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 19000;
+  for (DType dtype : kAllTypes) {
+    SCOPED_TRACE(text(dtype));
+    const Tensor a = random_tensor(dtype, {4, 3, 5}, seed++);
+    const Tensor b = random_tensor(dtype, {4, 2, 5}, seed++);
+    const Tensor empty = random_tensor(dtype, {4, 0, 5}, seed++);
+    const Tensor t = xdev::transpose(random_tensor(dtype, {5, 1, 4}, seed++), {2, 1, 0});
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::concat({a, b, empty, t}, 1); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::concat({a}, 0); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::concat({a, a}, -1); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::concat({a, xdev::transpose(a, {0, 1, 2})}, 0); }));
+    const Tensor big = random_tensor(dtype, {500, 500}, seed++);
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::concat({big, xdev::transpose(big)}, 0); }));
+    for (int axis : {0, 1, 2, 3, -1}) {
+      SCOPED_TRACE("stack axis " + std::to_string(axis));
+      EXPECT_TRUE(GpuMatchesCpu([&] {
+        return xdev::stack({a, a, xdev::transpose(xdev::transpose(a))}, axis);
+      }));
+    }
+    const Tensor s1 = random_tensor(dtype, {}, seed++), s2 = random_tensor(dtype, {}, seed++);
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::stack({s1, s2, s1}); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::stack({empty, empty}, 1); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::identity(xdev::transpose(a, {1, 2, 0})); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::identity(s1); }));
+  }
+  // NaN payloads and -0 survive.
+  const Tensor e = edge_values(DType::kFloat32);
+  EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::concat({e, e}, 0); }));
+}
+
+TEST(CudaGpu, TileAndPadMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  uint64_t seed = 20000;
+  for (DType dtype : kAllTypes) {
+    SCOPED_TRACE(text(dtype));
+    const Tensor x = random_tensor(dtype, {3, 4, 5}, seed++);
+    const Tensor t = xdev::transpose(x, {2, 0, 1});
+    for (const std::vector<int64_t>& m :
+         {std::vector<int64_t>{1, 1, 1}, {2, 3, 1}, {1, 0, 2}, {4, 1, 3}}) {
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::tile(x, m); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::tile(t, m); }));
+    }
+    const Tensor s = random_tensor(dtype, {}, seed++);
+    const Tensor empty = random_tensor(dtype, {0, 3}, seed++);
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::tile(s, {}); }));
+    const Tensor long_vector = random_tensor(dtype, {1000}, seed++);
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::tile(long_vector, {300}); }));
+    for (double value : {0.0, -1.5, 7.0, kNan, 1e10}) {
+      SCOPED_TRACE("pad value " + std::to_string(value));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::pad(x, {{1, 2}, {0, 0}, {3, 1}}, value); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::pad(t, {{0, 1}, {2, 0}, {1, 1}}, value); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::pad(s, {}, value); }));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::pad(empty, {{1, 1}, {1, 0}}, value); }));
+    }
+  }
+}
+
+TEST(CudaGpu, GatherMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 21000;
+  for (DType dtype : kAllTypes) {
+    const Tensor params = random_tensor(dtype, {6, 7, 5}, seed++);
+    for (DType index_type : {DType::kInt32, DType::kInt64}) {
+      SCOPED_TRACE(text(dtype) + " indices " + text(index_type));
+      for (int axis : {0, 1, 2, -1}) {
+        const int64_t n = params.shape()[axis < 0 ? axis + 3 : axis];
+        const Tensor idx = random_tensor(index_type, {4, 3}, seed++, 0, static_cast<double>(n - 1));
+        const Tensor scalar = random_tensor(index_type, {}, seed++, 0, static_cast<double>(n - 1));
+        const Tensor none = random_tensor(index_type, {0}, seed++, 0, 1);
+        EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::gather(params, idx, axis); }));
+        EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::gather(params, scalar, axis); }));
+        EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::gather(params, none, axis); }));
+        // A strided params view (the core makes it contiguous first).
+        // (axis 1 has 7 in both: every index drawn above fits.)
+        EXPECT_TRUE(GpuMatchesCpu(
+            [&] { return xdev::gather(xdev::transpose(params, {2, 1, 0}), idx, 1); }));
+      }
+    }
+  }
+}
+
+TEST(CudaGpu, GatherRefusesAnIndexOutOfRange) {
+  XDEV_REQUIRE_GPU();
+  const Tensor params = random_tensor(DType::kFloat32, {5, 3}, 1);
+  for (const std::vector<int64_t>& bad : {std::vector<int64_t>{0, 4, 5, 1}, {2, -1}}) {
+    const Tensor idx = xdev::constant(bad, Shape{static_cast<int64_t>(bad.size())});
+    xdev::DeviceScope gpu("/GPU:0");
+    try {
+      (void)xdev::gather(params, idx, 0).to_host();
+      ADD_FAILURE() << "no error for an index out of range";
+    } catch (const xdev::Error& e) {
+      EXPECT_EQ(e.code(), xdev::ErrorCode::kInvalidArgument) << e.what();
+      EXPECT_THAT(e.what(), HasSubstr("out of range [0, 5)")) << e.what();
+      EXPECT_THAT(e.what(), HasSubstr(bad[1] == -1 ? "indices[1] = -1" : "indices[2] = 5"));
+    }
+  }
+}
+
+}  // namespace
