@@ -12,7 +12,7 @@
 // uint64 (integers), Max/Min NaN-propagating, LogSumExp the stable (max,
 // sum) pair, ArgMax/ArgMin the first extreme index with NaN winning.
 // Softmax/LogSoftmax take three passes over the line in one kernel: the
-// maximum, Σ e^(x - max) in double, then the outputs (e^(x - max) in the
+// maximum, Σ e^(x - max) in double (compensated), then the outputs (e^(x - max) in the
 // element type, as the cpu plugin).
 //
 // CumSum is a thread per line in axis order (floats accumulate in double and
@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+
+#include <xdev/compensated_sum.hpp>
 
 #include "device_math.cuh"
 #include "indexing.hpp"
@@ -130,9 +132,13 @@ struct ArgReducer {
   __device__ static Out finish(Acc a) { return a.i < 0 ? 0 : a.i; }
 };
 
-// Sum of doubles (Softmax's Σ e^(x - max)).
-struct DoubleSum {
-  __device__ double operator()(double a, double b) const { return a + b; }
+// Partial sums of Softmax's Σ e^(x - max), compensated so the tree of them
+// agrees with a sequential sum within a few ulp (docs/ops.md's tolerance).
+struct MergeSums {
+  __device__ CompensatedSum operator()(CompensatedSum a, const CompensatedSum& b) const {
+    a.add(b);
+    return a;
+  }
 };
 
 // Combines `mine` over the segment of `lanes` threads holding this thread
@@ -200,7 +206,7 @@ __global__ void softmax_kernel(ReduceLayout in, ReduceLayout ol, const T* __rest
                                T* __restrict__ out, int lanes) {
   using Max = ExtremumReducer<T, true>;
   T* top_slots = shared_slots<T>();
-  double* sum_slots = shared_slots<double>();
+  CompensatedSum* sum_slots = shared_slots<CompensatedSum>();
   const int64_t n = in.inner_count;
   for_segment_lines(in.outer_count, lanes, [&](int64_t line, bool active, int lane) {
     const T* p = active ? x + outer_offset<int64_t>(in, line) : x;
@@ -211,13 +217,13 @@ __global__ void softmax_kernel(ReduceLayout in, ReduceLayout ol, const T* __rest
         top = Max::combine(top, p[inner_offset<int64_t>(in, r)]);
     }
     top = segment_reduce(top, top_slots, lanes, [](T a, T b) { return Max::combine(a, b); });
-    double sum = 0.0;
+    CompensatedSum partial;
     if (active) {
       for (int64_t r = lane; r < n; r += lanes) {
-        sum += static_cast<double>(m_exp(p[inner_offset<int64_t>(in, r)] - top));
+        partial.add(static_cast<double>(m_exp(p[inner_offset<int64_t>(in, r)] - top)));
       }
     }
-    sum = segment_reduce(sum, sum_slots, lanes, DoubleSum{});
+    const double sum = segment_reduce(partial, sum_slots, lanes, MergeSums{}).value();
     if (active) {
       if constexpr (kLog) {
         const double log_sum = log(sum);

@@ -154,6 +154,31 @@ class Skips(unittest.TestCase):
         self.assertEqual(code, 1, out)
         self.assertIn("memory.allocate", out)
 
+    def conformance_skip(self, message):
+        path = os.path.join(self.dir.name, "conformance.xml")
+        with open(path, "w") as f:
+            f.write('<testsuites><testsuite name="cuda"><testcase classname="kernel" '
+                    f'name="case"><skipped message="{message}"/>'
+                    '</testcase></testsuite></testsuites>')
+        return run("skips", "--gpus", "1", path)
+
+    def test_conformance_tests_that_do_not_apply_to_the_plugin_are_listed_apart(self):
+        # Seen on an H200: the cuda plugin's memory is not host-addressable,
+        # and it registers every dtype ops.md defines (nothing to refuse).
+        for message in ("the plugin does not declare XDEV_CAP_HOST_ADDRESSABLE",
+                        "every op the plugin registers accepts every dtype docs/ops.md "
+                        "defines for it (nothing to refuse)"):
+            code, out = self.conformance_skip(message)
+            self.assertEqual(code, 0, out)
+            self.assertIn("does not apply to the plugin", out)
+        # The conformance runner says "devices", GoogleTest cases "GPUs".
+        code, out = self.conformance_skip("needs 2 devices; the plugin reports 1")
+        self.assertEqual(code, 0, out)
+        self.assertIn("needs more GPUs", out)
+        # A missing kernel is not "does not apply": it fails.
+        code, out = self.conformance_skip("the plugin registers no kernel for op Abs")
+        self.assertEqual(code, 1, out)
+
     def test_no_results_is_a_failure(self):
         self.assertEqual(run("skips", "--gpus", "1", os.path.join(self.dir.name, "none"))[0], 1)
 
