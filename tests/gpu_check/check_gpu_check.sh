@@ -7,6 +7,8 @@
 #   1 GPU listed, 1 reported       the preflight passes
 #   driver 535 for a CUDA 13 build FAIL before building, with the fix
 #   CUDA_VISIBLE_DEVICES=""        FAIL (every GPU hidden)
+#   SIGTERM while it runs          FAIL, "Interrupted" (a time limit once
+#                                  stopped it and the report said PASS)
 #
 #   check_gpu_check.sh TREE BUILD SIM_PLUGIN_DIR
 set -uo pipefail
@@ -54,6 +56,25 @@ FAKE_GPUS=1 FAKE_DRIVER=535.104.05 XDEV_SIM_DEVICES=1 run old_driver 1 \
   "## Driver: FAILED" "NVIDIA driver 535.104.05 is too old" "R580 or newer" "Fix:"
 CUDA_VISIBLE_DEVICES= FAKE_GPUS=1 XDEV_SIM_DEVICES=1 run all_hidden 1 \
   "CUDA_VISIBLE_DEVICES is set and empty"
+
+# Stopped from outside while nvidia-smi answers (as a machine's time limit
+# stopped it mid-run): the report must not say PASS.
+hold="$work/hold"
+FAKE_GPUS=1 XDEV_SIM_DEVICES=1 FAKE_HOLD_FILE=$hold "$tree/tools/gpu-check" --build "$build" \
+  --no-build --preflight --logs "$work/logs-term" "$work/term.md" > "$work/term.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -e "$hold" ] && break; sleep 0.1; done
+kill -TERM $pid
+rc=0
+wait $pid || rc=$?
+if [ $rc -eq 6 ] && grep -qF -- "- result: FAIL" "$work/term.md" &&
+   grep -qF "## Interrupted: FAILED" "$work/term.md" && grep -qF "SIGTERM" "$work/term.md"; then
+  echo "ok   interrupted (exit $rc)"
+else
+  echo "FAIL interrupted (exit $rc, expected 6 and a FAIL report)"
+  sed 's/^/    /' "$work/term.md" 2>/dev/null | head -40
+  failures=$((failures + 1))
+fi
 
 [ $failures -eq 0 ] && echo "gpu-check preflight behaves" && exit 0
 exit 1
