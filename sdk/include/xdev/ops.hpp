@@ -216,7 +216,7 @@ XDEV_API Tensor gather(const Tensor& params, const Tensor& indices, int axis = 0
 //
 // tf.nn.bias_add (BiasAdd): value (rank >= 2) plus bias (rank 1) along the
 // channel axis, the last for data_format "NHWC", axis 1 for "NCHW".
-//   xdev::Tensor y = xdev::bias_add(x, b);   // x [N, C], b [C]
+//   xdev::Tensor y = xdev::bias_add(x, w);   // x [N, C], w [C]
 XDEV_API Tensor bias_add(const Tensor& value, const Tensor& bias,
                          std::string_view data_format = "NHWC");
 // TF's raw op SoftmaxCrossEntropyWithLogits: features (logits) and labels of
