@@ -454,6 +454,57 @@ Tensor logsumexp(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
   return reduce(OpId::kLogSumExp, x, axes, keepdims);
 }
 
+// --- NN ops ---
+
+Tensor bias_add(const Tensor& value, const Tensor& bias, std::string_view data_format) {
+  const std::string format(data_format);  // NUL-terminated for the attribute
+  Attrs attrs;
+  attrs.add_string(detail::attr::kDataFormat, format.c_str());
+  const Tensor* const inputs[2] = {&value, &bias};
+  return detail::run_defined_op(OpId::kBiasAdd, inputs, attrs);
+}
+
+SoftmaxCrossEntropy softmax_cross_entropy_with_logits(const Tensor& features,
+                                                      const Tensor& labels) {
+  const Tensor* const inputs[2] = {&features, &labels};
+  std::vector<Tensor> out =
+      detail::run_defined_op_outputs(OpId::kSoftmaxCrossEntropyWithLogits, inputs, Attrs{});
+  return {std::move(out[0]), std::move(out[1])};
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int begin_norm_axis,
+                  double epsilon) {
+  const int rank = defined("LayerNorm", x, "x").rank();
+  const int axis = begin_norm_axis < 0 ? begin_norm_axis + rank : begin_norm_axis;
+  if (axis < 0 || axis >= rank) {
+    invalid("LayerNorm", "begin_norm_axis " + std::to_string(begin_norm_axis) +
+                             " is out of range for x of shape " + shape_text(x.shape()));
+  }
+  Attrs attrs;
+  attrs.add_int(detail::attr::kBeginNormAxis, axis);
+  attrs.add_float(detail::attr::kEpsilon, epsilon);
+  const Tensor* const inputs[3] = {&x, &gamma, &beta};
+  return detail::run_defined_op(OpId::kLayerNorm, inputs, attrs);
+}
+
+Tensor dropout(const Tensor& x, double rate, std::optional<uint64_t> seed) {
+  defined("Dropout", x, "x");
+  if (!(rate >= 0.0 && rate < 1.0)) {
+    std::ostringstream text;
+    text << rate;
+    invalid("Dropout", "rate " + text.str() + " must be in [0, 1)");
+  }
+  if (x.dtype() != DType::kFloat32 && x.dtype() != DType::kFloat64) {
+    invalid("Dropout", "x is " + std::string(to_string(x.dtype())) +
+                           "; dropout is defined for float32 and float64");
+  }
+  // tf.nn.dropout: keep where a uniform sample in [0, 1) is >= rate.
+  const Tensor u = random_uniform(x.shape(), 0.0, 1.0, x.dtype(), seed);
+  const Tensor keep = greater_equal(u, scalar_like(u, Literal(rate)));
+  const Tensor scaled = mul(x, scalar_like(x, Literal(1.0 / (1.0 - rate))));
+  return select(keep, scaled, scalar_like(x, Literal(0.0)));
+}
+
 // A strided view with the axes permuted, made contiguous by Copy.
 Tensor transpose(const Tensor& x, const std::vector<int>& perm) {
   defined("Transpose", x, "x");

@@ -324,6 +324,80 @@ void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
   }
 }
 
+// --- NN ops (issue 13) -----------------------------------------------------------------
+
+// kBiasAdd: value of rank >= 2, bias of rank 1 as long as value's channel
+// axis (the last for NHWC, 1 for NCHW); the output has value's shape.
+void bias_add_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                    std::span<Shape> out) {
+  const Shape& value = *in[0];
+  const Shape& bias = *in[1];
+  const std::string_view format = attrs.get_string(attr::kDataFormat);
+  if (value.rank() < 2) {
+    throw_invalid(def, "value of shape " + shape_text(value) + " has rank " +
+                           std::to_string(value.rank()) + "; it needs rank >= 2");
+  }
+  const size_t channel = format == "NCHW" ? 1 : static_cast<size_t>(value.rank() - 1);
+  if (bias.rank() != 1 || bias[0] != value[channel]) {
+    throw_invalid(def, "bias of shape " + shape_text(bias) + " must be (" +
+                           std::to_string(value[channel]) + ",), the channel dimension " +
+                           std::to_string(channel) + " of value " + shape_text(value) +
+                           " (data_format " + std::string(format) + ")");
+  }
+  for (Shape& s : out) s = value;
+}
+
+// kXent: features and labels of rank 2, [batch, classes], each dimension
+// equal or 1 in one of them (broadcast); loss [batch], backprop [batch, classes].
+void xent_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues&,
+                std::span<Shape> out) {
+  const Shape& f = *in[0];
+  const Shape& l = *in[1];
+  if (f.rank() != 2 || l.rank() != 2) {
+    throw_invalid(def, "features " + shape_text(f) + " and labels " + shape_text(l) +
+                           " must both have rank 2 (batch, classes)");
+  }
+  Shape both;
+  for (size_t k = 0; k < 2; ++k) {
+    if (f[k] != l[k] && f[k] != 1 && l[k] != 1) {
+      throw_invalid(def, "features " + shape_text(f) + " and labels " + shape_text(l) +
+                             " cannot be broadcast together (dimension " + std::to_string(k) +
+                             ": " + std::to_string(f[k]) + " vs " + std::to_string(l[k]) + ")");
+    }
+    both.push_back(f[k] == 1 ? l[k] : f[k]);
+  }
+  out[0] = Shape{both[0]};
+  out[1] = both;
+}
+
+// kLayerNorm: x of rank >= 1, `begin_norm_axis` < its rank, gamma and beta
+// of x's shape from that axis on; `epsilon` >= 0. The output has x's shape.
+void layer_norm_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                      std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const int64_t axis = attrs.get_int(attr::kBeginNormAxis);
+  if (axis >= x.rank()) {
+    throw_invalid(def, "begin_norm_axis " + std::to_string(axis) + " is out of range for x of shape " +
+                           shape_text(x) + " (rank " + std::to_string(x.rank()) + ")");
+  }
+  Shape params;
+  for (int k = static_cast<int>(axis); k < x.rank(); ++k) params.push_back(x[static_cast<size_t>(k)]);
+  for (size_t i = 1; i < 3; ++i) {
+    if (!(*in[i] == params)) {
+      throw_invalid(def, std::string(def.input(i).name) + " has shape " + shape_text(*in[i]) +
+                             "; it must be " + shape_text(params) + ", x " + shape_text(x) +
+                             " from begin_norm_axis " + std::to_string(axis) + " on");
+    }
+  }
+  const double epsilon = attrs.get_float(attr::kEpsilon);
+  if (!(epsilon >= 0.0)) {
+    std::ostringstream text;
+    text << epsilon;
+    throw_invalid(def, "epsilon " + text.str() + " must be >= 0");
+  }
+  for (Shape& s : out) s = x;
+}
+
 // kFromAttr: the `shape` attribute (its dimensions are >= 0 by its range).
 void attr_shape(const OpDef& def, std::span<const Shape* const>, const AttrValues& attrs,
                 std::span<Shape> out) {
@@ -761,6 +835,62 @@ constexpr OpDef kGatherV2Def = [] {
   return def;
 }();
 
+// NN ops (issue 13): TensorFlow's raw ops. Float math accumulates in double
+// (docs/ops.md "Semantics").
+constexpr const char* kDataFormats[] = {"NHWC", "NCHW"};
+constexpr InputDef kBiasAddInputs[] = {{"value", kFloatDTypes}, {"bias", kFloatDTypes, 0}};
+constexpr AttrDef kBiasAddAttrs[] = {
+    {.name = attr::kDataFormat, .kind = XDEV_ATTR_STRING,
+     .doc = "NHWC: bias along the last axis; NCHW: along axis 1", .required = false,
+     .choices = kDataFormats},
+};
+constexpr OpDef kBiasAddDef = {.id = OpId::kBiasAdd,
+                               .name = "BiasAdd",
+                               .summary = "value + bias along the channel axis (tf.nn.bias_add)",
+                               .inputs = kBiasAddInputs,
+                               .attrs = kBiasAddAttrs,
+                               .outputs = kOutputLikeInput,
+                               .shape_class = ShapeClass::kBiasAdd,
+                               .shape = bias_add_shape,
+                               .output_doc = "shape of `value`",
+                               .contiguous_inputs = true};
+
+constexpr InputDef kXentInputs[] = {{"features", kFloatDTypes}, {"labels", kFloatDTypes, 0}};
+constexpr OutputDef kXentOutputs[] = {{"loss"}, {"backprop"}};
+constexpr OpDef kSoftmaxCrossEntropyWithLogitsDef = {
+    .id = OpId::kSoftmaxCrossEntropyWithLogits,
+    .name = "SoftmaxCrossEntropyWithLogits",
+    .summary = "loss = −Σ labels · log softmax(features) per row; backprop = softmax(features) "
+               "− labels",
+    .inputs = kXentInputs,
+    .outputs = kXentOutputs,
+    .shape_class = ShapeClass::kXent,
+    .shape = xent_shape,
+    .output_doc = "loss `[batch]`, backprop `[batch, classes]` (the broadcast shape)",
+    .contiguous_inputs = true};
+
+constexpr InputDef kLayerNormInputs[] = {
+    {"x", kFloatDTypes}, {"gamma", kFloatDTypes, 0}, {"beta", kFloatDTypes, 0}};
+constexpr AttrDef kLayerNormAttrs[] = {
+    {.name = attr::kBeginNormAxis, .kind = XDEV_ATTR_INT,
+     .doc = "the first normalised axis, < rank (the SDK maps a negative one)", .min = 0,
+     .max = kMaxRank - 1},
+    {.name = attr::kEpsilon, .kind = XDEV_ATTR_FLOAT, .doc = "added to the variance, >= 0",
+     .required = false, .default_float = 1e-3, .finite = true},
+};
+constexpr OpDef kLayerNormDef = {
+    .id = OpId::kLayerNorm,
+    .name = "LayerNorm",
+    .summary = "(x − mean) / √(variance + epsilon) · gamma + beta over the axes from "
+               "`begin_norm_axis`",
+    .inputs = kLayerNormInputs,
+    .attrs = kLayerNormAttrs,
+    .outputs = kOutputLikeInput,
+    .shape_class = ShapeClass::kLayerNorm,
+    .shape = layer_norm_shape,
+    .output_doc = "shape of `x`",
+    .contiguous_inputs = true};
+
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};
 #undef XDEV_OP_DEF
@@ -781,6 +911,9 @@ constexpr bool table_is_consistent() {
     if (d.outputs.empty() || d.outputs.size() > kMaxOpOutputs) return false;
     if (d.shape == nullptr || d.summary == nullptr || d.output_doc == nullptr) return false;
     if (d.variadic && d.inputs.empty()) return false;
+    for (const AttrDef& a : d.attrs) {
+      if (a.kind == XDEV_ATTR_STRING && a.choices.empty()) return false;
+    }
     for (const InputDef& in : d.inputs) {
       if (in.dtypes == 0 || (in.dtypes & ~kAllDTypes) != 0) return false;
     }
@@ -825,6 +958,23 @@ std::string range_text(const AttrDef& a) {
   return "in [" + std::to_string(a.min) + ", " + std::to_string(a.max) + "]";
 }
 
+// The position of `value` among a string attribute's choices, or -1 (NULL
+// included). An attribute without choices takes any string.
+int choice_index(const AttrDef& a, const char* value) {
+  if (value == nullptr) return -1;
+  if (a.choices.empty()) return 0;
+  for (size_t k = 0; k < a.choices.size(); ++k) {
+    if (std::strcmp(a.choices[k], value) == 0) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+std::string choices_text(const AttrDef& a) {
+  std::string text;
+  for (size_t k = 0; k < a.choices.size(); ++k) text += (k ? ", " : "") + std::string(a.choices[k]);
+  return text;
+}
+
 // One given attribute against its definition, quickly: true when it is fine
 // (check_attr then says what is wrong).
 inline bool attr_fits(const AttrDef& a, const xdev_attr_t& v) {
@@ -846,7 +996,7 @@ inline bool attr_fits(const AttrDef& a, const xdev_attr_t& v) {
       }
       return true;
     }
-    case XDEV_ATTR_STRING: return true;
+    case XDEV_ATTR_STRING: return choice_index(a, v.value.s) >= 0;
   }
   return false;
 }
@@ -906,7 +1056,9 @@ void check_attr(const OpDef& def, const AttrDef& a, const xdev_attr_t& v) {
       break;
     }
     case XDEV_ATTR_STRING:
-      break;
+      if (v.value.s == nullptr) throw_invalid(def, what() + " is a NULL string");
+      throw_invalid(def, what() + " is \"" + v.value.s + "\"; it must be one of " +
+                             choices_text(a));
   }
 }
 
@@ -922,7 +1074,7 @@ xdev_attr_t kernel_attr(const AttrDef& a, const xdev_attr_t* given) {
     case XDEV_ATTR_FLOAT: v.value.f = a.default_float; break;
     case XDEV_ATTR_DTYPE: v.value.dtype = static_cast<xdev_dtype_t>(a.default_dtype); break;
     case XDEV_ATTR_INTS: v.value.ints = {nullptr, 0}; break;
-    case XDEV_ATTR_STRING: v.value.s = ""; break;
+    case XDEV_ATTR_STRING: v.value.s = a.choices.empty() ? "" : a.choices[0]; break;
   }
   return v;
 }
@@ -1051,6 +1203,13 @@ std::span<const int64_t> AttrValues::get_ints(const char* name) const {
   find(name, XDEV_ATTR_INTS, v);
   if (v == nullptr) return {};
   return {v->value.ints.values, static_cast<size_t>(v->value.ints.count)};
+}
+
+std::string_view AttrValues::get_string(const char* name) const {
+  const xdev_attr_t* v;
+  const AttrDef& a = find(name, XDEV_ATTR_STRING, v);
+  if (v != nullptr && v->value.s != nullptr) return v->value.s;
+  return a.choices.empty() ? "" : a.choices[0];
 }
 
 // --- check_call ---------------------------------------------------------------------

@@ -105,7 +105,10 @@ namespace xdev::detail {
   X(Identity)       \
   X(Tile)           \
   X(PadV2)          \
-  X(GatherV2)
+  X(GatherV2)       \
+  X(BiasAdd)        \
+  X(SoftmaxCrossEntropyWithLogits) \
+  X(LayerNorm)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -145,6 +148,9 @@ inline constexpr char kReverse[] = "reverse";
 inline constexpr char kMultiples[] = "multiples";
 inline constexpr char kPaddings[] = "paddings";
 inline constexpr char kConstantValues[] = "constant_values";
+inline constexpr char kDataFormat[] = "data_format";
+inline constexpr char kBeginNormAxis[] = "begin_norm_axis";
+inline constexpr char kEpsilon[] = "epsilon";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -186,7 +192,8 @@ struct OutputDef {
   DType fixed = DType::kBool;
 };
 
-// Kinds are the ABI's (XDEV_ATTR_BOOL, ...); strings are not used by any op.
+// Kinds are the ABI's (XDEV_ATTR_BOOL, ...). A string attribute is one of
+// its `choices` (BiasAdd's data_format: "NHWC" or "NCHW").
 struct AttrDef {
   const char* name;
   xdev_attr_kind_t kind;
@@ -201,6 +208,8 @@ struct AttrDef {
   int64_t max = INT64_MAX;
   bool finite = false;           // kFloat: NaN and infinities are refused
   uint64_t dtypes = kAllDTypes;  // kDType: the values allowed
+  // kString: the values allowed (the first is the default when not required).
+  std::span<const char* const> choices = {};
   // false: only the core uses it (a creation op's shape and dtype); the
   // kernel gets it through the output tensor instead.
   bool to_kernel = true;
@@ -220,6 +229,9 @@ enum class ShapeClass : uint8_t {
   kTile,       // input 0 repeated `multiples` times along each axis (Tile)
   kPad,        // input 0 with `paddings` before and after each axis (PadV2)
   kGather,     // slices of input 0 along `axis` picked by the indices of input 1 (GatherV2)
+  kBiasAdd,    // input 0 of rank >= 2 plus input 1 (rank 1) along its channel axis
+  kXent,       // [batch, classes] features and labels (rows or columns of 1 broadcast)
+  kLayerNorm,  // input 0 normalised over its axes from `begin_norm_axis`; gamma, beta of those
 };
 
 // Output shapes from input shapes and attributes. Throws
@@ -280,6 +292,7 @@ class AttrValues {
   double get_float(const char* name) const;
   DType get_dtype(const char* name) const;
   std::span<const int64_t> get_ints(const char* name) const;
+  std::string_view get_string(const char* name) const;
 
  private:
   // The def's attribute `name` of `kind` and its given value (or nullptr).

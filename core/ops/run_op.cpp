@@ -19,7 +19,7 @@ namespace {
 
 // Calls `kernel` for `op` on `device`'s stream with `inputs` and one output.
 void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* op, DType dtype,
-            std::span<TensorImpl* const> inputs, const TensorImpl& out,
+            std::span<TensorImpl* const> inputs, std::span<const TensorImpl* const> outs,
             std::span<const xdev_attr_t> attrs) {
   constexpr size_t kInline = 8;
   std::array<xdev_tensor_t, kInline> inline_descs;
@@ -41,9 +41,15 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
                              t->shape.data(), t->strides.data()};
     desc_ptrs[i] = &descs[i];
   }
-  xdev_tensor_t out_desc{out.storage->data, out.byte_offset, static_cast<xdev_dtype_t>(out.dtype),
-                         out.shape.rank(), out.shape.data(), out.strides.data()};
-  const xdev_tensor_t* out_ptr = &out_desc;
+  std::array<xdev_tensor_t, kMaxOpOutputs> out_descs;
+  std::array<const xdev_tensor_t*, kMaxOpOutputs> out_ptrs;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const TensorImpl& out = *outs[o];
+    out_descs[o] = xdev_tensor_t{out.storage->data, out.byte_offset,
+                                 static_cast<xdev_dtype_t>(out.dtype), out.shape.rank(),
+                                 out.shape.data(), out.strides.data()};
+    out_ptrs[o] = &out_descs[o];
+  }
 
   xdev_kernel_call_t call{};
   call.struct_size = XDEV_KERNEL_CALL_STRUCT_SIZE;
@@ -52,8 +58,8 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
   call.stream = device->stream();
   call.inputs = desc_ptrs;
   call.input_count = static_cast<uint32_t>(inputs.size());
-  call.outputs = &out_ptr;
-  call.output_count = 1;
+  call.outputs = out_ptrs.data();
+  call.output_count = static_cast<uint32_t>(outs.size());
   call.attrs = attrs.empty() ? nullptr : attrs.data();
   call.attr_count = static_cast<uint32_t>(attrs.size());
   // ABI 1.2: scratch memory from this device's pool (kernel_scratch.hpp),
@@ -86,7 +92,8 @@ std::shared_ptr<TensorImpl> make_contiguous(LogicalDeviceState* device, const Te
   if (dense->num_elements() == 0) return dense;
   if (const KernelEntry* copy = device->kernels().find(OpId::kCopy, t.dtype, t.dtype)) {
     TensorImpl* const inputs[1] = {const_cast<TensorImpl*>(&t)};
-    launch(device, *copy, "Copy", t.dtype, inputs, *dense, {});
+    const TensorImpl* const outs[1] = {dense.get()};
+    launch(device, *copy, "Copy", t.dtype, inputs, outs, {});
     return dense;
   }
   HostTensor host = read_to_host(t);
@@ -168,6 +175,19 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs,
 
 Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
               std::span<const xdev_attr_t> attrs) {
+  Tensor out;
+  run_op_into(request, inputs, attrs, std::span<Tensor>(&out, 1));
+  return out;
+}
+
+void run_op_into(const OpRequest& request, std::span<const Tensor* const> inputs,
+                 std::span<const xdev_attr_t> attrs, std::span<Tensor> outputs) {
+  if (outputs.size() != 1 + request.more_outputs.size() || outputs.size() > kMaxOpOutputs) {
+    throw Error(ErrorCode::kInternal, std::string(op_name(request.op)) + ": " +
+                                          std::to_string(outputs.size()) +
+                                          " output tensors for a request of " +
+                                          std::to_string(1 + request.more_outputs.size()));
+  }
   Runtime& rt = Runtime::global();
   rt.ensure_initialized();
   const bool traced = trace::on();
@@ -239,10 +259,21 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
 
   std::shared_ptr<TensorImpl> out =
       make_tensor(device, request.output_dtype, request.output_shape, op_name(request.op));
+  // Further outputs (SoftmaxCrossEntropyWithLogits' backprop).
+  std::array<std::shared_ptr<TensorImpl>, kMaxOpOutputs> more;
+  std::array<const TensorImpl*, kMaxOpOutputs> outs{out.get()};
+  bool any_elements = out->num_elements() > 0;
+  for (size_t o = 0; o < request.more_outputs.size(); ++o) {
+    const OutputRequest& r = request.more_outputs[o];
+    more[o] = make_tensor(device, r.dtype, r.shape, op_name(request.op));
+    outs[o + 1] = more[o].get();
+    any_elements = any_elements || more[o]->num_elements() > 0;
+  }
   const uint64_t begin_ns = traced ? trace::now_ns() : 0;
-  if (out->num_elements() > 0) {
+  if (any_elements) {
     launch(device, *decision->kernel, decision->op.c_str(), request.input_dtype,
-           std::span<TensorImpl* const>(in, inputs.size()), *out, attrs);
+           std::span<TensorImpl* const>(in, inputs.size()),
+           std::span<const TensorImpl* const>(outs.data(), outputs.size()), attrs);
   }
   if (traced) {
     trace_op(*decision, request, std::span<TensorImpl* const>(in, inputs.size()), *out,
@@ -250,7 +281,8 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
   }
   if (log_placement_enabled()) log_placement(decision->op, device->name());
   record_placement(decision, bytes_copied);
-  return Tensor(std::move(out));
+  outputs[0] = Tensor(std::move(out));
+  for (size_t o = 0; o < request.more_outputs.size(); ++o) outputs[o + 1] = Tensor(std::move(more[o]));
 }
 
 void Attrs::throw_full(const char* name) {
@@ -310,14 +342,38 @@ void check_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attr
   [[maybe_unused]] const CheckedOpCall checked(op, inputs, attrs);
 }
 
+std::vector<Tensor> run_defined_op_outputs(OpId op, std::span<const Tensor* const> inputs,
+                                           const Attrs& attrs) {
+  CheckedOpCall checked(op, inputs, attrs);
+  const OpDef& def = checked.def;
+  const CheckedCall& call = checked.call;
+  if (def.broadcast_inputs) {
+    // Broadcast views are made for ops of one output (run_defined_op).
+    throw Error(ErrorCode::kInternal, std::string(def.name) + ": broadcast_inputs needs one output");
+  }
+  std::array<OutputRequest, kMaxOpOutputs> more;
+  for (size_t o = 1; o < call.output_count; ++o) {
+    more[o - 1] = OutputRequest{call.output_dtypes[o], call.output_shapes[o]};
+  }
+  OpRequest request{op, call.kernel_input_dtype, call.output_dtypes[0], call.output_shapes[0],
+                    def.contiguous_inputs};
+  request.more_outputs = std::span<const OutputRequest>(more.data(), call.output_count - 1);
+  std::vector<Tensor> outputs(call.output_count);
+  run_op_into(request, inputs,
+              std::span<const xdev_attr_t>(call.kernel_attrs.data(), call.kernel_attr_count),
+              outputs);
+  return outputs;
+}
+
 Tensor run_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs) {
   CheckedOpCall checked(op, inputs, attrs);
   const OpDef& def = checked.def;
   const CheckedCall& call = checked.call;
   PerInput<InputInfo>& info = checked.info;
   if (call.output_count != 1) {
-    throw Error(ErrorCode::kUnimplemented,
-                std::string(def.name) + ": the eager path runs ops of one output (run_op.hpp)");
+    throw Error(ErrorCode::kInternal, std::string(def.name) + " has " +
+                                          std::to_string(call.output_count) +
+                                          " outputs: run it with run_defined_op_outputs");
   }
   const Shape& out = call.output_shapes[0];
   OpRequest request{op, call.kernel_input_dtype, call.output_dtypes[0], out,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <xdev/plugin.h>
 #include <xdev/tensor.hpp>
@@ -48,6 +49,11 @@ class Attrs {
     a.value.ints.count = count;
     return *this;
   }
+  // `value` must outlive the op call.
+  Attrs& add_string(const char* name, const char* value) {
+    add(name, XDEV_ATTR_STRING).value.s = value;
+    return *this;
+  }
   const xdev_attr_t* data() const { return items_.data(); }
   uint32_t size() const { return count_; }
   operator std::span<const xdev_attr_t>() const { return {items_.data(), count_}; }
@@ -65,6 +71,12 @@ class Attrs {
   uint32_t count_ = 0;
 };
 
+// An output after the first of an op of several outputs.
+struct OutputRequest {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+};
+
 struct OpRequest {
   OpId op;
   DType input_dtype;   // the dtype kernels are looked up by
@@ -75,6 +87,10 @@ struct OpRequest {
   // place (after waiting for their stream) instead of copied: they share
   // one address space. Used by all-reduce.
   bool share_physical_inputs = false;
+  // Outputs 1, 2, ... of an op of several (output 0 is the fields above);
+  // they must outlive the call. The kernel is called unless every output is
+  // empty.
+  std::span<const OutputRequest> more_outputs = {};
 };
 
 // Places and runs `request` on `inputs`; returns the output tensor. The
@@ -85,6 +101,10 @@ Tensor run_op(const OpRequest& request, std::span<const Tensor* const> inputs,
               std::span<const xdev_attr_t> attrs);
 Tensor run_op(const OpRequest& request, std::span<const Tensor> inputs,
               std::span<const xdev_attr_t> attrs);
+// The same for an op of one or more outputs: `outputs` (1 +
+// request.more_outputs.size() of them) receive them in order.
+void run_op_into(const OpRequest& request, std::span<const Tensor* const> inputs,
+                 std::span<const xdev_attr_t> attrs, std::span<Tensor> outputs);
 
 // Checks a call of `op` against its table entry (op_table.hpp: check_call)
 // without running it. Throws xdev::Error(kInvalidArgument) naming the op and
@@ -95,6 +115,11 @@ void check_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attr
 // (as check_defined_op), passes broadcast inputs as stride-0 views of the
 // output shape when the entry says so, and runs it with the attributes the
 // kernel gets (defaults filled in, core-only ones left out).
+// An op of one output only (kInternal otherwise).
 Tensor run_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs);
+// Every output of `op`, in the entry's order (SoftmaxCrossEntropyWithLogits:
+// loss, backprop); the entry may not ask for broadcast_inputs.
+std::vector<Tensor> run_defined_op_outputs(OpId op, std::span<const Tensor* const> inputs,
+                                           const Attrs& attrs);
 
 }  // namespace xdev::detail

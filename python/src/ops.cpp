@@ -236,6 +236,40 @@ void bind_nn(nb::module_& m) {
   def_softmax<xdev::softmax>(m, "softmax", "eˣ / Σ eˣ along `axis` (None: the last) (Softmax).");
   def_softmax<xdev::log_softmax>(m, "log_softmax",
                                  "x - ln Σ eˣ along `axis` (None: the last) (LogSoftmax).");
+  m.def("bias_add", [](nb::handle value, nb::handle bias, const std::string& data_format) {
+    auto [v, b] = operands(value, bias);
+    nb::gil_scoped_release release;
+    return xdev::bias_add(v, b, data_format);
+  }, nb::arg("value"), nb::arg("bias"), nb::arg("data_format") = "NHWC",
+        "value + bias along the last axis (NHWC) or axis 1 (NCHW) (BiasAdd).");
+  m.def("softmax_cross_entropy_with_logits_raw", [](nb::handle features, nb::handle labels) {
+    auto [f, l] = operands(features, labels);
+    SoftmaxCrossEntropy out;
+    {
+      nb::gil_scoped_release release;
+      out = xdev::softmax_cross_entropy_with_logits(f, l);
+    }
+    return nb::make_tuple(out.loss, out.backprop);
+  }, nb::arg("features"), nb::arg("labels"),
+        "TF's raw op: (loss [batch], backprop [batch, classes]) of [batch, classes] features "
+        "and labels (SoftmaxCrossEntropyWithLogits).");
+  m.def("layer_norm", [](nb::handle x, nb::handle gamma, nb::handle beta, int begin_norm_axis,
+                         double epsilon) {
+    Tensor t = to_tensor(x);
+    Tensor g = to_tensor(gamma, t.dtype());
+    Tensor b = to_tensor(beta, t.dtype());
+    nb::gil_scoped_release release;
+    return xdev::layer_norm(t, g, b, begin_norm_axis, epsilon);
+  }, nb::arg("x"), nb::arg("gamma"), nb::arg("beta"), nb::arg("begin_norm_axis") = -1,
+        nb::arg("epsilon") = 1e-3,
+        "(x - mean) / sqrt(variance + epsilon) * gamma + beta over the axes from "
+        "begin_norm_axis (LayerNorm).");
+  m.def("dropout", [](nb::handle x, double rate, std::optional<uint64_t> seed) {
+    Tensor t = to_tensor(x);
+    nb::gil_scoped_release release;
+    return xdev::dropout(t, rate, seed);
+  }, nb::arg("x"), nb::arg("rate"), nb::arg("seed").none() = nb::none(),
+        "x / (1 - rate) where a uniform sample is >= rate, else 0 (tf.nn.dropout).");
 }
 
 // A list of tensor-likes as tensors: numbers and NumPy arrays take the dtype

@@ -779,6 +779,24 @@ def softmax(logits: object, axis: object | None = None) -> Tensor:
 def log_softmax(logits: object, axis: object | None = None) -> Tensor:
     """x - ln Σ eˣ along `axis` (None: the last) (LogSoftmax)."""
 
+def bias_add(value: object, bias: object, data_format: str = 'NHWC') -> Tensor:
+    """value + bias along the last axis (NHWC) or axis 1 (NCHW) (BiasAdd)."""
+
+def softmax_cross_entropy_with_logits_raw(features: object, labels: object) -> tuple:
+    """
+    TF's raw op: (loss [batch], backprop [batch, classes]) of [batch, classes] features and labels (SoftmaxCrossEntropyWithLogits).
+    """
+
+def layer_norm(x: object, gamma: object, beta: object, begin_norm_axis: int = -1, epsilon: float = 0.001) -> Tensor:
+    """
+    (x - mean) / sqrt(variance + epsilon) * gamma + beta over the axes from begin_norm_axis (LayerNorm).
+    """
+
+def dropout(x: object, rate: float, seed: int | None = None) -> Tensor:
+    """
+    x / (1 - rate) where a uniform sample is >= rate, else 0 (tf.nn.dropout).
+    """
+
 def concat(values: object, axis: object) -> Tensor:
     """
     The tensors joined along an existing `axis` (negative: from the end) (ConcatV2).

@@ -104,6 +104,46 @@ TEST(OpTable, AttributesAreCheckedAgainstTheirDefinitions) {
               HasSubstr("Mean: axes {0, 0} must be sorted, unique and in [0, 2)"));
 }
 
+// A string attribute is one of its choices; the first is its default.
+TEST(OpTable, StringAttributesTakeOneOfTheirChoices) {
+  const Shape value{2, 3, 4}, bias{4};
+  const std::vector<InputInfo> in = {{DType::kFloat32, &value}, {DType::kFloat32, &bias}};
+  CheckedCall call;
+  check_call(op_def(OpId::kBiasAdd), in, {}, call);
+  ASSERT_EQ(call.kernel_attr_count, 1u);
+  EXPECT_STREQ(call.kernel_attrs[0].name, "data_format");
+  ASSERT_EQ(call.kernel_attrs[0].kind, XDEV_ATTR_STRING);
+  EXPECT_STREQ(call.kernel_attrs[0].value.s, "NHWC");
+  xdev_attr_t format{};
+  format.name = "data_format";
+  format.kind = XDEV_ATTR_STRING;
+  format.value.s = "NCWH";
+  EXPECT_THAT(refusal(OpId::kBiasAdd, in, {format}),
+              HasSubstr("BiasAdd: attribute 'data_format' is \"NCWH\"; it must be one of NHWC, "
+                        "NCHW"));
+  format.value.s = nullptr;
+  EXPECT_THAT(refusal(OpId::kBiasAdd, in, {format}),
+              HasSubstr("BiasAdd: attribute 'data_format' is a NULL string"));
+  // NCHW: the bias runs along axis 1 (3), not 4.
+  format.value.s = "NCHW";
+  EXPECT_THAT(refusal(OpId::kBiasAdd, in, {format}),
+              HasSubstr("bias of shape (4,) must be (3,), the channel dimension 1"));
+}
+
+// An op of two outputs gets a shape and dtype for each.
+TEST(OpTable, SeveralOutputsGetTheirOwnShapes) {
+  const Shape features{5, 3}, labels{1, 3};
+  CheckedCall call;
+  check_call(op_def(OpId::kSoftmaxCrossEntropyWithLogits),
+             std::vector<InputInfo>{{DType::kFloat64, &features}, {DType::kFloat64, &labels}}, {},
+             call);
+  ASSERT_EQ(call.output_count, 2u);
+  EXPECT_EQ(call.output_shapes[0], (Shape{5}));
+  EXPECT_EQ(call.output_shapes[1], (Shape{5, 3}));
+  EXPECT_EQ(call.output_dtypes[1], DType::kFloat64);
+  EXPECT_EQ(call.output_bytes[1], 5u * 3u * 8u);
+}
+
 TEST(OpTable, InputsAreCountedAndTheirDtypesChecked) {
   const Shape s{2};
   EXPECT_THAT(refusal(OpId::kAdd, {{DType::kFloat32, &s}}, {}),

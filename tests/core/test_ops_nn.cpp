@@ -1,7 +1,9 @@
 // The NN ops of issue 13 through the public SDK, against values computed by
 // hand (TensorFlow semantics, docs/ops.md), on the cpu plugin: Softmax and
 // LogSoftmax along any axis, large logits, NaN, empty lines, strided views,
-// the parallel path, and refused calls.
+// the parallel path, and refused calls; BiasAdd (NHWC and NCHW),
+// SoftmaxCrossEntropyWithLogits (two outputs, broadcast labels), LayerNorm and
+// dropout the same way.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -139,6 +141,159 @@ TEST(OpsNn, RefusedCallsNameTheOpAndTheValue) {
   const Tensor x = f32({1.0f, 2.0f});
   expect_refused([&] { (void)xdev::log_softmax(x, 1); }, {"LogSoftmax", "axis 1"});
   expect_refused([&] { (void)xdev::softmax(xdev::constant(1.0f)); }, {"Softmax", "axis"});
+}
+
+// --- BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm, dropout -------------------
+
+TEST(OpsNn, BiasAddAlongTheLastAxisOrAxisOne) {
+  const Tensor x = xdev::constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  const Tensor b = xdev::constant({10.0, 20.0, 30.0});
+  EXPECT_EQ(xdev::bias_add(x, b).to_vector<double>(),
+            (std::vector<double>{11, 22, 33, 14, 25, 36}));
+  // NCHW: [N=1, C=2, W=3], bias along axis 1.
+  const Tensor y = xdev::constant(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape{1, 2, 3});
+  EXPECT_EQ(xdev::bias_add(y, f32({0.5f, -1.0f}), "NCHW").to_vector<float>(),
+            (std::vector<float>{1.5f, 2.5f, 3.5f, 3, 4, 5}));
+  // NCHW of rank 2 is axis 1, the last.
+  EXPECT_EQ(xdev::bias_add(x, b, "NCHW").to_vector<double>(),
+            xdev::bias_add(x, b).to_vector<double>());
+  // A transposed (strided) value: the core makes it contiguous first.
+  const Tensor t = xdev::transpose(xdev::constant({{1.0, 2.0}, {3.0, 4.0}}));
+  EXPECT_EQ(xdev::bias_add(t, xdev::constant({0.0, 100.0})).to_vector<double>(),
+            (std::vector<double>{1, 103, 2, 104}));
+  EXPECT_EQ(xdev::bias_add(xdev::zeros(Shape{0, 3}), f32({1, 2, 3})).shape(), (Shape{0, 3}));
+  // The parallel path: 4 M elements, NHWC and NCHW.
+  const Tensor big = xdev::zeros(Shape{64, 8, 64, 128});
+  const Tensor bias8 = f32({0, 1, 2, 3, 4, 5, 6, 7});
+  const std::vector<float> nchw = xdev::bias_add(big, bias8, "NCHW").to_vector<float>();
+  EXPECT_EQ(nchw[5 * 8 * 64 * 128 + 3 * 64 * 128 + 77], 3.0f);
+  const Tensor bias128 = xdev::fill(Shape{128}, 2.0);
+  EXPECT_EQ(xdev::sum(xdev::bias_add(big, bias128)).to_vector<float>()[0], 2.0f * 64 * 8 * 64 * 128);
+}
+
+TEST(OpsNn, BiasAddRefusesWhatTensorFlowRefuses) {
+  const Tensor x = f32({1, 2, 3});
+  expect_refused([&] { (void)xdev::bias_add(x, f32({1, 2, 3})); }, {"BiasAdd", "rank 1"});
+  const Tensor m = xdev::zeros(Shape{2, 3, 4});
+  expect_refused([&] { (void)xdev::bias_add(m, f32({1, 2, 3})); },
+                 {"BiasAdd", "(3,)", "must be (4,)", "NHWC"});
+  expect_refused([&] { (void)xdev::bias_add(m, f32({1, 2}), "NCHW"); },
+                 {"BiasAdd", "(2,)", "must be (3,)", "NCHW"});
+  expect_refused([&] { (void)xdev::bias_add(m, f32({1, 2, 3, 4}), "NCWH"); },
+                 {"BiasAdd", "data_format", "NCWH", "NHWC, NCHW"});
+  const Tensor ints = xdev::constant({{1, 2}});
+  expect_refused([&] { (void)xdev::bias_add(ints, xdev::constant({1, 2})); }, {"BiasAdd", "int32"});
+  expect_refused([&] { (void)xdev::bias_add(xdev::zeros(Shape{2, 2}), xdev::constant({1.0, 2.0})); },
+                 {"BiasAdd", "float32", "float64"});
+}
+
+TEST(OpsNn, SoftmaxCrossEntropyWithLogitsGivesLossAndBackprop) {
+  const Tensor features = xdev::constant({{0.0, 0.0}, {1.0, 2.0}});
+  const Tensor labels = xdev::constant({{0.5, 0.5}, {0.0, 1.0}});
+  const auto [loss, backprop] = xdev::softmax_cross_entropy_with_logits(features, labels);
+  ASSERT_EQ(loss.shape(), (Shape{2}));
+  ASSERT_EQ(backprop.shape(), (Shape{2, 2}));
+  const double e = std::exp(1.0);
+  const std::vector<double> l = loss.to_vector<double>();
+  EXPECT_NEAR(l[0], std::log(2.0), 1e-15);
+  EXPECT_NEAR(l[1], std::log1p(1.0 / e), 1e-15);
+  const std::vector<double> bp = backprop.to_vector<double>();
+  EXPECT_NEAR(bp[0], 0.0, 1e-16);
+  EXPECT_NEAR(bp[1], 0.0, 1e-16);
+  EXPECT_NEAR(bp[2], 1.0 / (1.0 + e), 1e-15);
+  EXPECT_NEAR(bp[3], e / (1.0 + e) - 1.0, 1e-15);
+  // Labels of one row broadcast over the batch; logits of 1000 do not overflow.
+  const auto big = xdev::softmax_cross_entropy_with_logits(
+      xdev::constant({{1000.0f, 0.0f}, {0.0f, 1000.0f}}), xdev::constant({{1.0f, 0.0f}}));
+  EXPECT_EQ(big.loss.to_vector<float>(), (std::vector<float>{0.0f, 1000.0f}));
+  EXPECT_EQ(big.backprop.to_vector<float>(), (std::vector<float>{0.0f, 0.0f, -1.0f, 1.0f}));
+  // No classes: a loss of 0 per row; no rows: empty outputs.
+  const auto none = xdev::softmax_cross_entropy_with_logits(xdev::zeros(Shape{3, 0}),
+                                                            xdev::zeros(Shape{3, 0}));
+  EXPECT_EQ(none.loss.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(none.backprop.shape(), (Shape{3, 0}));
+  EXPECT_EQ(xdev::softmax_cross_entropy_with_logits(xdev::zeros(Shape{0, 4}), xdev::zeros(Shape{0, 4}))
+                .loss.shape(),
+            (Shape{0}));
+  // The parallel path: each row's backprop sums to 1 − Σ labels = 0.
+  const Tensor logits = xdev::random_uniform(Shape{512, 1000}, -5.0, 5.0, DType::kFloat64, 3);
+  const Tensor onehot = xdev::cast(xdev::equal(logits, xdev::max(logits, {1}, true)), DType::kFloat64);
+  const auto wide = xdev::softmax_cross_entropy_with_logits(logits, onehot);
+  for (double v : xdev::sum(wide.backprop, {1}).to_vector<double>()) EXPECT_NEAR(v, 0.0, 1e-12);
+  for (double v : wide.loss.to_vector<double>()) EXPECT_GT(v, 0.0);
+}
+
+TEST(OpsNn, SoftmaxCrossEntropyWithLogitsRefusesBadShapes) {
+  const Tensor v = f32({1, 2});
+  expect_refused([&] { (void)xdev::softmax_cross_entropy_with_logits(v, v); },
+                 {"SoftmaxCrossEntropyWithLogits", "rank 2", "(2,)"});
+  const Tensor a = xdev::zeros(Shape{2, 3});
+  const Tensor b = xdev::zeros(Shape{2, 4});
+  expect_refused([&] { (void)xdev::softmax_cross_entropy_with_logits(a, b); },
+                 {"SoftmaxCrossEntropyWithLogits", "(2, 3)", "(2, 4)", "3 vs 4"});
+  expect_refused([&] { (void)xdev::softmax_cross_entropy_with_logits(a, xdev::zeros(Shape{2, 3}, DType::kFloat64)); },
+                 {"SoftmaxCrossEntropyWithLogits", "float32", "float64"});
+}
+
+TEST(OpsNn, LayerNormOverTheLastAxes) {
+  const Tensor x = xdev::constant({{1.0, 2.0, 3.0}, {4.0, 4.0, 4.0}});
+  const Tensor gamma = xdev::constant({1.0, 2.0, 3.0});
+  const Tensor beta = xdev::constant({0.5, 0.0, -1.0});
+  const std::vector<double> y = xdev::layer_norm(x, gamma, beta, -1, 0.0).to_vector<double>();
+  const double r = 1.0 / std::sqrt(2.0 / 3.0);
+  EXPECT_NEAR(y[0], -r + 0.5, 1e-15);
+  EXPECT_NEAR(y[1], 0.0, 1e-15);
+  EXPECT_NEAR(y[2], 3 * r - 1.0, 1e-15);
+  // A constant row with epsilon 0 is 0 / 0; with the default epsilon it is beta.
+  EXPECT_TRUE(std::isnan(y[3]));
+  EXPECT_EQ(xdev::layer_norm(x, gamma, beta).to_vector<double>()[4], 0.0);
+  // begin_norm_axis 0: one group of all six elements (mean 3, variance 4/3).
+  const Tensor ones = xdev::ones(Shape{2, 3}, DType::kFloat64);
+  const Tensor zeros = xdev::zeros(Shape{2, 3}, DType::kFloat64);
+  const std::vector<double> all = xdev::layer_norm(x, ones, zeros, 0, 0.0).to_vector<double>();
+  EXPECT_NEAR(all[0], -2.0 / std::sqrt(4.0 / 3.0), 1e-15);
+  EXPECT_NEAR(all[5], 1.0 / std::sqrt(4.0 / 3.0), 1e-15);
+  EXPECT_EQ(xdev::layer_norm(xdev::zeros(Shape{0, 5}), xdev::ones(Shape{5}), xdev::zeros(Shape{5})).shape(),
+            (Shape{0, 5}));
+  // The parallel path: every row of the result has mean 0 and variance ~1.
+  const Tensor big = xdev::random_uniform(Shape{512, 1024}, -3.0, 7.0, DType::kFloat32, 11);
+  const Tensor n = xdev::layer_norm(big, xdev::ones(Shape{1024}), xdev::zeros(Shape{1024}), 1, 0.0);
+  for (float m : xdev::mean(n, {1}).to_vector<float>()) EXPECT_NEAR(m, 0.0f, 1e-5f);
+  for (float v : xdev::mean(xdev::square(n), {1}).to_vector<float>()) EXPECT_NEAR(v, 1.0f, 1e-4f);
+}
+
+TEST(OpsNn, LayerNormRefusesBadParametersAndAxes) {
+  const Tensor x = xdev::zeros(Shape{2, 3});
+  const Tensor p3 = xdev::ones(Shape{3});
+  expect_refused([&] { (void)xdev::layer_norm(x, xdev::ones(Shape{2}), p3); },
+                 {"LayerNorm", "gamma", "(2,)", "must be (3,)"});
+  expect_refused([&] { (void)xdev::layer_norm(x, p3, p3, 0); },
+                 {"LayerNorm", "gamma", "(3,)", "must be (2, 3)"});
+  expect_refused([&] { (void)xdev::layer_norm(x, p3, p3, 2); }, {"LayerNorm", "begin_norm_axis 2"});
+  expect_refused([&] { (void)xdev::layer_norm(x, p3, p3, -1, -1e-3); },
+                 {"LayerNorm", "epsilon", "-0.001"});
+  expect_refused([&] { (void)xdev::layer_norm(x, p3, p3, -1, kNan); }, {"LayerNorm", "epsilon"});
+}
+
+TEST(OpsNn, DropoutKeepsAndScalesOrZeroes) {
+  const Tensor x = xdev::ones(Shape{100, 100}, DType::kFloat64);
+  EXPECT_EQ(xdev::dropout(x, 0.0, 5).to_vector<double>(), x.to_vector<double>());
+  const std::vector<double> y = xdev::dropout(x, 0.75, 5).to_vector<double>();
+  size_t kept = 0;
+  for (double v : y) {
+    EXPECT_TRUE(v == 0.0 || v == 4.0) << v;
+    kept += v != 0.0;
+  }
+  // 10000 draws, keep probability 0.25: within 5 standard deviations (43).
+  EXPECT_NEAR(static_cast<double>(kept), 2500.0, 220.0);
+  // The same seed, the same mask; the mask is RandomUniform's values >= rate.
+  EXPECT_EQ(xdev::dropout(x, 0.75, 5).to_vector<double>(), y);
+  const std::vector<double> u =
+      xdev::random_uniform(Shape{100, 100}, 0.0, 1.0, DType::kFloat64, 5).to_vector<double>();
+  for (size_t i = 0; i < u.size(); ++i) EXPECT_EQ(y[i] != 0.0, u[i] >= 0.75) << i;
+  expect_refused([&] { (void)xdev::dropout(x, 1.0, 1); }, {"Dropout", "rate 1"});
+  expect_refused([&] { (void)xdev::dropout(xdev::constant({1, 2}), 0.5, 1); },
+                 {"Dropout", "int32"});
 }
 
 }  // namespace

@@ -355,7 +355,9 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"Softmax", f}, {"LogSoftmax", f},
       // Data movement (issue 13).
       {"ConcatV2", all}, {"Pack", all}, {"Identity", all}, {"Tile", all},
-      {"PadV2", all}, {"GatherV2", all}};
+      {"PadV2", all}, {"GatherV2", all},
+      // NN ops (issue 13).
+      {"BiasAdd", f}, {"SoftmaxCrossEntropyWithLogits", f}, {"LayerNorm", f}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);
@@ -1224,6 +1226,34 @@ TEST_F(CpuKernels, BadCallsReturnStatusesNamingTheOp) {
     const xdev_kernel_info_t* k = Plugin::get().any("Relu");
     EXPECT_EQ(take(k->fn(nullptr, nullptr)).code, XDEV_STATUS_INVALID_ARGUMENT);
   }
+}
+
+// The NN kernels (nn.cpp) check what the core would have refused: a
+// data_format outside NHWC/NCHW, a bias of the wrong length, one output for
+// SoftmaxCrossEntropyWithLogits' two, gamma of the wrong shape.
+TEST_F(CpuKernels, NnKernelsRefuseMalformedCalls) {
+  constexpr auto kInvalid = XDEV_STATUS_INVALID_ARGUMENT;
+  Tensor x = make(XDEV_DTYPE_FLOAT32, {2, 3});
+  Tensor y = make(XDEV_DTYPE_FLOAT32, {2, 3});
+  Tensor b3 = make(XDEV_DTYPE_FLOAT32, {3});
+  Tensor b4 = make(XDEV_DTYPE_FLOAT32, {4});
+  const xdev_tensor_t xd = x.desc(), yd = y.desc(), b3d = b3.desc(), b4d = b4.desc();
+  xdev_attr_t format{};
+  format.name = "data_format";
+  format.kind = XDEV_ATTR_STRING;
+  format.value.s = "NCWH";
+  EXPECT_TRUE(fails_with(call_any("BiasAdd", {&xd, &b3d}, yd, {format}), kInvalid,
+                         {"BiasAdd", "'data_format'", "NHWC or NCHW"}));
+  EXPECT_TRUE(fails_with(call_any("BiasAdd", {&xd, &b4d}, yd), kInvalid,
+                         {"BiasAdd: bias has 4 elements, value's channel axis 1 has 3"}));
+  EXPECT_TRUE(fails_with(call_any("SoftmaxCrossEntropyWithLogits", {&xd, &xd}, yd), kInvalid,
+                         {"SoftmaxCrossEntropyWithLogits: has 2 outputs, got 1"}));
+  EXPECT_TRUE(fails_with(call_any("LayerNorm", {&xd, &b4d, &b4d}, yd,
+                                  {attr_int("begin_norm_axis", 1), attr_float("epsilon", 1e-3)}),
+                         kInvalid, {"LayerNorm", "gamma and beta"}));
+  EXPECT_TRUE(fails_with(call_any("LayerNorm", {&xd, &b3d, &b3d}, yd,
+                                  {attr_int("begin_norm_axis", 1), attr_float("epsilon", -1.0)}),
+                         kInvalid, {"LayerNorm", "'epsilon'"}));
 }
 
 }  // namespace

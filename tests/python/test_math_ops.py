@@ -443,3 +443,41 @@ def test_abs_operator_and_dtype_mismatches_name_the_op():
         xdev.maximum(i, 0.5)
     with pytest.raises(xdev.errors.InvalidArgumentError, match="Max"):
         xdev.reduce_max(x, axis=3)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nn_bias_add_cross_entropy_layer_norm_and_dropout_match_numpy(dtype):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, (3, 4, 5)).astype(dtype)
+    b5, b4 = rng.uniform(-1, 1, 5).astype(dtype), rng.uniform(-1, 1, 4).astype(dtype)
+    np.testing.assert_array_equal(xdev.nn.bias_add(on_cpu(x), on_cpu(b5)).numpy(), x + b5)
+    np.testing.assert_array_equal(xdev.nn.bias_add(on_cpu(x), on_cpu(b4), data_format="NCHW").numpy(),
+                                  x + b4[None, :, None])
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BiasAdd.*data_format"):
+        xdev.nn.bias_add(on_cpu(x), on_cpu(b5), data_format="NCWH")
+
+    logits = rng.uniform(-3, 3, (6, 7)).astype(dtype)
+    labels = rng.dirichlet(np.ones(7), 6).astype(dtype)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    loss, backprop = xdev.nn.softmax_cross_entropy_with_logits_raw(on_cpu(logits), on_cpu(labels))
+    np.testing.assert_allclose(loss.numpy(), -(labels * log_p).sum(axis=1), rtol=tol, atol=tol)
+    np.testing.assert_allclose(backprop.numpy(), np.exp(log_p) - labels, rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        xdev.nn.softmax_cross_entropy_with_logits(labels=on_cpu(labels), logits=on_cpu(logits)).numpy(),
+        loss.numpy())
+
+    gamma, beta = rng.uniform(0.5, 2, (4, 5)).astype(dtype), rng.uniform(-1, 1, (4, 5)).astype(dtype)
+    mean = x.mean(axis=(1, 2), keepdims=True, dtype=np.float64)
+    var = ((x - mean) ** 2).mean(axis=(1, 2), keepdims=True)
+    want = (x - mean) / np.sqrt(var + 1e-3) * gamma + beta
+    got = xdev.nn.layer_norm(on_cpu(x), on_cpu(gamma), on_cpu(beta), begin_norm_axis=1).numpy()
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="LayerNorm.*gamma"):
+        xdev.nn.layer_norm(on_cpu(x), on_cpu(gamma), on_cpu(beta), begin_norm_axis=2)
+
+    ones = np.ones((50, 40), dtype)
+    kept = xdev.nn.dropout(on_cpu(ones), 0.5, seed=3).numpy()
+    assert set(np.unique(kept)) <= {0.0, 2.0}
+    np.testing.assert_array_equal(xdev.nn.dropout(on_cpu(ones), 0.5, seed=3).numpy(), kept)

@@ -79,6 +79,7 @@ std::string attr_text(const AttrDef& a) {
       case XDEV_ATTR_INT: text += ", default " + std::to_string(a.default_int); break;
       case XDEV_ATTR_FLOAT: text += ", default " + number(a.default_float); break;
       case XDEV_ATTR_DTYPE: text += ", default " + std::string(xdev::to_string(a.default_dtype)); break;
+      case XDEV_ATTR_STRING: text += ", default " + std::string(a.choices[0]); break;
       default: break;
     }
   }
@@ -93,6 +94,10 @@ std::string attr_text(const AttrDef& a) {
     }
   }
   if (a.kind == XDEV_ATTR_FLOAT && a.finite) text += ", finite";
+  if (a.kind == XDEV_ATTR_STRING) {
+    text += ", one of";
+    for (size_t k = 0; k < a.choices.size(); ++k) text += std::string(k ? "," : "") + " " + a.choices[k];
+  }
   if (a.kind == XDEV_ATTR_DTYPE && a.dtypes != xdev::detail::kAllDTypes) {
     text += ", " + dtypes_text(a.dtypes);
   }

@@ -59,7 +59,7 @@ const char* dtype_list(uint64_t mask) noexcept {
   return "see the plugin's kernel list";
 }
 
-xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs) noexcept {
+xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs, uint32_t outputs) noexcept {
   if (call == nullptr)
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "kernel: call is NULL");
   const char* op = op_of(call);
@@ -75,9 +75,10 @@ xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs) noexcept {
     }
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: takes at least 1 input, got 0", op);
   }
-  if (call->output_count != 1) {
-    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: has 1 output, got %" PRIu32, op,
-                       call->output_count);
+  if (call->output_count != outputs) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: has %" PRIu32 " output%s, got %" PRIu32, op, outputs,
+                       outputs == 1 ? "" : "s", call->output_count);
   }
   if ((call->input_count > 0 && call->inputs == nullptr) || call->outputs == nullptr) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: the %s array is NULL", op,
@@ -87,11 +88,11 @@ xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs) noexcept {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "%s: attrs is NULL with attr_count %" PRIu32, op, call->attr_count);
   }
-  for (uint32_t i = 0; i <= call->input_count; ++i) {
-    const bool is_output = i == call->input_count;
-    const xdev_tensor_t* t = is_output ? call->outputs[0] : call->inputs[i];
+  for (uint32_t i = 0; i < call->input_count + outputs; ++i) {
+    const bool is_output = i >= call->input_count;
+    const uint32_t index = is_output ? i - call->input_count : i;
+    const xdev_tensor_t* t = is_output ? call->outputs[index] : call->inputs[i];
     const char* role = is_output ? "output" : "input";
-    const uint32_t index = is_output ? 0 : i;
     if (t == nullptr) {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s %" PRIu32 " is NULL", op, role,
                          index);
@@ -119,7 +120,9 @@ xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs) noexcept {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s %" PRIu32 " has no data", op,
                          role, index);
     }
-    if (is_output && !is_contiguous(*t)) {
+    // An empty output (SoftmaxCrossEntropyWithLogits' backprop of no
+    // classes beside a loss that has elements) has no layout to check.
+    if (is_output && !empty && !is_contiguous(*t)) {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: the output must be contiguous (row-major)", op);
     }

@@ -221,8 +221,10 @@ inline bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b) noexcept 
 
 // The struct covers v1.0, the counts match, every descriptor is present and
 // sane (rank 0..8, shape/strides present, dims >= 0, data present when the
-// tensor has elements). `inputs == -1` accepts any count >= 1.
-xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs) noexcept;
+// tensor has elements). `inputs == -1` accepts any count >= 1; `outputs`
+// outputs, each contiguous.
+xdev_status_t* check_call(const xdev_kernel_call_t* call, int inputs,
+                          uint32_t outputs = 1) noexcept;
 
 // All inputs share one dtype in `mask`, and the output has `output_dtype`
 // (XDEV_DTYPE_INVALID: the inputs' dtype). Writes the inputs' dtype (or the

@@ -87,5 +87,10 @@ xdev_status_t* kernel_is_nan(void* context, const xdev_kernel_call_t* call) noex
 xdev_status_t* kernel_is_finite(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_select(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_clip_by_value(void* context, const xdev_kernel_call_t* call) noexcept;
+// NN ops (nn.cpp).
+xdev_status_t* kernel_bias_add(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_softmax_cross_entropy_with_logits(void* context,
+                                                        const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_layer_norm(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

@@ -96,6 +96,10 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("Tile", kAllDtypes, kAllDtypes, &kernel_tile),
     info("PadV2", kAllDtypes, kAllDtypes, &kernel_pad_v2),
     info("GatherV2", kAllDtypes, kAllDtypes, &kernel_gather_v2),
+    info("BiasAdd", kFloats, kFloats, &kernel_bias_add),
+    info("SoftmaxCrossEntropyWithLogits", kFloats, kFloats,
+         &kernel_softmax_cross_entropy_with_logits),
+    info("LayerNorm", kFloats, kFloats, &kernel_layer_norm),
 };
 
 template <size_t... I>

@@ -8,9 +8,6 @@
 // elements along the axis; the output is dense. Lines are split over
 // oneTBB's threads when the tensor is large (each line runs in one thread,
 // so the results do not depend on the thread count).
-#include <oneapi/tbb/blocked_range.h>
-#include "parallel.hpp"
-
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -20,6 +17,7 @@
 
 #include "kernels/common.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/rows.hpp"
 
 namespace xdev::cpu {
 namespace {
@@ -47,16 +45,7 @@ struct Lines {
 // body(line) for every line, in parallel when the tensor is large.
 template <typename Body>
 void for_lines(const Lines& s, const Body& body) {
-  const int64_t lines = s.outer * s.inner;
-  if (lines * s.n < kParallelMinElements) {
-    for (int64_t l = 0; l < lines; ++l) body(l);
-    return;
-  }
-  const int64_t grain = std::max<int64_t>(1, kParallelGrainElements / std::max<int64_t>(1, s.n));
-  cpu::parallel_for(tbb::blocked_range<int64_t>(0, lines, grain),
-                    [&](const tbb::blocked_range<int64_t>& r) {
-                      for (int64_t l = r.begin(); l < r.end(); ++l) body(l);
-                    });
+  for_rows(s.outer * s.inner, s.n, body);
 }
 
 // Checks one input of a dtype in `mask`, one output of `out_dtype` (INVALID:

@@ -212,6 +212,38 @@ XDEV_API Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& 
 // [0, params.shape[axis]) is an error (kInvalidArgument naming it), on every
 // device.
 XDEV_API Tensor gather(const Tensor& params, const Tensor& indices, int axis = 0);
+// --- NN ops (TensorFlow's raw ops; float32 and float64) ----------------------
+//
+// tf.nn.bias_add (BiasAdd): value (rank >= 2) plus bias (rank 1) along the
+// channel axis, the last for data_format "NHWC", axis 1 for "NCHW".
+//   xdev::Tensor y = xdev::bias_add(x, w);   // x [N, C], w [C]
+XDEV_API Tensor bias_add(const Tensor& value, const Tensor& bias,
+                         std::string_view data_format = "NHWC");
+// TF's raw op SoftmaxCrossEntropyWithLogits: features (logits) and labels of
+// shape [batch, classes] (a dimension of 1 in one of them is broadcast);
+// loss[b] = −Σ_c labels[b, c] · log_softmax(features)[b, c] and backprop =
+// softmax(features) − labels (the loss's gradient with respect to features).
+// The line's maximum is subtracted first; sums accumulate in double.
+struct SoftmaxCrossEntropy {
+  Tensor loss;      // [batch]
+  Tensor backprop;  // [batch, classes]
+};
+XDEV_API SoftmaxCrossEntropy softmax_cross_entropy_with_logits(const Tensor& features,
+                                                               const Tensor& labels);
+// Layer normalisation (LayerNorm; tf.keras.layers.LayerNormalization over the
+// axes from begin_norm_axis to the last): (x − mean) / √(variance + epsilon)
+// · gamma + beta, mean and (population) variance over those axes, computed in
+// double. gamma and beta have x's shape from begin_norm_axis on; a negative
+// begin_norm_axis counts from the end.
+XDEV_API Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                           int begin_norm_axis = -1, double epsilon = 1e-3);
+// tf.nn.dropout: each element of x kept with probability 1 − rate and then
+// scaled by 1 / (1 − rate), else 0; rate in [0, 1). Built from RandomUniform
+// (seeded like random_uniform: the same seed gives the same mask), GreaterEqual,
+// Mul and Select, so it runs wherever they do. x is float32 or float64.
+XDEV_API Tensor dropout(const Tensor& x, double rate,
+                        std::optional<uint64_t> seed = std::nullopt);
+
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

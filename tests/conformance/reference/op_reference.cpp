@@ -805,6 +805,126 @@ std::optional<std::string> gather(const Call& c) {
   return std::nullopt;
 }
 
+// --- NN ops ---------------------------------------------------------------------------
+
+// BiasAdd: value + bias[channel], the channel axis the last (NHWC) or 1
+// (NCHW); one addition in the element type (float32: in float).
+std::optional<std::string> bias_add(const Call& c) {
+  if (auto e = need_inputs(c, 2)) return e;
+  const Tensor& value = *c.inputs[0];
+  const Tensor& bias = *c.inputs[1];
+  Tensor& out = c.outputs[0];
+  const xdev_attr_t* f = find_attr(c.attrs, "data_format");
+  if (f == nullptr || f->kind != XDEV_ATTR_STRING || f->value.s == nullptr) {
+    return std::string("attribute 'data_format' (string) missing");
+  }
+  const bool nchw = std::strcmp(f->value.s, "NCHW") == 0;
+  if (value.rank() < 2) return std::string("BiasAdd: value of rank < 2");
+  const size_t channel = nchw ? 1 : value.shape.size() - 1;
+  int64_t inner = 1;
+  for (size_t k = channel + 1; k < value.shape.size(); ++k) inner *= value.shape[k];
+  const int64_t channels = value.shape[channel];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const double x = value.get_double(i), b = bias.get_double(i / inner % channels);
+    out.set_double(i, value.dtype == XDEV_DTYPE_FLOAT32
+                          ? static_cast<double>(static_cast<float>(x) + static_cast<float>(b))
+                          : x + b);
+  }
+  return std::nullopt;
+}
+
+// Element (b, k) of a [rows, cols] input broadcast to the outputs' [B, C]:
+// a dimension of 1 repeats.
+double broadcast_at(const Tensor& t, int64_t b, int64_t k) {
+  return t.get_double((t.shape[0] == 1 ? 0 : b) * t.shape[1] + (t.shape[1] == 1 ? 0 : k));
+}
+
+// SoftmaxCrossEntropyWithLogits, in double: per row the maximum m (NaN if
+// any is NaN), s = Σ e^(f − m); loss = Σ labels · (ln s − (f − m)),
+// backprop = e^(f − m) / s − labels.
+std::optional<std::string> softmax_cross_entropy(const Call& c) {
+  if (c.inputs.size() != 2 || c.outputs.size() != 2) {
+    return op_text(c.op) + " takes 2 inputs and has 2 outputs";
+  }
+  const Tensor& features = *c.inputs[0];
+  const Tensor& labels = *c.inputs[1];
+  Tensor& loss = c.outputs[0];
+  Tensor& backprop = c.outputs[1];
+  if (features.rank() != 2 || labels.rank() != 2 || backprop.rank() != 2) {
+    return op_text(c.op) + ": inputs and backprop of rank 2";
+  }
+  const int64_t rows = backprop.shape[0], cols = backprop.shape[1];
+  for (int64_t b = 0; b < rows; ++b) {
+    double top = -std::numeric_limits<double>::infinity();
+    bool nan = false;
+    for (int64_t k = 0; k < cols; ++k) {
+      const double v = broadcast_at(features, b, k);
+      nan = nan || std::isnan(v);
+      top = std::max(top, v);
+    }
+    if (nan) top = std::numeric_limits<double>::quiet_NaN();
+    double sum = 0.0;
+    for (int64_t k = 0; k < cols; ++k) sum += std::exp(broadcast_at(features, b, k) - top);
+    double row = 0.0;
+    for (int64_t k = 0; k < cols; ++k) {
+      const double shifted = broadcast_at(features, b, k) - top;
+      const double label = broadcast_at(labels, b, k);
+      row += label * (std::log(sum) - shifted);
+      backprop.set_double(b * cols + k, std::exp(shifted) / sum - label);
+    }
+    loss.set_double(b, row);
+  }
+  return std::nullopt;
+}
+
+// LayerNorm's statistics of each group (the row-major elements from
+// begin_norm_axis on): mean and 1 / √(variance + epsilon), two passes in
+// double.
+struct LayerNormStats {
+  int64_t n = 1;
+  std::vector<double> mean, rstd;
+};
+
+std::optional<std::string> layer_norm_stats(const Call& c, LayerNormStats& st) {
+  const Tensor& x = *c.inputs[0];
+  const xdev_attr_t* a = find_attr(c.attrs, "begin_norm_axis");
+  const xdev_attr_t* e = find_attr(c.attrs, "epsilon");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= x.rank() ||
+      e == nullptr || e->kind != XDEV_ATTR_FLOAT) {
+    return std::string("attributes 'begin_norm_axis' (int < rank) and 'epsilon' (float) missing");
+  }
+  for (size_t k = static_cast<size_t>(a->value.i); k < x.shape.size(); ++k) st.n *= x.shape[k];
+  const int64_t groups = st.n == 0 ? 0 : x.num_elements() / st.n;
+  for (int64_t g = 0; g < groups; ++g) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < st.n; ++i) sum += x.get_double(g * st.n + i);
+    const double mean = sum / static_cast<double>(st.n);
+    double squares = 0.0;
+    for (int64_t i = 0; i < st.n; ++i) {
+      const double d = x.get_double(g * st.n + i) - mean;
+      squares += d * d;
+    }
+    st.mean.push_back(mean);
+    st.rstd.push_back(1.0 / std::sqrt(squares / static_cast<double>(st.n) + e->value.f));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> layer_norm(const Call& c) {
+  if (auto e = need_inputs(c, 3)) return e;
+  LayerNormStats st;
+  if (auto e = layer_norm_stats(c, st)) return e;
+  const Tensor& x = *c.inputs[0];
+  for (int64_t i = 0; i < c.outputs[0].num_elements(); ++i) {
+    const auto g = static_cast<size_t>(i / st.n);
+    const int64_t j = i % st.n;
+    c.outputs[0].set_double(i, (x.get_double(i) - st.mean[g]) * st.rstd[g] *
+                                       c.inputs[1]->get_double(j) +
+                                   c.inputs[2]->get_double(j));
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -991,6 +1111,54 @@ void widen_softmax(const Call& c, const Tensor& out, double eps, std::vector<Tol
   }
 }
 
+// SoftmaxCrossEntropyWithLogits: computed in double on both sides, rounded
+// once; a device working in the element type may be a few ulp off in each
+// term: loss within (8 + log2(C + 1)) eps of Σ |label| · (|ln s| + |f − m|),
+// backprop within that much of softmax + |label|.
+void widen_xent(const Call& c, const Tensor& out, double eps, std::vector<Tolerance>& tol) {
+  const Tensor& features = *c.inputs[0];
+  const Tensor& labels = *c.inputs[1];
+  const Tensor& backprop = c.outputs[1];
+  const int64_t rows = backprop.shape[0], cols = backprop.shape[1];
+  const double ulps = (8.0 + std::ceil(std::log2(static_cast<double>(cols) + 1.0))) * eps;
+  const bool loss = out.rank() == 1;
+  for (int64_t b = 0; b < rows; ++b) {
+    double top = -std::numeric_limits<double>::infinity();
+    for (int64_t k = 0; k < cols; ++k) top = std::max(top, broadcast_at(features, b, k));
+    double sum = 0.0;
+    for (int64_t k = 0; k < cols; ++k) sum += std::exp(broadcast_at(features, b, k) - top);
+    double scale = 0.0;
+    for (int64_t k = 0; k < cols; ++k) {
+      const double shifted = broadcast_at(features, b, k) - top;
+      const double label = std::fabs(broadcast_at(labels, b, k));
+      if (loss) {
+        scale += label * (std::fabs(std::log(sum)) + std::fabs(shifted) + 1.0);
+      } else {
+        tol[static_cast<size_t>(b * cols + k)].abs += ulps * (std::exp(shifted) / sum + label);
+      }
+    }
+    if (loss) tol[static_cast<size_t>(b)].abs += ulps * scale;
+  }
+}
+
+// LayerNorm: computed in double on both sides; a device may be a few ulp off
+// in x − mean (relative to |x| + |mean|, where they cancel), in the scale
+// and in the sum with beta.
+void widen_layer_norm(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
+  LayerNormStats st;
+  if (layer_norm_stats(c, st)) return;
+  const Tensor& x = *c.inputs[0];
+  const double ulps = (8.0 + std::ceil(std::log2(static_cast<double>(st.n) + 1.0))) * eps;
+  for (size_t i = 0; i < tol.size(); ++i) {
+    const auto at = static_cast<int64_t>(i);
+    const size_t g = i / static_cast<size_t>(st.n);
+    const int64_t j = at % st.n;
+    const double spread = (std::fabs(x.get_double(at)) + std::fabs(st.mean[g])) * st.rstd[g];
+    tol[i].abs += ulps * (spread * std::fabs(c.inputs[1]->get_double(j)) +
+                          std::fabs(c.inputs[2]->get_double(j)));
+  }
+}
+
 void widen_reduce(const Call& c, const Tensor& out, double, std::vector<Tolerance>& tol) {
   const Tensor& x = *c.inputs[0];
   std::vector<bool> reduced;
@@ -1022,6 +1190,8 @@ constexpr ToleranceFn add_n_tolerance = &float_tolerance<widen_add_n>;
 constexpr ToleranceFn reduce_other_tolerance = &float_tolerance<widen_reduce_other>;
 constexpr ToleranceFn reduce_tolerance = &float_tolerance<widen_reduce, 1>;
 constexpr ToleranceFn softmax_tolerance = &float_tolerance<widen_softmax, 1>;
+constexpr ToleranceFn xent_tolerance = &float_tolerance<widen_xent, 2>;
+constexpr ToleranceFn layer_norm_tolerance = &float_tolerance<widen_layer_norm, 3>;
 
 // --- test data hints ----------------------------------------------------------------
 
@@ -1070,6 +1240,13 @@ std::vector<AttrSet> pad_values(xdev_dtype_t) {
           {{.name = "constant_values", .f = 2.5}},
           {{.name = "constant_values", .f = -7.0}},
           {{.name = "constant_values", .f = std::numeric_limits<double>::quiet_NaN()}}};
+}
+
+// LayerNorm's epsilon: its default, 0 (a constant group then gives NaN, 0/0
+// in every implementation), a large one.
+std::vector<AttrSet> layer_norm_values(xdev_dtype_t) {
+  return {{{.name = "epsilon", .f = 1e-3}}, {{.name = "epsilon", .f = 0.0}},
+          {{.name = "epsilon", .f = 0.5}}};
 }
 
 // --- the entries, one per op of the table -------------------------------------------
@@ -1155,6 +1332,11 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kTile)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kPadV2)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial},
                             .attr_sets = pad_values};
+  r[index(OpId::kBiasAdd)] = {.run = bias_add};
+  r[index(OpId::kSoftmaxCrossEntropyWithLogits)] = {.run = softmax_cross_entropy,
+                                                     .tolerance = xent_tolerance};
+  r[index(OpId::kLayerNorm)] = {.run = layer_norm, .tolerance = layer_norm_tolerance,
+                                .attr_sets = layer_norm_values};
   return r;
 }();
 

@@ -44,6 +44,7 @@ struct AttrSpec {
   double f = 0.0;
   xdev_dtype_t dtype = XDEV_DTYPE_INVALID;
   std::vector<int64_t> ints;
+  std::string s;  // XDEV_ATTR_STRING
 };
 
 // One call of an op: its inputs and the attributes the SDK would pass (the
@@ -75,7 +76,7 @@ std::vector<xdev_attr_t> build_attrs(const std::vector<AttrSpec>& specs) {
         a.value.ints.values = s.ints.data();
         a.value.ints.count = static_cast<int64_t>(s.ints.size());
         break;
-      case XDEV_ATTR_STRING: a.value.s = ""; break;
+      case XDEV_ATTR_STRING: a.value.s = s.s.c_str(); break;
     }
     attrs.push_back(a);
   }
@@ -562,6 +563,81 @@ std::vector<Case> from_attr_cases(Generator&, const OpDef&, const ref::Reference
   return cases;
 }
 
+// --- NN ops -----------------------------------------------------------------------
+
+// kBiasAdd: both data formats, ranks 2 to 4, an empty batch, large; inputs
+// contiguous (the op table says so), value at an offset.
+std::vector<Case> bias_add_cases(Generator& g, const OpDef&, const ref::Reference& r,
+                                 const std::vector<xdev_dtype_t>& in) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 1}, {4, 3}, {2, 3, 5}, {2, 4, 3, 5}, {0, 3}, {3, 0, 2}, {1000, 257}, {8, 64, 30, 30}};
+  std::vector<Case> cases;
+  for (const char* format : {"NHWC", "NCHW"}) {
+    for (const std::vector<int64_t>& shape : shapes) {
+      const size_t channel = std::string_view(format) == "NCHW" ? 1 : shape.size() - 1;
+      Case c;
+      c.inputs.push_back(g.contiguous(in[0], shape, values_of(r, 0), 3));
+      c.inputs.push_back(g.contiguous(in[1], {shape[channel]}, values_of(r, 1)));
+      AttrSpec a = attr("data_format", XDEV_ATTR_STRING);
+      a.s = format;
+      c.attrs = {a};
+      c.label = shape_text(shape) + " " + format;
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+// kXent: [batch, classes] features and labels, rows and columns of 1
+// broadcast either way, no classes (loss 0), large; labels a distribution
+// or arbitrary values.
+std::vector<Case> xent_cases(Generator& g, const OpDef&, const ref::Reference& r,
+                             const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> features, labels;
+  };
+  const Spec specs[] = {{{1, 1}, {1, 1}},   {{4, 5}, {4, 5}},   {{4, 5}, {1, 5}},
+                        {{1, 5}, {4, 5}},   {{4, 1}, {4, 5}},   {{4, 5}, {4, 1}},
+                        {{3, 0}, {3, 0}},   {{0, 4}, {0, 4}},   {{1000, 257}, {1000, 257}},
+                        {{300, 1001}, {1, 1001}}};
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    c.inputs.push_back(g.contiguous(in[0], s.features, values_of(r, 0), 2));
+    c.inputs.push_back(g.contiguous(in[1], s.labels, values_of(r, 1)));
+    c.label = "features " + shape_text(s.features) + " labels " + shape_text(s.labels);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// kLayerNorm: each begin_norm_axis of ranks 1 to 3, one element per group,
+// an empty batch, large; inputs contiguous, x at an offset.
+std::vector<Case> layer_norm_cases(Generator& g, const OpDef&, const ref::Reference& r,
+                                   const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> shape;
+    int64_t axis;
+  };
+  const Spec specs[] = {{{7}, 0},       {{3, 4}, 1},       {{3, 4}, 0},      {{2, 3, 4}, 1},
+                        {{2, 3, 4}, 2}, {{5, 1}, 1},       {{0, 6}, 1},      {{1000, 257}, 1},
+                        {{64, 40, 40}, 1}};
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    const std::vector<int64_t> params(s.shape.begin() + s.axis, s.shape.end());
+    Case c;
+    c.inputs.push_back(g.contiguous(in[0], s.shape, values_of(r, 0), 1));
+    c.inputs.push_back(g.contiguous(in[1], params, values_of(r, 1)));
+    c.inputs.push_back(g.contiguous(in[2], params, values_of(r, 1)));
+    AttrSpec a = attr("begin_norm_axis", XDEV_ATTR_INT);
+    a.i = s.axis;
+    c.attrs = {a};
+    c.label = shape_text(s.shape) + " begin_norm_axis " + std::to_string(s.axis);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 using CaseMaker = std::vector<Case> (*)(Generator&, const OpDef&, const ref::Reference&,
                                         const std::vector<xdev_dtype_t>&);
 
@@ -594,6 +670,12 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {gather_cases, "each axis, indices of ranks 0 to 2, empty, offsets, large"};
     case ShapeClass::kPad:
       return {pad_cases, "scalar, paddings before and after, empty, scrambled, large"};
+    case ShapeClass::kBiasAdd:
+      return {bias_add_cases, "NHWC and NCHW, ranks 2 to 4, empty, offsets, large"};
+    case ShapeClass::kXent:
+      return {xent_cases, "rows and columns broadcast either way, no classes, empty, large"};
+    case ShapeClass::kLayerNorm:
+      return {layer_norm_cases, "each begin_norm_axis, groups of one, empty, epsilons, large"};
   }
   return {nullptr, ""};
 }
