@@ -12,6 +12,8 @@
 
 #include <xdev/error.hpp>
 
+#include <xdev/strided_slice.hpp>
+
 #include "common/checked_math.hpp"
 #include "tensors/shape.hpp"
 
@@ -300,6 +302,60 @@ void gather_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
   for (Shape& s : out) s = result;
 }
 
+// kSlice: `begin` (>= 0) and `size` (>= -1; -1: to the end of the axis) have
+// one value per axis of input 0; begin[k] + size[k] <= x[k] (compared
+// without adding: no overflow).
+void slice_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                 std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> begin = attrs.get_ints(attr::kBegin);
+  const std::span<const int64_t> size = attrs.get_ints(attr::kSize);
+  if (begin.size() != x.size() || size.size() != x.size()) {
+    throw_invalid(def, "begin " + ints_text(begin) + " and size " + ints_text(size) +
+                           " need one value per axis of input shape " + shape_text(x) + " (" +
+                           std::to_string(x.rank()) + ")");
+  }
+  Shape result;
+  for (size_t k = 0; k < x.size(); ++k) {
+    if (begin[k] > x[k] || (size[k] >= 0 && size[k] > x[k] - begin[k])) {
+      throw_invalid(def, "axis " + std::to_string(k) + ": begin " + std::to_string(begin[k]) +
+                             " and size " + std::to_string(size[k]) +
+                             " reach past its dimension " + std::to_string(x[k]) +
+                             " (input shape " + shape_text(x) + ")");
+    }
+    result.push_back(size[k] < 0 ? x[k] - begin[k] : size[k]);
+  }
+  for (Shape& s : out) s = result;
+}
+
+// kStridedSlice: TensorFlow's rules (<xdev/strided_slice.hpp>, shared with
+// the kernels and the reference).
+void strided_slice_shape(const OpDef& def, std::span<const Shape* const> in,
+                         const AttrValues& attrs, std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> begin = attrs.get_ints(attr::kBegin);
+  const std::span<const int64_t> end = attrs.get_ints(attr::kEnd);
+  const std::span<const int64_t> strides = attrs.get_ints(attr::kStrides);
+  if (end.size() != begin.size() || strides.size() != begin.size()) {
+    throw_invalid(def, "begin " + ints_text(begin) + ", end " + ints_text(end) + " and strides " +
+                           ints_text(strides) + " need the same number of values");
+  }
+  strided_slice_spec::Dense dense;
+  strided_slice_spec::make_dense(static_cast<int32_t>(x.rank()), x.data(), begin.data(), end.data(),
+                            strides.data(), static_cast<int64_t>(begin.size()),
+                            attrs.get_int(attr::kBeginMask), attrs.get_int(attr::kEndMask),
+                            attrs.get_int(attr::kEllipsisMask), attrs.get_int(attr::kNewAxisMask),
+                            attrs.get_int(attr::kShrinkAxisMask), dense);
+  if (dense.error[0] != '\0') {
+    throw_invalid(def, std::string(dense.error) + " (input shape " + shape_text(x) + ", begin " +
+                           ints_text(begin) + ", end " + ints_text(end) + ", strides " +
+                           ints_text(strides) + ")");
+  }
+  const Shape result(std::span<const int64_t>(dense.output_shape,
+                                              static_cast<size_t>(dense.output_rank)));
+  for (Shape& s : out) s = result;
+}
+
 // kMatMul: op(a) [M, K] times op(b) [K, N], op = transpose or not.
 void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                   std::span<Shape> out) {
@@ -482,6 +538,31 @@ constexpr AttrDef kPadAttrs[] = {
     {.name = attr::kConstantValues, .kind = XDEV_ATTR_FLOAT,
      .doc = "the value of the padding, converted to the dtype as `Cast` converts",
      .required = false, .default_float = 0.0},
+};
+
+constexpr AttrDef kSliceAttrs[] = {
+    {.name = attr::kBegin, .kind = XDEV_ATTR_INTS,
+     .doc = "where the window starts, one value >= 0 per axis", .min = 0},
+    {.name = attr::kSize, .kind = XDEV_ATTR_INTS,
+     .doc = "its size along each axis; -1: to the end of the axis", .min = -1},
+};
+// TensorFlow passes the masks as int32.
+constexpr AttrDef mask_attr(const char* name, const char* doc) {
+  return {.name = name, .kind = XDEV_ATTR_INT, .doc = doc, .required = false, .min = 0,
+          .max = INT32_MAX};
+}
+constexpr AttrDef kStridedSliceAttrs[] = {
+    {.name = attr::kBegin, .kind = XDEV_ATTR_INTS,
+     .doc = "start of each entry (negative: from the end; clamped)"},
+    {.name = attr::kEnd, .kind = XDEV_ATTR_INTS,
+     .doc = "end of each entry, exclusive (negative: from the end; clamped)"},
+    {.name = attr::kStrides, .kind = XDEV_ATTR_INTS,
+     .doc = "step of each entry, not 0 (negative: backwards)"},
+    mask_attr(attr::kBeginMask, "bit i: ignore begin[i] (from the start in the step's direction)"),
+    mask_attr(attr::kEndMask, "bit i: ignore end[i] (to the end in the step's direction)"),
+    mask_attr(attr::kEllipsisMask, "bit i: entry i is `...` (one bit at most)"),
+    mask_attr(attr::kNewAxisMask, "bit i: entry i inserts an axis of size 1"),
+    mask_attr(attr::kShrinkAxisMask, "bit i: entry i takes element begin[i] and drops the axis"),
 };
 
 // A data-movement op of any one dtype: one input, or (`variadic`) inputs
@@ -760,6 +841,18 @@ constexpr OpDef kGatherV2Def = [] {
   def.contiguous_inputs = true;
   return def;
 }();
+
+// Slicing (issue 13): TensorFlow's raw ops. The SDK returns views for
+// them where the strides allow (ops.hpp); the kernels copy.
+constexpr OpDef kSliceDef =
+    data_op(OpId::kSlice, "Slice", "the window of x at `begin` of `size` (tf.slice)", kSliceAttrs,
+            ShapeClass::kSlice, slice_shape, "`size` (-1: `x`'s dimension minus `begin`)");
+constexpr OpDef kStridedSliceDef =
+    data_op(OpId::kStridedSlice, "StridedSlice",
+            "x[begin:end:strides] with TF's masks (tf.strided_slice; negative strides reverse)",
+            kStridedSliceAttrs, ShapeClass::kStridedSlice, strided_slice_shape,
+            "one axis per entry that is not shrunk (new axes: 1), then the axes the entries "
+            "did not reach");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

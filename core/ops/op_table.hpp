@@ -105,7 +105,9 @@ namespace xdev::detail {
   X(Identity)       \
   X(Tile)           \
   X(PadV2)          \
-  X(GatherV2)
+  X(GatherV2)       \
+  X(Slice)          \
+  X(StridedSlice)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -145,6 +147,15 @@ inline constexpr char kReverse[] = "reverse";
 inline constexpr char kMultiples[] = "multiples";
 inline constexpr char kPaddings[] = "paddings";
 inline constexpr char kConstantValues[] = "constant_values";
+inline constexpr char kBegin[] = "begin";
+inline constexpr char kSize[] = "size";
+inline constexpr char kEnd[] = "end";
+inline constexpr char kStrides[] = "strides";
+inline constexpr char kBeginMask[] = "begin_mask";
+inline constexpr char kEndMask[] = "end_mask";
+inline constexpr char kEllipsisMask[] = "ellipsis_mask";
+inline constexpr char kNewAxisMask[] = "new_axis_mask";
+inline constexpr char kShrinkAxisMask[] = "shrink_axis_mask";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -220,6 +231,8 @@ enum class ShapeClass : uint8_t {
   kTile,       // input 0 repeated `multiples` times along each axis (Tile)
   kPad,        // input 0 with `paddings` before and after each axis (PadV2)
   kGather,     // slices of input 0 along `axis` picked by the indices of input 1 (GatherV2)
+  kSlice,      // a window of input 0: `begin` and `size` per axis (Slice)
+  kStridedSlice,  // input 0 sliced by begin/end/strides and masks (StridedSlice)
 };
 
 // Output shapes from input shapes and attributes. Throws

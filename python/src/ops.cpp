@@ -313,6 +313,29 @@ void bind_data(nb::module_& m) {
   }, nb::arg("params"), nb::arg("indices"), nb::arg("axis").none() = nb::none(),
         "The slices of params along `axis` (None: 0) at `indices`; an index out of range "
         "is an error (GatherV2).");
+  m.def("slice", [](nb::handle input, const std::vector<int64_t>& begin,
+                    const std::vector<int64_t>& size) {
+    Tensor t = to_tensor(input);
+    nb::gil_scoped_release release;
+    return slice(t, begin, size);
+  }, nb::arg("input_"), nb::arg("begin"), nb::arg("size"),
+        "The window of input_ at `begin` of `size` (-1: to the end of the axis), a view "
+        "(Slice).");
+  m.def("strided_slice", [](nb::handle input, const std::vector<int64_t>& begin,
+                            const std::vector<int64_t>& end,
+                            std::optional<std::vector<int64_t>> strides, int64_t begin_mask,
+                            int64_t end_mask, int64_t ellipsis_mask, int64_t new_axis_mask,
+                            int64_t shrink_axis_mask) {
+    Tensor t = to_tensor(input);
+    const std::vector<int64_t> steps = strides.value_or(std::vector<int64_t>{});
+    nb::gil_scoped_release release;
+    return strided_slice(t, begin, end, steps, begin_mask, end_mask, ellipsis_mask,
+                         new_axis_mask, shrink_axis_mask);
+  }, nb::arg("input_"), nb::arg("begin"), nb::arg("end"), nb::arg("strides").none() = nb::none(),
+        nb::arg("begin_mask") = 0, nb::arg("end_mask") = 0, nb::arg("ellipsis_mask") = 0,
+        nb::arg("new_axis_mask") = 0, nb::arg("shrink_axis_mask") = 0,
+        "input_[begin:end:strides] with TensorFlow's masks (None strides: 1); a view unless "
+        "a stride is negative (StridedSlice).");
   m.def("expand_dims", [](nb::handle input, nb::handle axis) {
     Tensor t = to_tensor(input);
     const int a = axis_of(axis, 0);

@@ -803,6 +803,16 @@ def gather(params: object, indices: object, axis: object | None = None) -> Tenso
     The slices of params along `axis` (None: 0) at `indices`; an index out of range is an error (GatherV2).
     """
 
+def slice(input_: object, begin: Sequence[int], size: Sequence[int]) -> Tensor:
+    """
+    The window of input_ at `begin` of `size` (-1: to the end of the axis), a view (Slice).
+    """
+
+def strided_slice(input_: object, begin: Sequence[int], end: Sequence[int], strides: Sequence[int] | None = None, begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0) -> Tensor:
+    """
+    input_[begin:end:strides] with TensorFlow's masks (None strides: 1); a view unless a stride is negative (StridedSlice).
+    """
+
 def expand_dims(input: object, axis: object) -> Tensor:
     """A view with an axis of size 1 inserted at `axis`."""
 

@@ -355,7 +355,8 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"Softmax", f}, {"LogSoftmax", f},
       // Data movement (issue 13).
       {"ConcatV2", all}, {"Pack", all}, {"Identity", all}, {"Tile", all},
-      {"PadV2", all}, {"GatherV2", all}};
+      {"PadV2", all}, {"GatherV2", all},
+      {"Slice", all}, {"StridedSlice", all}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);

@@ -298,7 +298,8 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "ClipByValue", "Max", "Min", "Prod", "Any", "All",
                                    "LogSumExp", "ArgMax", "ArgMin", "CumSum", "Softmax",
                                    "LogSoftmax", "ConcatV2", "Pack", "Identity", "Tile",
-                                   "PadV2", "GatherV2"}));
+                                   "PadV2", "GatherV2",
+                                   "Slice", "StridedSlice"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

@@ -87,5 +87,8 @@ xdev_status_t* kernel_is_nan(void* context, const xdev_kernel_call_t* call) noex
 xdev_status_t* kernel_is_finite(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_select(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_clip_by_value(void* context, const xdev_kernel_call_t* call) noexcept;
+// Indexing (indexing_ops.cpp).
+xdev_status_t* kernel_slice(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_strided_slice(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

@@ -96,6 +96,8 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("Tile", kAllDtypes, kAllDtypes, &kernel_tile),
     info("PadV2", kAllDtypes, kAllDtypes, &kernel_pad_v2),
     info("GatherV2", kAllDtypes, kAllDtypes, &kernel_gather_v2),
+    info("Slice", kAllDtypes, kAllDtypes, &kernel_slice),
+    info("StridedSlice", kAllDtypes, kAllDtypes, &kernel_strided_slice),
 };
 
 template <size_t... I>

@@ -212,6 +212,29 @@ XDEV_API Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& 
 // [0, params.shape[axis]) is an error (kInvalidArgument naming it), on every
 // device.
 XDEV_API Tensor gather(const Tensor& params, const Tensor& indices, int axis = 0);
+// The window of x that starts at `begin` (one value >= 0 per axis) and has
+// `size` elements along each axis (-1: to the end of the axis), like
+// tf.slice (TF's raw op Slice): xdev::slice(x, {1, 0}, {2, -1}). The result
+// is a view of x's storage (no copy, like the slice of <xdev/indexing.hpp>).
+// A window that does not fit is an error (kInvalidArgument naming the axis
+// and the values).
+XDEV_API Tensor slice(const Tensor& x, const std::vector<int64_t>& begin,
+                      const std::vector<int64_t>& size);
+// x[begin:end:strides] with TensorFlow's masks, like tf.strided_slice (TF's
+// raw op StridedSlice; <xdev/strided_slice.hpp> has the rules): bit i of
+// begin_mask / end_mask ignores begin[i] / end[i], of ellipsis_mask makes
+// entry i `...`, of new_axis_mask inserts an axis of size 1, of
+// shrink_axis_mask takes element begin[i] and drops the axis. Negative
+// bounds count from the end and are clamped; `strides` empty means all 1.
+// When every axis is walked forwards the result is a view (no copy); a
+// negative stride runs the op, which copies the elements in reverse order.
+// Errors (kInvalidArgument) name the entry or axis and the values: a stride
+// of 0, a shrunk index out of range, two ellipses, more entries than axes.
+XDEV_API Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
+                              const std::vector<int64_t>& end,
+                              const std::vector<int64_t>& strides = {}, int64_t begin_mask = 0,
+                              int64_t end_mask = 0, int64_t ellipsis_mask = 0,
+                              int64_t new_axis_mask = 0, int64_t shrink_axis_mask = 0);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

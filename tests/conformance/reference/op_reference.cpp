@@ -10,6 +10,8 @@
 #include <sstream>
 #include <type_traits>
 
+#include <xdev/strided_slice.hpp>
+
 namespace xdev_conformance::ref {
 namespace {
 
@@ -805,6 +807,64 @@ std::optional<std::string> gather(const Call& c) {
   return std::nullopt;
 }
 
+// Slice and StridedSlice: along each input axis k, size[k] elements from
+// begin[k], step[k] apart; output element j (row-major over those sizes) is
+// that element of x. StridedSlice's attributes in dense form come from
+// <xdev/strided_slice.hpp> (TF's rules, one definition); Slice's -1 size is
+// the rest of the axis.
+std::optional<std::string> slicing(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const size_t rank = x.shape.size();
+  auto ints = [&](const char* name) -> std::span<const int64_t> {
+    const xdev_attr_t* a = find_attr(c.attrs, name);
+    if (a == nullptr || a->kind != XDEV_ATTR_INTS) return {};
+    return {a->value.ints.values, static_cast<size_t>(a->value.ints.count)};
+  };
+  std::vector<int64_t> begin(rank), step(rank, 1), size(rank);
+  if (c.op == OpId::kSlice) {
+    const std::span<const int64_t> b = ints("begin"), n = ints("size");
+    if (b.size() != rank || n.size() != rank) return std::string("begin, size: one per axis");
+    for (size_t k = 0; k < rank; ++k) {
+      begin[k] = b[k];
+      size[k] = n[k] < 0 ? x.shape[k] - b[k] : n[k];
+    }
+  } else {
+    const std::span<const int64_t> b = ints("begin"), e = ints("end"), s = ints("strides");
+    int64_t masks[5] = {};
+    const char* names[5] = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                            "shrink_axis_mask"};
+    for (int m = 0; m < 5; ++m) {
+      const xdev_attr_t* a = find_attr(c.attrs, names[m]);
+      masks[m] = a != nullptr && a->kind == XDEV_ATTR_INT ? a->value.i : 0;
+    }
+    if (e.size() != b.size() || s.size() != b.size()) return std::string("begin, end, strides");
+    xdev::strided_slice_spec::Dense dense;
+    xdev::strided_slice_spec::make_dense(static_cast<int32_t>(rank), x.shape.data(), b.data(),
+                                    e.data(), s.data(), static_cast<int64_t>(b.size()), masks[0],
+                                    masks[1], masks[2], masks[3], masks[4], dense);
+    if (dense.error[0] != '\0') return std::string("StridedSlice: ") + dense.error;
+    for (size_t k = 0; k < rank; ++k) {
+      begin[k] = dense.axes[k].begin;
+      step[k] = dense.axes[k].stride;
+      size[k] = dense.axes[k].size;
+    }
+  }
+  const std::vector<int64_t> x_strides = contiguous_strides(x.shape);
+  const std::vector<int64_t> window = contiguous_strides(size);
+  for (int64_t j = 0; j < out.num_elements(); ++j) {
+    int64_t at = 0;
+    for (size_t k = 0; k < rank; ++k) {
+      const int64_t index = begin[k] + j / window[k] % size[k] * step[k];
+      if (index < 0 || index >= x.shape[k]) return op_text(c.op) + ": index out of the input";
+      at += index * x_strides[k];
+    }
+    move_element(x, at, out, j);
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -1155,6 +1215,9 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kTile)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kPadV2)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial},
                             .attr_sets = pad_values};
+  r[index(OpId::kSlice)] = {.run = slicing, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kStridedSlice)] = {.run = slicing,
+                                   .values = {Values::kSpecial, Values::kSpecial}};
   return r;
 }();
 

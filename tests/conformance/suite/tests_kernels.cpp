@@ -518,6 +518,81 @@ std::vector<Case> gather_cases(Generator& g, const OpDef&, const ref::Reference&
   return cases;
 }
 
+// kSlice and kStridedSlice: one input (scrambled or not) and the window's
+// ints attributes, from scalars and empty windows to large ones.
+struct SliceSpec {
+  std::vector<int64_t> shape;
+  std::vector<std::vector<int64_t>> lists;  // Slice: begin, size; StridedSlice: begin, end, strides
+  std::vector<int64_t> masks;               // StridedSlice: begin, end, ellipsis, new axis, shrink
+  bool scrambled;
+};
+
+std::vector<Case> window_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                               const std::vector<xdev_dtype_t>& in,
+                               std::span<const SliceSpec> specs) {
+  static constexpr const char* kMasks[] = {"begin_mask", "end_mask", "ellipsis_mask",
+                                           "new_axis_mask", "shrink_axis_mask"};
+  std::vector<Case> cases;
+  for (const SliceSpec& s : specs) {
+    Case c;
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
+    c.label = shape_text(s.shape);
+    for (size_t k = 0; k < s.lists.size(); ++k) {
+      c.attrs.push_back(ints_attr(def.attrs[k].name, s.lists[k]));
+      c.label += std::string(" ") + def.attrs[k].name + " " + shape_text(s.lists[k]);
+    }
+    for (size_t m = 0; m < s.masks.size(); ++m) {
+      AttrSpec a = attr(kMasks[m], XDEV_ATTR_INT);
+      a.i = s.masks[m];
+      c.attrs.push_back(a);
+      if (s.masks[m] != 0) c.label += std::string(" ") + kMasks[m] + " " + std::to_string(a.i);
+    }
+    if (scrambled) c.label += " scrambled";
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::vector<Case> slice_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                              const std::vector<xdev_dtype_t>& in) {
+  const SliceSpec specs[] = {
+      {{}, {{}, {}}, {}, false},
+      {{5}, {{1}, {3}}, {}, false},
+      {{5}, {{0}, {-1}}, {}, false},
+      {{5}, {{5}, {0}}, {}, false},
+      {{3, 4}, {{1, 1}, {2, -1}}, {}, true},
+      {{2, 3, 4}, {{0, 1, 2}, {2, 1, 2}}, {}, true},
+      {{0, 3}, {{0, 1}, {0, 2}}, {}, false},
+      {{1000, 257}, {{10, 3}, {900, 250}}, {}, false},
+      {{300, 301}, {{1, 0}, {-1, 300}}, {}, true},
+      {{100003}, {{2}, {100000}}, {}, false},
+  };
+  return window_cases(g, def, r, in, specs);
+}
+
+std::vector<Case> strided_slice_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                                      const std::vector<xdev_dtype_t>& in) {
+  const SliceSpec specs[] = {
+      {{}, {{}, {}, {}}, {0, 0, 0, 0, 0}, false},
+      {{5}, {{1}, {4}, {1}}, {0, 0, 0, 0, 0}, false},
+      {{5}, {{-1}, {-6}, {-1}}, {0, 0, 0, 0, 0}, false},
+      {{6}, {{0}, {6}, {2}}, {0, 0, 0, 0, 0}, false},
+      {{3}, {{2}, {1}, {1}}, {0, 0, 0, 0, 0}, false},
+      {{3, 4}, {{0, 3}, {3, 0}, {1, -2}}, {0, 0, 0, 0, 0}, true},
+      {{2, 3, 4}, {{0, 1}, {0, 3}, {1, 1}}, {0, 0, 1, 0, 0}, true},
+      {{2, 3, 4}, {{1, 0, -1}, {2, 0, 0}, {1, 1, 1}}, {2, 2, 0, 0, 5}, true},
+      {{3, 4}, {{0, 0, 0}, {0, 0, 0}, {1, 1, 1}}, {6, 6, 0, 1, 0}, false},
+      {{4, 5}, {{0, 0}, {0, 0}, {-1, -2}}, {3, 3, 0, 0, 0}, true},
+      {{2, 3, 4}, {{0, 0, 0}, {0, 0, -1}, {1, 1, -1}}, {1, 1, 2, 4, 0}, true},
+      {{0, 3}, {{0, 0}, {0, 3}, {1, 1}}, {1, 0, 0, 0, 0}, false},
+      {{1000, 257}, {{999, 0}, {0, 257}, {-3, 2}}, {0, 0, 0, 0, 0}, false},
+      {{300, 301}, {{0, -1}, {300, 0}, {1, -1}}, {0, 2, 0, 0, 0}, true},
+      {{100003}, {{1}, {100003}, {1}}, {0, 0, 0, 0, 0}, false},
+  };
+  return window_cases(g, def, r, in, specs);
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -594,6 +669,11 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {gather_cases, "each axis, indices of ranks 0 to 2, empty, offsets, large"};
     case ShapeClass::kPad:
       return {pad_cases, "scalar, paddings before and after, empty, scrambled, large"};
+    case ShapeClass::kSlice:
+      return {slice_cases, "scalar, windows to the end, empty, scrambled, large"};
+    case ShapeClass::kStridedSlice:
+      return {strided_slice_cases,
+              "scalar, negative and large strides, every mask, empty, scrambled, large"};
   }
   return {nullptr, ""};
 }
