@@ -107,7 +107,9 @@ namespace xdev::detail {
   X(PadV2)          \
   X(GatherV2)       \
   X(Slice)          \
-  X(StridedSlice)
+  X(StridedSlice)   \
+  X(Range)          \
+  X(OneHot)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -156,6 +158,12 @@ inline constexpr char kEndMask[] = "end_mask";
 inline constexpr char kEllipsisMask[] = "ellipsis_mask";
 inline constexpr char kNewAxisMask[] = "new_axis_mask";
 inline constexpr char kShrinkAxisMask[] = "shrink_axis_mask";
+inline constexpr char kStart[] = "start";
+inline constexpr char kLimit[] = "limit";
+inline constexpr char kDelta[] = "delta";
+inline constexpr char kDepth[] = "depth";
+inline constexpr char kOnValue[] = "on_value";
+inline constexpr char kOffValue[] = "off_value";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -233,6 +241,8 @@ enum class ShapeClass : uint8_t {
   kGather,     // slices of input 0 along `axis` picked by the indices of input 1 (GatherV2)
   kSlice,      // a window of input 0: `begin` and `size` per axis (Slice)
   kStridedSlice,  // input 0 sliced by begin/end/strides and masks (StridedSlice)
+  kRange,      // no inputs: start, limit, delta give the length (Range)
+  kOneHot,     // indices (input 0) with an axis of `depth` inserted at `axis` (OneHot)
 };
 
 // Output shapes from input shapes and attributes. Throws

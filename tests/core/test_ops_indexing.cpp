@@ -1,10 +1,10 @@
-// The indexing ops of issue 13 (Slice, StridedSlice) through the public SDK,
-// against values written by hand from TensorFlow's tf.slice and
-// tf.strided_slice (NumPy's x[...] for the same index), on the cpu plugin:
-// windows to the end, every mask, negative strides (the op's copy) and
-// forward ones (views), scalars, empty windows, every dtype, a large
-// reversal on the parallel path, refused calls naming the op, the axis and
-// the values.
+// The indexing ops of issue 13 (Slice, StridedSlice, Range, OneHot) through
+// the public SDK, against values written by hand from TensorFlow's tf.slice,
+// tf.strided_slice (NumPy's x[...] for the same index), tf.range and
+// tf.one_hot, on the cpu plugin: windows to the end, every mask, negative
+// strides (the op's copy) and forward ones (views), scalars, empty windows,
+// every dtype, large outputs on the parallel path, refused calls naming the
+// op, the axis and the values.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -144,6 +144,50 @@ TEST(OpsIndexing, EveryDtype) {
   }
 }
 
+TEST(OpsIndexing, Range) {
+  const Tensor r = xdev::range(0, 10, 3);
+  EXPECT_EQ(r.dtype(), DType::kFloat32);
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 3, 6, 9}));
+  EXPECT_EQ(xdev::range(5, 0, -2, DType::kInt32).to_vector<int32_t>(),
+            (std::vector<int32_t>{5, 3, 1}));
+  EXPECT_EQ(xdev::range(-1.5, 1.0, 0.5, DType::kFloat64).to_vector<double>(),
+            (std::vector<double>{-1.5, -1.0, -0.5, 0.0, 0.5}));
+  EXPECT_EQ(xdev::range(3, 3).shape(), (Shape{0}));
+  EXPECT_EQ(xdev::range(0, 1, 0.3, DType::kFloat64).shape(), (Shape{4}));  // ⌈1 / 0.3⌉
+  // int64 beyond int32, on the parallel path: start + i·delta exactly.
+  const int64_t start = int64_t{1} << 40;
+  const std::vector<int64_t> big =
+      xdev::range(static_cast<double>(start), static_cast<double>(start + 300000), 3,
+                  DType::kInt64).to_vector<int64_t>();
+  ASSERT_EQ(big.size(), 100000u);
+  for (size_t i = 0; i < big.size(); ++i) ASSERT_EQ(big[i], start + 3 * static_cast<int64_t>(i));
+}
+
+TEST(OpsIndexing, OneHot) {
+  const Tensor indices = xdev::constant({0, 2, -1, 3});
+  const Tensor h = xdev::one_hot(indices, 3);
+  EXPECT_EQ(h.shape(), (Shape{4, 3}));
+  EXPECT_EQ(h.dtype(), DType::kFloat32);
+  // -1 and 3 are outside [0, 3): rows of off_value (TF).
+  EXPECT_EQ(h.to_vector<float>(), (std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0}));
+  const Tensor t = xdev::one_hot(indices, 3, 5, -1, 0, DType::kInt64);
+  EXPECT_EQ(t.shape(), (Shape{3, 4}));
+  EXPECT_EQ(values(t), (std::vector<int64_t>{5, -1, -1, -1, -1, -1, -1, -1, -1, 5, -1, -1}));
+  // Indices of rank 2, the new axis in the middle; int64 indices; bool output.
+  const Tensor m = xdev::constant(std::vector<int64_t>{1, 0, 1, 1}, Shape{2, 2});
+  const Tensor b = xdev::one_hot(m, 2, 1, 0, 1, DType::kBool);
+  EXPECT_EQ(b.shape(), (Shape{2, 2, 2}));
+  EXPECT_EQ(values(xdev::cast(b, DType::kInt64)), (std::vector<int64_t>{0, 1, 1, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(xdev::one_hot(xdev::constant(2), 4).to_vector<float>(),
+            (std::vector<float>{0, 0, 1, 0}));
+  EXPECT_EQ(xdev::one_hot(indices, 0).shape(), (Shape{4, 0}));
+  // Large, on the parallel path.
+  const Tensor many = xdev::cast(xdev::range(0, 50000, 1, DType::kInt64), DType::kInt32);
+  const Tensor sums = xdev::sum(xdev::one_hot(xdev::floor_mod(many, xdev::scalar_like(many, 7)),
+                                              7, 1, 0, -1, DType::kInt64), {0});
+  EXPECT_EQ(values(sums), (std::vector<int64_t>{7143, 7143, 7143, 7143, 7143, 7143, 7142}));
+}
+
 TEST(OpsIndexing, RefusedCallsNameTheOpTheAxisAndTheValues) {
   const Tensor x = xdev::zeros(Shape{3, 4});
   expect_refused([&] { xdev::slice(x, {1}, {1}); }, {"Slice", "begin {1}", "(3, 4)"});
@@ -175,6 +219,22 @@ TEST(OpsIndexing, RefusedCallsNameTheOpTheAxisAndTheValues) {
   const std::vector<int64_t> many(33, 0);
   expect_refused([&] { xdev::strided_slice(x, many, many, std::vector<int64_t>(33, 1)); },
                  {"StridedSlice", "33 entries", "at most 32"});
+  expect_refused([&] { xdev::range(0, 1, 0); }, {"Range", "delta is 0"});
+  expect_refused([&] { xdev::range(5, 1, 1); }, {"Range", "start 5", "limit 1", "delta 1"});
+  expect_refused([&] { xdev::range(0, -3, 2); }, {"Range", "runs away"});
+  expect_refused([&] { xdev::range(0.5, 3, 1, DType::kInt32); },
+                 {"Range", "start 0.5", "not an integer", "int32"});
+  expect_refused([&] { xdev::range(0, 3e9, 1, DType::kInt32); }, {"Range", "limit 3000000000", "int32"});
+  expect_refused([&] { xdev::range(0, 1e300, 1e-300, DType::kFloat64); },
+                 {"Range", "elements", "2^62"});
+  expect_refused([&] { xdev::range(0, 1, 1, DType::kBool); }, {"Range", "dtype", "bool"});
+  expect_refused([&] { xdev::one_hot(xdev::constant({1.0}), 3); }, {"OneHot", "float64"});
+  expect_refused([&] { xdev::one_hot(xdev::constant({1}), -1); }, {"OneHot", "depth", "-1"});
+  expect_refused([&] { xdev::one_hot(xdev::constant({1}), 3, 1, 0, 2); },
+                 {"OneHot", "axis 2", "rank 1"});
+  expect_refused([&] { xdev::one_hot(xdev::zeros(Shape{1, 1, 1, 1, 1, 1, 1, 1}, DType::kInt32), 2); },
+                 {"OneHot", "rank 8"});
+  expect_refused([&] { xdev::one_hot(Tensor{}, 2); }, {"OneHot", "indices"});
 }
 
 }  // namespace

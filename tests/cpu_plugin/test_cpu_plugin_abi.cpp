@@ -299,7 +299,7 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "LogSumExp", "ArgMax", "ArgMin", "CumSum", "Softmax",
                                    "LogSoftmax", "ConcatV2", "Pack", "Identity", "Tile",
                                    "PadV2", "GatherV2",
-                                   "Slice", "StridedSlice"}));
+                                   "Slice", "StridedSlice", "Range", "OneHot"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

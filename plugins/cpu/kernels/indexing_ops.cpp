@@ -1,5 +1,5 @@
-// Indexing: Slice and StridedSlice (TensorFlow's raw ops). Every dtype;
-// values are copied bit for bit.
+// Indexing: Slice and StridedSlice (TensorFlow's raw ops; every dtype,
+// values copied bit for bit), and the index-made tensors Range and OneHot.
 //
 // Both copy a window of the input: along each input axis k, `size[k]`
 // elements starting at begin[k], `step[k]` apart (StridedSlice's steps may
@@ -9,6 +9,13 @@
 // contiguous rows, memcpy's dense ones and splits large copies over oneTBB's
 // threads. The output has the window's elements in the same order; its own
 // axes only differ by axes of size 1 (StridedSlice's shrunk and new axes).
+//
+// Range writes start + i·delta (computed in double, converted as Cast
+// converts) for each i of its output, whose length the core computed.
+// OneHot writes output [o, d, i] = indices[o, i] == d ? on_value : off_value
+// (o over the indices' axes before `axis`, i over the others), so an index
+// outside [0, depth) gives a row of off_value. Both split their output over
+// oneTBB's threads (parallel_range) when it is large.
 #include <xdev/strided_slice.hpp>
 
 #include <cinttypes>
@@ -59,6 +66,13 @@ xdev_status_t* copy_window(const xdev_kernel_call_t* call, const int64_t* begin,
   });
 }
 
+// check_signature for a window op: one input of any dtype, the output of
+// its dtype, only the attributes `known`.
+xdev_status_t* check_window_call(const xdev_kernel_call_t* call, const char* const* known) {
+  xdev_dtype_t dtype;
+  return check_signature(call, 1, kAllDtypes, known, false, &dtype);
+}
+
 xdev_status_t* shape_mismatch(const xdev_kernel_call_t* call, const char* op) {
   return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                      "%s: the output's shape is not the one the attributes give", op);
@@ -68,8 +82,7 @@ xdev_status_t* shape_mismatch(const xdev_kernel_call_t* call, const char* op) {
 
 xdev_status_t* kernel_slice(void*, const xdev_kernel_call_t* call) noexcept {
   static constexpr const char* kKnown[] = {"begin", "size", nullptr};
-  xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, 1, kAllDtypes, kKnown, false, &dtype)) return s;
+  if (xdev_status_t* s = check_window_call(call, kKnown)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   const int64_t *begin = nullptr, *size = nullptr;
@@ -98,8 +111,7 @@ xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* call) noexc
   static constexpr const char* kKnown[] = {"begin", "end", "strides", "begin_mask", "end_mask",
                                            "ellipsis_mask", "new_axis_mask", "shrink_axis_mask",
                                            nullptr};
-  xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, 1, kAllDtypes, kKnown, false, &dtype)) return s;
+  if (xdev_status_t* s = check_window_call(call, kKnown)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   const int64_t *begin = nullptr, *end = nullptr, *strides = nullptr;
@@ -140,6 +152,83 @@ xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* call) noexc
     size[k] = dense.axes[k].size;
   }
   return copy_window(call, first, step, size);
+}
+
+xdev_status_t* kernel_range(void*, const xdev_kernel_call_t* call) noexcept {
+  static constexpr const char* kKnown[] = {"start", "limit", "delta", nullptr};
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_signature(call, 0, kNumeric, kKnown, false, &dtype)) return s;
+  double start = 0, limit = 0, delta = 1;
+  if (xdev_status_t* s = attr_number(call, "start", true, 0.0, &start)) return s;
+  if (xdev_status_t* s = attr_number(call, "limit", true, 0.0, &limit)) return s;
+  if (xdev_status_t* s = attr_number(call, "delta", false, 1.0, &delta)) return s;
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (out.rank != 1 || delta == 0) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "Range: the output must have rank 1 (not %" PRId32
+                       ") and delta must not be 0",
+                       out.rank);
+  }
+  return guarded_visit<kNumeric>(call, dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* const o = data_of<T>(out);
+    parallel_range(out.shape[0], [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = convert<T>(start + static_cast<double>(i) * delta);
+    });
+  });
+}
+
+xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* call) noexcept {
+  static constexpr const char* kKnown[] = {"depth", "on_value", "off_value", "axis", nullptr};
+  if (xdev_status_t* s = check_call(call, 1)) return s;
+  if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
+  const xdev_tensor_t& indices = *call->inputs[0];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (!in_mask(indices.dtype, kI32 | kI64) || !in_mask(out.dtype, kAllDtypes)) {
+    return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
+                       "OneHot: the cpu plugin has no kernel for indices %s, output %s",
+                       dtype_name(indices.dtype), dtype_name(out.dtype));
+  }
+  const xdev_attr_t* depth = find_attr(call, "depth");
+  const xdev_attr_t* axis = find_attr(call, "axis");
+  if (depth == nullptr || depth->kind != XDEV_ATTR_INT || depth->value.i < 0 || axis == nullptr ||
+      axis->kind != XDEV_ATTR_INT || axis->value.i < 0 || axis->value.i > indices.rank) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "OneHot: the attributes 'depth' (an int >= 0) and 'axis' (an int in "
+                       "[0, %" PRId32 "]) are required",
+                       indices.rank);
+  }
+  double on = 1, off = 0;
+  if (xdev_status_t* s = attr_number(call, "on_value", false, 1.0, &on)) return s;
+  if (xdev_status_t* s = attr_number(call, "off_value", false, 0.0, &off)) return s;
+  if (!is_contiguous(indices)) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "OneHot: the indices must be contiguous (the op table says so)");
+  }
+  const auto a = static_cast<int32_t>(axis->value.i);
+  const int64_t n = depth->value.i;
+  bool fits = out.rank == indices.rank + 1 && out.shape[a] == n;
+  for (int32_t k = 0; k < indices.rank && fits; ++k) fits = out.shape[k < a ? k : k + 1] == indices.shape[k];
+  if (!fits) return shape_mismatch(call, "OneHot");
+  int64_t inner = 1;
+  for (int32_t k = a; k < indices.rank; ++k) inner *= indices.shape[k];
+  return guarded(call, [&] {
+    visit_dtype(out.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T on_t = convert<T>(on), off_t = convert<T>(off);
+      T* const o = data_of<T>(out);
+      auto write = [&](const auto* index) {
+        parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+          for (int64_t j = begin; j < end; ++j) {
+            const int64_t i = j % inner, rest = j / inner;
+            o[j] = static_cast<int64_t>(index[rest / n * inner + i]) == rest % n ? on_t : off_t;
+          }
+        });
+      };
+      if (indices.dtype == XDEV_DTYPE_INT32) write(data_of<const int32_t>(indices));
+      else write(data_of<const int64_t>(indices));
+    });
+  });
 }
 
 }  // namespace xdev::cpu

@@ -90,5 +90,7 @@ xdev_status_t* kernel_clip_by_value(void* context, const xdev_kernel_call_t* cal
 // Indexing (indexing_ops.cpp).
 xdev_status_t* kernel_slice(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_strided_slice(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_range(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_one_hot(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

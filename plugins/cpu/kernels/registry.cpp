@@ -98,6 +98,10 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("GatherV2", kAllDtypes, kAllDtypes, &kernel_gather_v2),
     info("Slice", kAllDtypes, kAllDtypes, &kernel_slice),
     info("StridedSlice", kAllDtypes, kAllDtypes, &kernel_strided_slice),
+    // Looked up by the output dtype (no inputs).
+    info("Range", kNumeric, kNumeric, &kernel_range),
+    // Looked up by the indices' dtype; the output any dtype.
+    info("OneHot", kI32 | kI64, kAllDtypes, &kernel_one_hot),
 };
 
 template <size_t... I>

@@ -235,6 +235,22 @@ XDEV_API Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin
                               const std::vector<int64_t>& strides = {}, int64_t begin_mask = 0,
                               int64_t end_mask = 0, int64_t ellipsis_mask = 0,
                               int64_t new_axis_mask = 0, int64_t shrink_axis_mask = 0);
+// start, start + delta, start + 2·delta, … up to `limit`, not included, as
+// a vector of `dtype` (tf.range; TF's raw op Range): xdev::range(0, 10, 3)
+// is {0, 3, 6, 9} (float32), xdev::range(5, 0, -2, DType::kInt32) {5, 3, 1}.
+// Element i is start + i·delta computed in double, converted to the dtype.
+// delta 0, or one pointing away from `limit`, is an error (kInvalidArgument
+// naming the values); so are bounds of an integer dtype that are not
+// integers (or exceed 2^53, int32: its range) and lengths beyond 2^62.
+XDEV_API Tensor range(double start, double limit, double delta = 1.0,
+                      DType dtype = DType::kFloat32);
+// The one-hot encoding of `indices` (int32 or int64, any shape), like
+// tf.one_hot (TF's raw op OneHot): an axis of `depth` inserted at `axis`
+// (-1: the end), holding on_value where the position equals the index and
+// off_value elsewhere, both converted to `dtype` as cast converts. An index
+// outside [0, depth), negative ones included, gives a row of off_value.
+XDEV_API Tensor one_hot(const Tensor& indices, int64_t depth, double on_value = 1.0,
+                        double off_value = 0.0, int axis = -1, DType dtype = DType::kFloat32);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

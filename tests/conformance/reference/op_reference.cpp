@@ -865,6 +865,55 @@ std::optional<std::string> slicing(const Call& c) {
   return std::nullopt;
 }
 
+// The int or float attribute `name` into `value`; false when it is missing
+// or of another kind.
+bool number_attr(std::span<const xdev_attr_t> attrs, const char* name, xdev_attr_kind_t kind,
+                 double& value) {
+  const xdev_attr_t* a = find_attr(attrs, name);
+  if (a == nullptr || a->kind != kind) return false;
+  value = kind == XDEV_ATTR_INT ? static_cast<double>(a->value.i) : a->value.f;
+  return true;
+}
+
+// Range: element i is start + i·delta, in double, converted as Cast converts
+// (the core computed the length).
+std::optional<std::string> range(const Call& c) {
+  if (auto e = need_inputs(c, 0)) return e;
+  double start = 0, delta = 0;
+  if (!number_attr(c.attrs, "start", XDEV_ATTR_FLOAT, start) ||
+      !number_attr(c.attrs, "delta", XDEV_ATTR_FLOAT, delta)) {
+    return std::string("attributes 'start' and 'delta' (float) missing");
+  }
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    out.set_double(i, start + static_cast<double>(i) * delta);
+  }
+  return std::nullopt;
+}
+
+// OneHot: output [o, d, i] (d at `axis`) is on_value when indices[o, i] == d,
+// else off_value; an index outside [0, depth) matches no d.
+std::optional<std::string> one_hot(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  double depth = 0, axis = 0, on = 0, off = 0;
+  if (!number_attr(c.attrs, "depth", XDEV_ATTR_INT, depth) ||
+      !number_attr(c.attrs, "axis", XDEV_ATTR_INT, axis) ||
+      !number_attr(c.attrs, "on_value", XDEV_ATTR_FLOAT, on) ||
+      !number_attr(c.attrs, "off_value", XDEV_ATTR_FLOAT, off)) {
+    return std::string("attributes 'depth', 'axis' (int), 'on_value', 'off_value' (float) missing");
+  }
+  const Tensor& indices = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  int64_t inner = 1;
+  for (size_t k = static_cast<size_t>(axis); k < indices.shape.size(); ++k) inner *= indices.shape[k];
+  const auto n = static_cast<int64_t>(depth);
+  for (int64_t j = 0; j < out.num_elements(); ++j) {
+    const int64_t i = j % inner, d = j / inner % n, o = j / inner / n;
+    out.set_double(j, indices.get_int(o * inner + i) == d ? on : off);
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -1132,6 +1181,13 @@ std::vector<AttrSet> pad_values(xdev_dtype_t) {
           {{.name = "constant_values", .f = std::numeric_limits<double>::quiet_NaN()}}};
 }
 
+// OneHot's values: the defaults, others (integers: toward zero; bool: != 0).
+std::vector<AttrSet> one_hot_values(xdev_dtype_t) {
+  return {{{.name = "on_value", .f = 1.0}, {.name = "off_value", .f = 0.0}},
+          {{.name = "on_value", .f = 5.0}, {.name = "off_value", .f = -2.0}},
+          {{.name = "on_value", .f = -1.5}, {.name = "off_value", .f = 0.25}}};
+}
+
 // --- the entries, one per op of the table -------------------------------------------
 
 constexpr size_t index(OpId op) { return static_cast<size_t>(op); }
@@ -1218,6 +1274,9 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kSlice)] = {.run = slicing, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kStridedSlice)] = {.run = slicing,
                                    .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kRange)] = {.run = range};
+  r[index(OpId::kOneHot)] = {.run = one_hot, .values = {Values::kSpecial, Values::kSpecial},
+                             .attr_sets = one_hot_values};
   return r;
 }();
 

@@ -593,6 +593,65 @@ std::vector<Case> strided_slice_cases(Generator& g, const OpDef& def, const ref:
   return window_cases(g, def, r, in, specs);
 }
 
+// kRange: integral bounds (every dtype takes them), both directions, a step
+// that does not divide the span, empty, large.
+std::vector<Case> range_cases(Generator&, const OpDef&, const ref::Reference&,
+                              const std::vector<xdev_dtype_t>&) {
+  struct Spec {
+    double start, limit, delta;
+  };
+  const Spec specs[] = {{0, 10, 1},   {3, 3, 1},      {10, 0, -3},      {-5, 6, 4},
+                        {7, 8, 100},  {-1, -20, -2},  {-7, 100003, 1},  {0, 3000000, 29}};
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    for (const auto& [name, v] : {std::pair{"start", s.start}, std::pair{"limit", s.limit},
+                                  std::pair{"delta", s.delta}}) {
+      AttrSpec a = attr(name, XDEV_ATTR_FLOAT);
+      a.f = v;
+      c.attrs.push_back(a);
+    }
+    c.label = std::to_string(static_cast<int64_t>(s.start)) + ":" +
+              std::to_string(static_cast<int64_t>(s.limit)) + ":" +
+              std::to_string(static_cast<int64_t>(s.delta));
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// kOneHot: every axis of indices of ranks 0 to 2, indices out of [0, depth)
+// (negative ones too), depth 0 and 1, empty indices, large; the indices
+// are contiguous (the op table says so).
+std::vector<Case> one_hot_cases(Generator& g, const OpDef&, const ref::Reference&,
+                                const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> indices;
+    int64_t depth;
+  };
+  const Spec specs[] = {{{}, 4},  {{5}, 3},  {{3, 4}, 5},  {{2, 3}, 1},
+                        {{4}, 0}, {{0, 3}, 2}, {{1000}, 7}, {{20000}, 6}};
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    for (int64_t axis = 0; axis <= static_cast<int64_t>(s.indices.size()); ++axis) {
+      if (s.indices.size() == 1 && s.indices[0] >= 1000 && axis > 0) continue;
+      Case c;
+      ref::Tensor indices = ref::make_contiguous(in[0], s.indices);
+      for (int64_t j = 0; j < indices.num_elements(); ++j) {
+        indices.set_int(j, g.integer(-2, s.depth + 1));
+      }
+      c.inputs.push_back(std::move(indices));
+      AttrSpec depth = attr("depth", XDEV_ATTR_INT), a = attr("axis", XDEV_ATTR_INT);
+      depth.i = s.depth;
+      a.i = axis;
+      c.attrs = {depth, a};
+      c.label = shape_text(s.indices) + " depth " + std::to_string(s.depth) + " axis " +
+                std::to_string(axis);
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -674,6 +733,10 @@ ClassInfo class_info(ShapeClass shape_class) {
     case ShapeClass::kStridedSlice:
       return {strided_slice_cases,
               "scalar, negative and large strides, every mask, empty, scrambled, large"};
+    case ShapeClass::kRange:
+      return {range_cases, "both directions, uneven steps, empty, large"};
+    case ShapeClass::kOneHot:
+      return {one_hot_cases, "each axis, indices out of range, depth 0 and 1, empty, large"};
   }
   return {nullptr, ""};
 }
