@@ -1,7 +1,8 @@
 // The SDK functions of the ops Range and OneHot (<xdev/ops.hpp>): tensors
-// made from a sequence's bounds and from indices. The op table checks every
-// call (errors name the op and the values); the wrappers only map OneHot's
-// axis -1 to the end, as TensorFlow does.
+// made from a sequence's bounds and from indices, and of BroadcastTo (the
+// copying twin of the broadcast_to view). The op table checks every call
+// (errors name the op and the values); the wrappers only map OneHot's axis
+// -1 to the end, as TensorFlow does.
 #include <xdev/ops.hpp>
 
 #include "ops/run_op.hpp"
@@ -35,6 +36,13 @@ Tensor one_hot(const Tensor& indices, int64_t depth, double on_value, double off
   attrs.add_dtype(detail::attr::kDtype, dtype);
   const Tensor* const inputs[1] = {&indices};
   return detail::run_defined_op(detail::OpId::kOneHot, inputs, attrs);
+}
+
+Tensor broadcast_to_copy(const Tensor& x, const Shape& shape) {
+  detail::Attrs attrs;
+  attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+  const Tensor* const inputs[1] = {&x};
+  return detail::run_defined_op(detail::OpId::kBroadcastTo, inputs, attrs);
 }
 
 }  // namespace xdev

@@ -465,6 +465,30 @@ void attr_shape(const OpDef& def, std::span<const Shape* const>, const AttrValue
   for (Shape& s : out) s = Shape(dims);
 }
 
+// kBroadcastTo: the `shape` attribute (rank <= kMaxRank), which x's shape
+// broadcasts to by NumPy's rules: x's axes align with the last ones, each of
+// x's dimensions is the target's or 1. The SDK's broadcast_to view checks
+// its calls here too.
+void broadcast_to_shape(const OpDef& def, std::span<const Shape* const> in,
+                        const AttrValues& attrs, std::span<Shape> out) {
+  const Shape& x = *in[0];
+  attr_shape(def, in, attrs, out);
+  const Shape& target = out[0];
+  auto refuse = [&](const std::string& why) {
+    throw_invalid(def, "cannot broadcast shape " + shape_text(x) + " to " + shape_text(target) +
+                           ": " + why);
+  };
+  if (target.rank() < x.rank()) refuse("the target has fewer axes");
+  for (int k = 0; k < x.rank(); ++k) {
+    const int64_t size = x[static_cast<size_t>(k)];
+    const size_t t = static_cast<size_t>(k + target.rank() - x.rank());
+    if (size != target[t] && size != 1) {
+      refuse("dimension " + std::to_string(t) + " is " + std::to_string(size) + ", not 1 or " +
+             std::to_string(target[t]));
+    }
+  }
+}
+
 // RandomUniform: the shape attribute, and an interval whose values are
 // finite in the output dtype: minval < maxval, both (rounded to the dtype)
 // finite, and maxval - minval finite there too (docs/ops.md computes
@@ -664,6 +688,12 @@ constexpr AttrDef kOneHotAttrs[] = {
      .max = kMaxRank},
     {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype", .required = false,
      .default_dtype = DType::kFloat32, .to_kernel = false},
+};
+
+constexpr AttrDef kBroadcastToAttrs[] = {
+    {.name = attr::kShape, .kind = XDEV_ATTR_INTS,
+     .doc = "the output shape, which x's broadcasts to (NumPy rules)", .min = 0,
+     .to_kernel = false},
 };
 
 // A data-movement op of any one dtype: one input, or (`variadic`) inputs
@@ -978,6 +1008,12 @@ constexpr OpDef kOneHotDef = [] {
   def.contiguous_inputs = true;
   return def;
 }();
+
+// The broadcast as a new dense tensor (the SDK's broadcast_to is a view).
+constexpr OpDef kBroadcastToDef =
+    data_op(OpId::kBroadcastTo, "BroadcastTo",
+            "x broadcast to `shape`, copied into a dense tensor (tf.broadcast_to)",
+            kBroadcastToAttrs, ShapeClass::kBroadcastTo, broadcast_to_shape, "`shape`");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

@@ -109,7 +109,8 @@ namespace xdev::detail {
   X(Slice)          \
   X(StridedSlice)   \
   X(Range)          \
-  X(OneHot)
+  X(OneHot)         \
+  X(BroadcastTo)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -243,6 +244,7 @@ enum class ShapeClass : uint8_t {
   kStridedSlice,  // input 0 sliced by begin/end/strides and masks (StridedSlice)
   kRange,      // no inputs: start, limit, delta give the length (Range)
   kOneHot,     // indices (input 0) with an axis of `depth` inserted at `axis` (OneHot)
+  kBroadcastTo,  // input 0 broadcast to the `shape` attribute (BroadcastTo)
 };
 
 // Output shapes from input shapes and attributes. Throws

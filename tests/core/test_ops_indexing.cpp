@@ -1,7 +1,7 @@
-// The indexing ops of issue 13 (Slice, StridedSlice, Range, OneHot) through
-// the public SDK, against values written by hand from TensorFlow's tf.slice,
-// tf.strided_slice (NumPy's x[...] for the same index), tf.range and
-// tf.one_hot, on the cpu plugin: windows to the end, every mask, negative
+// The indexing ops of issue 13 (Slice, StridedSlice, Range, OneHot,
+// BroadcastTo) through the public SDK, against values written by hand from
+// TensorFlow's tf.slice, tf.strided_slice (NumPy's x[...] for the same
+// index), tf.range, tf.one_hot and tf.broadcast_to, on the cpu plugin: windows to the end, every mask, negative
 // strides (the op's copy) and forward ones (views), scalars, empty windows,
 // every dtype, large outputs on the parallel path, refused calls naming the
 // op, the axis and the values.
@@ -188,6 +188,34 @@ TEST(OpsIndexing, OneHot) {
   EXPECT_EQ(values(sums), (std::vector<int64_t>{7143, 7143, 7143, 7143, 7143, 7143, 7142}));
 }
 
+TEST(OpsIndexing, BroadcastToCopy) {
+  const Tensor row = xdev::constant(std::vector<int64_t>{1, 2, 3}, Shape{3});
+  const Tensor b = xdev::broadcast_to_copy(row, Shape{2, 3});
+  EXPECT_EQ(b.shape(), (Shape{2, 3}));
+  EXPECT_TRUE(b.is_contiguous());  // stored, unlike the view
+  EXPECT_EQ(b.strides(), (Shape{3, 1}));
+  EXPECT_EQ(values(b), (std::vector<int64_t>{1, 2, 3, 1, 2, 3}));
+  // A column of a transposed input, new leading axes, a scalar, an empty target.
+  const Tensor col = xdev::transpose(xdev::constant(std::vector<int64_t>{5, 6}, Shape{1, 2}));
+  EXPECT_EQ(values(xdev::broadcast_to_copy(col, Shape{2, 2, 3})),
+            (std::vector<int64_t>{5, 5, 5, 6, 6, 6, 5, 5, 5, 6, 6, 6}));
+  EXPECT_EQ(values(xdev::broadcast_to_copy(iota(Shape{}), Shape{2})), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(xdev::broadcast_to_copy(row, Shape{0, 3}).shape(), (Shape{0, 3}));
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
+                      DType::kBool}) {
+    const Tensor t = xdev::cast(xdev::constant(std::vector<int64_t>{0, 1}, Shape{2, 1}), dtype);
+    EXPECT_EQ(values(xdev::cast(xdev::broadcast_to_copy(t, Shape{2, 2}), DType::kInt64)),
+              (std::vector<int64_t>{0, 0, 1, 1}))
+        << xdev::to_string(dtype);
+  }
+  // Large, on the parallel path: the same values as the view.
+  const Tensor big = xdev::broadcast_to_copy(iota(Shape{1, 300}), Shape{1000, 300});
+  EXPECT_EQ(values(xdev::sum(big, {0})), values(xdev::sum(xdev::broadcast_to(iota(Shape{1, 300}),
+                                                                             Shape{1000, 300}),
+                                                          {0})));
+  EXPECT_EQ(values(big)[999 * 300 + 299], 299);
+}
+
 TEST(OpsIndexing, RefusedCallsNameTheOpTheAxisAndTheValues) {
   const Tensor x = xdev::zeros(Shape{3, 4});
   expect_refused([&] { xdev::slice(x, {1}, {1}); }, {"Slice", "begin {1}", "(3, 4)"});
@@ -235,6 +263,12 @@ TEST(OpsIndexing, RefusedCallsNameTheOpTheAxisAndTheValues) {
   expect_refused([&] { xdev::one_hot(xdev::zeros(Shape{1, 1, 1, 1, 1, 1, 1, 1}, DType::kInt32), 2); },
                  {"OneHot", "rank 8"});
   expect_refused([&] { xdev::one_hot(Tensor{}, 2); }, {"OneHot", "indices"});
+  expect_refused([&] { xdev::broadcast_to_copy(x, Shape{3}); },
+                 {"BroadcastTo", "(3, 4)", "fewer axes"});
+  expect_refused([&] { xdev::broadcast_to_copy(x, Shape{2, 4}); },
+                 {"BroadcastTo", "(2, 4)", "dimension 0 is 3, not 1 or 2"});
+  expect_refused([&] { xdev::broadcast_to_copy(x, Shape{3, -4}); }, {"BroadcastTo", "shape", "-4"});
+  expect_refused([&] { xdev::broadcast_to_copy(Tensor{}, Shape{2}); }, {"BroadcastTo"});
 }
 
 }  // namespace

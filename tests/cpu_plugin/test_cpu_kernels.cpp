@@ -356,7 +356,8 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       // Data movement (issue 13).
       {"ConcatV2", all}, {"Pack", all}, {"Identity", all}, {"Tile", all},
       {"PadV2", all}, {"GatherV2", all},
-      {"Slice", all}, {"StridedSlice", all}, {"Range", num}, {"OneHot", num & ~f}};
+      {"Slice", all}, {"StridedSlice", all}, {"Range", num}, {"OneHot", num & ~f},
+      {"BroadcastTo", all}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);

@@ -299,7 +299,8 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "LogSumExp", "ArgMax", "ArgMin", "CumSum", "Softmax",
                                    "LogSoftmax", "ConcatV2", "Pack", "Identity", "Tile",
                                    "PadV2", "GatherV2",
-                                   "Slice", "StridedSlice", "Range", "OneHot"}));
+                                   "Slice", "StridedSlice", "Range", "OneHot",
+                                   "BroadcastTo"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

@@ -10,6 +10,9 @@
 // threads. The output has the window's elements in the same order; its own
 // axes only differ by axes of size 1 (StridedSlice's shrunk and new axes).
 //
+// BroadcastTo copies a stride-0 view of its input (x's axes aligned with
+// the output's last ones, repeated axes of stride 0) into its dense output.
+//
 // Range writes start + i·delta (computed in double, converted as Cast
 // converts) for each i of its output, whose length the core computed.
 // OneHot writes output [o, d, i] = indices[o, i] == d ? on_value : off_value
@@ -152,6 +155,26 @@ xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* call) noexc
     size[k] = dense.axes[k].size;
   }
   return copy_window(call, first, step, size);
+}
+
+xdev_status_t* kernel_broadcast_to(void*, const xdev_kernel_call_t* call) noexcept {
+  if (xdev_status_t* s = check_window_call(call, kNoAttrs)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& out = *call->outputs[0];
+  const int32_t extra = out.rank - x.rank;
+  int64_t strides[XDEV_MAX_RANK], dense[XDEV_MAX_RANK];
+  bool fits = extra >= 0;
+  for (int32_t k = 0; k < out.rank && fits; ++k) {
+    const int64_t size = k >= extra ? x.shape[k - extra] : 1;
+    fits = size == out.shape[k] || size == 1;
+    strides[k] = k >= extra && size == out.shape[k] ? x.strides[k - extra] : 0;
+  }
+  if (!fits) return shape_mismatch(call, "BroadcastTo");
+  return guarded(call, [&] {
+    dense_strides(out, dense);
+    copy_view_bytes(itemsize(x.dtype), out.rank, out.shape, data_of<const char>(x), strides,
+                    data_of<char>(out), dense);
+  });
 }
 
 xdev_status_t* kernel_range(void*, const xdev_kernel_call_t* call) noexcept {

@@ -92,5 +92,6 @@ xdev_status_t* kernel_slice(void* context, const xdev_kernel_call_t* call) noexc
 xdev_status_t* kernel_strided_slice(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_range(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_one_hot(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_broadcast_to(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

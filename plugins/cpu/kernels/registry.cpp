@@ -102,6 +102,7 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("Range", kNumeric, kNumeric, &kernel_range),
     // Looked up by the indices' dtype; the output any dtype.
     info("OneHot", kI32 | kI64, kAllDtypes, &kernel_one_hot),
+    info("BroadcastTo", kAllDtypes, kAllDtypes, &kernel_broadcast_to),
 };
 
 template <size_t... I>

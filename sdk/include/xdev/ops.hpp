@@ -251,6 +251,13 @@ XDEV_API Tensor range(double start, double limit, double delta = 1.0,
 // outside [0, depth), negative ones included, gives a row of off_value.
 XDEV_API Tensor one_hot(const Tensor& indices, int64_t depth, double on_value = 1.0,
                         double off_value = 0.0, int axis = -1, DType dtype = DType::kFloat32);
+// x broadcast to `shape` by NumPy's rules as a new dense tensor: TF's raw op
+// BroadcastTo, which copies. xdev::broadcast_to (<xdev/indexing.hpp>) gives
+// the same values as a view without a copy and checks the same rule; this
+// one is for consumers that need every element stored (DLPack exports, a
+// tensor reused by many ops). Errors (kInvalidArgument) name the shapes and
+// the dimension at fault.
+XDEV_API Tensor broadcast_to_copy(const Tensor& x, const Shape& shape);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

@@ -914,6 +914,26 @@ std::optional<std::string> one_hot(const Call& c) {
   return std::nullopt;
 }
 
+// BroadcastTo: output element j reads x at its index, each of x's axes
+// aligned with the output's last ones and read at 0 where x's size is 1.
+std::optional<std::string> broadcast(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const size_t extra = out.shape.size() - x.shape.size();
+  const std::vector<int64_t> out_strides = contiguous_strides(out.shape);
+  const std::vector<int64_t> x_strides = contiguous_strides(x.shape);
+  for (int64_t j = 0; j < out.num_elements(); ++j) {
+    int64_t at = 0;
+    for (size_t k = 0; k < x.shape.size(); ++k) {
+      const int64_t index = j / out_strides[k + extra] % out.shape[k + extra];
+      at += (x.shape[k] == 1 ? 0 : index) * x_strides[k];
+    }
+    move_element(x, at, out, j);
+  }
+  return std::nullopt;
+}
+
 // Sum, Mean.
 std::optional<std::string> reduce(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
@@ -1277,6 +1297,7 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kRange)] = {.run = range};
   r[index(OpId::kOneHot)] = {.run = one_hot, .values = {Values::kSpecial, Values::kSpecial},
                              .attr_sets = one_hot_values};
+  r[index(OpId::kBroadcastTo)] = {.run = broadcast, .values = {Values::kSpecial, Values::kSpecial}};
   return r;
 }();
 

@@ -652,6 +652,32 @@ std::vector<Case> one_hot_cases(Generator& g, const OpDef&, const ref::Reference
   return cases;
 }
 
+// kBroadcastTo: scalars and size-1 axes repeated, new leading axes, the
+// shape itself, empty targets, scrambled inputs, large.
+std::vector<Case> broadcast_to_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                                     const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> shape, target;
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{}, {3}, false},           {{1}, {4}, false},           {{3}, {2, 3}, false},
+      {{2, 1}, {2, 4}, true},     {{1, 3, 1}, {2, 1, 3, 4}, true}, {{0, 1}, {0, 5}, false},
+      {{2, 3}, {2, 3}, true},     {{}, {}, false},             {{1, 257}, {1000, 257}, false},
+      {{300, 1}, {300, 301}, true}, {{1}, {100003}, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
+    c.attrs = {ints_attr("shape", s.target)};
+    c.label = shape_text(s.shape) + " to " + shape_text(s.target) + (scrambled ? " scrambled" : "");
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -735,6 +761,8 @@ ClassInfo class_info(ShapeClass shape_class) {
               "scalar, negative and large strides, every mask, empty, scrambled, large"};
     case ShapeClass::kRange:
       return {range_cases, "both directions, uneven steps, empty, large"};
+    case ShapeClass::kBroadcastTo:
+      return {broadcast_to_cases, "scalars, repeated and new axes, empty, scrambled, large"};
     case ShapeClass::kOneHot:
       return {one_hot_cases, "each axis, indices out of range, depth 0 and 1, empty, large"};
   }
