@@ -8,9 +8,12 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include <xdev/error.hpp>
+
+#include <xdev/strided_slice.hpp>
 
 #include "common/checked_math.hpp"
 #include "tensors/shape.hpp"
@@ -183,31 +186,39 @@ void concat_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
 
 // kStack: inputs of one shape, stacked along a new `axis` (<= their rank;
 // the output has rank + 1 <= kMaxRank).
+// `x` with a new axis of `size` at `axis`, which must be <= x's rank (and
+// the result's rank at most kMaxRank); `what` names x ("inputs", "indices").
+Shape with_new_axis(const OpDef& def, const Shape& x, int64_t axis, int64_t size,
+                    const char* what) {
+  if (x.rank() >= kMaxRank) {
+    throw_invalid(def, std::string(what) + " of shape " + shape_text(x) + " have rank " +
+                           std::to_string(x.rank()) + ": the output's rank would exceed " +
+                           std::to_string(kMaxRank));
+  }
+  if (axis > x.rank()) {
+    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for " + what +
+                           " of shape " + shape_text(x) + " (the new axis must be <= their rank " +
+                           std::to_string(x.rank()) + ")");
+  }
+  Shape result;
+  for (int k = 0; k <= x.rank(); ++k) {
+    if (k == axis) result.push_back(size);
+    if (k < x.rank()) result.push_back(x[static_cast<size_t>(k)]);
+  }
+  return result;
+}
+
 void stack_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
                  std::span<Shape> out) {
   const Shape& first = *in[0];
-  const int64_t axis = attrs.get_int(attr::kAxis);
-  if (first.rank() >= kMaxRank) {
-    throw_invalid(def, "inputs of shape " + shape_text(first) + " have rank " +
-                           std::to_string(first.rank()) + ": the output's rank would exceed " +
-                           std::to_string(kMaxRank));
-  }
-  if (axis > first.rank()) {
-    throw_invalid(def, "axis " + std::to_string(axis) + " is out of range for inputs of shape " +
-                           shape_text(first) + " (the new axis must be <= their rank " +
-                           std::to_string(first.rank()) + ")");
-  }
+  const Shape result = with_new_axis(def, first, attrs.get_int(attr::kAxis),
+                                     static_cast<int64_t>(in.size()), "inputs");
   for (size_t i = 1; i < in.size(); ++i) {
     if (!(*in[i] == first)) {
       throw_invalid(def, "input " + std::to_string(i) + " has shape " + shape_text(*in[i]) +
                              ", input 0 has " + shape_text(first) +
                              " (all inputs need the same shape)");
     }
-  }
-  Shape result;
-  for (int k = 0; k <= first.rank(); ++k) {
-    if (k == axis) result.push_back(static_cast<int64_t>(in.size()));
-    if (k < first.rank()) result.push_back(first[static_cast<size_t>(k)]);
   }
   for (Shape& s : out) s = result;
 }
@@ -297,6 +308,125 @@ void gather_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
     }
     for (int64_t d : indices) result.push_back(d);
   }
+  for (Shape& s : out) s = result;
+}
+
+// kSlice: `begin` (>= 0) and `size` (>= -1; -1: to the end of the axis) have
+// one value per axis of input 0; begin[k] + size[k] <= x[k] (compared
+// without adding: no overflow).
+void slice_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                 std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> begin = attrs.get_ints(attr::kBegin);
+  const std::span<const int64_t> size = attrs.get_ints(attr::kSize);
+  if (begin.size() != x.size() || size.size() != x.size()) {
+    throw_invalid(def, "begin " + ints_text(begin) + " and size " + ints_text(size) +
+                           " need one value per axis of input shape " + shape_text(x) + " (" +
+                           std::to_string(x.rank()) + ")");
+  }
+  Shape result;
+  for (size_t k = 0; k < x.size(); ++k) {
+    if (begin[k] > x[k] || (size[k] >= 0 && size[k] > x[k] - begin[k])) {
+      throw_invalid(def, "axis " + std::to_string(k) + ": begin " + std::to_string(begin[k]) +
+                             " and size " + std::to_string(size[k]) +
+                             " reach past its dimension " + std::to_string(x[k]) +
+                             " (input shape " + shape_text(x) + ")");
+    }
+    result.push_back(size[k] < 0 ? x[k] - begin[k] : size[k]);
+  }
+  for (Shape& s : out) s = result;
+}
+
+// kStridedSlice: TensorFlow's rules (<xdev/strided_slice.hpp>, shared with
+// the kernels and the reference).
+void strided_slice_shape(const OpDef& def, std::span<const Shape* const> in,
+                         const AttrValues& attrs, std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const std::span<const int64_t> begin = attrs.get_ints(attr::kBegin);
+  const std::span<const int64_t> end = attrs.get_ints(attr::kEnd);
+  const std::span<const int64_t> strides = attrs.get_ints(attr::kStrides);
+  if (end.size() != begin.size() || strides.size() != begin.size()) {
+    throw_invalid(def, "begin " + ints_text(begin) + ", end " + ints_text(end) + " and strides " +
+                           ints_text(strides) + " need the same number of values");
+  }
+  strided_slice_spec::Dense dense;
+  strided_slice_spec::make_dense(static_cast<int32_t>(x.rank()), x.data(), begin.data(), end.data(),
+                            strides.data(), static_cast<int64_t>(begin.size()),
+                            attrs.get_int(attr::kBeginMask), attrs.get_int(attr::kEndMask),
+                            attrs.get_int(attr::kEllipsisMask), attrs.get_int(attr::kNewAxisMask),
+                            attrs.get_int(attr::kShrinkAxisMask), dense);
+  if (dense.error[0] != '\0') {
+    throw_invalid(def, std::string(dense.error) + " (input shape " + shape_text(x) + ", begin " +
+                           ints_text(begin) + ", end " + ints_text(end) + ", strides " +
+                           ints_text(strides) + ")");
+  }
+  const Shape result(std::span<const int64_t>(dense.output_shape,
+                                              static_cast<size_t>(dense.output_rank)));
+  for (Shape& s : out) s = result;
+}
+
+// A double as the shortest text that reads back the same ("0.5", "1e+300").
+std::string number_text(double v) {
+  std::ostringstream text;
+  text.precision(17);
+  text << v;
+  return text.str();
+}
+
+// kRange: [start, limit) in steps of delta (TF's Range). delta is not 0 and
+// points from start toward limit (start == limit: empty). Integer dtypes
+// take integers of magnitude <= 2^53 (exact as the float attributes that
+// carry them), int32 ones within int32; the length is then exact int64
+// arithmetic. Floats: ⌈|limit - start| / |delta|⌉ in double, which must be
+// finite and at most 2^62 (the byte size is checked after).
+void range_shape(const OpDef& def, std::span<const Shape* const>, const AttrValues& attrs,
+                 std::span<Shape> out) {
+  const double start = attrs.get_float(attr::kStart), limit = attrs.get_float(attr::kLimit);
+  const double delta = attrs.get_float(attr::kDelta);
+  const DType dtype = attrs.get_dtype(attr::kDtype);
+  const std::string values = "start " + number_text(start) + ", limit " + number_text(limit) +
+                             ", delta " + number_text(delta);
+  if (delta == 0) throw_invalid(def, "delta is 0 (" + values + ")");
+  if (delta > 0 ? start > limit : start < limit) {
+    throw_invalid(def, std::string(delta > 0 ? "start > limit with a positive delta"
+                                             : "start < limit with a negative delta") +
+                           " (" + values + "): the range runs away from its limit");
+  }
+  int64_t size = 0;
+  if (dtype == DType::kInt32 || dtype == DType::kInt64) {
+    constexpr double kExact = 9007199254740992.0;  // 2^53
+    const double bound = dtype == DType::kInt32 ? 2147483647.0 : kExact;
+    for (const auto& [name, v] : {std::pair{"start", start}, std::pair{"limit", limit},
+                                  std::pair{"delta", delta}}) {
+      const double low = dtype == DType::kInt32 && name != std::string("delta") ? -2147483648.0
+                                                                                : -bound;
+      if (std::trunc(v) != v || v < low || v > bound) {
+        throw_invalid(def, std::string(name) + " " + number_text(v) + " is not an integer in [" +
+                               number_text(low) + ", " + number_text(bound) + "] (" + values +
+                               ", dtype " + std::string(to_string(dtype)) + ")");
+      }
+    }
+    const auto s = static_cast<int64_t>(start), l = static_cast<int64_t>(limit);
+    const auto d = static_cast<int64_t>(delta);
+    const int64_t span = l > s ? l - s : s - l, step = d > 0 ? d : -d;  // each <= 2^54
+    size = span / step + (span % step != 0 ? 1 : 0);
+  } else {
+    const double n = std::ceil(std::fabs((limit - start) / delta));
+    if (!(n <= 4611686018427387904.0)) {  // 2^62; false for NaN and infinity
+      throw_invalid(def, "the range has " + number_text(n) + " elements (" + values +
+                             "), more than 2^62");
+    }
+    size = static_cast<int64_t>(n);
+  }
+  for (Shape& s : out) s = Shape{size};
+}
+
+// kOneHot: indices of rank < kMaxRank; the output is their shape with
+// `depth` inserted at `axis` (<= their rank; the SDK maps -1 to the end).
+void one_hot_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                   std::span<Shape> out) {
+  const Shape result = with_new_axis(def, *in[0], attrs.get_int(attr::kAxis),
+                                     attrs.get_int(attr::kDepth), "indices");
   for (Shape& s : out) s = result;
 }
 
@@ -407,6 +537,30 @@ void attr_shape(const OpDef& def, std::span<const Shape* const>, const AttrValue
                            " dimensions; a shape has at most " + std::to_string(kMaxRank));
   }
   for (Shape& s : out) s = Shape(dims);
+}
+
+// kBroadcastTo: the `shape` attribute (rank <= kMaxRank), which x's shape
+// broadcasts to by NumPy's rules: x's axes align with the last ones, each of
+// x's dimensions is the target's or 1. The SDK's broadcast_to view checks
+// its calls here too.
+void broadcast_to_shape(const OpDef& def, std::span<const Shape* const> in,
+                        const AttrValues& attrs, std::span<Shape> out) {
+  const Shape& x = *in[0];
+  attr_shape(def, in, attrs, out);
+  const Shape& target = out[0];
+  auto refuse = [&](const std::string& why) {
+    throw_invalid(def, "cannot broadcast shape " + shape_text(x) + " to " + shape_text(target) +
+                           ": " + why);
+  };
+  if (target.rank() < x.rank()) refuse("the target has fewer axes");
+  for (int k = 0; k < x.rank(); ++k) {
+    const int64_t size = x[static_cast<size_t>(k)];
+    const size_t t = static_cast<size_t>(k + target.rank() - x.rank());
+    if (size != target[t] && size != 1) {
+      refuse("dimension " + std::to_string(t) + " is " + std::to_string(size) + ", not 1 or " +
+             std::to_string(target[t]));
+    }
+  }
 }
 
 // RandomUniform: the shape attribute, and an interval whose values are
@@ -556,6 +710,64 @@ constexpr AttrDef kPadAttrs[] = {
     {.name = attr::kConstantValues, .kind = XDEV_ATTR_FLOAT,
      .doc = "the value of the padding, converted to the dtype as `Cast` converts",
      .required = false, .default_float = 0.0},
+};
+
+constexpr AttrDef kSliceAttrs[] = {
+    {.name = attr::kBegin, .kind = XDEV_ATTR_INTS,
+     .doc = "where the window starts, one value >= 0 per axis", .min = 0},
+    {.name = attr::kSize, .kind = XDEV_ATTR_INTS,
+     .doc = "its size along each axis; -1: to the end of the axis", .min = -1},
+};
+// TensorFlow passes the masks as int32.
+constexpr AttrDef mask_attr(const char* name, const char* doc) {
+  return {.name = name, .kind = XDEV_ATTR_INT, .doc = doc, .required = false, .min = 0,
+          .max = INT32_MAX};
+}
+constexpr AttrDef kStridedSliceAttrs[] = {
+    {.name = attr::kBegin, .kind = XDEV_ATTR_INTS,
+     .doc = "start of each entry (negative: from the end; clamped)"},
+    {.name = attr::kEnd, .kind = XDEV_ATTR_INTS,
+     .doc = "end of each entry, exclusive (negative: from the end; clamped)"},
+    {.name = attr::kStrides, .kind = XDEV_ATTR_INTS,
+     .doc = "step of each entry, not 0 (negative: backwards)"},
+    mask_attr(attr::kBeginMask, "bit i: ignore begin[i] (from the start in the step's direction)"),
+    mask_attr(attr::kEndMask, "bit i: ignore end[i] (to the end in the step's direction)"),
+    mask_attr(attr::kEllipsisMask, "bit i: entry i is `...` (one bit at most)"),
+    mask_attr(attr::kNewAxisMask, "bit i: entry i inserts an axis of size 1"),
+    mask_attr(attr::kShrinkAxisMask, "bit i: entry i takes element begin[i] and drops the axis"),
+};
+
+constexpr AttrDef kRangeAttrs[] = {
+    {.name = attr::kStart, .kind = XDEV_ATTR_FLOAT, .doc = "the first value", .finite = true},
+    {.name = attr::kLimit, .kind = XDEV_ATTR_FLOAT, .doc = "the bound, not included",
+     .finite = true},
+    {.name = attr::kDelta, .kind = XDEV_ATTR_FLOAT,
+     .doc = "the step, not 0, from start toward limit", .required = false, .default_float = 1.0,
+     .finite = true},
+    {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE,
+     .doc = "the output dtype (integers: start, limit, delta integral, |v| <= 2^53)",
+     .required = false, .default_dtype = DType::kFloat32, .dtypes = kNumberDTypes,
+     .to_kernel = false},
+};
+constexpr InputDef kOneHotInputs[] = {{"indices", kIntDTypes}};
+constexpr AttrDef kOneHotAttrs[] = {
+    {.name = attr::kDepth, .kind = XDEV_ATTR_INT, .doc = "the new axis' size", .min = 0},
+    {.name = attr::kOnValue, .kind = XDEV_ATTR_FLOAT,
+     .doc = "where the index is the position, converted as `Cast` converts", .required = false,
+     .default_float = 1.0},
+    {.name = attr::kOffValue, .kind = XDEV_ATTR_FLOAT, .doc = "everywhere else, converted too",
+     .required = false, .default_float = 0.0},
+    {.name = attr::kAxis, .kind = XDEV_ATTR_INT,
+     .doc = "the new axis, <= the indices' rank (the SDK maps -1 to the end)", .min = 0,
+     .max = kMaxRank},
+    {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype", .required = false,
+     .default_dtype = DType::kFloat32, .to_kernel = false},
+};
+
+constexpr AttrDef kBroadcastToAttrs[] = {
+    {.name = attr::kShape, .kind = XDEV_ATTR_INTS,
+     .doc = "the output shape, which x's broadcasts to (NumPy rules)", .min = 0,
+     .to_kernel = false},
 };
 
 // A data-movement op of any one dtype: one input, or (`variadic`) inputs
@@ -890,6 +1102,47 @@ constexpr OpDef kLayerNormDef = {
     .shape = layer_norm_shape,
     .output_doc = "shape of `x`",
     .contiguous_inputs = true};
+// Slicing (issue 13): TensorFlow's raw ops. The SDK returns views for
+// them where the strides allow (ops.hpp); the kernels copy.
+constexpr OpDef kSliceDef =
+    data_op(OpId::kSlice, "Slice", "the window of x at `begin` of `size` (tf.slice)", kSliceAttrs,
+            ShapeClass::kSlice, slice_shape, "`size` (-1: `x`'s dimension minus `begin`)");
+// TensorFlow's masks and bounds as <xdev/strided_slice.hpp> reads them.
+constexpr OpDef kStridedSliceDef =
+    data_op(OpId::kStridedSlice, "StridedSlice",
+            "x[begin:end:strides] with TF's masks (tf.strided_slice; negative strides reverse)",
+            kStridedSliceAttrs, ShapeClass::kStridedSlice, strided_slice_shape,
+            "one axis per entry that is not shrunk (new axes: 1), then the axes the entries "
+            "did not reach");
+
+// Creation from attributes and indices (issue 13): TensorFlow's raw ops.
+constexpr OpDef kRangeDef = [] {
+  OpDef def = data_op(OpId::kRange, "Range",
+                      "start, start + delta, … up to limit, not included (tf.range)", kRangeAttrs,
+                      ShapeClass::kRange, range_shape,
+                      "`[⌈(limit - start) / delta⌉]`, dtype `dtype`");
+  def.inputs = {};
+  def.outputs = kOutputOfDtypeAttr;
+  return def;
+}();
+constexpr OpDef kOneHotDef = [] {
+  OpDef def = data_op(OpId::kOneHot, "OneHot",
+                      "on_value where the index equals the position along `axis`, else "
+                      "off_value (tf.one_hot; an index out of [0, depth) gives a row of "
+                      "off_value)",
+                      kOneHotAttrs, ShapeClass::kOneHot, one_hot_shape,
+                      "the indices' shape with `depth` inserted at `axis`, dtype `dtype`");
+  def.inputs = kOneHotInputs;
+  def.outputs = kOutputOfDtypeAttr;
+  def.contiguous_inputs = true;
+  return def;
+}();
+
+// The broadcast as a new dense tensor (the SDK's broadcast_to is a view).
+constexpr OpDef kBroadcastToDef =
+    data_op(OpId::kBroadcastTo, "BroadcastTo",
+            "x broadcast to `shape`, copied into a dense tensor (tf.broadcast_to)",
+            kBroadcastToAttrs, ShapeClass::kBroadcastTo, broadcast_to_shape, "`shape`");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

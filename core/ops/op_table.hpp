@@ -108,7 +108,12 @@ namespace xdev::detail {
   X(GatherV2)       \
   X(BiasAdd)        \
   X(SoftmaxCrossEntropyWithLogits) \
-  X(LayerNorm)
+  X(LayerNorm)      \
+  X(Slice)          \
+  X(StridedSlice)   \
+  X(Range)          \
+  X(OneHot)         \
+  X(BroadcastTo)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -151,6 +156,21 @@ inline constexpr char kConstantValues[] = "constant_values";
 inline constexpr char kDataFormat[] = "data_format";
 inline constexpr char kBeginNormAxis[] = "begin_norm_axis";
 inline constexpr char kEpsilon[] = "epsilon";
+inline constexpr char kBegin[] = "begin";
+inline constexpr char kSize[] = "size";
+inline constexpr char kEnd[] = "end";
+inline constexpr char kStrides[] = "strides";
+inline constexpr char kBeginMask[] = "begin_mask";
+inline constexpr char kEndMask[] = "end_mask";
+inline constexpr char kEllipsisMask[] = "ellipsis_mask";
+inline constexpr char kNewAxisMask[] = "new_axis_mask";
+inline constexpr char kShrinkAxisMask[] = "shrink_axis_mask";
+inline constexpr char kStart[] = "start";
+inline constexpr char kLimit[] = "limit";
+inline constexpr char kDelta[] = "delta";
+inline constexpr char kDepth[] = "depth";
+inline constexpr char kOnValue[] = "on_value";
+inline constexpr char kOffValue[] = "off_value";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -232,6 +252,11 @@ enum class ShapeClass : uint8_t {
   kBiasAdd,    // input 0 of rank >= 2 plus input 1 (rank 1) along its channel axis
   kXent,       // [batch, classes] features and labels (rows or columns of 1 broadcast)
   kLayerNorm,  // input 0 normalised over its axes from `begin_norm_axis`; gamma, beta of those
+  kSlice,      // a window of input 0: `begin` and `size` per axis (Slice)
+  kStridedSlice,  // input 0 sliced by begin/end/strides and masks (StridedSlice)
+  kRange,      // no inputs: start, limit, delta give the length (Range)
+  kOneHot,     // indices (input 0) with an axis of `depth` inserted at `axis` (OneHot)
+  kBroadcastTo,  // input 0 broadcast to the `shape` attribute (BroadcastTo)
 };
 
 // Output shapes from input shapes and attributes. Throws

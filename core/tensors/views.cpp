@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "ops/run_op.hpp"
 #include "tensors/shape.hpp"
 #include "tensors/tensor_impl.hpp"
 
@@ -92,26 +93,20 @@ Tensor squeeze(const Tensor& x, const std::vector<int>& axes) {
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
-  const detail::TensorImpl& impl = defined("BroadcastTo", x);
+  // The op BroadcastTo's check (op_table.cpp) is the rule: the view is that
+  // op's result without the copy.
+  detail::Attrs attrs;
+  attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+  const Tensor* const inputs[1] = {&x};
+  detail::check_defined_op(detail::OpId::kBroadcastTo, inputs, attrs);
+  const detail::TensorImpl& impl = *x.impl();
   const int rank = impl.shape.rank();
-  auto refuse = [&](const std::string& why) {
-    invalid("BroadcastTo", "cannot broadcast shape " + detail::shape_text(impl.shape) + " to " +
-                               detail::shape_text(shape) + ": " + why);
-  };
-  if (shape.rank() < rank) refuse("the target has fewer axes");
   Shape strides;
   for (int k = 0; k < shape.rank(); ++k) {
     const int from = k - (shape.rank() - rank);  // the input's axis, or < 0 (a new one)
-    const int64_t target = shape[static_cast<size_t>(k)];
-    if (target < 0) refuse("dimension " + std::to_string(k) + " is negative");
-    const int64_t size = from >= 0 ? impl.shape[static_cast<size_t>(from)] : 1;
-    if (size != target && size != 1) {
-      refuse("dimension " + std::to_string(k) + " is " + std::to_string(size) + ", not 1 or " +
-             std::to_string(target));
-    }
-    strides.push_back(size == target && from >= 0 ? impl.strides[static_cast<size_t>(from)] : 0);
+    const bool kept = from >= 0 && impl.shape[static_cast<size_t>(from)] == shape[static_cast<size_t>(k)];
+    strides.push_back(kept ? impl.strides[static_cast<size_t>(from)] : 0);
   }
-  (void)shape.num_elements();  // throws naming the shape when its size overflows
   return detail::storage_view(x, shape, strides, impl.byte_offset);
 }
 

@@ -347,6 +347,58 @@ void bind_data(nb::module_& m) {
   }, nb::arg("params"), nb::arg("indices"), nb::arg("axis").none() = nb::none(),
         "The slices of params along `axis` (None: 0) at `indices`; an index out of range "
         "is an error (GatherV2).");
+  m.def("slice", [](nb::handle input, const std::vector<int64_t>& begin,
+                    const std::vector<int64_t>& size) {
+    Tensor t = to_tensor(input);
+    nb::gil_scoped_release release;
+    return slice(t, begin, size);
+  }, nb::arg("input_"), nb::arg("begin"), nb::arg("size"),
+        "The window of input_ at `begin` of `size` (-1: to the end of the axis), a view "
+        "(Slice).");
+  m.def("strided_slice", [](nb::handle input, const std::vector<int64_t>& begin,
+                            const std::vector<int64_t>& end,
+                            std::optional<std::vector<int64_t>> strides, int64_t begin_mask,
+                            int64_t end_mask, int64_t ellipsis_mask, int64_t new_axis_mask,
+                            int64_t shrink_axis_mask) {
+    Tensor t = to_tensor(input);
+    const std::vector<int64_t> steps = strides.value_or(std::vector<int64_t>{});
+    nb::gil_scoped_release release;
+    return strided_slice(t, begin, end, steps, begin_mask, end_mask, ellipsis_mask,
+                         new_axis_mask, shrink_axis_mask);
+  }, nb::arg("input_"), nb::arg("begin"), nb::arg("end"), nb::arg("strides").none() = nb::none(),
+        nb::arg("begin_mask") = 0, nb::arg("end_mask") = 0, nb::arg("ellipsis_mask") = 0,
+        nb::arg("new_axis_mask") = 0, nb::arg("shrink_axis_mask") = 0,
+        "input_[begin:end:strides] with TensorFlow's masks (None strides: 1); a view unless "
+        "a stride is negative (StridedSlice).");
+  m.def("range", [](nb::handle start, nb::handle limit, nb::handle delta, nb::handle dtype) {
+    // tf.range(n) is range(0, n); without a dtype, Python ints give int32, else float32.
+    const bool one = limit.is_none();
+    const nb::int_ zero(0);
+    nb::handle first = one ? nb::handle(zero) : start, last = one ? start : limit;
+    const bool ints = nb::isinstance<nb::int_>(first) && nb::isinstance<nb::int_>(last) &&
+                      nb::isinstance<nb::int_>(delta);
+    const DType d = dtype.is_none() ? (ints ? DType::kInt32 : DType::kFloat32) : to_dtype(dtype);
+    const double s = nb::cast<double>(first), l = nb::cast<double>(last);
+    const double step = nb::cast<double>(delta);
+    nb::gil_scoped_release release;
+    return range(s, l, step, d);
+  }, nb::arg("start"), nb::arg("limit").none() = nb::none(), nb::arg("delta") = 1,
+        nb::arg("dtype").none() = nb::none(),
+        "start, start + delta, ... up to limit, not included (one argument: 0 to it); Python "
+        "ints give int32, else float32 (Range).");
+  m.def("one_hot", [](nb::handle indices, int64_t depth, std::optional<double> on_value,
+                      std::optional<double> off_value, nb::handle axis, nb::handle dtype) {
+    Tensor i = nb::isinstance<Tensor>(indices) ? nb::cast<Tensor>(indices)
+                                                : to_tensor(indices, DType::kInt64);
+    const int a = axis_of(axis, -1);
+    const DType d = dtype.is_none() ? DType::kFloat32 : to_dtype(dtype);
+    nb::gil_scoped_release release;
+    return one_hot(i, depth, on_value.value_or(1.0), off_value.value_or(0.0), a, d);
+  }, nb::arg("indices"), nb::arg("depth"), nb::arg("on_value").none() = nb::none(),
+        nb::arg("off_value").none() = nb::none(), nb::arg("axis").none() = nb::none(),
+        nb::arg("dtype").none() = nb::none(),
+        "on_value where the index equals the position along a new axis of depth, else "
+        "off_value; an index out of range gives off_value (OneHot).");
   m.def("expand_dims", [](nb::handle input, nb::handle axis) {
     Tensor t = to_tensor(input);
     const int a = axis_of(axis, 0);

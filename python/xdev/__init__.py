@@ -15,7 +15,7 @@ C++ SDK's. docs/user-guide.md (Python) has the details.
 """
 
 from . import _xdev
-from ._xdev import (
+from ._xdev import (  # noqa: A004 (range, slice: TensorFlow's names)
     DType,
     Event,
     LogicalDevice,
@@ -36,13 +36,17 @@ from ._xdev import (
     multiply,
     negative,
     num_gpus,
+    one_hot,
     ones,
     pad,
+    range,
     reduce_mean,
     reduce_sum,
     reshape,
+    slice,
     squeeze,
     stack,
+    strided_slice,
     subtract,
     synchronize,
     tile,
@@ -151,10 +155,10 @@ __all__ = [
     "floor", "from_dlpack", "gather", "greater", "greater_equal", "identity", "int32", "int64",
     "less", "less_equal", "load_file", "logical_and", "logical_not", "logical_or", "LogicalDevice",
     "math", "matmul", "maximum", "minimum", "mul", "multiply", "neg", "negative", "newaxis", "nn",
-    "not_equal", "num_gpus", "ones", "ones_like", "pad", "PhysicalDevice", "pow", "random",
-    "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
-    "reduce_prod", "reduce_sum", "relu", "reshape", "round", "save_file", "sigmoid", "sign", "sin",
-    "sqrt", "square", "squeeze", "stack", "sub", "subtract", "synchronize", "tanh", "Tensor",
-    "tile", "trace", "transpose", "truediv", "truncatediv", "try_all_gpus", "try_gpu", "Variable",
-    "where", "zeros", "zeros_like",
+    "not_equal", "num_gpus", "one_hot", "ones", "ones_like", "pad", "PhysicalDevice", "pow",
+    "random", "range", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "round", "save_file", "sigmoid",
+    "sign", "sin", "slice", "sqrt", "square", "squeeze", "stack", "strided_slice", "sub",
+    "subtract", "synchronize", "tanh", "Tensor", "tile", "trace", "transpose", "truediv",
+    "truncatediv", "try_all_gpus", "try_gpu", "Variable", "where", "zeros", "zeros_like",
 ]

@@ -821,6 +821,26 @@ def gather(params: object, indices: object, axis: object | None = None) -> Tenso
     The slices of params along `axis` (None: 0) at `indices`; an index out of range is an error (GatherV2).
     """
 
+def slice(input_: object, begin: Sequence[int], size: Sequence[int]) -> Tensor:
+    """
+    The window of input_ at `begin` of `size` (-1: to the end of the axis), a view (Slice).
+    """
+
+def strided_slice(input_: object, begin: Sequence[int], end: Sequence[int], strides: Sequence[int] | None = None, begin_mask: int = 0, end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0) -> Tensor:
+    """
+    input_[begin:end:strides] with TensorFlow's masks (None strides: 1); a view unless a stride is negative (StridedSlice).
+    """
+
+def range(start: object, limit: object | None = None, delta: object = 1, dtype: object | None = None) -> Tensor:
+    """
+    start, start + delta, ... up to limit, not included (one argument: 0 to it); Python ints give int32, else float32 (Range).
+    """
+
+def one_hot(indices: object, depth: int, on_value: float | None = None, off_value: float | None = None, axis: object | None = None, dtype: object | None = None) -> Tensor:
+    """
+    on_value where the index equals the position along a new axis of depth, else off_value; an index out of range gives off_value (OneHot).
+    """
+
 def expand_dims(input: object, axis: object) -> Tensor:
     """A view with an axis of size 1 inserted at `axis`."""
 

@@ -29,6 +29,7 @@ std::vector<double> values(const Tensor& t) {
 using xdev_test::attr_bool;
 using xdev_test::attr_dtype;
 using xdev_test::attr_float;
+using xdev_test::attr_int;
 using xdev_test::attr_ints;
 
 // docs/adding-an-op.md: an op of the core's table without a reference does
@@ -51,12 +52,19 @@ TEST(OpReference, EveryOpOfTheTableHasAReference) {
                              std::string(a.name) == "axis") ||
                             (def.shape_class == xdev::detail::ShapeClass::kFromAttr &&
                              std::string(a.name) == "shape") ||
+                            (def.shape_class == xdev::detail::ShapeClass::kBroadcastTo &&
+                             std::string(a.name) == "shape") ||
                             (def.shape_class == xdev::detail::ShapeClass::kTile &&
                              std::string(a.name) == "multiples") ||
                             (def.shape_class == xdev::detail::ShapeClass::kPad &&
                              std::string(a.name) == "paddings") ||
                             (def.shape_class == xdev::detail::ShapeClass::kLayerNorm &&
                              std::string(a.name) == "begin_norm_axis");
+                            def.shape_class == xdev::detail::ShapeClass::kSlice ||
+                            def.shape_class == xdev::detail::ShapeClass::kStridedSlice ||
+                            def.shape_class == xdev::detail::ShapeClass::kRange ||
+                            (def.shape_class == xdev::detail::ShapeClass::kOneHot &&
+                             (std::string(a.name) == "depth" || std::string(a.name) == "axis"));
       if (by_class) continue;
       ASSERT_NE(r.attr_sets, nullptr)
           << def.name << ": required attribute '" << a.name << "' has no sample values";
@@ -334,6 +342,32 @@ TEST(OpReference, RandomUniformFollowsTheDefinition) {
   EXPECT_EQ(random_uniform_f64(0, 0, -1.0, 3.0), -1.0 + 4.0 * u);
   const float uf = static_cast<float>(x >> 40) * 0x1.0p-24f;
   EXPECT_EQ(random_uniform_f32(0, 0, 0.0, 1.0), uf);
+}
+
+// Slice and StridedSlice (tf.slice, tf.strided_slice): the windows NumPy's
+// x[...] gives, a -1 size, a negative stride, and the masks.
+TEST(OpReference, SlicesOfTheDocs) {
+  Tensor x = from(XDEV_DTYPE_INT64, {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  const Tensor* in[] = {&x};
+  Tensor window = make_contiguous(XDEV_DTYPE_INT64, {2, 3});
+  const std::vector<int64_t> begin{1, 1}, size{2, -1};
+  const xdev_attr_t slice_attrs[] = {attr_ints("begin", begin), attr_ints("size", size)};
+  ASSERT_FALSE(run("Slice", in, slice_attrs, window));
+  EXPECT_EQ(values(window), (std::vector<double>{5, 6, 7, 9, 10, 11}));
+  // x[:, 3:0:-2]
+  Tensor reversed = make_contiguous(XDEV_DTYPE_INT64, {3, 2});
+  const std::vector<int64_t> b{0, 3}, e{3, 0}, s{1, -2};
+  const xdev_attr_t attrs[] = {attr_ints("begin", b), attr_ints("end", e), attr_ints("strides", s)};
+  ASSERT_FALSE(run("StridedSlice", in, attrs, reversed));
+  EXPECT_EQ(values(reversed), (std::vector<double>{3, 1, 7, 5, 11, 9}));
+  // x[-1, ::-1]: shrink entry 0, entry 1 masked both ways.
+  Tensor row = make_contiguous(XDEV_DTYPE_INT64, {4});
+  const std::vector<int64_t> b2{-1, 0}, e2{0, 0}, s2{1, -1};
+  const xdev_attr_t masked[] = {attr_ints("begin", b2), attr_ints("end", e2),
+                                attr_ints("strides", s2), attr_int("begin_mask", 2),
+                                attr_int("end_mask", 2), attr_int("shrink_axis_mask", 1)};
+  ASSERT_FALSE(run("StridedSlice", in, masked, row));
+  EXPECT_EQ(values(row), (std::vector<double>{11, 10, 9, 8}));
 }
 
 TEST(OpReference, CompareAllowsTheToleranceAndNothingMore) {

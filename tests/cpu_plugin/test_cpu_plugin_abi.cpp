@@ -300,6 +300,9 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "LogSoftmax", "ConcatV2", "Pack", "Identity", "Tile",
                                    "PadV2", "GatherV2", "BiasAdd",
                                    "SoftmaxCrossEntropyWithLogits", "LayerNorm"}));
+                                   "PadV2", "GatherV2",
+                                   "Slice", "StridedSlice", "Range", "OneHot",
+                                   "BroadcastTo"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

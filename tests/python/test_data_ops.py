@@ -1,5 +1,6 @@
-"""The data-movement ops (ConcatV2, Pack, Identity, Tile, PadV2, GatherV2) and the views
-(expand_dims, squeeze, broadcast_to), bound with TensorFlow's names and arguments, against
+"""The data-movement ops (ConcatV2, Pack, Identity, Tile, PadV2, GatherV2), the views
+(expand_dims, squeeze, broadcast_to) and the indexing ops (Slice, StridedSlice, Range, OneHot;
+against NumPy's x[...], arange and eye), bound with TensorFlow's names and arguments, against
 NumPy for every dtype (values copied bit for bit), and their errors as xdev.errors classes
 that name the op."""
 
@@ -90,3 +91,56 @@ def test_errors_name_the_op_and_the_value():
         xdev.pad(np.zeros((2, 2)), [[1, 1], [0, 0]], mode="REFLECT")
     with pytest.raises(xdev.errors.InvalidArgumentError, match="Squeeze"):
         xdev.squeeze(np.zeros((2, 3)), axis=[0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_slice(dtype):
+    x = sample((3, 4, 5), dtype)
+    same(xdev.slice(x, [1, 0, 2], [2, -1, 3]), x[1:3, :, 2:5])
+    same(xdev.slice(x, [3, 0, 0], [0, -1, -1]), x[3:3])
+    same(xdev.slice(np.array(7, dtype), [], []), np.array(7, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_strided_slice(dtype):
+    x = sample((3, 4, 5), dtype)
+    same(xdev.strided_slice(x, [0, 3], [3, 0], [1, -2]), x[0:3, 3:0:-2])
+    same(xdev.strided_slice(x, [0], [0], [-1], begin_mask=1, end_mask=1), x[::-1])
+    # x[1, ..., None, -1]: shrink, ellipsis, new axis, shrink.
+    same(xdev.strided_slice(x, [1, 0, 0, -1], [2, 0, 0, 0], [1, 1, 1, 1], ellipsis_mask=2,
+                            new_axis_mask=4, shrink_axis_mask=9), x[1, ..., None, -1])
+    same(xdev.strided_slice(x, [-100, 1], [100, 100], None), x[-100:100, 1:100])
+    # A transposed input.
+    t = xdev.transpose(xdev.constant(x))
+    same(xdev.strided_slice(t, [4, 0], [0, 0], [-2, 1], end_mask=2), x.T[4:0:-2])
+
+
+def test_slicing_errors_name_the_op_and_the_values():
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="(?s)Slice.*axis 0.*begin 2"):
+        xdev.slice(np.zeros((3, 4)), [2, 0], [2, 1])
+    with pytest.raises(xdev.errors.InvalidArgumentError, match=r"StridedSlice.*strides\[0\] is 0"):
+        xdev.strided_slice(np.zeros((3, 4)), [0], [1], [0])
+    with pytest.raises(xdev.errors.InvalidArgumentError, match=r"StridedSlice.*begin\[0\] = 5"):
+        xdev.strided_slice(np.zeros((3, 4)), [5], [6], [1], shrink_axis_mask=1)
+
+
+def test_range_follows_tf_range():
+    same(xdev.range(5), np.arange(5, dtype=np.int32))
+    same(xdev.range(1, 10, 3), np.arange(1, 10, 3, dtype=np.int32))
+    same(xdev.range(0.0, 1.0, 0.25), np.arange(0.0, 1.0, 0.25, dtype=np.float32))
+    same(xdev.range(5, 0, -2, dtype=xdev.int64), np.array([5, 3, 1], np.int64))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="Range.*delta is 0"):
+        xdev.range(0, 3, 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_hot(dtype):
+    indices = np.array([[0, 2], [-1, 3]], np.int32)
+    eye = np.eye(3, dtype=dtype)
+    expected = np.stack([np.stack([eye[0], eye[2]]),
+                         np.zeros((2, 3), dtype)])
+    same(xdev.one_hot(indices, 3, dtype=xdev.as_dtype(dtype)), expected)
+    same(xdev.one_hot(indices, 3, axis=0, dtype=xdev.as_dtype(dtype)),
+         np.moveaxis(expected, -1, 0))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="OneHot.*depth"):
+        xdev.one_hot([1], -1)

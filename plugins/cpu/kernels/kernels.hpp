@@ -92,5 +92,11 @@ xdev_status_t* kernel_bias_add(void* context, const xdev_kernel_call_t* call) no
 xdev_status_t* kernel_softmax_cross_entropy_with_logits(void* context,
                                                         const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_layer_norm(void* context, const xdev_kernel_call_t* call) noexcept;
+// Indexing (indexing_ops.cpp).
+xdev_status_t* kernel_slice(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_strided_slice(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_range(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_one_hot(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_broadcast_to(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

@@ -100,6 +100,13 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("SoftmaxCrossEntropyWithLogits", kFloats, kFloats,
          &kernel_softmax_cross_entropy_with_logits),
     info("LayerNorm", kFloats, kFloats, &kernel_layer_norm),
+    info("Slice", kAllDtypes, kAllDtypes, &kernel_slice),
+    info("StridedSlice", kAllDtypes, kAllDtypes, &kernel_strided_slice),
+    // Looked up by the output dtype (no inputs).
+    info("Range", kNumeric, kNumeric, &kernel_range),
+    // Looked up by the indices' dtype; the output any dtype.
+    info("OneHot", kI32 | kI64, kAllDtypes, &kernel_one_hot),
+    info("BroadcastTo", kAllDtypes, kAllDtypes, &kernel_broadcast_to),
 };
 
 template <size_t... I>

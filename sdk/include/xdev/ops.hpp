@@ -244,6 +244,52 @@ XDEV_API Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& b
 XDEV_API Tensor dropout(const Tensor& x, double rate,
                         std::optional<uint64_t> seed = std::nullopt);
 
+// The window of x that starts at `begin` (one value >= 0 per axis) and has
+// `size` elements along each axis (-1: to the end of the axis), like
+// tf.slice (TF's raw op Slice): xdev::slice(x, {1, 0}, {2, -1}). The result
+// is a view of x's storage (no copy, like the slice of <xdev/indexing.hpp>).
+// A window that does not fit is an error (kInvalidArgument naming the axis
+// and the values).
+XDEV_API Tensor slice(const Tensor& x, const std::vector<int64_t>& begin,
+                      const std::vector<int64_t>& size);
+// x[begin:end:strides] with TensorFlow's masks, like tf.strided_slice (TF's
+// raw op StridedSlice; <xdev/strided_slice.hpp> has the rules): bit i of
+// begin_mask / end_mask ignores begin[i] / end[i], of ellipsis_mask makes
+// entry i `...`, of new_axis_mask inserts an axis of size 1, of
+// shrink_axis_mask takes element begin[i] and drops the axis. Negative
+// bounds count from the end and are clamped; `strides` empty means all 1.
+// When every axis is walked forwards the result is a view (no copy); a
+// negative stride runs the op, which copies the elements in reverse order.
+// Errors (kInvalidArgument) name the entry or axis and the values: a stride
+// of 0, a shrunk index out of range, two ellipses, more entries than axes.
+XDEV_API Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
+                              const std::vector<int64_t>& end,
+                              const std::vector<int64_t>& strides = {}, int64_t begin_mask = 0,
+                              int64_t end_mask = 0, int64_t ellipsis_mask = 0,
+                              int64_t new_axis_mask = 0, int64_t shrink_axis_mask = 0);
+// start, start + delta, start + 2·delta, … up to `limit`, not included, as
+// a vector of `dtype` (tf.range; TF's raw op Range): xdev::range(0, 10, 3)
+// is {0, 3, 6, 9} (float32), xdev::range(5, 0, -2, DType::kInt32) {5, 3, 1}.
+// Element i is start + i·delta computed in double, converted to the dtype.
+// delta 0, or one pointing away from `limit`, is an error (kInvalidArgument
+// naming the values); so are bounds of an integer dtype that are not
+// integers (or exceed 2^53, int32: its range) and lengths beyond 2^62.
+XDEV_API Tensor range(double start, double limit, double delta = 1.0,
+                      DType dtype = DType::kFloat32);
+// The one-hot encoding of `indices` (int32 or int64, any shape), like
+// tf.one_hot (TF's raw op OneHot): an axis of `depth` inserted at `axis`
+// (-1: the end), holding on_value where the position equals the index and
+// off_value elsewhere, both converted to `dtype` as cast converts. An index
+// outside [0, depth), negative ones included, gives a row of off_value.
+XDEV_API Tensor one_hot(const Tensor& indices, int64_t depth, double on_value = 1.0,
+                        double off_value = 0.0, int axis = -1, DType dtype = DType::kFloat32);
+// x broadcast to `shape` by NumPy's rules as a new dense tensor: TF's raw op
+// BroadcastTo, which copies. xdev::broadcast_to (<xdev/indexing.hpp>) gives
+// the same values as a view without a copy and checks the same rule; this
+// one is for consumers that need every element stored (DLPack exports, a
+// tensor reused by many ops). Errors (kInvalidArgument) name the shapes and
+// the dimension at fault.
+XDEV_API Tensor broadcast_to_copy(const Tensor& x, const Shape& shape);
 // Permutes axes (empty: reverse them). Runs Copy on a strided view.
 XDEV_API Tensor transpose(const Tensor& x, const std::vector<int>& perm = {});
 // One dimension may be -1 (inferred). Free when x is contiguous.

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <type_traits>
 
+#include <xdev/strided_slice.hpp>
+
 namespace xdev_conformance::ref {
 namespace {
 
@@ -829,6 +831,86 @@ std::optional<std::string> bias_add(const Call& c) {
     out.set_double(i, value.dtype == XDEV_DTYPE_FLOAT32
                           ? static_cast<double>(static_cast<float>(x) + static_cast<float>(b))
                           : x + b);
+// Slice and StridedSlice: along each input axis k, size[k] elements from
+// begin[k], step[k] apart; output element j (row-major over those sizes) is
+// that element of x. StridedSlice's attributes in dense form come from
+// <xdev/strided_slice.hpp> (TF's rules, one definition); Slice's -1 size is
+// the rest of the axis.
+std::optional<std::string> slicing(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const size_t rank = x.shape.size();
+  auto ints = [&](const char* name) -> std::span<const int64_t> {
+    const xdev_attr_t* a = find_attr(c.attrs, name);
+    if (a == nullptr || a->kind != XDEV_ATTR_INTS) return {};
+    return {a->value.ints.values, static_cast<size_t>(a->value.ints.count)};
+  };
+  std::vector<int64_t> begin(rank), step(rank, 1), size(rank);
+  if (c.op == OpId::kSlice) {
+    const std::span<const int64_t> b = ints("begin"), n = ints("size");
+    if (b.size() != rank || n.size() != rank) return std::string("begin, size: one per axis");
+    for (size_t k = 0; k < rank; ++k) {
+      begin[k] = b[k];
+      size[k] = n[k] < 0 ? x.shape[k] - b[k] : n[k];
+    }
+  } else {
+    const std::span<const int64_t> b = ints("begin"), e = ints("end"), s = ints("strides");
+    int64_t masks[5] = {};
+    const char* names[5] = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                            "shrink_axis_mask"};
+    for (int m = 0; m < 5; ++m) {
+      const xdev_attr_t* a = find_attr(c.attrs, names[m]);
+      masks[m] = a != nullptr && a->kind == XDEV_ATTR_INT ? a->value.i : 0;
+    }
+    if (e.size() != b.size() || s.size() != b.size()) return std::string("begin, end, strides");
+    xdev::strided_slice_spec::Dense dense;
+    xdev::strided_slice_spec::make_dense(static_cast<int32_t>(rank), x.shape.data(), b.data(),
+                                    e.data(), s.data(), static_cast<int64_t>(b.size()), masks[0],
+                                    masks[1], masks[2], masks[3], masks[4], dense);
+    if (dense.error[0] != '\0') return std::string("StridedSlice: ") + dense.error;
+    for (size_t k = 0; k < rank; ++k) {
+      begin[k] = dense.axes[k].begin;
+      step[k] = dense.axes[k].stride;
+      size[k] = dense.axes[k].size;
+    }
+  }
+  const std::vector<int64_t> x_strides = contiguous_strides(x.shape);
+  const std::vector<int64_t> window = contiguous_strides(size);
+  for (int64_t j = 0; j < out.num_elements(); ++j) {
+    int64_t at = 0;
+    for (size_t k = 0; k < rank; ++k) {
+      const int64_t index = begin[k] + j / window[k] % size[k] * step[k];
+      if (index < 0 || index >= x.shape[k]) return op_text(c.op) + ": index out of the input";
+      at += index * x_strides[k];
+    }
+    move_element(x, at, out, j);
+  }
+  return std::nullopt;
+}
+
+// The int or float attribute `name` into `value`; false when it is missing
+// or of another kind.
+bool number_attr(std::span<const xdev_attr_t> attrs, const char* name, xdev_attr_kind_t kind,
+                 double& value) {
+  const xdev_attr_t* a = find_attr(attrs, name);
+  if (a == nullptr || a->kind != kind) return false;
+  value = kind == XDEV_ATTR_INT ? static_cast<double>(a->value.i) : a->value.f;
+  return true;
+}
+
+// Range: element i is start + i·delta, in double, converted as Cast converts
+// (the core computed the length).
+std::optional<std::string> range(const Call& c) {
+  if (auto e = need_inputs(c, 0)) return e;
+  double start = 0, delta = 0;
+  if (!number_attr(c.attrs, "start", XDEV_ATTR_FLOAT, start) ||
+      !number_attr(c.attrs, "delta", XDEV_ATTR_FLOAT, delta)) {
+    return std::string("attributes 'start' and 'delta' (float) missing");
+  }
+  Tensor& out = c.outputs[0];
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    out.set_double(i, start + static_cast<double>(i) * delta);
   }
   return std::nullopt;
 }
@@ -873,6 +955,25 @@ std::optional<std::string> softmax_cross_entropy(const Call& c) {
       backprop.set_double(b * cols + k, std::exp(shifted) / sum - label);
     }
     loss.set_double(b, row);
+// OneHot: output [o, d, i] (d at `axis`) is on_value when indices[o, i] == d,
+// else off_value; an index outside [0, depth) matches no d.
+std::optional<std::string> one_hot(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  double depth = 0, axis = 0, on = 0, off = 0;
+  if (!number_attr(c.attrs, "depth", XDEV_ATTR_INT, depth) ||
+      !number_attr(c.attrs, "axis", XDEV_ATTR_INT, axis) ||
+      !number_attr(c.attrs, "on_value", XDEV_ATTR_FLOAT, on) ||
+      !number_attr(c.attrs, "off_value", XDEV_ATTR_FLOAT, off)) {
+    return std::string("attributes 'depth', 'axis' (int), 'on_value', 'off_value' (float) missing");
+  }
+  const Tensor& indices = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  int64_t inner = 1;
+  for (size_t k = static_cast<size_t>(axis); k < indices.shape.size(); ++k) inner *= indices.shape[k];
+  const auto n = static_cast<int64_t>(depth);
+  for (int64_t j = 0; j < out.num_elements(); ++j) {
+    const int64_t i = j % inner, d = j / inner % n, o = j / inner / n;
+    out.set_double(j, indices.get_int(o * inner + i) == d ? on : off);
   }
   return std::nullopt;
 }
@@ -921,6 +1022,22 @@ std::optional<std::string> layer_norm(const Call& c) {
     c.outputs[0].set_double(i, (x.get_double(i) - st.mean[g]) * st.rstd[g] *
                                        c.inputs[1]->get_double(j) +
                                    c.inputs[2]->get_double(j));
+// BroadcastTo: output element j reads x at its index, each of x's axes
+// aligned with the output's last ones and read at 0 where x's size is 1.
+std::optional<std::string> broadcast(const Call& c) {
+  if (auto e = need_inputs(c, 1)) return e;
+  const Tensor& x = *c.inputs[0];
+  Tensor& out = c.outputs[0];
+  const size_t extra = out.shape.size() - x.shape.size();
+  const std::vector<int64_t> out_strides = contiguous_strides(out.shape);
+  const std::vector<int64_t> x_strides = contiguous_strides(x.shape);
+  for (int64_t j = 0; j < out.num_elements(); ++j) {
+    int64_t at = 0;
+    for (size_t k = 0; k < x.shape.size(); ++k) {
+      const int64_t index = j / out_strides[k + extra] % out.shape[k + extra];
+      at += (x.shape[k] == 1 ? 0 : index) * x_strides[k];
+    }
+    move_element(x, at, out, j);
   }
   return std::nullopt;
 }
@@ -1247,6 +1364,11 @@ std::vector<AttrSet> pad_values(xdev_dtype_t) {
 std::vector<AttrSet> layer_norm_values(xdev_dtype_t) {
   return {{{.name = "epsilon", .f = 1e-3}}, {{.name = "epsilon", .f = 0.0}},
           {{.name = "epsilon", .f = 0.5}}};
+// OneHot's values: the defaults, others (integers: toward zero; bool: != 0).
+std::vector<AttrSet> one_hot_values(xdev_dtype_t) {
+  return {{{.name = "on_value", .f = 1.0}, {.name = "off_value", .f = 0.0}},
+          {{.name = "on_value", .f = 5.0}, {.name = "off_value", .f = -2.0}},
+          {{.name = "on_value", .f = -1.5}, {.name = "off_value", .f = 0.25}}};
 }
 
 // --- the entries, one per op of the table -------------------------------------------
@@ -1337,6 +1459,13 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
                                                      .tolerance = xent_tolerance};
   r[index(OpId::kLayerNorm)] = {.run = layer_norm, .tolerance = layer_norm_tolerance,
                                 .attr_sets = layer_norm_values};
+  r[index(OpId::kSlice)] = {.run = slicing, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kStridedSlice)] = {.run = slicing,
+                                   .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kRange)] = {.run = range};
+  r[index(OpId::kOneHot)] = {.run = one_hot, .values = {Values::kSpecial, Values::kSpecial},
+                             .attr_sets = one_hot_values};
+  r[index(OpId::kBroadcastTo)] = {.run = broadcast, .values = {Values::kSpecial, Values::kSpecial}};
   return r;
 }();
 

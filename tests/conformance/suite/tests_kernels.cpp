@@ -519,6 +519,166 @@ std::vector<Case> gather_cases(Generator& g, const OpDef&, const ref::Reference&
   return cases;
 }
 
+// kSlice and kStridedSlice: one input (scrambled or not) and the window's
+// ints attributes, from scalars and empty windows to large ones.
+struct SliceSpec {
+  std::vector<int64_t> shape;
+  std::vector<std::vector<int64_t>> lists;  // Slice: begin, size; StridedSlice: begin, end, strides
+  std::vector<int64_t> masks;               // StridedSlice: begin, end, ellipsis, new axis, shrink
+  bool scrambled;
+};
+
+std::vector<Case> window_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                               const std::vector<xdev_dtype_t>& in,
+                               std::span<const SliceSpec> specs) {
+  static constexpr const char* kMasks[] = {"begin_mask", "end_mask", "ellipsis_mask",
+                                           "new_axis_mask", "shrink_axis_mask"};
+  std::vector<Case> cases;
+  for (const SliceSpec& s : specs) {
+    Case c;
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
+    c.label = shape_text(s.shape);
+    for (size_t k = 0; k < s.lists.size(); ++k) {
+      c.attrs.push_back(ints_attr(def.attrs[k].name, s.lists[k]));
+      c.label += std::string(" ") + def.attrs[k].name + " " + shape_text(s.lists[k]);
+    }
+    for (size_t m = 0; m < s.masks.size(); ++m) {
+      AttrSpec a = attr(kMasks[m], XDEV_ATTR_INT);
+      a.i = s.masks[m];
+      c.attrs.push_back(a);
+      if (s.masks[m] != 0) c.label += std::string(" ") + kMasks[m] + " " + std::to_string(a.i);
+    }
+    if (scrambled) c.label += " scrambled";
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::vector<Case> slice_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                              const std::vector<xdev_dtype_t>& in) {
+  const SliceSpec specs[] = {
+      {{}, {{}, {}}, {}, false},
+      {{5}, {{1}, {3}}, {}, false},
+      {{5}, {{0}, {-1}}, {}, false},
+      {{5}, {{5}, {0}}, {}, false},
+      {{3, 4}, {{1, 1}, {2, -1}}, {}, true},
+      {{2, 3, 4}, {{0, 1, 2}, {2, 1, 2}}, {}, true},
+      {{0, 3}, {{0, 1}, {0, 2}}, {}, false},
+      {{1000, 257}, {{10, 3}, {900, 250}}, {}, false},
+      {{300, 301}, {{1, 0}, {-1, 300}}, {}, true},
+      {{100003}, {{2}, {100000}}, {}, false},
+  };
+  return window_cases(g, def, r, in, specs);
+}
+
+std::vector<Case> strided_slice_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                                      const std::vector<xdev_dtype_t>& in) {
+  const SliceSpec specs[] = {
+      {{}, {{}, {}, {}}, {0, 0, 0, 0, 0}, false},
+      {{5}, {{1}, {4}, {1}}, {0, 0, 0, 0, 0}, false},
+      {{5}, {{-1}, {-6}, {-1}}, {0, 0, 0, 0, 0}, false},
+      {{6}, {{0}, {6}, {2}}, {0, 0, 0, 0, 0}, false},
+      {{3}, {{2}, {1}, {1}}, {0, 0, 0, 0, 0}, false},
+      {{3, 4}, {{0, 3}, {3, 0}, {1, -2}}, {0, 0, 0, 0, 0}, true},
+      {{2, 3, 4}, {{0, 1}, {0, 3}, {1, 1}}, {0, 0, 1, 0, 0}, true},
+      {{2, 3, 4}, {{1, 0, -1}, {2, 0, 0}, {1, 1, 1}}, {2, 2, 0, 0, 5}, true},
+      {{3, 4}, {{0, 0, 0}, {0, 0, 0}, {1, 1, 1}}, {6, 6, 0, 1, 0}, false},
+      {{4, 5}, {{0, 0}, {0, 0}, {-1, -2}}, {3, 3, 0, 0, 0}, true},
+      {{2, 3, 4}, {{0, 0, 0}, {0, 0, -1}, {1, 1, -1}}, {1, 1, 2, 4, 0}, true},
+      {{0, 3}, {{0, 0}, {0, 3}, {1, 1}}, {1, 0, 0, 0, 0}, false},
+      {{1000, 257}, {{999, 0}, {0, 257}, {-3, 2}}, {0, 0, 0, 0, 0}, false},
+      {{300, 301}, {{0, -1}, {300, 0}, {1, -1}}, {0, 2, 0, 0, 0}, true},
+      {{100003}, {{1}, {100003}, {1}}, {0, 0, 0, 0, 0}, false},
+  };
+  return window_cases(g, def, r, in, specs);
+}
+
+// kRange: integral bounds (every dtype takes them), both directions, a step
+// that does not divide the span, empty, large.
+std::vector<Case> range_cases(Generator&, const OpDef&, const ref::Reference&,
+                              const std::vector<xdev_dtype_t>&) {
+  struct Spec {
+    double start, limit, delta;
+  };
+  const Spec specs[] = {{0, 10, 1},   {3, 3, 1},      {10, 0, -3},      {-5, 6, 4},
+                        {7, 8, 100},  {-1, -20, -2},  {-7, 100003, 1},  {0, 3000000, 29}};
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    for (const auto& [name, v] : {std::pair{"start", s.start}, std::pair{"limit", s.limit},
+                                  std::pair{"delta", s.delta}}) {
+      AttrSpec a = attr(name, XDEV_ATTR_FLOAT);
+      a.f = v;
+      c.attrs.push_back(a);
+    }
+    c.label = std::to_string(static_cast<int64_t>(s.start)) + ":" +
+              std::to_string(static_cast<int64_t>(s.limit)) + ":" +
+              std::to_string(static_cast<int64_t>(s.delta));
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// kOneHot: every axis of indices of ranks 0 to 2, indices out of [0, depth)
+// (negative ones too), depth 0 and 1, empty indices, large; the indices
+// are contiguous (the op table says so).
+std::vector<Case> one_hot_cases(Generator& g, const OpDef&, const ref::Reference&,
+                                const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> indices;
+    int64_t depth;
+  };
+  const Spec specs[] = {{{}, 4},  {{5}, 3},  {{3, 4}, 5},  {{2, 3}, 1},
+                        {{4}, 0}, {{0, 3}, 2}, {{1000}, 7}, {{20000}, 6}};
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    for (int64_t axis = 0; axis <= static_cast<int64_t>(s.indices.size()); ++axis) {
+      if (s.indices.size() == 1 && s.indices[0] >= 1000 && axis > 0) continue;
+      Case c;
+      ref::Tensor indices = ref::make_contiguous(in[0], s.indices);
+      for (int64_t j = 0; j < indices.num_elements(); ++j) {
+        indices.set_int(j, g.integer(-2, s.depth + 1));
+      }
+      c.inputs.push_back(std::move(indices));
+      AttrSpec depth = attr("depth", XDEV_ATTR_INT), a = attr("axis", XDEV_ATTR_INT);
+      depth.i = s.depth;
+      a.i = axis;
+      c.attrs = {depth, a};
+      c.label = shape_text(s.indices) + " depth " + std::to_string(s.depth) + " axis " +
+                std::to_string(axis);
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+// kBroadcastTo: scalars and size-1 axes repeated, new leading axes, the
+// shape itself, empty targets, scrambled inputs, large.
+std::vector<Case> broadcast_to_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                                     const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> shape, target;
+    bool scrambled;
+  };
+  const Spec specs[] = {
+      {{}, {3}, false},           {{1}, {4}, false},           {{3}, {2, 3}, false},
+      {{2, 1}, {2, 4}, true},     {{1, 3, 1}, {2, 1, 3, 4}, true}, {{0, 1}, {0, 5}, false},
+      {{2, 3}, {2, 3}, true},     {{}, {}, false},             {{1, 257}, {1000, 257}, false},
+      {{300, 1}, {300, 301}, true}, {{1}, {100003}, false},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    Case c;
+    const bool scrambled = s.scrambled && !def.contiguous_inputs;
+    c.inputs.push_back(g.make(in[0], s.shape, scrambled, no_broadcast(), values_of(r, 0)));
+    c.attrs = {ints_attr("shape", s.target)};
+    c.label = shape_text(s.shape) + " to " + shape_text(s.target) + (scrambled ? " scrambled" : "");
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 // kMatMul: every transpose, K = 0, contiguous inputs at an offset, large.
 std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
                                const std::vector<xdev_dtype_t>& in) {
@@ -676,6 +836,17 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {xent_cases, "rows and columns broadcast either way, no classes, empty, large"};
     case ShapeClass::kLayerNorm:
       return {layer_norm_cases, "each begin_norm_axis, groups of one, empty, epsilons, large"};
+    case ShapeClass::kSlice:
+      return {slice_cases, "scalar, windows to the end, empty, scrambled, large"};
+    case ShapeClass::kStridedSlice:
+      return {strided_slice_cases,
+              "scalar, negative and large strides, every mask, empty, scrambled, large"};
+    case ShapeClass::kRange:
+      return {range_cases, "both directions, uneven steps, empty, large"};
+    case ShapeClass::kBroadcastTo:
+      return {broadcast_to_cases, "scalars, repeated and new axes, empty, scrambled, large"};
+    case ShapeClass::kOneHot:
+      return {one_hot_cases, "each axis, indices out of range, depth 0 and 1, empty, large"};
   }
   return {nullptr, ""};
 }

@@ -1,0 +1,83 @@
+// The SDK functions of the ops Slice and StridedSlice (<xdev/ops.hpp>). The
+// op table checks every call (errors name the op, the axis and the values);
+// a window that walks every axis forwards is then a view of x's storage
+// (no copy, no op, like xdev::slice), and only a reversed one runs the op,
+// whose kernel copies: a view with negative strides is not something
+// kernels are promised to take.
+#include <xdev/ops.hpp>
+#include <xdev/strided_slice.hpp>
+
+#include "ops/run_op.hpp"
+#include "tensors/tensor_impl.hpp"
+#include "tensors/views.hpp"
+
+namespace xdev {
+
+Tensor slice(const Tensor& x, const std::vector<int64_t>& begin,
+             const std::vector<int64_t>& size) {
+  detail::Attrs attrs;
+  attrs.add_ints(detail::attr::kBegin, begin.data(), static_cast<int64_t>(begin.size()));
+  attrs.add_ints(detail::attr::kSize, size.data(), static_cast<int64_t>(size.size()));
+  const Tensor* const inputs[1] = {&x};
+  detail::check_defined_op(detail::OpId::kSlice, inputs, attrs);
+  const detail::TensorImpl& impl = *x.impl();
+  Shape shape;
+  int64_t offset = 0;  // elements; only when the window is not empty
+  bool empty = false;
+  for (size_t k = 0; k < begin.size(); ++k) {
+    const int64_t n = size[k] < 0 ? impl.shape[k] - begin[k] : size[k];
+    shape.push_back(n);
+    empty = empty || n == 0;
+    offset += begin[k] * impl.strides[k];
+  }
+  const uint64_t byte_offset =
+      impl.byte_offset + (empty ? 0 : static_cast<uint64_t>(offset) * itemsize(impl.dtype));
+  return detail::storage_view(x, shape, impl.strides, byte_offset);
+}
+
+Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
+                     const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                     int64_t begin_mask, int64_t end_mask, int64_t ellipsis_mask,
+                     int64_t new_axis_mask, int64_t shrink_axis_mask) {
+  const std::vector<int64_t> ones(strides.empty() ? begin.size() : 0, 1);
+  const std::vector<int64_t>& steps = strides.empty() ? ones : strides;
+  detail::Attrs attrs;
+  attrs.add_ints(detail::attr::kBegin, begin.data(), static_cast<int64_t>(begin.size()));
+  attrs.add_ints(detail::attr::kEnd, end.data(), static_cast<int64_t>(end.size()));
+  attrs.add_ints(detail::attr::kStrides, steps.data(), static_cast<int64_t>(steps.size()));
+  attrs.add_int(detail::attr::kBeginMask, begin_mask);
+  attrs.add_int(detail::attr::kEndMask, end_mask);
+  attrs.add_int(detail::attr::kEllipsisMask, ellipsis_mask);
+  attrs.add_int(detail::attr::kNewAxisMask, new_axis_mask);
+  attrs.add_int(detail::attr::kShrinkAxisMask, shrink_axis_mask);
+  const Tensor* const inputs[1] = {&x};
+  detail::check_defined_op(detail::OpId::kStridedSlice, inputs, attrs);
+  const detail::TensorImpl& impl = *x.impl();
+  strided_slice_spec::Dense dense;
+  strided_slice_spec::make_dense(static_cast<int32_t>(impl.shape.rank()), impl.shape.data(),
+                            begin.data(), end.data(), steps.data(),
+                            static_cast<int64_t>(begin.size()), begin_mask, end_mask,
+                            ellipsis_mask, new_axis_mask, shrink_axis_mask, dense);
+  int64_t offset = 0;  // elements; only when the window is not empty
+  bool empty = false, reversed = false;
+  for (int32_t k = 0; k < dense.input_rank; ++k) {
+    const strided_slice_spec::Axis& a = dense.axes[k];
+    empty = empty || a.size == 0;
+    reversed = reversed || (a.stride < 0 && a.size > 1);
+    offset += a.begin * impl.strides[static_cast<size_t>(k)];
+  }
+  if (reversed) return detail::run_defined_op(detail::OpId::kStridedSlice, inputs, attrs);
+  Shape shape, view_strides;
+  for (int32_t j = 0; j < dense.output_rank; ++j) {
+    const int32_t source = dense.output_source[j];
+    shape.push_back(dense.output_shape[j]);
+    view_strides.push_back(source < 0 ? 0
+                                      : dense.axes[source].stride *
+                                            impl.strides[static_cast<size_t>(source)]);
+  }
+  const uint64_t byte_offset =
+      impl.byte_offset + (empty ? 0 : static_cast<uint64_t>(offset) * itemsize(impl.dtype));
+  return detail::storage_view(x, shape, view_strides, byte_offset);
+}
+
+}  // namespace xdev
