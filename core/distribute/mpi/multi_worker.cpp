@@ -1,0 +1,386 @@
+// MultiWorkerMirroredStrategy: MirroredStrategy inside a process, MPI between
+// processes, device tensors staged through host memory (README.md here).
+#include <xdev/multi_worker.hpp>
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include <xdev/indexing.hpp>
+#include <xdev/interop.hpp>
+#include <xdev/ops.hpp>
+#include <xdev/placement.hpp>
+#include <xdev/xdev.hpp>
+
+#include "cluster.hpp"
+#include "communicator.hpp"
+
+namespace xdev {
+namespace {
+
+void log_line(const std::string& line) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+// MPI is started once per process (by the first strategy, unless the program
+// did) and finalized at exit unless a collective failed (requests to a lost
+// worker stay pending; MPI_Finalize would wait for them).
+std::atomic<bool> g_collective_failed{false};
+
+void finalize_at_exit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && !g_collective_failed.load()) MPI_Finalize();
+}
+
+void start_mpi() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) return;  // the program started MPI: it finalizes it too
+    int provided = 0;
+    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS) {
+      throw Error(ErrorCode::kUnavailable, "MultiWorkerMirroredStrategy: MPI_Init_thread failed");
+    }
+    std::atexit(finalize_at_exit);
+  });
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string out(text, static_cast<size_t>(length));
+  const size_t comma = out.find(',');  // "Open MPI v4.1.4, package: ..."
+  return comma == std::string::npos ? out : out.substr(0, comma);
+}
+
+std::string worker_device_name(const std::string& local_name, int task) {
+  const size_t at = local_name.find("/device:");
+  const std::string tail = at == std::string::npos ? local_name : local_name.substr(at);
+  return "/job:worker/replica:0/task:" + std::to_string(task) + tail;
+}
+
+std::string python_tuple(const std::vector<std::string>& names) {
+  std::string out = "(";
+  for (size_t i = 0; i < names.size(); ++i) out += (i > 0 ? ", '" : "'") + names[i] + "'";
+  return out + (names.size() == 1 ? ",)" : ")");
+}
+
+mpi::CallInfo call_info(mpi::Collective kind, ReduceOp op, const Tensor& t, int root,
+                        const std::string& name) {
+  mpi::CallInfo call;
+  call.kind = kind;
+  call.op = op;
+  call.dtype = t.dtype();
+  call.shape = t.shape();
+  call.root = root;
+  call.name = name;
+  return call;
+}
+
+}  // namespace
+
+struct MultiWorkerMirroredStrategy::State {
+  ClusterSpec cluster;
+  std::unique_ptr<MirroredStrategy> local;
+  std::unique_ptr<mpi::Communicator> comm;  // none for a single worker
+  mutable int variables = 0;                // names the broadcasts of create_variable
+
+  void check_per_replica(const char* what, const std::vector<Tensor>& values) const {
+    if (values.size() != local->devices().size()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  std::string(what) + ": " + std::to_string(values.size()) + " values for " +
+                      std::to_string(local->devices().size()) + " local replicas");
+    }
+  }
+  // One tensor on every local replica device, from host values.
+  std::vector<Tensor> upload(const HostTensor& host, ReduceOp op, bool divide) const {
+    const std::vector<Device>& devices = local->devices();
+    Tensor first;
+    {
+      DeviceScope scope(devices[0]);
+      first = constant(host.bytes(), host.dtype(), host.shape());
+      if (divide && op == ReduceOp::kMean) {
+        const int64_t replicas = static_cast<int64_t>(cluster.workers.size() * devices.size());
+        first = div(first, scalar_like(first, replicas));
+      }
+      if (!(first.device() == devices[0])) first = first.to(devices[0]);
+    }
+    std::vector<Tensor> out{first};
+    for (size_t i = 1; i < devices.size(); ++i) out.push_back(first.copy_to(devices[i]));
+    return out;
+  }
+  void log_path(const mpi::CallInfo& call, uint64_t bytes) const {
+    if (!log_device_placement()) return;
+    std::string line = "Collective " + mpi::describe(call) + " (" + std::to_string(bytes) +
+                       " B) over " + std::to_string(cluster.workers.size()) + " workers x " +
+                       std::to_string(local->devices().size()) + " local replicas: in-process via " +
+                       local->all_reduce_path();
+    if (comm) line += ", across workers via MPI over host memory";
+    log_line(line);
+  }
+};
+
+MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
+    const std::vector<std::string>& local_devices)
+    : state_(std::make_unique<State>()) {
+  const mpi::LaunchInfo launch = mpi::read_launch_info();
+  ClusterSpec& cluster = state_->cluster;
+  if (!launch.under_mpirun) {
+    if (launch.config_workers && launch.config_workers->size() > 1) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  "MultiWorkerMirroredStrategy: XDEV_CONFIG names " +
+                      std::to_string(launch.config_workers->size()) +
+                      " workers, but this process was not started by mpirun (xdev's transport "
+                      "between workers is Open MPI): start them with mpirun -np " +
+                      std::to_string(launch.config_workers->size()));
+    }
+    cluster.workers = launch.config_workers.value_or(std::vector<std::string>{"localhost"});
+    cluster.task_id = 0;
+    cluster.source = "single worker";
+    log_line("MultiWorkerMirroredStrategy: not started by mpirun (no OMPI_COMM_WORLD_SIZE, "
+             "PMIX_RANK or PMI_SIZE) and no cluster in XDEV_CONFIG: running as a single worker "
+             "(task 0 of 1)");
+  } else {
+    start_mpi();
+    int world_rank = 0, world_size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    if (launch.config_workers && static_cast<int>(launch.config_workers->size()) != world_size) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "XDEV_CONFIG names " + std::to_string(launch.config_workers->size()) +
+                      " workers, but mpirun started " + std::to_string(world_size) +
+                      " processes");
+    }
+    const int task = launch.config_workers ? launch.config_task : world_rank;
+    state_->comm = std::make_unique<mpi::Communicator>(MPI_COMM_WORLD, task,
+                                                       mpi::Settings::from_environment());
+    mpi::Communicator& comm = *state_->comm;
+    if (launch.config_workers) {
+      // Every index once: the communicator's ranks are the task indices.
+      std::vector<std::string> tasks = comm.gather_strings(std::to_string(task));
+      for (int r = 0; r < comm.size(); ++r) {
+        if (tasks[r] != std::to_string(r)) {
+          throw Error(ErrorCode::kInvalidArgument,
+                      "XDEV_CONFIG: task.index " + tasks[r] +
+                          " is given to two processes (each of the " +
+                          std::to_string(world_size) + " needs its own index)");
+        }
+      }
+      cluster.workers = *launch.config_workers;
+      cluster.source = "XDEV_CONFIG";
+    } else {
+      char host[MPI_MAX_PROCESSOR_NAME];
+      int length = 0;
+      MPI_Get_processor_name(host, &length);
+      cluster.workers = comm.gather_strings(std::string(host, static_cast<size_t>(length)));
+      cluster.source = "mpi";
+    }
+    cluster.task_id = comm.rank();
+  }
+  state_->local = std::make_unique<MirroredStrategy>(local_devices);
+  if (state_->comm) {
+    std::vector<std::string> labels;
+    for (int r = 0; r < state_->comm->size(); ++r) {
+      labels.push_back("task " + std::to_string(r) + " (" + cluster.workers[r] + ")");
+    }
+    state_->comm->set_task_labels(labels);
+    // The same number of replicas everywhere, or global replica ids and
+    // batch shares would disagree.
+    mpi::CallInfo call;
+    call.kind = mpi::Collective::kAllGather;
+    call.dtype = DType::kInt64;
+    call.shape = Shape{1};
+    call.name = "local replica counts";
+    std::vector<int64_t> counts(static_cast<size_t>(num_workers()));
+    const int64_t mine = num_local_replicas();
+    state_->comm->all_gather(&mine, counts.data(), sizeof(int64_t), call);
+    for (int r = 0; r < num_workers(); ++r) {
+      if (counts[r] != mine) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "MultiWorkerMirroredStrategy: task " + std::to_string(r) + " has " +
+                        std::to_string(counts[r]) + " local replicas, task " +
+                        std::to_string(task_id()) + " has " + std::to_string(mine) +
+                        " (every worker needs the same number)");
+      }
+    }
+  }
+  std::string spec = "{'worker': [";
+  for (size_t i = 0; i < cluster.workers.size(); ++i) {
+    spec += (i > 0 ? ", '" : "'") + cluster.workers[i] + "'";
+  }
+  spec += "]}";
+  log_line("Using MultiWorkerMirroredStrategy with cluster_spec = " + spec +
+           ", task_type = 'worker', task_id = " + std::to_string(task_id()) +
+           ", num_workers = " + std::to_string(num_workers()) +
+           ", local_devices = " + python_tuple(device_names()) + ", communication = " +
+           (state_->comm ? "MPI (" + mpi_library_version() + ")" : std::string("none")));
+}
+
+MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
+  if (state_ && state_->comm && state_->comm->broken()) g_collective_failed = true;
+}
+
+const ClusterSpec& MultiWorkerMirroredStrategy::cluster() const { return state_->cluster; }
+const MirroredStrategy& MultiWorkerMirroredStrategy::local() const { return *state_->local; }
+
+std::vector<std::string> MultiWorkerMirroredStrategy::device_names() const {
+  std::vector<std::string> out;
+  for (const Device& d : local().devices()) out.push_back(worker_device_name(d.name, task_id()));
+  return out;
+}
+
+std::vector<std::vector<Tensor>> MultiWorkerMirroredStrategy::run(
+    const std::function<std::vector<Tensor>(const ReplicaContext&)>& step) const {
+  return local().run(step);
+}
+
+std::vector<Tensor> MultiWorkerMirroredStrategy::split_batch(const Tensor& global_batch) const {
+  if (!global_batch.defined() || global_batch.rank() == 0) {
+    throw Error(ErrorCode::kInvalidArgument, "split_batch: the batch needs at least one axis");
+  }
+  const int64_t rows = global_batch.shape()[0];
+  const int64_t n = num_replicas_in_sync();
+  if (rows < n) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "split_batch: " + std::to_string(rows) + " rows cannot feed " + std::to_string(n) +
+                    " replicas");
+  }
+  // Rows of global replicas [task·L, (task+1)·L), as MirroredStrategy over n
+  // replicas would give them; the local split then gives each its own share.
+  auto start_of = [&](int64_t g) { return g * (rows / n) + std::min(g, rows % n); };
+  const int64_t first = static_cast<int64_t>(task_id()) * num_local_replicas();
+  const int64_t begin = start_of(first), end = start_of(first + num_local_replicas());
+  Tensor mine = slice(global_batch, {Index::range(begin, end)});
+  return local().split_batch(mine);
+}
+
+std::vector<Tensor> MultiWorkerMirroredStrategy::all_reduce(ReduceOp op,
+                                                            const std::vector<Tensor>& values,
+                                                            const std::string& name) const {
+  state_->check_per_replica("all_reduce", values);
+  if (!state_->comm) return local().all_reduce(op, values);
+  const ReduceOp local_op = op == ReduceOp::kMean ? ReduceOp::kSum : op;
+  const mpi::CallInfo call = call_info(mpi::Collective::kAllReduce, op, values[0], 0, name);
+  HostTensor host = values.size() == 1 ? values[0].to_host()
+                                       : local().reduce(local_op, values, "/CPU:0").to_host();
+  state_->log_path(call, host.byte_size());
+  state_->comm->all_reduce(host.bytes(), host.byte_size(), host.dtype(), op, call);
+  return state_->upload(host, op, /*divide=*/true);
+}
+
+std::vector<Tensor> MultiWorkerMirroredStrategy::broadcast(const Tensor& value, int root_task,
+                                                           const std::string& name) const {
+  if (root_task < 0 || root_task >= num_workers()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "broadcast: root task " + std::to_string(root_task) + " is not in [0, " +
+                    std::to_string(num_workers()) + ")");
+  }
+  HostTensor host = value.to_host();
+  if (state_->comm) {
+    const mpi::CallInfo call =
+        call_info(mpi::Collective::kBroadcast, ReduceOp::kSum, value, root_task, name);
+    state_->log_path(call, host.byte_size());
+    state_->comm->broadcast(host.bytes(), host.byte_size(), root_task, call);
+  }
+  return state_->upload(host, ReduceOp::kSum, /*divide=*/false);
+}
+
+std::vector<Tensor> MultiWorkerMirroredStrategy::all_gather(const std::vector<Tensor>& values,
+                                                            const std::string& name) const {
+  state_->check_per_replica("all_gather", values);
+  if (values[0].rank() == 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "all_gather '" + name + "': scalars cannot be concatenated along axis 0");
+  }
+  Tensor mine;
+  {
+    DeviceScope scope("/CPU:0");
+    mine = values.size() == 1 ? values[0] : concat(values, 0);
+  }
+  HostTensor local_rows = mine.to_host();
+  if (!state_->comm) return state_->upload(local_rows, ReduceOp::kSum, false);
+  const mpi::CallInfo call =
+      call_info(mpi::Collective::kAllGather, ReduceOp::kSum, values[0], 0, name);
+  Shape shape = local_rows.shape();
+  shape[0] *= num_workers();
+  HostTensor all(local_rows.dtype(), shape);
+  state_->log_path(call, local_rows.byte_size());
+  state_->comm->all_gather(local_rows.bytes(), all.bytes(), local_rows.byte_size(), call);
+  return state_->upload(all, ReduceOp::kSum, false);
+}
+
+std::vector<Tensor> MultiWorkerMirroredStrategy::reduce_scatter(ReduceOp op,
+                                                                const std::vector<Tensor>& values,
+                                                                const std::string& name) const {
+  state_->check_per_replica("reduce_scatter", values);
+  const int64_t replicas = num_replicas_in_sync();
+  if (values[0].rank() == 0 || values[0].shape()[0] % replicas != 0) {
+    std::ostringstream m;
+    m << "reduce_scatter '" << name << "': axis 0 of " << values[0].shape()
+      << " does not divide among " << replicas << " replicas";
+    throw Error(ErrorCode::kInvalidArgument, m.str());
+  }
+  const ReduceOp local_op = op == ReduceOp::kMean ? ReduceOp::kSum : op;
+  Tensor reduced = local().reduce(local_op, values, "/CPU:0");
+  if (!state_->comm) {
+    if (op == ReduceOp::kMean) reduced = div(reduced, scalar_like(reduced, replicas));
+    return local().split_batch(reduced);
+  }
+  const mpi::CallInfo call = call_info(mpi::Collective::kReduceScatter, op, values[0], 0, name);
+  HostTensor host = reduced.to_host();
+  Shape shape = host.shape();
+  shape[0] /= num_workers();
+  HostTensor block(host.dtype(), shape);
+  state_->log_path(call, host.byte_size());
+  state_->comm->reduce_scatter(host.bytes(), block.bytes(),
+                               static_cast<uint64_t>(block.num_elements()), host.dtype(), op,
+                               call);
+  Tensor mine = state_->upload(block, op, /*divide=*/true)[0];
+  return local().split_batch(mine);
+}
+
+void MultiWorkerMirroredStrategy::barrier() const {
+  if (!state_->comm) return;
+  mpi::CallInfo call;
+  call.kind = mpi::Collective::kBarrier;
+  call.name = "barrier";
+  state_->comm->barrier(call);
+}
+
+MirroredVariable MultiWorkerMirroredStrategy::create_variable(const Tensor& initial) const {
+  if (!initial.defined()) {
+    throw Error(ErrorCode::kInvalidArgument, "create_variable: the initial value is empty");
+  }
+  const std::string name = "variable " + std::to_string(state_->variables++);
+  return local().create_variable(broadcast(initial, 0, name)[0]);
+}
+
+void MultiWorkerMirroredStrategy::save_checkpoint(
+    const std::vector<std::pair<std::string, MirroredVariable>>& variables,
+    const std::string& path) const {
+  std::exception_ptr failure;
+  if (is_chief()) {
+    try {
+      std::map<std::string, Tensor> tensors;
+      for (const auto& [name, variable] : variables) tensors[name] = variable.value();
+      save_file(tensors, path, {{"written_by", "task 0 of " + std::to_string(num_workers())}});
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  barrier();  // after the rename: a worker that returns sees the whole file
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace xdev

@@ -1,0 +1,58 @@
+#!/bin/sh
+# One multi-worker test case (meson.build names them): starts the workers
+# under mpirun (2 processes on this machine, --oversubscribe) or alone, and
+# checks what they print.
+#
+#   run_case.sh MPIRUN WORKER_OR_TRAIN CASE
+set -u
+mpirun=$1 prog=$2 case=$3
+out=$(mktemp) dir=$(mktemp -d)
+trap 'rm -rf "$out" "$dir"' EXIT
+run2() { "$mpirun" --oversubscribe -np 2 "$@" >"$out" 2>&1; }
+fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
+count() { grep -c -- "$1" "$out"; }
+
+case $case in
+collectives)
+  XDEV_COLLECTIVE_CHUNK_MIB=1 XDEV_TEST_CHECKPOINT_DIR=$dir run2 "$prog" collectives ||
+    fail "mpirun exited $?"
+  [ "$(count '^PASS collectives')" = 2 ] || fail "both workers must pass"
+  grep -q "Using MultiWorkerMirroredStrategy with cluster_spec = {'worker': \[" "$out" ||
+    fail "no strategy line" ;;
+mismatch)
+  run2 "$prog" mismatch || fail "mpirun exited $?"
+  [ "$(count '^PASS mismatch')" = 2 ] || fail "both workers must report the mismatch" ;;
+killed)
+  # mpirun's default when a worker dies: it tears the others down at once
+  # (exit status 137, "mpirun noticed that process rank 1 ... exited on signal 9").
+  start=$(date +%s)
+  XDEV_COLLECTIVE_TIMEOUT_S=5 run2 "$prog" killed && fail "mpirun exited 0 after a worker died"
+  grep -q "exited on signal 9" "$out" || fail "no word from mpirun about the killed worker"
+  echo "default mpirun: torn down after $(( $(date +%s) - start )) s"; cat "$out"
+  # With --enable-recovery mpirun lets the survivor run on: it must report
+  # the lost task within the timeout instead of hanging.
+  XDEV_COLLECTIVE_TIMEOUT_S=5 run2 --enable-recovery "$prog" killed
+  grep -q '^PASS killed (task 0)' "$out" || fail "task 0 did not report the lost task" ;;
+single)
+  "$prog" single >"$out" 2>&1 || fail "exited $?"
+  [ "$(count 'running as a single worker')" = 1 ] || fail "one line must say: single worker"
+  grep -q '^PASS single' "$out" || fail "no PASS" ;;
+config)
+  # MPMD: rank 0 is task 1 and rank 1 is task 0; the ranks follow XDEV_CONFIG.
+  c='{"cluster": {"worker": ["alpha:2222", "beta:2222"]}, "task": {"type": "worker", "index": '
+  "$mpirun" --oversubscribe -np 1 -x XDEV_CONFIG="${c}1}}" "$prog" config 1 : \
+    -np 1 -x XDEV_CONFIG="${c}0}}" "$prog" config 0 >"$out" 2>&1 || fail "mpirun exited $?"
+  [ "$(count '^PASS config')" = 2 ] || fail "both workers must pass" ;;
+train)
+  # 2 processes x 1 logical CPU and 1 process x 2 logical CPUs, global batch 64.
+  run2 "$prog" --multi-worker --local-replicas 1 --steps 30 --weights-out "$dir/two" ||
+    fail "2 x 1 exited $?"
+  "$prog" --multi-worker --local-replicas 2 --steps 30 --weights-out "$dir/one" >>"$out" 2>&1 ||
+    fail "1 x 2 exited $?"
+  paste "$dir/two" "$dir/one" | awk '
+    { d = $1 - $2; if (d < 0) d = -d; if (d > worst) worst = d; n++ }
+    END { printf "2 workers x 1 vs 1 worker x 2: %d weights, largest difference %g\n", n, worst;
+          exit (n == 4 && worst <= 1e-6) ? 0 : 1 }' || fail "the weights differ" ;;
+*) echo "unknown case $case"; exit 2 ;;
+esac
+cat "$out"
