@@ -2,6 +2,7 @@
 #include "communicator.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kMaxAxes = 8;
 constexpr int kProbeTag = 7177;
+std::atomic<bool> g_failed{false};
 
 // One worker's CallInfo as it travels (fixed size, trivially copyable).
 struct Header {
@@ -132,6 +134,8 @@ std::string_view collective_name(Collective kind) {
   return "collective";
 }
 
+bool any_collective_failed() { return g_failed.load(); }
+
 std::string describe(const CallInfo& call) { return header_text(to_header(call)); }
 
 Settings Settings::from_environment() {
@@ -183,6 +187,7 @@ std::vector<std::string> Communicator::gather_strings(const std::string& mine) {
 
 void Communicator::fail(const CallInfo& call, const std::string& why) {
   broken_ = true;
+  g_failed = true;
   // Which workers still answer? Every survivor is stuck in the same
   // collective and reaches its own deadline about when this one did, so each
   // sends a probe to every other and waits a grace period for theirs.

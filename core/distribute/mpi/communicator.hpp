@@ -82,6 +82,10 @@ class Communicator {
   bool broken_ = false;
 };
 
+// True once a collective of any communicator failed (timeout or MPI error):
+// requests to a lost worker stay pending, so MPI must not be finalized.
+bool any_collective_failed();
+
 // "SUM 'grad/w' [3, 1] float32": a call in messages.
 std::string describe(const CallInfo& call);
 std::string_view collective_name(Collective kind);

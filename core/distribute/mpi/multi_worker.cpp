@@ -4,7 +4,6 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -20,6 +19,7 @@
 
 #include "cluster.hpp"
 #include "communicator.hpp"
+#include "interop/dlpack.h"  // the core's copy of DLPack's structs (their fields)
 
 namespace xdev {
 namespace {
@@ -32,12 +32,10 @@ void log_line(const std::string& line) {
 // MPI is started once per process (by the first strategy, unless the program
 // did) and finalized at exit unless a collective failed (requests to a lost
 // worker stay pending; MPI_Finalize would wait for them).
-std::atomic<bool> g_collective_failed{false};
-
 void finalize_at_exit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && !g_collective_failed.load()) MPI_Finalize();
+  if (!finalized && !mpi::any_collective_failed()) MPI_Finalize();
 }
 
 void start_mpi() {
@@ -88,6 +86,43 @@ mpi::CallInfo call_info(mpi::Collective kind, ReduceOp op, const Tensor& t, int 
   return call;
 }
 
+// A writable host copy of a tensor for MPI to work on in place, made by
+// DLPack export (one copy, read back from any device); adopt() turns it into
+// a tensor again, without a copy when the device can address host memory
+// (logical CPUs), else copied to the device like any host memory.
+class HostStaging {
+ public:
+  explicit HostStaging(const Tensor& t) : dtype_(t.dtype()) {
+    ToDLPackOptions options;
+    options.device = DLPackDevice{1, 0};  // kDLCPU
+    options.copy = true;
+    managed_ = to_dlpack(t, options);
+    const DLTensor& dl = managed_->dl_tensor;
+    data_ = static_cast<unsigned char*>(dl.data) + dl.byte_offset;
+    bytes_ = static_cast<uint64_t>(t.num_elements()) * itemsize(dtype_);
+  }
+  ~HostStaging() {
+    if (managed_ != nullptr && managed_->deleter != nullptr) managed_->deleter(managed_);
+  }
+  HostStaging(const HostStaging&) = delete;
+  HostStaging& operator=(const HostStaging&) = delete;
+  void* data() const { return data_; }
+  uint64_t bytes() const { return bytes_; }
+  DType dtype() const { return dtype_; }
+  Tensor adopt(const Device& device) {
+    DeviceScope scope(device);
+    Tensor out = from_dlpack(managed_);
+    managed_ = nullptr;  // xdev owns it now
+    return out;
+  }
+
+ private:
+  DLManagedTensorVersioned* managed_ = nullptr;
+  void* data_ = nullptr;
+  uint64_t bytes_ = 0;
+  DType dtype_;
+};
+
 }  // namespace
 
 struct MultiWorkerMirroredStrategy::State {
@@ -103,13 +138,12 @@ struct MultiWorkerMirroredStrategy::State {
                       std::to_string(local->devices().size()) + " local replicas");
     }
   }
-  // One tensor on every local replica device, from host values.
-  std::vector<Tensor> upload(const HostTensor& host, ReduceOp op, bool divide) const {
+  // `first` (MEAN: divided by the number of replicas) on every local
+  // replica device.
+  std::vector<Tensor> replicate(Tensor first, ReduceOp op, bool divide) const {
     const std::vector<Device>& devices = local->devices();
-    Tensor first;
     {
       DeviceScope scope(devices[0]);
-      first = constant(host.bytes(), host.dtype(), host.shape());
       if (divide && op == ReduceOp::kMean) {
         const int64_t replicas = static_cast<int64_t>(cluster.workers.size() * devices.size());
         first = div(first, scalar_like(first, replicas));
@@ -119,6 +153,10 @@ struct MultiWorkerMirroredStrategy::State {
     std::vector<Tensor> out{first};
     for (size_t i = 1; i < devices.size(); ++i) out.push_back(first.copy_to(devices[i]));
     return out;
+  }
+  std::vector<Tensor> upload(const HostTensor& host) const {
+    DeviceScope scope(local->devices()[0]);
+    return replicate(constant(host.bytes(), host.dtype(), host.shape()), ReduceOp::kSum, false);
   }
   void log_path(const mpi::CallInfo& call, uint64_t bytes) const {
     if (!log_device_placement()) return;
@@ -227,9 +265,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
            (state_->comm ? "MPI (" + mpi_library_version() + ")" : std::string("none")));
 }
 
-MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
-  if (state_ && state_->comm && state_->comm->broken()) g_collective_failed = true;
-}
+MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() = default;
 
 const ClusterSpec& MultiWorkerMirroredStrategy::cluster() const { return state_->cluster; }
 const MirroredStrategy& MultiWorkerMirroredStrategy::local() const { return *state_->local; }
@@ -272,11 +308,10 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::all_reduce(ReduceOp op,
   if (!state_->comm) return local().all_reduce(op, values);
   const ReduceOp local_op = op == ReduceOp::kMean ? ReduceOp::kSum : op;
   const mpi::CallInfo call = call_info(mpi::Collective::kAllReduce, op, values[0], 0, name);
-  HostTensor host = values.size() == 1 ? values[0].to_host()
-                                       : local().reduce(local_op, values, "/CPU:0").to_host();
-  state_->log_path(call, host.byte_size());
-  state_->comm->all_reduce(host.bytes(), host.byte_size(), host.dtype(), op, call);
-  return state_->upload(host, op, /*divide=*/true);
+  HostStaging host(values.size() == 1 ? values[0] : local().reduce(local_op, values, "/CPU:0"));
+  state_->log_path(call, host.bytes());
+  state_->comm->all_reduce(host.data(), host.bytes(), host.dtype(), op, call);
+  return state_->replicate(host.adopt(local().devices()[0]), op, /*divide=*/true);
 }
 
 std::vector<Tensor> MultiWorkerMirroredStrategy::broadcast(const Tensor& value, int root_task,
@@ -286,14 +321,13 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::broadcast(const Tensor& value, 
                 "broadcast: root task " + std::to_string(root_task) + " is not in [0, " +
                     std::to_string(num_workers()) + ")");
   }
-  HostTensor host = value.to_host();
-  if (state_->comm) {
-    const mpi::CallInfo call =
-        call_info(mpi::Collective::kBroadcast, ReduceOp::kSum, value, root_task, name);
-    state_->log_path(call, host.byte_size());
-    state_->comm->broadcast(host.bytes(), host.byte_size(), root_task, call);
-  }
-  return state_->upload(host, ReduceOp::kSum, /*divide=*/false);
+  if (!state_->comm) return state_->replicate(value, ReduceOp::kSum, false);
+  HostStaging host(value);
+  const mpi::CallInfo call =
+      call_info(mpi::Collective::kBroadcast, ReduceOp::kSum, value, root_task, name);
+  state_->log_path(call, host.bytes());
+  state_->comm->broadcast(host.data(), host.bytes(), root_task, call);
+  return state_->replicate(host.adopt(local().devices()[0]), ReduceOp::kSum, false);
 }
 
 std::vector<Tensor> MultiWorkerMirroredStrategy::all_gather(const std::vector<Tensor>& values,
@@ -309,7 +343,7 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::all_gather(const std::vector<Te
     mine = values.size() == 1 ? values[0] : concat(values, 0);
   }
   HostTensor local_rows = mine.to_host();
-  if (!state_->comm) return state_->upload(local_rows, ReduceOp::kSum, false);
+  if (!state_->comm) return state_->upload(local_rows);
   const mpi::CallInfo call =
       call_info(mpi::Collective::kAllGather, ReduceOp::kSum, values[0], 0, name);
   Shape shape = local_rows.shape();
@@ -317,7 +351,7 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::all_gather(const std::vector<Te
   HostTensor all(local_rows.dtype(), shape);
   state_->log_path(call, local_rows.byte_size());
   state_->comm->all_gather(local_rows.bytes(), all.bytes(), local_rows.byte_size(), call);
-  return state_->upload(all, ReduceOp::kSum, false);
+  return state_->upload(all);
 }
 
 std::vector<Tensor> MultiWorkerMirroredStrategy::reduce_scatter(ReduceOp op,
@@ -346,7 +380,12 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::reduce_scatter(ReduceOp op,
   state_->comm->reduce_scatter(host.bytes(), block.bytes(),
                                static_cast<uint64_t>(block.num_elements()), host.dtype(), op,
                                call);
-  Tensor mine = state_->upload(block, op, /*divide=*/true)[0];
+  Tensor mine;
+  {
+    DeviceScope scope("/CPU:0");
+    mine = constant(block.bytes(), block.dtype(), block.shape());
+    if (op == ReduceOp::kMean) mine = div(mine, scalar_like(mine, replicas));
+  }
   return local().split_batch(mine);
 }
 
