@@ -55,14 +55,18 @@ bool same_call(const Header& a, const Header& b) {
   return std::equal(a.dims, a.dims + std::min(a.rank, kMaxAxes), b.dims);
 }
 
+// "(3, 1) float32", as xdev prints shapes elsewhere.
 std::string header_shape(const Header& h) {
-  std::string out = "[";
-  for (int i = 0; i < std::min(h.rank, kMaxAxes); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(h.dims[i]);
+  std::ostringstream out;
+  if (h.rank <= kMaxAxes) {
+    out << Shape(std::vector<int64_t>(h.dims, h.dims + h.rank));
+  } else {
+    out << "(";
+    for (int i = 0; i < kMaxAxes; ++i) out << h.dims[i] << ", ";
+    out << "... " << h.rank << " axes)";
   }
-  if (h.rank > kMaxAxes) out += ", ...";
-  return out + "] " + std::string(to_string(static_cast<DType>(h.dtype)));
+  out << " " << to_string(static_cast<DType>(h.dtype));
+  return out.str();
 }
 
 std::string header_text(const Header& h) {

@@ -86,7 +86,7 @@ class Communicator {
 // requests to a lost worker stay pending, so MPI must not be finalized.
 bool any_collective_failed();
 
-// "SUM 'grad/w' [3, 1] float32": a call in messages.
+// "all_reduce SUM of 'grad/w' (3, 1) float32": a call in messages.
 std::string describe(const CallInfo& call);
 std::string_view collective_name(Collective kind);
 

@@ -131,7 +131,22 @@ struct MultiWorkerMirroredStrategy::State {
   std::unique_ptr<mpi::Communicator> comm;  // none for a single worker
   mutable int variables = 0;                // names the broadcasts of create_variable
 
+  // MPI_THREAD_FUNNELED: only the thread that started MPI may call it (not
+  // a replica's thread inside run(), say).
+  void check_thread(const char* what) const {
+    if (!comm) return;
+    int level = 0, is_main = 0;
+    MPI_Query_thread(&level);
+    MPI_Is_thread_main(&is_main);
+    if (level < MPI_THREAD_MULTIPLE && !is_main) {
+      throw Error(ErrorCode::kFailedPrecondition,
+                  std::string(what) +
+                      ": called from a thread other than the one that started MPI (the "
+                      "strategy's collectives run on that thread, outside run()'s step)");
+    }
+  }
   void check_per_replica(const char* what, const std::vector<Tensor>& values) const {
+    check_thread(what);
     if (values.size() != local->devices().size()) {
       throw Error(ErrorCode::kInvalidArgument,
                   std::string(what) + ": " + std::to_string(values.size()) + " values for " +
@@ -316,6 +331,7 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::all_reduce(ReduceOp op,
 
 std::vector<Tensor> MultiWorkerMirroredStrategy::broadcast(const Tensor& value, int root_task,
                                                            const std::string& name) const {
+  state_->check_thread("broadcast");
   if (root_task < 0 || root_task >= num_workers()) {
     throw Error(ErrorCode::kInvalidArgument,
                 "broadcast: root task " + std::to_string(root_task) + " is not in [0, " +
@@ -391,6 +407,7 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::reduce_scatter(ReduceOp op,
 
 void MultiWorkerMirroredStrategy::barrier() const {
   if (!state_->comm) return;
+  state_->check_thread("barrier");
   mpi::CallInfo call;
   call.kind = mpi::Collective::kBarrier;
   call.name = "barrier";
