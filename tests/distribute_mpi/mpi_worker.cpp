@@ -16,6 +16,7 @@
 
 #include <xdev/interop.hpp>
 #include <xdev/multi_worker.hpp>
+#include <xdev/placement.hpp>
 #include <xdev/xdev.hpp>
 
 namespace {
@@ -75,7 +76,9 @@ void collectives() {
     values.push_back(xdev::constant(std::vector<float>{g, 10 - g}, xdev::Shape{2})
                          .to(s.local().devices()[l]));
   }
+  xdev::set_log_device_placement(true);  // the path of each collective (run_case.sh reads it)
   expect_everywhere(s.all_reduce(xdev::ReduceOp::kSum, values, "sum"), {6, 34}, "SUM");
+  xdev::set_log_device_placement(false);
   expect_everywhere(s.all_reduce(xdev::ReduceOp::kMean, values, "mean"), {1.5, 8.5}, "MEAN");
   expect_everywhere(s.all_reduce(xdev::ReduceOp::kMax, values, "max"), {3, 10}, "MAX");
   expect_everywhere(s.all_reduce(xdev::ReduceOp::kMin, values, "min"), {0, 7}, "MIN");

@@ -18,7 +18,9 @@ collectives)
     fail "mpirun exited $?"
   [ "$(count '^PASS collectives')" = 2 ] || fail "both workers must pass"
   grep -q "Using MultiWorkerMirroredStrategy with cluster_spec = {'worker': \[" "$out" ||
-    fail "no strategy line" ;;
+    fail "no strategy line"
+  [ "$(count "Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 2 workers x 2 local replicas: in-process via shared memory, across workers via MPI over host memory")" = 2 ] ||
+    fail "each worker logs the path of the logged all-reduce" ;;
 mismatch)
   run2 "$prog" mismatch || fail "mpirun exited $?"
   [ "$(count '^PASS mismatch')" = 2 ] || fail "both workers must report the mismatch" ;;
@@ -36,7 +38,19 @@ killed)
 single)
   "$prog" single >"$out" 2>&1 || fail "exited $?"
   [ "$(count 'running as a single worker')" = 1 ] || fail "one line must say: single worker"
-  grep -q '^PASS single' "$out" || fail "no PASS" ;;
+  grep -q '^PASS single' "$out" || fail "no PASS"
+  # XDEV_CONFIG without mpirun: one worker is fine, several are an error that
+  # says how to start them; a malformed one names the variable.
+  two='{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}}'
+  XDEV_CONFIG=$two "$prog" single >"$out" 2>&1 && fail "two workers without mpirun ran"
+  grep -q "XDEV_CONFIG names 2 workers, but this process was not started by mpirun.*mpirun -np 2" \
+    "$out" || fail "no error about starting the workers with mpirun"
+  XDEV_CONFIG='{"cluster": {"worker": ["a:1"]}, "task": {"index": 0}}' "$prog" single >"$out" 2>&1 ||
+    fail "a one-worker XDEV_CONFIG failed"
+  XDEV_CONFIG='{"cluster": {"ps": ["a:1"]}}' "$prog" single >"$out" 2>&1 && fail "a ps job ran"
+  grep -q 'XDEV_CONFIG: job "ps" is not supported' "$out" || fail "no error naming the ps job"
+  XDEV_CONFIG='{"cluster": ' "$prog" single >"$out" 2>&1 && fail "malformed JSON ran"
+  grep -q 'XDEV_CONFIG: not JSON' "$out" || fail "no error naming XDEV_CONFIG" ;;
 config)
   # MPMD: rank 0 is task 1 and rank 1 is task 0; the ranks follow XDEV_CONFIG.
   c='{"cluster": {"worker": ["alpha:2222", "beta:2222"]}, "task": {"type": "worker", "index": '
