@@ -72,13 +72,13 @@ void BM_Strategy(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // The strategy starts MPI as it does for users (its settings included); it
+  // is finalized at exit.
+  xdev::MultiWorkerMirroredStrategy strategy({"/CPU:0"});
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) std::freopen("/dev/null", "w", stdout);
   {
-    xdev::MultiWorkerMirroredStrategy strategy({"/CPU:0"});
     xdev::mpi::Communicator transport(MPI_COMM_WORLD, rank, xdev::mpi::Settings::from_environment());
     g_strategy = &strategy;
     g_transport = &transport;
@@ -95,6 +95,5 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
   }
-  MPI_Finalize();
   return 0;
 }
