@@ -14,7 +14,11 @@ count() { grep -c -- "$1" "$out"; }
 
 case $case in
 collectives)
-  XDEV_COLLECTIVE_CHUNK_MIB=1 XDEV_TEST_CHECKPOINT_DIR=$dir run2 "$prog" collectives ||
+  # Each worker its own checkpoint directory (task 0 must write, task 1 not).
+  mkdir "$dir/0" "$dir/1"
+  XDEV_COLLECTIVE_CHUNK_MIB=1 "$mpirun" --oversubscribe \
+    -np 1 -x XDEV_TEST_CHECKPOINT_DIR="$dir/0" "$prog" collectives : \
+    -np 1 -x XDEV_TEST_CHECKPOINT_DIR="$dir/1" "$prog" collectives >"$out" 2>&1 ||
     fail "mpirun exited $?"
   [ "$(count '^PASS collectives')" = 2 ] || fail "both workers must pass"
   grep -q "Using MultiWorkerMirroredStrategy with cluster_spec = {'worker': \[" "$out" ||
