@@ -2,7 +2,7 @@
 // or alone). Each mode prints "PASS <mode>" and exits 0 when its checks hold,
 // or prints what failed and exits 1.
 //
-//   mpi_worker collectives|mismatch|killed|single|config <expected task>
+//   mpi_worker collectives|mismatch|killed|hung|single|config <expected task>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -184,13 +184,15 @@ void mismatch() {
   s.barrier();
 }
 
-void killed() {
+// Task 1 dies (SIGKILL) or hangs (SIGSTOP) mid-step; task 0 must say so.
+void lost(int signal) {
   xdev::MultiWorkerMirroredStrategy s({"/CPU:0"});
   xdev::Tensor g = xdev::fill({4}, 1.0);
   s.all_reduce(xdev::ReduceOp::kSum, {g}, "step 0");
   if (s.task_id() == 1) {
-    std::cout << "task 1: killing itself mid-step" << std::endl;
-    std::raise(SIGKILL);
+    std::cout << "task 1: raising " << (signal == SIGKILL ? "SIGKILL" : "SIGSTOP")
+              << " mid-step" << std::endl;
+    std::raise(signal);
   }
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -206,8 +208,10 @@ void killed() {
     const char* timeout = std::getenv("XDEV_COLLECTIVE_TIMEOUT_S");
     const double limit = (timeout ? std::atof(timeout) : 60) + 10 + 2;
     expect(seconds < limit, "the error came within " + std::to_string(limit) + " s");
-    std::cout << "PASS killed (task 0)" << std::endl;
-    std::exit(g_failures == 0 ? 0 : 1);  // MPI is not finalized: a worker is lost
+    std::cout << "PASS lost worker (task 0)" << std::endl;
+    // MPI is not finalized: a worker is lost. A hung worker is only ended by
+    // mpirun when this one fails: exit 3 then, and the script expects it.
+    std::exit(g_failures != 0 ? 1 : signal == SIGSTOP ? 3 : 0);
   }
 }
 
@@ -242,11 +246,12 @@ int main(int argc, char** argv) try {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "collectives") collectives();
   else if (mode == "mismatch") mismatch();
-  else if (mode == "killed") killed();
+  else if (mode == "killed") lost(SIGKILL);
+  else if (mode == "hung") lost(SIGSTOP);
   else if (mode == "single") single();
   else if (mode == "config" && argc > 2) config(std::atoi(argv[2]));
   else {
-    std::cerr << "usage: mpi_worker collectives|mismatch|killed|single|config TASK\n";
+    std::cerr << "usage: mpi_worker collectives|mismatch|killed|hung|single|config TASK\n";
     return 2;
   }
   if (g_failures == 0) std::cout << "PASS " << mode << std::endl;

@@ -38,7 +38,17 @@ killed)
   # With --enable-recovery mpirun lets the survivor run on: it must report
   # the lost task within the timeout instead of hanging.
   XDEV_COLLECTIVE_TIMEOUT_S=5 run2 --enable-recovery "$prog" killed
-  grep -q '^PASS killed (task 0)' "$out" || fail "task 0 did not report the lost task" ;;
+  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the lost task" ;;
+hung)
+  # A worker that hangs (SIGSTOP) is no death for mpirun: plain mpirun, and the
+  # survivor must name it within the timeout; its failure (exit 3) makes mpirun
+  # end the job, the stopped worker included.
+  start=$(date +%s)
+  XDEV_COLLECTIVE_TIMEOUT_S=5 timeout 60 "$mpirun" --oversubscribe -np 2 "$prog" hung >"$out" 2>&1
+  rc=$?
+  echo "mpirun exited $rc after $(( $(date +%s) - start )) s"
+  [ $rc = 124 ] && fail "mpirun did not end within 60 s"
+  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the hung task" ;;
 single)
   "$prog" single >"$out" 2>&1 || fail "exited $?"
   [ "$(count 'running as a single worker')" = 1 ] || fail "one line must say: single worker"
