@@ -49,7 +49,7 @@ void BM_Transport(benchmark::State& state) {
   call.shape = xdev::Shape{static_cast<int64_t>(buffer.size())};
   call.name = "bench";
   for (auto _ : state) {
-    g_transport->all_reduce(buffer.data(), state.range(0), xdev::DType::kFloat32,
+    g_transport->all_reduce(buffer.data(), buffer.data(), state.range(0), xdev::DType::kFloat32,
                             xdev::ReduceOp::kSum, call);
   }
   state.SetBytesProcessed(state.iterations() * state.range(0));

@@ -79,6 +79,9 @@ void collectives() {
   xdev::set_log_device_placement(true);  // the path of each collective (run_case.sh reads it)
   expect_everywhere(s.all_reduce(xdev::ReduceOp::kSum, values, "sum"), {6, 34}, "SUM");
   xdev::set_log_device_placement(false);
+  // The inputs are read where they are, never written.
+  const float g0 = static_cast<float>(s.task_id() * L);
+  expect(values[0].to_vector<float>() == std::vector<float>{g0, 10 - g0}, "inputs unchanged");
   expect_everywhere(s.all_reduce(xdev::ReduceOp::kMean, values, "mean"), {1.5, 8.5}, "MEAN");
   expect_everywhere(s.all_reduce(xdev::ReduceOp::kMax, values, "max"), {3, 10}, "MAX");
   expect_everywhere(s.all_reduce(xdev::ReduceOp::kMin, values, "min"), {0, 7}, "MIN");
@@ -123,6 +126,16 @@ void collectives() {
   expect(s.all_reduce(xdev::ReduceOp::kSum, ints, "ints")[0].to_vector<int64_t>() ==
              std::vector<int64_t>{int64_t(4) << 40},
          "int64 SUM");
+  // bool tensors are refused, on every worker alike (as inside one process).
+  std::vector<xdev::Tensor> flags;
+  for (int l = 0; l < L; ++l) flags.push_back(xdev::cast(xdev::ones({2}), xdev::DType::kBool));
+  bool refused = false;
+  try {
+    s.all_reduce(xdev::ReduceOp::kMax, flags, "flags");
+  } catch (const xdev::Error&) {
+    refused = true;
+  }
+  expect(refused, "a bool all-reduce is refused");
   // A checkpoint from task 0 only: run_case.sh gives each worker its own
   // directory, so task 1's must stay empty.
   const char* dir = std::getenv("XDEV_TEST_CHECKPOINT_DIR");
@@ -180,6 +193,14 @@ void mismatch() {
     const std::string m = e.what();
     expect(m.find("(2,) float32") != std::string::npos && m.find("(2,) float64") != std::string::npos,
            std::string("the error names both dtypes: ") + e.what());
+  }
+  // One replica per worker: bool is refused at the MPI step, on both alike.
+  try {
+    s.all_reduce(xdev::ReduceOp::kMax, {xdev::cast(xdev::ones({2}), xdev::DType::kBool)}, "b");
+    expect(false, "a bool all-reduce ran");
+  } catch (const xdev::Error& e) {
+    expect(std::string(e.what()).find("bool tensors are not reduced") != std::string::npos,
+           std::string("bool refused: ") + e.what());
   }
   s.barrier();
 }

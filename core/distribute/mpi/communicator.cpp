@@ -93,9 +93,9 @@ MPI_Datatype mpi_type(DType dtype) {
 }
 
 MPI_Op mpi_op(ReduceOp op, DType dtype, const CallInfo& call) {
-  if (dtype == DType::kBool && (op == ReduceOp::kSum || op == ReduceOp::kMean)) {
+  if (dtype == DType::kBool) {  // as in one process: AddN, Maximum, Minimum refuse bool
     throw Error(ErrorCode::kInvalidArgument,
-                describe(call) + ": bool tensors reduce with MAX or MIN only");
+                describe(call) + ": bool tensors are not reduced (cast them to int32 first)");
   }
   switch (op) {
     case ReduceOp::kSum:
@@ -303,15 +303,16 @@ void Communicator::agree(const CallInfo& call) {
   }
 }
 
-void Communicator::all_reduce(void* data, uint64_t bytes, DType dtype, ReduceOp op,
-                              const CallInfo& call) {
+void Communicator::all_reduce(const void* send, void* recv, uint64_t bytes, DType dtype,
+                              ReduceOp op, const CallInfo& call) {
   agree(call);
   const MPI_Datatype type = mpi_type(dtype);
   const MPI_Op reduce = mpi_op(op, dtype, call);
   const uint64_t item = itemsize(dtype);
   const uint64_t chunk = std::max<uint64_t>(item, settings_.chunk_bytes / item * item);
   std::vector<MPI_Request> flight;
-  auto* bytes_ptr = static_cast<unsigned char*>(data);
+  auto* out = static_cast<unsigned char*>(recv);
+  const auto* in = static_cast<const unsigned char*>(send);
   for (uint64_t offset = 0; offset < bytes; offset += chunk) {
     if (flight.size() == static_cast<size_t>(settings_.depth)) {
       wait(flight.data(), 1, call);
@@ -319,8 +320,8 @@ void Communicator::all_reduce(void* data, uint64_t bytes, DType dtype, ReduceOp 
     }
     const uint64_t n = std::min(chunk, bytes - offset) / item;
     MPI_Request r;
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, bytes_ptr + offset, static_cast<int>(n), type, reduce,
-                            comm_, &r);
+    int rc = MPI_Iallreduce(in == out ? MPI_IN_PLACE : in + offset, out + offset,
+                            static_cast<int>(n), type, reduce, comm_, &r);
     if (rc != MPI_SUCCESS) fail(call, "MPI_Iallreduce: " + mpi_error_text(rc));
     flight.push_back(r);
   }

@@ -54,8 +54,10 @@ class Communicator {
   // on every worker alike when they disagree, naming the tensor and shapes.
   void agree(const CallInfo& call);
 
-  // In place over `bytes` of host memory; chunked, `settings().depth` chunks in flight.
-  void all_reduce(void* data, uint64_t bytes, DType dtype, ReduceOp op, const CallInfo& call);
+  // `bytes` of host memory from `send` into `recv` (the same pointer: in
+  // place); chunked, `settings().depth` chunks in flight.
+  void all_reduce(const void* send, void* recv, uint64_t bytes, DType dtype, ReduceOp op,
+                  const CallInfo& call);
   void broadcast(void* data, uint64_t bytes, int root, const CallInfo& call);
   void all_gather(const void* send, void* recv, uint64_t bytes_each, const CallInfo& call);
   // `send` holds size() blocks of `count_each` elements; block r's sum lands in `recv` of rank r.

@@ -91,39 +91,86 @@ mpi::CallInfo call_info(mpi::Collective kind, ReduceOp op, const Tensor& t, int 
   return call;
 }
 
-// A writable host copy of a tensor for MPI to work on in place, made by
-// DLPack export (one copy, read back from any device); adopt() turns it into
-// a tensor again, without a copy when the device can address host memory
-// (logical CPUs), else copied to the device like any host memory.
+// Host memory of xdev's making, handed to from_dlpack (which frees it
+// through the deleter when the last tensor using it is gone).
+struct OwnedHostBuffer {
+  DLManagedTensorVersioned managed{};
+  std::vector<int64_t> shape;
+  std::unique_ptr<std::byte[]> data;
+
+  static DLManagedTensorVersioned* make(DType dtype, const Shape& shape, uint64_t bytes) {
+    auto* owned = new OwnedHostBuffer;
+    owned->shape.assign(shape.begin(), shape.end());
+    owned->data.reset(new std::byte[bytes == 0 ? 1 : bytes]);
+    DLManagedTensorVersioned& m = owned->managed;
+    m.version = {XDEV_DLPACK_MAJOR_VERSION, XDEV_DLPACK_MINOR_VERSION};
+    m.manager_ctx = owned;
+    m.deleter = [](DLManagedTensorVersioned* self) {
+      delete static_cast<OwnedHostBuffer*>(self->manager_ctx);
+    };
+    m.dl_tensor.data = owned->data.get();
+    m.dl_tensor.device = {kDLCPU, 0};
+    m.dl_tensor.ndim = shape.rank();
+    m.dl_tensor.shape = owned->shape.data();
+    const uint8_t bits = static_cast<uint8_t>(itemsize(dtype) * 8);
+    switch (dtype) {
+      case DType::kFloat32:
+      case DType::kFloat64: m.dl_tensor.dtype = {kDLFloat, bits, 1}; break;
+      case DType::kInt32:
+      case DType::kInt64: m.dl_tensor.dtype = {kDLInt, bits, 1}; break;
+      case DType::kBool: m.dl_tensor.dtype = {kDLBool, 8, 1}; break;
+    }
+    return &m;
+  }
+};
+
+// The host memory one collective works on. For a contiguous tensor in host
+// memory (logical CPUs) MPI reads the tensor where it is (a read-only DLPack
+// view) and writes the result into a buffer xdev then adopts without a copy;
+// otherwise one DLPack copy to the host is both (in place), adopted the same
+// way (copied onto the device when it cannot address host memory).
 class HostStaging {
  public:
-  explicit HostStaging(const Tensor& t) : dtype_(t.dtype()) {
-    ToDLPackOptions options;
-    options.device = DLPackDevice{1, 0};  // kDLCPU
-    options.copy = true;
-    managed_ = to_dlpack(t, options);
-    const DLTensor& dl = managed_->dl_tensor;
-    data_ = static_cast<unsigned char*>(dl.data) + dl.byte_offset;
+  HostStaging(const Tensor& t, bool separate_result) : dtype_(t.dtype()) {
     bytes_ = static_cast<uint64_t>(t.num_elements()) * itemsize(dtype_);
+    if (separate_result && t.is_contiguous() && dlpack_device(t).device_type == kDLCPU) {
+      input_ = to_dlpack(t);  // a view, no copy
+      result_ = OwnedHostBuffer::make(dtype_, t.shape(), bytes_);
+    } else {
+      ToDLPackOptions options;
+      options.device = DLPackDevice{kDLCPU, 0};
+      options.copy = true;
+      result_ = to_dlpack(t, options);
+    }
+    send_ = address(input_ != nullptr ? input_ : result_);
+    recv_ = address(result_);
   }
   ~HostStaging() {
-    if (managed_ != nullptr && managed_->deleter != nullptr) managed_->deleter(managed_);
+    for (DLManagedTensorVersioned* m : {input_, result_}) {
+      if (m != nullptr && m->deleter != nullptr) m->deleter(m);
+    }
   }
   HostStaging(const HostStaging&) = delete;
   HostStaging& operator=(const HostStaging&) = delete;
-  void* data() const { return data_; }
+  const void* send() const { return send_; }  // == recv() when in place
+  void* recv() const { return recv_; }
   uint64_t bytes() const { return bytes_; }
   DType dtype() const { return dtype_; }
   Tensor adopt(const Device& device) {
     DeviceScope scope(device);
-    Tensor out = from_dlpack(managed_);
-    managed_ = nullptr;  // xdev owns it now
+    Tensor out = from_dlpack(result_);
+    result_ = nullptr;  // xdev owns it now
     return out;
   }
 
  private:
-  DLManagedTensorVersioned* managed_ = nullptr;
-  void* data_ = nullptr;
+  static unsigned char* address(DLManagedTensorVersioned* m) {
+    return static_cast<unsigned char*>(m->dl_tensor.data) + m->dl_tensor.byte_offset;
+  }
+  DLManagedTensorVersioned* input_ = nullptr;
+  DLManagedTensorVersioned* result_ = nullptr;
+  const void* send_ = nullptr;
+  void* recv_ = nullptr;
   uint64_t bytes_ = 0;
   DType dtype_;
 };
@@ -328,9 +375,10 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::all_reduce(ReduceOp op,
   if (!state_->comm) return local().all_reduce(op, values);
   const ReduceOp local_op = op == ReduceOp::kMean ? ReduceOp::kSum : op;
   const mpi::CallInfo call = call_info(mpi::Collective::kAllReduce, op, values[0], 0, name);
-  HostStaging host(values.size() == 1 ? values[0] : local().reduce(local_op, values, "/CPU:0"));
+  HostStaging host(values.size() == 1 ? values[0] : local().reduce(local_op, values, "/CPU:0"),
+                   /*separate_result=*/true);
   state_->log_path(call, host.bytes());
-  state_->comm->all_reduce(host.data(), host.bytes(), host.dtype(), op, call);
+  state_->comm->all_reduce(host.send(), host.recv(), host.bytes(), host.dtype(), op, call);
   return state_->replicate(host.adopt(local().devices()[0]), op, /*divide=*/true);
 }
 
@@ -343,11 +391,11 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::broadcast(const Tensor& value, 
                     std::to_string(num_workers()) + ")");
   }
   if (!state_->comm) return state_->replicate(value, ReduceOp::kSum, false);
-  HostStaging host(value);
+  HostStaging host(value, /*separate_result=*/false);
   const mpi::CallInfo call =
       call_info(mpi::Collective::kBroadcast, ReduceOp::kSum, value, root_task, name);
   state_->log_path(call, host.bytes());
-  state_->comm->broadcast(host.data(), host.bytes(), root_task, call);
+  state_->comm->broadcast(host.recv(), host.bytes(), root_task, call);
   return state_->replicate(host.adopt(local().devices()[0]), ReduceOp::kSum, false);
 }
 
