@@ -35,19 +35,16 @@
 
 namespace xdev {
 
-// Who the workers are and which one this process is.
+// Who the workers are and which one this process is: mpirun's ranks and
+// host names, or XDEV_CONFIG (TF_CONFIG's shape: {"cluster": {"worker":
+// ["h0:p", "h1:p"]}, "task": {"type": "worker", "index": 0}}); the
+// strategy's constructor throws xdev::Error naming XDEV_CONFIG when it is
+// malformed or disagrees with mpirun.
 struct ClusterSpec {
   std::vector<std::string> workers;  // "host:port" from XDEV_CONFIG, else MPI's host names
   int task_id = 0;
   std::string source;  // "mpi", "XDEV_CONFIG" or "single worker"
 };
-
-// The cluster this process belongs to, from the launcher's environment and
-// XDEV_CONFIG (TF_CONFIG's shape: {"cluster": {"worker": ["h0:p", "h1:p"]},
-// "task": {"type": "worker", "index": 0}}), without starting MPI. Throws
-// xdev::Error naming the variable when XDEV_CONFIG is malformed or disagrees
-// with mpirun's rank and size.
-XDEV_MPI_API ClusterSpec resolve_cluster();
 
 class XDEV_MPI_API MultiWorkerMirroredStrategy {
  public:
