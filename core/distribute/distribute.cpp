@@ -72,7 +72,27 @@ void check_per_replica(const char* what, const std::vector<Tensor>& values,
   }
 }
 
+// The elementwise maximum or minimum of `values`, computed where the first
+// one lives (the others are copied there).
+Tensor fold_extreme(ReduceOp op, const std::vector<Tensor>& values) {
+  Tensor out = values[0];
+  for (size_t i = 1; i < values.size(); ++i) {
+    out = op == ReduceOp::kMax ? maximum(out, values[i]) : minimum(out, values[i]);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string_view to_string(ReduceOp op) noexcept {
+  switch (op) {
+    case ReduceOp::kSum: return "SUM";
+    case ReduceOp::kMean: return "MEAN";
+    case ReduceOp::kMax: return "MAX";
+    case ReduceOp::kMin: return "MIN";
+  }
+  return "invalid";
+}
 
 MirroredStrategy::MirroredStrategy(const std::vector<std::string>& devices) {
   if (devices.empty()) {
@@ -198,7 +218,7 @@ std::vector<Tensor> MirroredStrategy::all_reduce(ReduceOp op,
   const Tensor& first = values[0];
   if (detail::log_placement_enabled()) {
     uint64_t bytes = static_cast<uint64_t>(first.num_elements()) * itemsize(first.dtype());
-    detail::log_raw(std::string("All-reduce ") + (op == ReduceOp::kSum ? "SUM" : "MEAN") +
+    detail::log_raw(std::string("All-reduce ") + std::string(to_string(op)) +
                     " of " + std::to_string(n) + " x " + bytes_text(bytes) + " over " +
                     device_tuple(devices_) + " via " + all_reduce_path());
   }
@@ -207,9 +227,13 @@ std::vector<Tensor> MirroredStrategy::all_reduce(ReduceOp op,
   Tensor total;
   {
     DeviceScope scope(devices_[0]);
-    detail::OpRequest request{detail::OpId::kAddN, first.dtype(), first.dtype(), first.shape()};
-    request.share_physical_inputs = true;
-    total = detail::run_op(request, values, detail::Attrs{});
+    if (op == ReduceOp::kMax || op == ReduceOp::kMin) {
+      total = fold_extreme(op, values);
+    } else {
+      detail::OpRequest request{detail::OpId::kAddN, first.dtype(), first.dtype(), first.shape()};
+      request.share_physical_inputs = true;
+      total = detail::run_op(request, values, detail::Attrs{});
+    }
     if (op == ReduceOp::kMean) total = div(total, scalar_like(total, static_cast<int64_t>(n)));
     // AddN or Div may have been soft-placed off the root (no kernel there):
     // the result lives on the replica devices all the same.
@@ -220,7 +244,7 @@ std::vector<Tensor> MirroredStrategy::all_reduce(ReduceOp op,
   for (size_t i = 1; i < n; ++i) out.push_back(total.copy_to(devices_[i]));
   if (begin_ns != 0) {
     detail::trace::Args args;
-    args.str("reduce", op == ReduceOp::kSum ? "SUM" : "MEAN")
+    args.str("reduce", std::string(to_string(op)))
         .num("replicas", static_cast<uint64_t>(n))
         .num("bytes_each", static_cast<uint64_t>(first.num_elements()) * itemsize(first.dtype()))
         .str("devices", device_tuple(devices_))
@@ -235,6 +259,7 @@ Tensor MirroredStrategy::reduce(ReduceOp op, const std::vector<Tensor>& values,
                                 const std::string& destination) const {
   check_per_replica("reduce", values, devices_);
   DeviceScope scope(destination);
+  if (op == ReduceOp::kMax || op == ReduceOp::kMin) return fold_extreme(op, values).to(destination);
   Tensor total = add_n(values);
   if (op == ReduceOp::kMean) {
     total = div(total, scalar_like(total, static_cast<int64_t>(values.size())));

@@ -129,6 +129,30 @@ TEST(AllReduce, AcrossAcceleratorsUsesDirectCopies) {
   EXPECT_EQ(mixed.all_reduce_path(), "direct copies");
 }
 
+// Issue 15: MAX and MIN, elementwise, on every replica; and reduce() to a destination.
+TEST(AllReduce, MaxAndMinOnEveryReplica) {
+  for (const std::vector<std::string>& devices :
+       {std::vector<std::string>{"/CPU:0", "/CPU:1", "/CPU:2"},
+        std::vector<std::string>{"/GPU:0", "/GPU:1", "/CPU:3"}}) {
+    xdev::MirroredStrategy s(devices);
+    std::vector<xdev::Tensor> values = {xdev::constant({1.f, 9.f, -2.f}).to(s.devices()[0]),
+                                        xdev::constant({4.f, 0.f, -7.f}).to(s.devices()[1]),
+                                        xdev::constant({2.f, 5.f, 3.f}).to(s.devices()[2])};
+    auto maxima = s.all_reduce(xdev::ReduceOp::kMax, values);
+    auto minima = s.all_reduce(xdev::ReduceOp::kMin, values);
+    for (size_t r = 0; r < values.size(); ++r) {
+      EXPECT_EQ(maxima[r].device(), s.devices()[r]) << devices[r];
+      EXPECT_EQ(maxima[r].to_vector<float>(), (std::vector<float>{4, 9, 3})) << devices[r];
+      EXPECT_EQ(minima[r].device(), s.devices()[r]) << devices[r];
+      EXPECT_EQ(minima[r].to_vector<float>(), (std::vector<float>{1, 0, -7})) << devices[r];
+    }
+    xdev::Tensor on_cpu = s.reduce(xdev::ReduceOp::kMax, values, "/CPU:1");
+    EXPECT_EQ(on_cpu.device().name, kCpu1);
+    EXPECT_EQ(on_cpu.to_vector<float>(), (std::vector<float>{4, 9, 3}));
+  }
+  EXPECT_EQ(xdev::to_string(xdev::ReduceOp::kMin), "MIN");
+}
+
 TEST(AllReduce, MismatchedValuesAreRejected) {
   xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
   std::vector<xdev::Tensor> bad = {xdev::constant({1.f, 2.f}), xdev::constant({1.f})};

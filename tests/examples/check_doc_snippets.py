@@ -30,6 +30,7 @@ SDK_PRELUDE = """\
 #include <string>
 #include <vector>
 #include <xdev/xdev.hpp>
+#include <xdev/multi_worker.hpp>  // libxdev_mpi's header needs no MPI to compile
 // What the examples refer to and a user program would have.
 namespace at {  // PyTorch's DLPack functions (declared only: compiled, never linked)
 DLManagedTensor* toDLPack(int tensor);

@@ -2,8 +2,13 @@
 // (learning rate 0.2) on synthetic linear data, first on one device, then
 // mirrored over 2 and 4 logical devices (docs/behaviour.md B23). Gradients are written
 // out by hand. The mirrored runs must end with the single-device weights.
+// With --multi-worker (when built with MPI) it trains once with
+// MultiWorkerMirroredStrategy over --local-replicas logical CPUs per worker,
+// one worker per process: mpirun -np 2 xdev-train-mirrored --multi-worker
+// ends with the weights of one process over 2 logical CPUs (same global batch).
 //
 //   xdev-train-mirrored [--steps N]
+//   mpirun -np W xdev-train-mirrored --multi-worker [--local-replicas L] [--weights-out FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +20,9 @@
 
 #include <CLI/CLI.hpp>
 #include <xdev/xdev.hpp>
+#ifdef XDEV_HAVE_MPI
+#include <xdev/multi_worker.hpp>
+#endif
 
 namespace {
 
@@ -67,34 +75,30 @@ std::vector<float> train_single(int steps) {
   return out;
 }
 
-std::vector<float> train_mirrored(int replicas, int steps) {
-  std::vector<std::string> devices;
-  for (int i = 0; i < replicas; ++i) devices.push_back("/CPU:" + std::to_string(i));
-  xdev::MirroredStrategy strategy(devices);
-  Data data = make_data();
+// One training run over `strategy`'s replicas (MirroredStrategy, or
+// MultiWorkerMirroredStrategy across processes): `sum` all-reduces one
+// gradient per local replica.
+template <typename Strategy, typename Sum>
+std::vector<float> train_replicated(const Strategy& strategy, int steps, const Sum& sum) {
+  Data data = make_data();  // the same global batch in every process (seeded)
   xdev::MirroredVariable w = strategy.create_variable(xdev::zeros({3, 1}));
   xdev::MirroredVariable b = strategy.create_variable(xdev::zeros({1}));
   std::vector<xdev::Tensor> xs = strategy.split_batch(data.x);
   std::vector<xdev::Tensor> ys = strategy.split_batch(data.y);
-  std::cout << "Mirrored over " << replicas << " replicas (all-reduce via "
-            << strategy.all_reduce_path() << ")\n";
   for (int step = 0; step < steps; ++step) {
     auto results = strategy.run([&](const xdev::ReplicaContext& r) {
       return gradients(w.local(r), b.local(r), xs[r.replica_id], ys[r.replica_id], kBatch);
     });
-    w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(results, 0)),
-                 kLearningRate);
-    b.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(results, 1)),
-                 kLearningRate);
+    w.assign_sub(sum(xdev::per_replica(results, 0), "dense/kernel/grad"), kLearningRate);
+    b.assign_sub(sum(xdev::per_replica(results, 1), "dense/bias/grad"), kLearningRate);
     if (step % 10 == 0 || step == steps - 1) {
-      float loss = strategy.reduce(xdev::ReduceOp::kSum, xdev::per_replica(results, 2))
-                       .item<float>();
+      float loss = sum(xdev::per_replica(results, 2), "loss")[0].template item<float>();
       std::cout << "  step " << std::setw(3) << step << "  loss " << loss << "\n";
     }
   }
   // Every replica holds the same weights.
-  for (int i = 1; i < replicas; ++i) {
-    if (w.local(i).to_vector<float>() != w.local(0).to_vector<float>()) {
+  for (size_t i = 1; i < w.values().size(); ++i) {
+    if (w.local(static_cast<int>(i)).to_vector<float>() != w.local(0).to_vector<float>()) {
       throw std::runtime_error("replica " + std::to_string(i) + " diverged from replica 0");
     }
   }
@@ -103,10 +107,56 @@ std::vector<float> train_mirrored(int replicas, int steps) {
   return out;
 }
 
+std::vector<std::string> logical_cpus(int n) {
+  std::vector<std::string> devices;
+  for (int i = 0; i < n; ++i) devices.push_back("/CPU:" + std::to_string(i));
+  return devices;
+}
+
+std::vector<float> train_mirrored(int replicas, int steps) {
+  xdev::MirroredStrategy strategy(logical_cpus(replicas));
+  std::cout << "Mirrored over " << replicas << " replicas (all-reduce via "
+            << strategy.all_reduce_path() << ")\n";
+  return train_replicated(strategy, steps, [&](const std::vector<xdev::Tensor>& v, const char*) {
+    return strategy.all_reduce(xdev::ReduceOp::kSum, v);
+  });
+}
+
 void print_weights(const std::string& label, const std::vector<float>& v) {
   std::cout << label << " w = [" << v[0] << ", " << v[1] << ", " << v[2] << "], b = " << v[3]
             << "\n";
 }
+
+// `count` logical CPUs of 256 MiB each, so the tour runs without a GPU.
+void configure_logical_cpus(int count) {
+  xdev::PhysicalDevice cpu = xdev::list_physical_devices("CPU").at(0);
+  xdev::set_logical_device_configuration(
+      cpu, std::vector<xdev::LogicalDeviceConfiguration>(static_cast<size_t>(count),
+                                                         {.memory_limit = 256}));
+}
+
+#ifdef XDEV_HAVE_MPI
+// One run across workers; task 0 prints and writes the weights.
+int train_multi_worker(int local_replicas, int steps, const std::string& weights_out) {
+  configure_logical_cpus(local_replicas);
+  xdev::MultiWorkerMirroredStrategy strategy(logical_cpus(local_replicas));
+  if (!strategy.is_chief()) std::cout.setstate(std::ios::failbit);  // one voice
+  std::cout << "Multi-worker: " << strategy.num_workers() << " workers x " << local_replicas
+            << " replicas (task " << strategy.task_id() << ")\n";
+  std::vector<float> w = train_replicated(
+      strategy, steps, [&](const std::vector<xdev::Tensor>& v, const char* name) {
+        return strategy.all_reduce(xdev::ReduceOp::kSum, v, name);
+      });
+  print_weights(std::to_string(strategy.num_replicas_in_sync()) + " replicas:", w);
+  if (strategy.is_chief() && !weights_out.empty()) {
+    FILE* f = std::fopen(weights_out.c_str(), "w");
+    if (f == nullptr) throw std::runtime_error("cannot write " + weights_out);
+    for (float v : w) std::fprintf(f, "%.9g\n", v);
+    std::fclose(f);
+  }
+  return 0;
+}
+#endif
 
 }  // namespace
 
@@ -117,12 +167,23 @@ int main(int argc, char** argv) try {
   app.add_option("--steps", steps, "Training steps per run")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+#ifdef XDEV_HAVE_MPI
+  bool multi_worker = false;
+  int local_replicas = 1;
+  std::string weights_out;
+  app.add_flag("--multi-worker", multi_worker,
+               "Train once with MultiWorkerMirroredStrategy (start it with mpirun -np N)");
+  app.add_option("--local-replicas", local_replicas, "Logical CPUs per worker (--multi-worker)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--weights-out", weights_out,
+                 "Task 0 writes the final weights here, one per line (--multi-worker)");
+#endif
   CLI11_PARSE(app, argc, argv);
-  // Four logical CPUs of 256 MiB each, so the tour runs without a GPU.
-  xdev::PhysicalDevice cpu = xdev::list_physical_devices("CPU").at(0);
-  xdev::set_logical_device_configuration(
-      cpu, {{.memory_limit = 256}, {.memory_limit = 256}, {.memory_limit = 256},
-            {.memory_limit = 256}});
+#ifdef XDEV_HAVE_MPI
+  if (multi_worker) return train_multi_worker(local_replicas, steps, weights_out);
+#endif
+  configure_logical_cpus(4);
   std::cout << xdev::list_physical_devices("CPU").size() << " Physical CPU, "
             << xdev::list_logical_devices("CPU").size() << " Logical CPUs\n";
 

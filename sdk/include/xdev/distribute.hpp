@@ -13,6 +13,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <xdev/device.hpp>
@@ -21,7 +22,11 @@
 
 namespace xdev {
 
-enum class ReduceOp { kSum, kMean };
+// How all-reduce combines the replicas' values (tf.distribute.ReduceOp, with
+// MAX and MIN as Horovod and NCCL offer them).
+enum class ReduceOp { kSum, kMean, kMax, kMin };
+// "SUM", "MEAN", "MAX", "MIN".
+XDEV_API std::string_view to_string(ReduceOp op) noexcept;
 
 // What a step function learns about the replica it runs as.
 struct ReplicaContext {
@@ -82,13 +87,13 @@ class XDEV_API MirroredStrategy {
   std::vector<std::vector<Tensor>> run(
       const std::function<std::vector<Tensor>(const ReplicaContext&)>& step) const;
 
-  // Sum or mean of one tensor per replica (same shape and dtype); the result
-  // is on every replica device (one tensor per replica). Uses the best path
+  // Sum, mean, max or min of one tensor per replica (same shape and dtype);
+  // the result is on every replica device (one tensor per replica). Uses the best path
   // the devices offer and logs it (with placement logging on):
   // "All-reduce SUM of 2 x 48 B over (...) via shared memory".
   std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& per_replica) const;
 
-  // Sum or mean of one tensor per replica, on `destination`.
+  // Sum, mean, max or min of one tensor per replica, on `destination`.
   Tensor reduce(ReduceOp op, const std::vector<Tensor>& per_replica,
                 const std::string& destination = "/CPU:0") const;
 

@@ -1,0 +1,86 @@
+#!/bin/sh
+# One multi-worker test case (meson.build names them): starts the workers
+# under mpirun (2 processes on this machine, --oversubscribe) or alone, and
+# checks what they print.
+#
+#   run_case.sh MPIRUN WORKER_OR_TRAIN CASE
+set -u
+mpirun=$1 prog=$2 case=$3
+out=$(mktemp) dir=$(mktemp -d)
+trap 'rm -rf "$out" "$dir"' EXIT
+run2() { "$mpirun" --oversubscribe -np 2 "$@" >"$out" 2>&1; }
+fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
+count() { grep -c -- "$1" "$out"; }
+
+case $case in
+collectives)
+  # Each worker its own checkpoint directory (task 0 must write, task 1 not).
+  mkdir "$dir/0" "$dir/1"
+  XDEV_COLLECTIVE_CHUNK_MIB=1 "$mpirun" --oversubscribe \
+    -np 1 -x XDEV_TEST_CHECKPOINT_DIR="$dir/0" "$prog" collectives : \
+    -np 1 -x XDEV_TEST_CHECKPOINT_DIR="$dir/1" "$prog" collectives >"$out" 2>&1 ||
+    fail "mpirun exited $?"
+  [ "$(count '^PASS collectives')" = 2 ] || fail "both workers must pass"
+  grep -q "Using MultiWorkerMirroredStrategy with cluster_spec = {'worker': \[" "$out" ||
+    fail "no strategy line"
+  [ "$(count "Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 2 workers x 2 local replicas: in-process via shared memory, across workers via MPI over host memory")" = 2 ] ||
+    fail "each worker logs the path of the logged all-reduce" ;;
+mismatch)
+  run2 "$prog" mismatch || fail "mpirun exited $?"
+  [ "$(count '^PASS mismatch')" = 2 ] || fail "both workers must report the mismatch" ;;
+killed)
+  # mpirun's default when a worker dies: it tears the others down at once
+  # (exit status 137, "mpirun noticed that process rank 1 ... exited on signal 9").
+  start=$(date +%s)
+  XDEV_COLLECTIVE_TIMEOUT_S=5 run2 "$prog" killed && fail "mpirun exited 0 after a worker died"
+  grep -q "exited on signal 9" "$out" || fail "no word from mpirun about the killed worker"
+  echo "default mpirun: torn down after $(( $(date +%s) - start )) s"; cat "$out"
+  # With --enable-recovery mpirun lets the survivor run on: it must report
+  # the lost task within the timeout instead of hanging.
+  XDEV_COLLECTIVE_TIMEOUT_S=5 run2 --enable-recovery "$prog" killed
+  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the lost task" ;;
+hung)
+  # A worker that hangs (SIGSTOP) is no death for mpirun: plain mpirun, and the
+  # survivor must name it within the timeout; its failure (exit 3) makes mpirun
+  # end the job, the stopped worker included.
+  start=$(date +%s)
+  XDEV_COLLECTIVE_TIMEOUT_S=5 timeout 60 "$mpirun" --oversubscribe -np 2 "$prog" hung >"$out" 2>&1
+  rc=$?
+  echo "mpirun exited $rc after $(( $(date +%s) - start )) s"
+  [ $rc = 124 ] && fail "mpirun did not end within 60 s"
+  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the hung task" ;;
+single)
+  "$prog" single >"$out" 2>&1 || fail "exited $?"
+  [ "$(count 'running as a single worker')" = 1 ] || fail "one line must say: single worker"
+  grep -q '^PASS single' "$out" || fail "no PASS"
+  # XDEV_CONFIG without mpirun: one worker is fine, several are an error that
+  # says how to start them; a malformed one names the variable.
+  two='{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}}'
+  XDEV_CONFIG=$two "$prog" single >"$out" 2>&1 && fail "two workers without mpirun ran"
+  grep -q "XDEV_CONFIG names 2 workers, but this process was not started by mpirun.*mpirun -np 2" \
+    "$out" || fail "no error about starting the workers with mpirun"
+  XDEV_CONFIG='{"cluster": {"worker": ["a:1"]}, "task": {"index": 0}}' "$prog" single >"$out" 2>&1 ||
+    fail "a one-worker XDEV_CONFIG failed"
+  XDEV_CONFIG='{"cluster": {"ps": ["a:1"]}}' "$prog" single >"$out" 2>&1 && fail "a ps job ran"
+  grep -q 'XDEV_CONFIG: job "ps" is not supported' "$out" || fail "no error naming the ps job"
+  XDEV_CONFIG='{"cluster": ' "$prog" single >"$out" 2>&1 && fail "malformed JSON ran"
+  grep -q 'XDEV_CONFIG: not JSON' "$out" || fail "no error naming XDEV_CONFIG" ;;
+config)
+  # MPMD: rank 0 is task 1 and rank 1 is task 0; the ranks follow XDEV_CONFIG.
+  c='{"cluster": {"worker": ["alpha:2222", "beta:2222"]}, "task": {"type": "worker", "index": '
+  "$mpirun" --oversubscribe -np 1 -x XDEV_CONFIG="${c}1}}" "$prog" config 1 : \
+    -np 1 -x XDEV_CONFIG="${c}0}}" "$prog" config 0 >"$out" 2>&1 || fail "mpirun exited $?"
+  [ "$(count '^PASS config')" = 2 ] || fail "both workers must pass" ;;
+train)
+  # 2 processes x 1 logical CPU and 1 process x 2 logical CPUs, global batch 64.
+  run2 "$prog" --multi-worker --local-replicas 1 --steps 30 --weights-out "$dir/two" ||
+    fail "2 x 1 exited $?"
+  "$prog" --multi-worker --local-replicas 2 --steps 30 --weights-out "$dir/one" >>"$out" 2>&1 ||
+    fail "1 x 2 exited $?"
+  paste "$dir/two" "$dir/one" | awk '
+    { d = $1 - $2; if (d < 0) d = -d; if (d > worst) worst = d; n++ }
+    END { printf "2 workers x 1 vs 1 worker x 2: %d weights, largest difference %g\n", n, worst;
+          exit (n == 4 && worst <= 1e-6) ? 0 : 1 }' || fail "the weights differ" ;;
+*) echo "unknown case $case"; exit 2 ;;
+esac
+cat "$out"
