@@ -80,7 +80,9 @@ class Call {
   Call(const xdev_kernel_call_t* call, const char* op) : call_(call), op_(op) {}
 
   // Checks the call's structure; `inputs` < 0 accepts any count >= 1.
-  xdev_status_t* check(int inputs) {
+  // `outputs` is the op's exact output count (SoftmaxCrossEntropyWithLogits
+  // has 2: the core passes every output, empty ones included).
+  xdev_status_t* check(int inputs, uint32_t outputs = 1) {
     if (call_ == nullptr) return g_host.null_argument(g_host.fallback(), op_, "call");
     if (call_->stream == nullptr || call_->stream->device == nullptr) {
       return g_host.null_argument(g_host.fallback(), op_, "call->stream");
@@ -91,9 +93,10 @@ class Call {
       return g_host.fail(host_, XDEV_STATUS_ABI_MISMATCH, "%s: call->struct_size %zu is too small",
                          op_, call_->struct_size);
     }
-    if (call_->output_count != 1 || call_->outputs == nullptr || call_->outputs[0] == nullptr) {
-      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: expected 1 output, got %" PRIu32,
-                         op_, call_->output_count);
+    if (call_->output_count != outputs || call_->outputs == nullptr) {
+      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: expected %" PRIu32 " output%s, got %" PRIu32, op_, outputs,
+                         outputs == 1 ? "" : "s", call_->output_count);
     }
     const bool count_ok = inputs < 0 ? call_->input_count >= 1
                                      : call_->input_count == static_cast<uint32_t>(inputs);
@@ -110,10 +113,13 @@ class Call {
                            "%s: input %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
       }
     }
-    const xdev_tensor_t* out = call_->outputs[0];
-    if (out->rank < 0 || out->rank > kMaxRank || (out->rank > 0 && out->shape == nullptr)) {
-      return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT, "%s: the output has a bad rank/shape",
-                         op_);
+    for (uint32_t i = 0; i < outputs; ++i) {
+      const xdev_tensor_t* out = call_->outputs[i];
+      if (out == nullptr || out->rank < 0 || out->rank > kMaxRank ||
+          (out->rank > 0 && out->shape == nullptr)) {
+        return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+                           "%s: output %" PRIu32 " is NULL or has a bad rank/shape", op_, i);
+      }
     }
     if (xdev_status_t* s = check_usable(host_, op_, ordinal())) return s;
     guard_.emplace(stream_->device->ordinal);
@@ -129,12 +135,15 @@ class Call {
 
   const xdev_tensor_t& input(uint32_t i) const { return *call_->inputs[i]; }
   uint32_t input_count() const { return call_->input_count; }
-  const xdev_tensor_t& output() const { return *call_->outputs[0]; }
+  const xdev_tensor_t& output(uint32_t i = 0) const { return *call_->outputs[i]; }
+  uint32_t output_count() const { return call_->output_count; }
   const xdev_kernel_call_t* raw() const { return call_; }
   xdev_stream_t* stream() const { return stream_; }
   cudaStream_t cuda_stream() const { return stream_->stream; }
   const xdev_host_api_t* host() const { return host_; }
   int ordinal() const { return stream_->device->ordinal; }
+  // The device's multiprocessors (sizes grids: segment_plan.hpp).
+  int multiprocessors() const { return stream_->device->info->multiprocessor_count; }
   const char* op() const { return op_; }
 
   // Kernel scratch from the core's pool (ABI 1.2), `bytes` aligned to 256;
@@ -158,7 +167,8 @@ class Call {
                        "%s: the cuda plugin has no kernel for dtype %s", op_, dtype_name(dtype));
   }
 
-  // Every input has the output's dtype (the ops where all share one).
+  // Every input and every further output has the (first) output's dtype
+  // (the ops where all share one).
   xdev_status_t* check_same_dtype(uint64_t allowed) {
     const xdev_dtype_t dtype = output().dtype;
     if (!in_mask(allowed, dtype)) return bad_dtype(dtype);
@@ -167,6 +177,13 @@ class Call {
         return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
                            "%s: input %" PRIu32 " is %s but the output is %s", op_, i,
                            dtype_name(input(i).dtype), dtype_name(dtype));
+      }
+    }
+    for (uint32_t i = 1; i < output_count(); ++i) {
+      if (output(i).dtype != dtype) {
+        return g_host.fail(host_, XDEV_STATUS_INVALID_ARGUMENT,
+                           "%s: output %" PRIu32 " is %s but output 0 is %s", op_, i,
+                           dtype_name(output(i).dtype), dtype_name(dtype));
       }
     }
     return nullptr;
@@ -226,6 +243,13 @@ inline xdev_status_t* read_axis(Call& call, int32_t limit, int32_t* axis) {
   }
   *axis = static_cast<int32_t>(a->value.i);
   return nullptr;
+}
+
+// A string attribute (ABI 1.x XDEV_ATTR_STRING: BiasAdd's data_format),
+// NULL when absent (or of another kind).
+inline const char* string_attr(const Call& call, std::string_view name) {
+  const xdev_attr_t* a = find_attr(call.raw(), name, XDEV_ATTR_STRING);
+  return a != nullptr ? a->value.s : nullptr;
 }
 
 // A bool attribute, false when absent.

@@ -41,6 +41,17 @@ cudaError_t visit_number_dtype(xdev_dtype_t dtype, F&& f) {
   });
 }
 
+// visit_dtype for float32 and float64: any other dtype is
+// cudaErrorNotSupported.
+template <typename F>
+cudaError_t visit_float_dtype(xdev_dtype_t dtype, F&& f) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return f(float{});
+    case XDEV_DTYPE_FLOAT64: return f(double{});
+    default: return cudaErrorNotSupported;
+  }
+}
+
 // Blocks for a grid-stride loop over `count` items: enough to fill any
 // current GPU several times over, never more than the items need.
 inline unsigned grid_for(int64_t count, int64_t per_block = kThreads) {

@@ -199,4 +199,35 @@ cudaError_t launch_gather(size_t element_size, xdev_dtype_t index_dtype, int64_t
                           int64_t count, int64_t inner, const void* params, const void* indices,
                           void* out, cudaStream_t stream);
 
+// ---------------------------------------------------------------------------
+// NN ops (nn.cu; docs/ops.md "NN ops"). BiasAdd is launch_binary's kAdd with
+// the bias broadcast (ops_nn.cpp).
+
+// SoftmaxCrossEntropyWithLogits over `rows` x `cols`: element (b, c) of
+// features at features[b * features_row + c * features_col] (likewise
+// labels; a step is 0 on a broadcast dimension of 1), loss dense [rows],
+// backprop dense [rows, cols]. cols may be 0 (each loss 0).
+struct XentLayout {
+  int64_t rows = 0, cols = 0;
+  int64_t features_row = 0, features_col = 0;  // elements
+  int64_t labels_row = 0, labels_col = 0;
+};
+cudaError_t launch_xent(xdev_dtype_t dtype, const XentLayout& layout, const void* features,
+                        const void* labels, void* loss, void* backprop, int lanes,
+                        cudaStream_t stream);
+
+// LayerNorm of f32/f64: each line (outer index) of `x` normalised over its
+// inner index space (the axes from begin_norm_axis); `out` the output's
+// layout (same index spaces), `gamma` and `beta` theirs with every axis
+// inner (inner index r is the same element of the group in all four).
+struct LayerNormLayout {
+  ReduceLayout x;
+  ReduceLayout out;
+  ReduceLayout gamma;
+  ReduceLayout beta;
+};
+cudaError_t launch_layer_norm(xdev_dtype_t dtype, const LayerNormLayout& layout, double epsilon,
+                              const void* x, const void* gamma, const void* beta, void* out,
+                              int lanes, cudaStream_t stream);
+
 }  // namespace xdev::cuda

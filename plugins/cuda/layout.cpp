@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 namespace xdev::cuda {
 namespace {
@@ -139,12 +140,71 @@ ReduceLayout reduce_layout(const xdev_tensor_t& x, const bool* reduced) {
 LineLayouts line_layouts(const xdev_tensor_t& x, int32_t axis) {
   bool reduced[kMaxRank] = {};
   reduced[axis] = true;
+  return line_layouts(x, reduced);
+}
+
+LineLayouts line_layouts(const xdev_tensor_t& x, const bool* reduced) {
   int64_t dense[kMaxRank] = {};
   dense_strides(x, dense);
   xdev_tensor_t view = x;
   view.strides = dense;
   view.byte_offset = 0;
   return {reduce_layout(x, reduced), reduce_layout(view, reduced)};
+}
+
+bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b) {
+  if (a.rank != b.rank) return false;
+  for (int32_t d = 0; d < a.rank; ++d) {
+    if (a.shape[d] != b.shape[d]) return false;
+  }
+  return true;
+}
+
+ElementwiseLayout bias_add_layout(const xdev_tensor_t& out, const xdev_tensor_t& value,
+                                  const xdev_tensor_t& bias, int32_t channel) {
+  int64_t shape[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  for (int32_t d = 0; d < value.rank; ++d) {
+    shape[d] = d == channel ? bias.shape[0] : 1;
+    strides[d] = d == channel ? bias.strides[0] : 0;
+  }
+  xdev_tensor_t view = bias;
+  view.rank = value.rank;
+  view.shape = shape;
+  view.strides = strides;
+  const xdev_tensor_t* inputs[2] = {&value, &view};
+  return elementwise_layout(out, inputs, 2);
+}
+
+namespace {
+
+// The (row, column) steps of a [rows or 1, cols or 1] operand.
+void xent_steps(const xdev_tensor_t& t, int64_t* row, int64_t* col) {
+  const bool empty = element_count(t) == 0;
+  *row = empty || t.shape[0] == 1 ? 0 : t.strides[0];
+  *col = empty || t.shape[1] == 1 ? 0 : t.strides[1];
+}
+
+}  // namespace
+
+XentLayout xent_layout(const xdev_tensor_t& features, const xdev_tensor_t& labels, int64_t rows,
+                       int64_t cols) {
+  XentLayout l;
+  l.rows = rows;
+  l.cols = cols;
+  xent_steps(features, &l.features_row, &l.features_col);
+  xent_steps(labels, &l.labels_row, &l.labels_col);
+  return l;
+}
+
+LayerNormLayout layer_norm_layout(const xdev_tensor_t& x, const xdev_tensor_t& gamma,
+                                  const xdev_tensor_t& beta, int32_t axis) {
+  bool group[kMaxRank] = {};
+  for (int32_t d = axis; d < x.rank; ++d) group[d] = true;
+  const LineLayouts lines = line_layouts(x, group);
+  bool all[kMaxRank];
+  std::fill(std::begin(all), std::end(all), true);
+  return {lines.in, lines.out, reduce_layout(gamma, all), reduce_layout(beta, all)};
 }
 
 MatrixOperand matrix_operand(const xdev_tensor_t& t) {

@@ -35,6 +35,30 @@ struct LineLayouts {
   ReduceLayout out;
 };
 LineLayouts line_layouts(const xdev_tensor_t& x, int32_t axis);
+// The same over the axes d with reduced[d] (LayerNorm's group of axes).
+LineLayouts line_layouts(const xdev_tensor_t& x, const bool* reduced);
+
+// Whether a and b have one shape.
+bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b);
+
+// BiasAdd: the elementwise layout of value + bias into the dense `out` of
+// value's shape, bias (rank 1) broadcast along every axis but `channel`
+// (stride 0 there, its own stride along `channel`).
+ElementwiseLayout bias_add_layout(const xdev_tensor_t& out, const xdev_tensor_t& value,
+                                  const xdev_tensor_t& bias, int32_t channel);
+
+// SoftmaxCrossEntropyWithLogits: features and labels (rank 2, each
+// dimension equal to [rows, cols] or 1) read through their strides, a
+// step of 0 on a dimension of 1 (broadcast) and for an input without
+// elements (never read).
+XentLayout xent_layout(const xdev_tensor_t& features, const xdev_tensor_t& labels, int64_t rows,
+                       int64_t cols);
+
+// LayerNorm: x's lines (axes before `axis`) and groups (axes from `axis`
+// on), the dense output's, and gamma's and beta's (x's shape from `axis`
+// on, every axis a group axis).
+LayerNormLayout layer_norm_layout(const xdev_tensor_t& x, const xdev_tensor_t& gamma,
+                                  const xdev_tensor_t& beta, int32_t axis);
 
 // A rank-2 operand as BLAS sees it: row-major with leading dimension `ld`
 // (element (i, j) at i * ld + j) or column-major (at i + j * ld); ok is

@@ -227,8 +227,7 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
                          name, element_count(out), l.outer_count);
     }
 
-    xdev_stream_t* stream = call.stream();
-    const int multiprocessors = stream->device->info->multiprocessor_count;
+    const int multiprocessors = call.multiprocessors();
     // Partial sums of a split reduction live in kernel scratch from the
     // core's pool (issue 20); without it the reduction is not split.
     const size_t scratch_bytes = reduce_scratch_bytes(out.dtype, l, multiprocessors);
@@ -417,8 +416,8 @@ constexpr xdev_kernel_info_t kKernels[] = {
     kernel_info("Identity", kAll, kAll, &kernel_identity),
 };
 
-// This file's kernels, then those of ops_math.cpp, ops_reduce.cpp and
-// ops_movement.cpp: room for every op of the op table.
+// This file's kernels, then those of ops_math.cpp, ops_reduce.cpp,
+// ops_movement.cpp and ops_nn.cpp: room for every op of the op table.
 constexpr size_t kMaxKernels = 128;
 struct AllKernels {
   std::array<const xdev_kernel_info_t*, kMaxKernels> pointers{};
@@ -434,7 +433,7 @@ const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept {
   static const AllKernels all = [] {
     AllKernels k;
     k.add(kKernels, std::size(kKernels));
-    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels()}) {
+    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels(), nn_kernels()}) {
       k.add(t.items, t.count);
     }
     return k;

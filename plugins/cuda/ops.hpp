@@ -19,5 +19,7 @@ KernelTable math_kernels() noexcept;
 KernelTable reduce_kernels() noexcept;
 // ops_movement.cpp: ConcatV2, Pack, Identity, Tile, PadV2, GatherV2.
 KernelTable movement_kernels() noexcept;
+// ops_nn.cpp: BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm.
+KernelTable nn_kernels() noexcept;
 
 }  // namespace xdev::cuda

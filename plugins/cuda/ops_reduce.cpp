@@ -38,8 +38,6 @@ constexpr bool is_arg(LineReduceOp op) {
   return op == LineReduceOp::kArgMax || op == LineReduceOp::kArgMin;
 }
 
-int multiprocessors(const Call& call) { return call.stream()->device->info->multiprocessor_count; }
-
 // The output's element count against the kept axes of the layout.
 xdev_status_t* check_outputs(Call& call, int64_t want) {
   if (element_count(call.output()) == want) return nullptr;
@@ -75,7 +73,7 @@ xdev_status_t* kernel_reduce(void*, const xdev_kernel_call_t* raw) noexcept {
     }
     const ReduceLayout l = reduce_layout(x, reduced);
     if (xdev_status_t* s = check_outputs(call, l.outer_count)) return s;
-    const int lanes = segment_lanes(l.outer_count, l.inner_count, multiprocessors(call));
+    const int lanes = segment_lanes(l.outer_count, l.inner_count, call.multiprocessors());
     return call.launched(launch_line_reduce(kOp, x.dtype, l, data_of(x), data_of_output(out),
                                             lanes, call.cuda_stream()));
   });
@@ -99,7 +97,7 @@ xdev_status_t* kernel_softmax(void*, const xdev_kernel_call_t* raw) noexcept {
     if (xdev_status_t* s = check_along_axis(call, kFloats, &axis)) return s;
     const xdev_tensor_t& x = call.input(0);
     const LineLayouts l = line_layouts(x, axis);
-    const int lanes = segment_lanes(l.in.outer_count, l.in.inner_count, multiprocessors(call));
+    const int lanes = segment_lanes(l.in.outer_count, l.in.inner_count, call.multiprocessors());
     return call.launched(launch_softmax(kLog, x.dtype, l.in, l.out, data_of(x),
                                         data_of_output(call.output()), lanes,
                                         call.cuda_stream()));

@@ -24,12 +24,11 @@
 #include <limits>
 #include <type_traits>
 
-#include <xdev/compensated_sum.hpp>
-
 #include "device_math.cuh"
 #include "indexing.hpp"
 #include "kernel_util.cuh"
 #include "launch.hpp"
+#include "segment.cuh"
 
 namespace xdev::cuda {
 namespace {
@@ -132,56 +131,6 @@ struct ArgReducer {
   __device__ static Out finish(Acc a) { return a.i < 0 ? 0 : a.i; }
 };
 
-// Partial sums of Softmax's Σ e^(x - max), compensated so the tree of them
-// agrees with a sequential sum within a few ulp (docs/ops.md's tolerance).
-struct MergeSums {
-  __device__ CompensatedSum operator()(CompensatedSum a, const CompensatedSum& b) const {
-    a.add(b);
-    return a;
-  }
-};
-
-// Combines `mine` over the segment of `lanes` threads holding this thread
-// (a power of two dividing blockDim.x) in a fixed tree; every thread of the
-// segment gets the result. Every thread of the block must call it (it
-// synchronizes the block). `shared` holds blockDim.x values.
-template <typename Acc, typename Combine>
-__device__ Acc segment_reduce(Acc mine, Acc* shared, int lanes, Combine combine) {
-  const int t = static_cast<int>(threadIdx.x);
-  const int lane = t % lanes;
-  shared[t] = mine;
-  __syncthreads();
-  for (int s = lanes / 2; s > 0; s /= 2) {
-    if (lane < s) shared[t] = combine(shared[t], shared[t + s]);
-    __syncthreads();
-  }
-  const Acc result = shared[t - lane];
-  __syncthreads();
-  return result;
-}
-
-// Shared memory for kThreads values of Acc (which may have no trivial
-// constructor, so no __shared__ Acc array).
-template <typename Acc>
-__device__ __forceinline__ Acc* shared_slots() {
-  __shared__ alignas(16) unsigned char storage[sizeof(Acc) * kThreads];
-  return reinterpret_cast<Acc*>(storage);
-}
-
-// The segments of the block walk the lines (outputs) in a grid-stride loop
-// that every thread of the block runs the same number of times.
-template <typename Body>
-__device__ __forceinline__ void for_segment_lines(int64_t lines, int lanes, Body&& body) {
-  const int per_block = kThreads / lanes;
-  const int segment = static_cast<int>(threadIdx.x) / lanes;
-  const int lane = static_cast<int>(threadIdx.x) % lanes;
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * per_block; base < lines;
-       base += static_cast<int64_t>(gridDim.x) * per_block) {
-    const int64_t line = base + segment;
-    body(line, line < lines, lane);
-  }
-}
-
 template <typename T, typename R>
 __global__ void line_reduce_kernel(ReduceLayout l, const T* __restrict__ x,
                                    typename R::Out* __restrict__ out, int lanes) {
@@ -206,7 +155,6 @@ __global__ void softmax_kernel(ReduceLayout in, ReduceLayout ol, const T* __rest
                                T* __restrict__ out, int lanes) {
   using Max = ExtremumReducer<T, true>;
   T* top_slots = shared_slots<T>();
-  CompensatedSum* sum_slots = shared_slots<CompensatedSum>();
   const int64_t n = in.inner_count;
   for_segment_lines(in.outer_count, lanes, [&](int64_t line, bool active, int lane) {
     const T* p = active ? x + outer_offset<int64_t>(in, line) : x;
@@ -223,7 +171,7 @@ __global__ void softmax_kernel(ReduceLayout in, ReduceLayout ol, const T* __rest
         partial.add(static_cast<double>(m_exp(p[inner_offset<int64_t>(in, r)] - top)));
       }
     }
-    const double sum = segment_reduce(partial, sum_slots, lanes, MergeSums{}).value();
+    const double sum = segment_sum(partial, lanes);
     if (active) {
       if constexpr (kLog) {
         const double log_sum = log(sum);
@@ -261,10 +209,6 @@ __global__ void cumsum_kernel(ReduceLayout in, ReduceLayout ol, bool exclusive, 
   }
 }
 
-unsigned segment_grid(int64_t lines, int lanes) {
-  return grid_for(lines, kThreads / lanes);
-}
-
 template <typename T, typename R>
 cudaError_t run_line_reduce(const ReduceLayout& l, const void* x, void* out, int lanes,
                             cudaStream_t stream) {
@@ -272,8 +216,6 @@ cudaError_t run_line_reduce(const ReduceLayout& l, const void* x, void* out, int
       l, static_cast<const T*>(x), static_cast<typename R::Out*>(out), lanes);
   return cudaGetLastError();
 }
-
-bool valid_lanes(int lanes) { return lanes == 1 || lanes == 32 || lanes == kThreads; }
 
 }  // namespace
 
@@ -326,21 +268,17 @@ cudaError_t launch_softmax(bool log, xdev_dtype_t dtype, const ReduceLayout& in,
                            cudaStream_t stream) {
   if (!valid_lanes(lanes)) return cudaErrorInvalidValue;
   if (in.outer_count <= 0 || in.inner_count <= 0) return cudaSuccess;
-  return visit_dtype(dtype, [&](auto zero) -> cudaError_t {
+  return visit_float_dtype(dtype, [&](auto zero) -> cudaError_t {
     using T = decltype(zero);
-    if constexpr (std::is_floating_point_v<T>) {
-      const unsigned grid = segment_grid(in.outer_count, lanes);
-      const auto* px = static_cast<const T*>(x);
-      auto* po = static_cast<T*>(out);
-      if (log) {
-        softmax_kernel<T, true><<<grid, kThreads, 0, stream>>>(in, out_layout, px, po, lanes);
-      } else {
-        softmax_kernel<T, false><<<grid, kThreads, 0, stream>>>(in, out_layout, px, po, lanes);
-      }
-      return cudaGetLastError();
+    const unsigned grid = segment_grid(in.outer_count, lanes);
+    const auto* px = static_cast<const T*>(x);
+    auto* po = static_cast<T*>(out);
+    if (log) {
+      softmax_kernel<T, true><<<grid, kThreads, 0, stream>>>(in, out_layout, px, po, lanes);
     } else {
-      return cudaErrorNotSupported;
+      softmax_kernel<T, false><<<grid, kThreads, 0, stream>>>(in, out_layout, px, po, lanes);
     }
+    return cudaGetLastError();
   });
 }
 

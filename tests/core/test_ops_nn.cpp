@@ -275,6 +275,40 @@ TEST(OpsNn, LayerNormRefusesBadParametersAndAxes) {
   expect_refused([&] { (void)xdev::layer_norm(x, p3, p3, -1, kNan); }, {"LayerNorm", "epsilon"});
 }
 
+// SoftmaxCrossEntropyWithLogits and LayerNorm sum with compensation, like
+// Softmax (docs/ops.md), so a GPU's tree of partial sums agrees with the cpu
+// plugin. A plain running sum loses what each of these inputs relies on.
+TEST(OpsNn, SoftmaxCrossEntropyAndLayerNormSumWithCompensation) {
+  // 100000 terms of ~1e-17 beside e^0 = 1: a plain sum stays 1.0, giving a
+  // loss of ln 1 = 0 and backprop[0] = 1 − 1 = 0.
+  const int64_t n = 100000;
+  std::vector<double> logits(static_cast<size_t>(n) + 1, std::log(1e-17));
+  logits[0] = 0.0;
+  std::vector<double> one_hot(logits.size(), 0.0);
+  one_hot[0] = 1.0;
+  const auto xent = xdev::softmax_cross_entropy_with_logits(
+      xdev::constant(logits.data(), DType::kFloat64, {1, n + 1}),
+      xdev::constant(one_hot.data(), DType::kFloat64, {1, n + 1}));
+  const double e = std::exp(std::log(1e-17));  // each small term, as the kernel computes it
+  const long double tail = static_cast<long double>(n) * e;
+  const double want_loss = static_cast<double>(std::log1p(tail));   // ln s − 0
+  const double want_backprop = static_cast<double>(-tail / (1.0L + tail));  // 1/s − 1
+  EXPECT_NEAR(xent.loss.to_vector<double>()[0], want_loss, 1e-3 * want_loss);
+  EXPECT_NEAR(xent.backprop.to_vector<double>()[0], want_backprop, 1e-3 * -want_backprop);
+  // x = (1e16, 1, −1e16, 0): the mean is 1/4 (a plain sum loses the 1: 0),
+  // so y[1] = (1 − 1/4) · rstd and y[3] = −1/4 · rstd.
+  const Tensor x = xdev::constant({1e16, 1.0, -1e16, 0.0});
+  const std::vector<double> y =
+      xdev::layer_norm(x, xdev::ones(Shape{4}, DType::kFloat64),
+                       xdev::zeros(Shape{4}, DType::kFloat64), 0, 0.0)
+          .to_vector<double>();
+  const long double variance =
+      (2.0L * 1e16L * 1e16L + 0.75L * 0.75L + 0.25L * 0.25L + 0.125L) / 4.0L;
+  const double rstd = static_cast<double>(1.0L / std::sqrt(variance));
+  EXPECT_NEAR(y[1], 0.75 * rstd, 1e-12 * rstd);
+  EXPECT_NEAR(y[3], -0.25 * rstd, 1e-12 * rstd);
+}
+
 TEST(OpsNn, DropoutKeepsAndScalesOrZeroes) {
   const Tensor x = xdev::ones(Shape{100, 100}, DType::kFloat64);
   EXPECT_EQ(xdev::dropout(x, 0.0, 5).to_vector<double>(), x.to_vector<double>());

@@ -2,7 +2,8 @@
 // simplified layouts (plugins/cuda/layout.cpp) and the offset functions the
 // kernels use (plugins/cuda/indexing.hpp) must address exactly the elements
 // that naive strided indexing does, for random shapes, broadcasts, strides
-// (also negative and padded) and reduction axes; the reduction plans
+// (also negative and padded), reduction axes and the NN ops' broadcasts
+// (BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm); the reduction plans
 // (reduce_plan.hpp) cover every input and pick the issue 20 strategies; the
 // device guard (device_guard.hpp) restores exactly the caller's context; and
 // the MatMul error bound of the GPU tests (matmul_bound.hpp) rejects TF32.
@@ -76,6 +77,17 @@ std::vector<int64_t> coordinates(int64_t i, const std::vector<int64_t>& shape) {
     i /= shape[d];
   }
   return c;
+}
+
+// A view of rank in [min_rank, max_rank] with dimensions drawn from `dims`
+// and random strides.
+View random_view(std::mt19937_64& rng, size_t min_rank, size_t max_rank,
+                 const int64_t (&dims)[4]) {
+  View x;
+  x.shape.resize(min_rank + rng() % (max_rank - min_rank + 1));
+  for (auto& d : x.shape) d = dims[rng() % 4];
+  x.strides = random_strides(x.shape, rng);
+  return x;
 }
 
 TEST(CudaLayout, ElementwiseOffsetsMatchNaiveIndexing) {
@@ -209,11 +221,8 @@ TEST(CudaLayout, LineLayoutsAddressTheSameElementInInputAndOutput) {
   std::mt19937_64 rng(4242);
   const int64_t dims[] = {1, 2, 3, 4};
   for (int trial = 0; trial < 2000; ++trial) {
-    const size_t rank = 1 + rng() % 5;
-    View x;
-    x.shape.resize(rank);
-    for (auto& d : x.shape) d = dims[rng() % 4];
-    x.strides = random_strides(x.shape, rng);
+    const View x = random_view(rng, 1, 5, dims);
+    const size_t rank = x.shape.size();
     const auto axis = static_cast<int32_t>(rng() % rank);
     const xdev::cuda::LineLayouts l = xdev::cuda::line_layouts(x.tensor(), axis);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + x.text() + " axis " +
@@ -244,6 +253,141 @@ TEST(CudaLayout, LineLayoutsAddressTheSameElementInInputAndOutput) {
         ASSERT_EQ(xdev::cuda::outer_offset<int64_t>(l.out, o) +
                       xdev::cuda::inner_offset<int64_t>(l.out, r),
                   want_out);
+      }
+    }
+  }
+}
+
+// BiasAdd (bias_add_layout): value's element and bias[channel coordinate],
+// for random strides of both (negative ones too) and either channel axis.
+TEST(CudaLayout, BiasAddLayoutReadsTheChannelsBias) {
+  std::mt19937_64 rng(1313);
+  const int64_t dims[] = {1, 2, 3, 5};
+  const int64_t bias_strides[] = {1, 2, -1, 7};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const View value = random_view(rng, 2, 6, dims);
+    const size_t rank = value.shape.size();
+    const auto channel = static_cast<int32_t>(rng() % 2 == 0 ? 1 : rank - 1);  // NCHW, NHWC
+    View bias{{value.shape[channel]}, {bias_strides[rng() % 4]}};
+    View out{value.shape, {}};
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": value " + value.text() + " bias " +
+                 bias.text() + " channel " + std::to_string(channel));
+    const ElementwiseLayout l = xdev::cuda::bias_add_layout(out.tensor(), value.tensor(),
+                                                            bias.tensor(), channel);
+    int64_t total = 1;
+    for (auto d : value.shape) total *= d;
+    ASSERT_EQ(l.count, total);
+    ASSERT_EQ(l.inputs, 2);
+    for (int64_t i = 0; i < total; ++i) {
+      const std::vector<int64_t> c = coordinates(i, value.shape);
+      int64_t want_value = 0;
+      for (size_t d = 0; d < rank; ++d) want_value += c[d] * value.strides[d];
+      const int64_t want_bias = c[static_cast<size_t>(channel)] * bias.strides[0];
+      int64_t got[2];
+      xdev::cuda::input_offsets<int64_t, 2>(l, i, got);
+      ASSERT_EQ(got[0], want_value) << "element " << i;
+      ASSERT_EQ(got[1], want_bias) << "element " << i;
+      int32_t got32[2];
+      xdev::cuda::input_offsets<int32_t, 2>(l, static_cast<int32_t>(i), got32);
+      ASSERT_EQ(got32[0], want_value) << "element " << i;
+      ASSERT_EQ(got32[1], want_bias) << "element " << i;
+    }
+  }
+}
+
+// SoftmaxCrossEntropyWithLogits (xent_layout): element (b, c) of features
+// and labels of [rows or 1, cols or 1] through their strides; inputs
+// without elements get steps of 0 (never read).
+TEST(CudaLayout, XentLayoutBroadcastsDimensionsOfOne) {
+  std::mt19937_64 rng(2626);
+  const int64_t dims[] = {0, 1, 3, 4};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t rows = dims[rng() % 4], cols = dims[rng() % 4];
+    View in[2];
+    for (View& v : in) {
+      v.shape = {rng() % 3 == 0 ? 1 : rows, rng() % 3 == 0 ? 1 : cols};
+      v.strides = random_strides(v.shape, rng);
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": [" + std::to_string(rows) + ", " +
+                 std::to_string(cols) + "] features " + in[0].text() + " labels " +
+                 in[1].text());
+    const xdev::cuda::XentLayout l =
+        xdev::cuda::xent_layout(in[0].tensor(), in[1].tensor(), rows, cols);
+    ASSERT_EQ(l.rows, rows);
+    ASSERT_EQ(l.cols, cols);
+    const int64_t steps[2][2] = {{l.features_row, l.features_col},
+                                 {l.labels_row, l.labels_col}};
+    for (int k = 0; k < 2; ++k) {
+      const View& v = in[k];
+      if (v.shape[0] * v.shape[1] == 0) {
+        EXPECT_EQ(steps[k][0], 0);
+        EXPECT_EQ(steps[k][1], 0);
+        continue;
+      }
+      for (int64_t b = 0; b < rows; ++b) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const int64_t want = (v.shape[0] == 1 ? 0 : b) * v.strides[0] +
+                               (v.shape[1] == 1 ? 0 : c) * v.strides[1];
+          ASSERT_EQ(b * steps[k][0] + c * steps[k][1], want)
+              << "input " << k << " element (" << b << ", " << c << ")";
+        }
+      }
+    }
+  }
+}
+
+// LayerNorm (layer_norm_layout): line o, group element r is the same
+// element of x (its strides), of the dense output, and of gamma and beta
+// (theirs, x's shape from the axis on).
+TEST(CudaLayout, LayerNormLayoutAddressesEveryGroupElement) {
+  std::mt19937_64 rng(3939);
+  const int64_t dims[] = {1, 2, 3, 4};
+  for (int trial = 0; trial < 2000; ++trial) {
+    const View x = random_view(rng, 1, 5, dims);
+    const size_t axis = rng() % x.shape.size(), rank = x.shape.size();
+    const std::vector<int64_t> lines_shape(x.shape.begin(),
+                                           x.shape.begin() + static_cast<std::ptrdiff_t>(axis));
+    const std::vector<int64_t> group_shape(x.shape.begin() + static_cast<std::ptrdiff_t>(axis),
+                                           x.shape.end());
+    View gamma{group_shape, random_strides(group_shape, rng)};
+    View beta{group_shape, random_strides(group_shape, rng)};
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": x " + x.text() + " axis " +
+                 std::to_string(axis) + " gamma " + gamma.text() + " beta " + beta.text());
+    const xdev::cuda::LayerNormLayout l = xdev::cuda::layer_norm_layout(
+        x.tensor(), gamma.tensor(), beta.tensor(), static_cast<int32_t>(axis));
+    int64_t lines = 1, group = 1;
+    for (auto d : lines_shape) lines *= d;
+    for (auto d : group_shape) group *= d;
+    ASSERT_EQ(l.x.outer_count, lines);
+    ASSERT_EQ(l.out.outer_count, lines);
+    ASSERT_EQ(l.x.inner_count, group);
+    ASSERT_EQ(l.out.inner_count, group);
+    ASSERT_EQ(l.gamma.inner_count, group);
+    ASSERT_EQ(l.beta.inner_count, group);
+    for (int64_t o = 0; o < lines; ++o) {
+      const std::vector<int64_t> co = coordinates(o, lines_shape);
+      for (int64_t r = 0; r < group; ++r) {
+        std::vector<int64_t> c = co;
+        const std::vector<int64_t> cr = coordinates(r, group_shape);
+        c.insert(c.end(), cr.begin(), cr.end());
+        int64_t want_x = 0, want_out = 0, dense = 1, want_gamma = 0, want_beta = 0;
+        for (size_t d = rank; d-- > 0;) {
+          want_x += c[d] * x.strides[d];
+          want_out += c[d] * dense;
+          dense *= x.shape[d];
+        }
+        for (size_t k = 0; k < cr.size(); ++k) {
+          want_gamma += cr[k] * gamma.strides[k];
+          want_beta += cr[k] * beta.strides[k];
+        }
+        ASSERT_EQ(xdev::cuda::outer_offset<int64_t>(l.x, o) +
+                      xdev::cuda::inner_offset<int64_t>(l.x, r),
+                  want_x) << "line " << o << " element " << r;
+        ASSERT_EQ(xdev::cuda::outer_offset<int64_t>(l.out, o) +
+                      xdev::cuda::inner_offset<int64_t>(l.out, r),
+                  want_out) << "line " << o << " element " << r;
+        ASSERT_EQ(xdev::cuda::inner_offset<int64_t>(l.gamma, r), want_gamma) << "element " << r;
+        ASSERT_EQ(xdev::cuda::inner_offset<int64_t>(l.beta, r), want_beta) << "element " << r;
       }
     }
   }

@@ -2,7 +2,8 @@
 // the public SDK (inputs on /CPU:0; each op once under DeviceScope("/GPU:0"),
 // once under "/CPU:0"): elementwise math, binary math, comparisons and
 // logic, Select, ClipByValue, the reductions, ArgMax/ArgMin, CumSum,
-// Softmax/LogSoftmax and data movement. Random inputs with broadcasting,
+// Softmax/LogSoftmax, data movement and the NN ops (BiasAdd,
+// SoftmaxCrossEntropyWithLogits, LayerNorm). Random inputs with broadcasting,
 // strided (transposed) views, 0-size and scalar shapes, and the edge values
 // docs/ops.md names (NaN, ±inf, ±0, integer MIN/MAX, halves for Round).
 // Exact ops are compared bit for bit; float math within the tolerances of
@@ -653,6 +654,220 @@ TEST(CudaGpu, GatherRefusesAnIndexOutOfRange) {
       EXPECT_THAT(e.what(), HasSubstr("out of range [0, 5)")) << e.what();
       EXPECT_THAT(e.what(), HasSubstr(bad[1] == -1 ? "indices[1] = -1" : "indices[2] = 5"));
     }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// NN ops: BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm
+
+TEST(CudaGpu, BiasAddMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  // (value shape, data_format): the channel the last axis (NHWC) or axis 1.
+  const std::vector<std::pair<Shape, const char*>> cases = {
+      {{4, 5}, "NHWC"},          {{2, 3, 4, 6}, "NHWC"}, {{2, 3, 4, 5}, "NCHW"},
+      {{2, 3}, "NCHW"},          {{3, 1}, "NHWC"},       {{7, 1, 5}, "NCHW"},
+      {{0, 3}, "NHWC"},          {{2, 0, 4}, "NCHW"},    {{300, 1000}, "NHWC"},
+      {{8, 64, 32, 32}, "NCHW"}, {{1, 2, 3, 4, 5, 6, 7}, "NCHW"}};
+  uint64_t seed = 22000;
+  for (DType dtype : kFloatTypes) {
+    for (const auto& [shape, format] : cases) {
+      SCOPED_TRACE(shape_text(shape) + " " + format + " " + text(dtype));
+      const int64_t channels = shape[std::string(format) == "NCHW" ? 1 : shape.rank() - 1];
+      const Tensor value = random_tensor(dtype, shape, seed++, -10, 10);
+      const Tensor bias = random_tensor(dtype, {channels}, seed++, -10, 10);
+      // One addition in the dtype: bit for bit.
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::bias_add(value, bias, format); }));
+    }
+    SCOPED_TRACE(text(dtype));
+    // A strided value (transposed; the core makes it contiguous) and edge
+    // values in value and bias (NaN, ±inf, ±0 kept as Add keeps them).
+    const Tensor t = xdev::transpose(random_tensor(dtype, {6, 9}, seed++));
+    const Tensor b6 = random_tensor(dtype, {6}, seed++);
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::bias_add(t, b6); }));
+    // pairs[i, j] = e[i]: with the bias e along axis 1, every pair of edge values.
+    const Tensor e = edge_values(dtype);
+    const int64_t n = e.shape()[0];
+    const Tensor pairs = xdev::transpose(xdev::reshape(xdev::tile(e, {n}), {n, n}));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::bias_add(pairs, e); }));
+    EXPECT_TRUE(
+        GpuMatchesCpu([&] { return xdev::bias_add(xdev::reshape(pairs, {n, n, 1}), e, "NCHW"); }));
+  }
+}
+
+// docs/ops.md's NN tolerances, doubled (each device may be that far from
+// the exact result): (8 + ⌈log2(n + 1)⌉) ulp of the dtype times `scale`
+// (a tensor of the output's shape, computed on /CPU:0 in float64), plus the
+// smallest normal number.
+xdev_cuda_test::Compare scaled_ulps(const Tensor& scale, DType dtype, int64_t n) {
+  const HostTensor h = scale.to_host();
+  const double ulps = 2 * (8 + std::ceil(std::log2(static_cast<double>(n) + 1))) * eps(dtype);
+  const double t = tiny(dtype);
+  return within([h, ulps, t](int64_t i, double) { return t + ulps * h.value_as_double(i); });
+}
+
+// SoftmaxCrossEntropyWithLogits: the loss within that of Σ_c |label| ·
+// (|ln s| + |f − m| + 1), backprop within that of softmax + |label|.
+::testing::AssertionResult XentMatches(const Tensor& features, const Tensor& labels) {
+  const Shape& fs = features.shape();
+  const Shape& ls = labels.shape();
+  const int64_t rows = fs[0] == 1 ? ls[0] : fs[0];
+  const int64_t cols = fs[1] == 1 ? ls[1] : fs[1];
+  xdev_cuda_test::Compare loss_bound, backprop_bound;
+  {
+    xdev::DeviceScope cpu("/CPU:0");
+    const Tensor zero = xdev::zeros({rows, cols}, DType::kFloat64);  // broadcasts both
+    const Tensor f = xdev::cast(features, DType::kFloat64) + zero;
+    const Tensor y = xdev::abs(xdev::cast(labels, DType::kFloat64)) + zero;
+    const Tensor shifted = f - xdev::max(f, {1}, true);
+    const Tensor log_s = xdev::logsumexp(shifted, {1}, true);
+    loss_bound = scaled_ulps(
+        xdev::sum(y * (xdev::abs(log_s) + xdev::abs(shifted) + 1.0), {1}), features.dtype(), cols);
+    backprop_bound = scaled_ulps(xdev::exp(shifted - log_s) + y, features.dtype(), cols);
+  }
+  ::testing::AssertionResult loss = GpuComparesToCpu(
+      [&] { return xdev::softmax_cross_entropy_with_logits(features, labels).loss; }, loss_bound);
+  if (!loss) return ::testing::AssertionFailure() << "loss: " << loss.message();
+  ::testing::AssertionResult backprop = GpuComparesToCpu(
+      [&] { return xdev::softmax_cross_entropy_with_logits(features, labels).backprop; },
+      backprop_bound);
+  if (!backprop) return ::testing::AssertionFailure() << "backprop: " << backprop.message();
+  return ::testing::AssertionSuccess();
+}
+
+// Labels of `rows` x `cols` with a 1 at (b, (7 b) mod cols), else 0.
+Tensor one_hot(DType dtype, int64_t rows, int64_t cols) {
+  std::vector<double> v(static_cast<size_t>(rows * cols), 0.0);
+  for (int64_t b = 0; b < rows; ++b) v[static_cast<size_t>(b * cols + (7 * b) % cols)] = 1.0;
+  return values_tensor(dtype, v, {rows, cols});
+}
+
+TEST(CudaGpu, SoftmaxCrossEntropyMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  // (features, labels) shapes: equal, broadcast labels or features along
+  // either axis, each segment width (a thread, a warp, a block per row),
+  // no classes (a loss of 0 per row) and no rows.
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{64, 10}, {64, 10}},   {{64, 10}, {1, 10}},      {{1, 10}, {64, 10}},
+      {{64, 10}, {64, 1}},    {{64, 1}, {64, 10}},      {{1, 1}, {5, 7}},
+      {{5000, 8}, {5000, 8}}, {{2000, 100}, {1, 100}},  {{3, 100000}, {3, 100000}},
+      {{4, 0}, {4, 0}},       {{4, 0}, {1, 0}},         {{0, 5}, {0, 5}},
+      {{0, 5}, {1, 5}}};
+  uint64_t seed = 23000;
+  for (DType dtype : kFloatTypes) {
+    for (const auto& [fs, ls] : shapes) {
+      SCOPED_TRACE("features " + shape_text(fs) + " labels " + shape_text(ls) + " " +
+                   text(dtype));
+      const Tensor features = random_tensor(dtype, fs, seed++, -20, 20);
+      const Tensor labels = random_tensor(dtype, ls, seed++, 0, 1);
+      EXPECT_TRUE(XentMatches(features, labels));
+    }
+  }
+  // Long rows with one-hot labels: backprop's bound is then the softmax
+  // alone, which a plain running sum of 100000 float64 terms misses on one
+  // of the two sides (both sum with compensation).
+  for (DType dtype : kFloatTypes) {
+    for (const Shape& shape : {Shape{3, 100000}, Shape{300, 3000}, Shape{1000, 12}}) {
+      SCOPED_TRACE("one-hot " + shape_text(shape) + " " + text(dtype));
+      const Tensor features = random_tensor(dtype, shape, seed++, -5, 5);
+      EXPECT_TRUE(XentMatches(features, one_hot(dtype, shape[0], shape[1])));
+    }
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dtype : kFloatTypes) {
+    SCOPED_TRACE(text(dtype));
+    // Rows: large logits, a NaN (the row's loss and backprop NaN), +inf,
+    // -inf with a label of 0 and of 1, all -inf, a NaN label.
+    const Tensor f = values_tensor(dtype,
+                                   {-1000, 1000, 0,     1,     kNan,  2,    1, kInf, 2,
+                                    1,     -kInf, 2,    -kInf, -kInf, -kInf, 3, 1,   2},
+                                   {6, 3});
+    const Tensor l = values_tensor(dtype,
+                                   {0.2, 0.3, 0.5, 0, 1, 0, 1, 0, 0,
+                                    0.5, 0, 0.5, 1, 0, 0, kNan, 0.5, 0.5},
+                                   {6, 3});
+    EXPECT_TRUE(XentMatches(f, l));
+    EXPECT_TRUE(XentMatches(f, as_row(values_tensor(dtype, {0.25, 0.25, 0.5}, {3}))));
+    // A strided features view (transposed; the core makes it contiguous).
+    const Tensor t = xdev::transpose(random_tensor(dtype, {9, 6}, seed++, -3, 3));
+    EXPECT_TRUE(XentMatches(t, random_tensor(dtype, {6, 9}, seed++, 0, 1)));
+  }
+}
+
+// LayerNorm (gamma and beta random) within that of |gamma| · (|x| + |mean|)
+// / √(variance + epsilon) + |beta|, n the group's size.
+::testing::AssertionResult LayerNormMatches(const Tensor& x, int axis, double epsilon,
+                                            uint64_t seed) {
+  const int rank = x.shape().rank();
+  const int first = axis < 0 ? axis + rank : axis;
+  std::vector<int64_t> group;
+  std::vector<int> axes;
+  for (int k = first; k < rank; ++k) {
+    group.push_back(x.shape()[k]);
+    axes.push_back(k);
+  }
+  const Shape group_shape(group);
+  const Tensor gamma = random_tensor(x.dtype(), group_shape, seed, 0.5, 2);
+  const Tensor beta = random_tensor(x.dtype(), group_shape, seed + 1, -1, 1);
+  xdev_cuda_test::Compare bound;
+  {
+    xdev::DeviceScope cpu("/CPU:0");
+    const Tensor x64 = xdev::cast(x, DType::kFloat64);
+    const Tensor mean = xdev::mean(x64, axes, true);
+    const Tensor d = x64 - mean;
+    const Tensor rstd = xdev::rsqrt(xdev::mean(d * d, axes, true) + epsilon);
+    bound = scaled_ulps((xdev::abs(x64) + xdev::abs(mean)) * rstd *
+                                xdev::abs(xdev::cast(gamma, DType::kFloat64)) +
+                            xdev::abs(xdev::cast(beta, DType::kFloat64)),
+                        x.dtype(), group_shape.num_elements());
+  }
+  return GpuComparesToCpu([&] { return xdev::layer_norm(x, gamma, beta, axis, epsilon); },
+                          bound);
+}
+
+TEST(CudaGpu, LayerNormMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  struct Case {
+    Shape shape;
+    int axis;
+  };
+  // Groups of one axis or several, the whole tensor, each segment width (a
+  // thread, a warp, a block per group), a long float64 row, empty tensors.
+  const std::vector<Case> cases = {
+      {{4, 10}, 1},      {{3, 4, 5}, 1},     {{3, 4, 5}, -1},   {{3, 4, 5}, 0},
+      {{7}, 0},          {{10000, 8}, -1},   {{5000, 64}, 1},   {{200, 3000}, 1},
+      {{2, 100000}, 1},  {{2, 3, 4, 5, 6}, 2}, {{0, 5}, 1},     {{5, 0}, 1}};
+  uint64_t seed = 24000;
+  for (DType dtype : kFloatTypes) {
+    for (const Case& c : cases) {
+      for (double epsilon : {1e-3, 0.0}) {
+        SCOPED_TRACE(shape_text(c.shape) + " axis " + std::to_string(c.axis) + " epsilon " +
+                     std::to_string(epsilon) + " " + text(dtype));
+        EXPECT_TRUE(LayerNormMatches(random_tensor(dtype, c.shape, seed, -3, 3), c.axis,
+                                     epsilon, seed + 1));
+        // An offset far from 0: x − mean cancels (the bound allows |x| + |mean|).
+        EXPECT_TRUE(LayerNormMatches(random_tensor(dtype, c.shape, seed + 3, 100, 101), c.axis,
+                                     epsilon, seed + 4));
+        seed += 6;
+      }
+    }
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dtype : kFloatTypes) {
+    SCOPED_TRACE(text(dtype));
+    // Rows: a NaN (the row NaN), an inf, a constant row (epsilon 0: 0/0 =
+    // NaN; else 0 · rstd + beta), large values.
+    const Tensor x = values_tensor(dtype, {1, kNan, 3, 1, kInf, 2, 5, 5, 5, 1e30, -1e30, 0},
+                                   {4, 3});
+    for (double epsilon : {0.0, 1e-3}) {
+      EXPECT_TRUE(LayerNormMatches(x, 1, epsilon, seed));
+      seed += 2;  // gamma's and beta's
+    }
+    // A strided view (transposed; the core makes it contiguous).
+    const Tensor t = xdev::transpose(random_tensor(dtype, {6, 9}, seed++));
+    EXPECT_TRUE(LayerNormMatches(t, 1, 1e-3, seed));
+    seed += 2;
   }
 }
 

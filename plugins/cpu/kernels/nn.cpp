@@ -1,7 +1,10 @@
 // NN ops (docs/ops.md): BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm.
 // Their inputs are contiguous (the op table asks the core for it); the work
 // is split by rows over oneTBB's threads (for_rows). Sums accumulate in
-// double, each output is rounded once.
+// double, compensated (xdev/compensated_sum.hpp: a GPU's tree of partial
+// sums then agrees with them within about an ulp, where a plain running sum
+// of 100000 float64 terms may be hundreds of ulp off), each output is
+// rounded once.
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
@@ -216,8 +219,7 @@ xdev_status_t* layer_norm(const xdev_kernel_call_t* call) noexcept {
         const double d = static_cast<double>(xr[i]) - mean;
         squares.add(d * d);
       }
-      const double rstd =
-          1.0 / std::sqrt(squares.value() / static_cast<double>(n) + epsilon);
+      const double rstd = 1.0 / std::sqrt(squares.value() / static_cast<double>(n) + epsilon);
       for (int64_t i = 0; i < n; ++i) {
         yr[i] = static_cast<T>((static_cast<double>(xr[i]) - mean) * rstd *
                                    static_cast<double>(gamma[i]) +
