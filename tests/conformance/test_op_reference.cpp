@@ -59,7 +59,7 @@ TEST(OpReference, EveryOpOfTheTableHasAReference) {
                             (def.shape_class == xdev::detail::ShapeClass::kPad &&
                              std::string(a.name) == "paddings") ||
                             (def.shape_class == xdev::detail::ShapeClass::kLayerNorm &&
-                             std::string(a.name) == "begin_norm_axis");
+                             std::string(a.name) == "begin_norm_axis") ||
                             def.shape_class == xdev::detail::ShapeClass::kSlice ||
                             def.shape_class == xdev::detail::ShapeClass::kStridedSlice ||
                             def.shape_class == xdev::detail::ShapeClass::kRange ||

@@ -357,7 +357,8 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"ConcatV2", all}, {"Pack", all}, {"Identity", all}, {"Tile", all},
       {"PadV2", all}, {"GatherV2", all},
       // NN ops (issue 13).
-      {"BiasAdd", f}, {"SoftmaxCrossEntropyWithLogits", f}, {"LayerNorm", f}};
+      {"BiasAdd", f}, {"SoftmaxCrossEntropyWithLogits", f}, {"LayerNorm", f},
+      // Indexing (issue 13).
       {"Slice", all}, {"StridedSlice", all}, {"Range", num}, {"OneHot", num & ~f},
       {"BroadcastTo", all}};
   ASSERT_EQ(count, expected.size());

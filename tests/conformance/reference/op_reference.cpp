@@ -831,6 +831,102 @@ std::optional<std::string> bias_add(const Call& c) {
     out.set_double(i, value.dtype == XDEV_DTYPE_FLOAT32
                           ? static_cast<double>(static_cast<float>(x) + static_cast<float>(b))
                           : x + b);
+  }
+  return std::nullopt;
+}
+
+// Element (b, k) of a [rows, cols] input broadcast to the outputs' [B, C]:
+// a dimension of 1 repeats.
+double broadcast_at(const Tensor& t, int64_t b, int64_t k) {
+  return t.get_double((t.shape[0] == 1 ? 0 : b) * t.shape[1] + (t.shape[1] == 1 ? 0 : k));
+}
+
+// SoftmaxCrossEntropyWithLogits, in double: per row the maximum m (NaN if
+// any is NaN), s = Σ e^(f − m); loss = Σ labels · (ln s − (f − m)),
+// backprop = e^(f − m) / s − labels.
+std::optional<std::string> softmax_cross_entropy(const Call& c) {
+  if (c.inputs.size() != 2 || c.outputs.size() != 2) {
+    return op_text(c.op) + " takes 2 inputs and has 2 outputs";
+  }
+  const Tensor& features = *c.inputs[0];
+  const Tensor& labels = *c.inputs[1];
+  Tensor& loss = c.outputs[0];
+  Tensor& backprop = c.outputs[1];
+  if (features.rank() != 2 || labels.rank() != 2 || backprop.rank() != 2) {
+    return op_text(c.op) + ": inputs and backprop of rank 2";
+  }
+  const int64_t rows = backprop.shape[0], cols = backprop.shape[1];
+  for (int64_t b = 0; b < rows; ++b) {
+    double top = -std::numeric_limits<double>::infinity();
+    bool nan = false;
+    for (int64_t k = 0; k < cols; ++k) {
+      const double v = broadcast_at(features, b, k);
+      nan = nan || std::isnan(v);
+      top = std::max(top, v);
+    }
+    if (nan) top = std::numeric_limits<double>::quiet_NaN();
+    double sum = 0.0;
+    for (int64_t k = 0; k < cols; ++k) sum += std::exp(broadcast_at(features, b, k) - top);
+    double row = 0.0;
+    for (int64_t k = 0; k < cols; ++k) {
+      const double shifted = broadcast_at(features, b, k) - top;
+      const double label = broadcast_at(labels, b, k);
+      row += label * (std::log(sum) - shifted);
+      backprop.set_double(b * cols + k, std::exp(shifted) / sum - label);
+    }
+    loss.set_double(b, row);
+  }
+  return std::nullopt;
+}
+
+// LayerNorm's statistics of each group (the row-major elements from
+// begin_norm_axis on): mean and 1 / √(variance + epsilon), two passes in
+// double.
+struct LayerNormStats {
+  int64_t n = 1;
+  std::vector<double> mean, rstd;
+};
+
+std::optional<std::string> layer_norm_stats(const Call& c, LayerNormStats& st) {
+  const Tensor& x = *c.inputs[0];
+  const xdev_attr_t* a = find_attr(c.attrs, "begin_norm_axis");
+  const xdev_attr_t* e = find_attr(c.attrs, "epsilon");
+  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= x.rank() ||
+      e == nullptr || e->kind != XDEV_ATTR_FLOAT) {
+    return std::string("attributes 'begin_norm_axis' (int < rank) and 'epsilon' (float) missing");
+  }
+  for (size_t k = static_cast<size_t>(a->value.i); k < x.shape.size(); ++k) st.n *= x.shape[k];
+  const int64_t groups = st.n == 0 ? 0 : x.num_elements() / st.n;
+  for (int64_t g = 0; g < groups; ++g) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < st.n; ++i) sum += x.get_double(g * st.n + i);
+    const double mean = sum / static_cast<double>(st.n);
+    double squares = 0.0;
+    for (int64_t i = 0; i < st.n; ++i) {
+      const double d = x.get_double(g * st.n + i) - mean;
+      squares += d * d;
+    }
+    st.mean.push_back(mean);
+    st.rstd.push_back(1.0 / std::sqrt(squares / static_cast<double>(st.n) + e->value.f));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> layer_norm(const Call& c) {
+  if (auto e = need_inputs(c, 3)) return e;
+  LayerNormStats st;
+  if (auto e = layer_norm_stats(c, st)) return e;
+  const Tensor& x = *c.inputs[0];
+  for (int64_t i = 0; i < c.outputs[0].num_elements(); ++i) {
+    const auto g = static_cast<size_t>(i / st.n);
+    const int64_t j = i % st.n;
+    c.outputs[0].set_double(i, (x.get_double(i) - st.mean[g]) * st.rstd[g] *
+                                       c.inputs[1]->get_double(j) +
+                                   c.inputs[2]->get_double(j));
+  }
+  return std::nullopt;
+}
+
 // Slice and StridedSlice: along each input axis k, size[k] elements from
 // begin[k], step[k] apart; output element j (row-major over those sizes) is
 // that element of x. StridedSlice's attributes in dense form come from
@@ -915,46 +1011,6 @@ std::optional<std::string> range(const Call& c) {
   return std::nullopt;
 }
 
-// Element (b, k) of a [rows, cols] input broadcast to the outputs' [B, C]:
-// a dimension of 1 repeats.
-double broadcast_at(const Tensor& t, int64_t b, int64_t k) {
-  return t.get_double((t.shape[0] == 1 ? 0 : b) * t.shape[1] + (t.shape[1] == 1 ? 0 : k));
-}
-
-// SoftmaxCrossEntropyWithLogits, in double: per row the maximum m (NaN if
-// any is NaN), s = Σ e^(f − m); loss = Σ labels · (ln s − (f − m)),
-// backprop = e^(f − m) / s − labels.
-std::optional<std::string> softmax_cross_entropy(const Call& c) {
-  if (c.inputs.size() != 2 || c.outputs.size() != 2) {
-    return op_text(c.op) + " takes 2 inputs and has 2 outputs";
-  }
-  const Tensor& features = *c.inputs[0];
-  const Tensor& labels = *c.inputs[1];
-  Tensor& loss = c.outputs[0];
-  Tensor& backprop = c.outputs[1];
-  if (features.rank() != 2 || labels.rank() != 2 || backprop.rank() != 2) {
-    return op_text(c.op) + ": inputs and backprop of rank 2";
-  }
-  const int64_t rows = backprop.shape[0], cols = backprop.shape[1];
-  for (int64_t b = 0; b < rows; ++b) {
-    double top = -std::numeric_limits<double>::infinity();
-    bool nan = false;
-    for (int64_t k = 0; k < cols; ++k) {
-      const double v = broadcast_at(features, b, k);
-      nan = nan || std::isnan(v);
-      top = std::max(top, v);
-    }
-    if (nan) top = std::numeric_limits<double>::quiet_NaN();
-    double sum = 0.0;
-    for (int64_t k = 0; k < cols; ++k) sum += std::exp(broadcast_at(features, b, k) - top);
-    double row = 0.0;
-    for (int64_t k = 0; k < cols; ++k) {
-      const double shifted = broadcast_at(features, b, k) - top;
-      const double label = broadcast_at(labels, b, k);
-      row += label * (std::log(sum) - shifted);
-      backprop.set_double(b * cols + k, std::exp(shifted) / sum - label);
-    }
-    loss.set_double(b, row);
 // OneHot: output [o, d, i] (d at `axis`) is on_value when indices[o, i] == d,
 // else off_value; an index outside [0, depth) matches no d.
 std::optional<std::string> one_hot(const Call& c) {
@@ -978,50 +1034,6 @@ std::optional<std::string> one_hot(const Call& c) {
   return std::nullopt;
 }
 
-// LayerNorm's statistics of each group (the row-major elements from
-// begin_norm_axis on): mean and 1 / √(variance + epsilon), two passes in
-// double.
-struct LayerNormStats {
-  int64_t n = 1;
-  std::vector<double> mean, rstd;
-};
-
-std::optional<std::string> layer_norm_stats(const Call& c, LayerNormStats& st) {
-  const Tensor& x = *c.inputs[0];
-  const xdev_attr_t* a = find_attr(c.attrs, "begin_norm_axis");
-  const xdev_attr_t* e = find_attr(c.attrs, "epsilon");
-  if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= x.rank() ||
-      e == nullptr || e->kind != XDEV_ATTR_FLOAT) {
-    return std::string("attributes 'begin_norm_axis' (int < rank) and 'epsilon' (float) missing");
-  }
-  for (size_t k = static_cast<size_t>(a->value.i); k < x.shape.size(); ++k) st.n *= x.shape[k];
-  const int64_t groups = st.n == 0 ? 0 : x.num_elements() / st.n;
-  for (int64_t g = 0; g < groups; ++g) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < st.n; ++i) sum += x.get_double(g * st.n + i);
-    const double mean = sum / static_cast<double>(st.n);
-    double squares = 0.0;
-    for (int64_t i = 0; i < st.n; ++i) {
-      const double d = x.get_double(g * st.n + i) - mean;
-      squares += d * d;
-    }
-    st.mean.push_back(mean);
-    st.rstd.push_back(1.0 / std::sqrt(squares / static_cast<double>(st.n) + e->value.f));
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> layer_norm(const Call& c) {
-  if (auto e = need_inputs(c, 3)) return e;
-  LayerNormStats st;
-  if (auto e = layer_norm_stats(c, st)) return e;
-  const Tensor& x = *c.inputs[0];
-  for (int64_t i = 0; i < c.outputs[0].num_elements(); ++i) {
-    const auto g = static_cast<size_t>(i / st.n);
-    const int64_t j = i % st.n;
-    c.outputs[0].set_double(i, (x.get_double(i) - st.mean[g]) * st.rstd[g] *
-                                       c.inputs[1]->get_double(j) +
-                                   c.inputs[2]->get_double(j));
 // BroadcastTo: output element j reads x at its index, each of x's axes
 // aligned with the output's last ones and read at 0 where x's size is 1.
 std::optional<std::string> broadcast(const Call& c) {
@@ -1364,6 +1376,8 @@ std::vector<AttrSet> pad_values(xdev_dtype_t) {
 std::vector<AttrSet> layer_norm_values(xdev_dtype_t) {
   return {{{.name = "epsilon", .f = 1e-3}}, {{.name = "epsilon", .f = 0.0}},
           {{.name = "epsilon", .f = 0.5}}};
+}
+
 // OneHot's values: the defaults, others (integers: toward zero; bool: != 0).
 std::vector<AttrSet> one_hot_values(xdev_dtype_t) {
   return {{{.name = "on_value", .f = 1.0}, {.name = "off_value", .f = 0.0}},
