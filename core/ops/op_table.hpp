@@ -108,7 +108,14 @@ namespace xdev::detail {
   X(GatherV2)       \
   X(BiasAdd)        \
   X(SoftmaxCrossEntropyWithLogits) \
-  X(LayerNorm)
+  X(LayerNorm)      \
+  X(Conv2D)         \
+  X(Conv2DBackpropInput) \
+  X(Conv2DBackpropFilter) \
+  X(MaxPool)        \
+  X(AvgPool)        \
+  X(MaxPoolGrad)    \
+  X(AvgPoolGrad)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -151,6 +158,13 @@ inline constexpr char kConstantValues[] = "constant_values";
 inline constexpr char kDataFormat[] = "data_format";
 inline constexpr char kBeginNormAxis[] = "begin_norm_axis";
 inline constexpr char kEpsilon[] = "epsilon";
+inline constexpr char kStrides[] = "strides";
+inline constexpr char kDilations[] = "dilations";
+inline constexpr char kPadding[] = "padding";
+inline constexpr char kKsize[] = "ksize";
+inline constexpr char kInputSizes[] = "input_sizes";
+inline constexpr char kFilterSizes[] = "filter_sizes";
+inline constexpr char kOrigInputShape[] = "orig_input_shape";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -232,6 +246,12 @@ enum class ShapeClass : uint8_t {
   kBiasAdd,    // input 0 of rank >= 2 plus input 1 (rank 1) along its channel axis
   kXent,       // [batch, classes] features and labels (rows or columns of 1 broadcast)
   kLayerNorm,  // input 0 normalised over its axes from `begin_norm_axis`; gamma, beta of those
+  kConv2D,     // 4-d input (NHWC/NCHW) and [KH, KW, Cin, Cout] filter, strides, dilations, padding
+  kConv2DBackpropInput,   // filter and out_backprop -> the input of `input_sizes`
+  kConv2DBackpropFilter,  // input and out_backprop -> the filter of `filter_sizes`
+  kPool,       // 4-d input pooled over `ksize` windows (MaxPool, AvgPool)
+  kMaxPoolGrad,  // orig_input, orig_output, grad of MaxPool -> the gradient of orig_input
+  kAvgPoolGrad,  // grad of AvgPool -> the gradient of an input of `orig_input_shape`
 };
 
 // Output shapes from input shapes and attributes. Throws

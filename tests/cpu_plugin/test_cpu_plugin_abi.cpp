@@ -299,7 +299,9 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "LogSumExp", "ArgMax", "ArgMin", "CumSum", "Softmax",
                                    "LogSoftmax", "ConcatV2", "Pack", "Identity", "Tile",
                                    "PadV2", "GatherV2", "BiasAdd",
-                                   "SoftmaxCrossEntropyWithLogits", "LayerNorm"}));
+                                   "SoftmaxCrossEntropyWithLogits", "LayerNorm", "Conv2D",
+                                   "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
+                                   "AvgPool", "MaxPoolGrad", "AvgPoolGrad"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

@@ -92,5 +92,14 @@ xdev_status_t* kernel_bias_add(void* context, const xdev_kernel_call_t* call) no
 xdev_status_t* kernel_softmax_cross_entropy_with_logits(void* context,
                                                         const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_layer_norm(void* context, const xdev_kernel_call_t* call) noexcept;
+// Conv2D and its gradients (conv.cpp), pooling (pool.cpp).
+xdev_status_t* kernel_conv2d(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_conv2d_backprop_input(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_conv2d_backprop_filter(void* context,
+                                             const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_max_pool(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_avg_pool(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_max_pool_grad(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_avg_pool_grad(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

@@ -100,6 +100,13 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("SoftmaxCrossEntropyWithLogits", kFloats, kFloats,
          &kernel_softmax_cross_entropy_with_logits),
     info("LayerNorm", kFloats, kFloats, &kernel_layer_norm),
+    info("Conv2D", kFloats, kFloats, &kernel_conv2d),
+    info("Conv2DBackpropInput", kFloats, kFloats, &kernel_conv2d_backprop_input),
+    info("Conv2DBackpropFilter", kFloats, kFloats, &kernel_conv2d_backprop_filter),
+    info("MaxPool", kFloats, kFloats, &kernel_max_pool),
+    info("AvgPool", kFloats, kFloats, &kernel_avg_pool),
+    info("MaxPoolGrad", kFloats, kFloats, &kernel_max_pool_grad),
+    info("AvgPoolGrad", kFloats, kFloats, &kernel_avg_pool_grad),
 };
 
 template <size_t... I>
