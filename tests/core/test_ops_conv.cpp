@@ -51,9 +51,11 @@ TEST(OpsConv, Conv2DOfA3x3ImageByHand) {
   // Stride 3 > the filter: one window.
   EXPECT_EQ(values(xdev::conv2d(image3x3(), filter2x2(), {3, 3}, "VALID")),
             (std::vector<double>{37}));
-  // NCHW of one channel is the same image.
-  EXPECT_EQ(values(xdev::conv2d(image3x3(), filter2x2(), {1, 1}, "SAME", "NCHW")),
-            values(same));
+  // NCHW [1, 1, 3, 3] of one channel is the same image.
+  const Tensor nchw = xdev::reshape(image3x3(), Shape{1, 1, 3, 3});
+  const Tensor same_nchw = xdev::conv2d(nchw, filter2x2(), {1, 1}, "SAME", "NCHW");
+  EXPECT_EQ(same_nchw.shape(), (Shape{1, 1, 3, 3}));
+  EXPECT_EQ(values(same_nchw), values(same));
 }
 
 TEST(OpsConv, Conv2DMixesChannelsThroughTheFilter) {

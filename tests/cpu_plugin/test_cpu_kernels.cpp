@@ -1259,6 +1259,8 @@ TEST_F(CpuKernels, NnKernelsRefuseMalformedCalls) {
                          kInvalid, {"LayerNorm", "'epsilon'"}));
 }
 
+constexpr int64_t kWindowOnes[] = {1, 1, 1}, kWindowTwos[] = {2, 2};
+
 // The window kernels (conv.cpp, pool.cpp) check what the core would have
 // refused: a padding outside SAME/VALID, strides of 3 values, an output
 // whose shape the windows do not give, a filter of other channels.
@@ -1278,8 +1280,7 @@ TEST_F(CpuKernels, WindowKernelsRefuseMalformedCalls) {
     a.value.s = value;
     return a;
   };
-  static const int64_t kOnes[] = {1, 1, 1}, kTwos[] = {2, 2};
-  auto ints = [](const char* name, int64_t count, const int64_t* values = kOnes) {
+  auto ints = [](const char* name, int64_t count, const int64_t* values = kWindowOnes) {
     xdev_attr_t a{};
     a.name = name;
     a.kind = XDEV_ATTR_INTS;
@@ -1301,7 +1302,8 @@ TEST_F(CpuKernels, WindowKernelsRefuseMalformedCalls) {
                                   {ints("strides", 2), text("padding", "VALID")}),
                          kInvalid, {"Conv2D", "does not match 2 input and 2 output channels"}));
   EXPECT_TRUE(fails_with(call_any("MaxPool", {&xd}, yd,
-                                  {ints("ksize", 2, kTwos), ints("strides", 2), text("padding", "VALID")}),
+                                  {ints("ksize", 2, kWindowTwos), ints("strides", 2),
+                                   text("padding", "VALID")}),
                          kInvalid, {"MaxPool", "1 channels, the input 2"}));
   EXPECT_TRUE(fails_with(call_any("AvgPool", {&xd}, pd,
                                   {ints("strides", 2), text("padding", "VALID")}),

@@ -3,7 +3,7 @@
 // (GetWindowedOutputSizeVerbose): the core's shape functions and the kernels
 // of every plugin derive output sizes and paddings from here, so they cannot
 // disagree. Header-only and free of exceptions; a plugin links nothing for
-// it, and CUDA device code may use it.
+// it. Host code (it uses GCC's and Clang's checked arithmetic builtins).
 //
 // A window of `size` taps `dilation` apart covers (size - 1) * dilation + 1
 // elements (its effective size). VALID: no padding, out = (in - effective +
@@ -16,12 +16,6 @@
 #pragma once
 
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define XDEV_WINDOW_HOST_DEVICE __host__ __device__
-#else
-#define XDEV_WINDOW_HOST_DEVICE
-#endif
 
 namespace xdev::window {
 
@@ -37,7 +31,7 @@ struct Axis {
 // Fills axis.out and axis.pad_before. False when an argument is out of range
 // (in < 0, size, stride or dilation < 1), the effective size overflows, or
 // VALID's output would be negative.
-XDEV_WINDOW_HOST_DEVICE inline bool resolve(Axis& a, bool same) noexcept {
+inline bool resolve(Axis& a, bool same) noexcept {
   if (a.in < 0 || a.size < 1 || a.stride < 1 || a.dilation < 1) return false;
   int64_t effective = 0;
   if (__builtin_mul_overflow(a.size - 1, a.dilation, &effective) ||
@@ -64,8 +58,8 @@ XDEV_WINDOW_HOST_DEVICE inline bool resolve(Axis& a, bool same) noexcept {
 // values (height, width), or four in data_format order whose batch and
 // channel values are 1 (TensorFlow's form); none gives (1, 1). False for
 // another count or a batch or channel value other than 1.
-XDEV_WINDOW_HOST_DEVICE inline bool spatial_pair(const int64_t* values, int64_t count, bool nchw,
-                                                 int64_t& h, int64_t& w) noexcept {
+inline bool spatial_pair(const int64_t* values, int64_t count, bool nchw, int64_t& h,
+                         int64_t& w) noexcept {
   if (count == 0) {
     h = w = 1;
     return true;
