@@ -472,6 +472,110 @@ SoftmaxCrossEntropy softmax_cross_entropy_with_logits(const Tensor& features,
   return {std::move(out[0]), std::move(out[1])};
 }
 
+namespace {
+
+// The attributes of Conv2D and the pooling ops: the strings copied so
+// that they are NUL-terminated, the ints pointing to the caller's vectors.
+class WindowAttrs {
+ public:
+  WindowAttrs(std::string_view padding, std::string_view format)
+      : padding_(padding), format_(format) {
+    attrs_.add_string(detail::attr::kPadding, padding_.c_str());
+    attrs_.add_string(detail::attr::kDataFormat, format_.c_str());
+  }
+  WindowAttrs& ints(const char* name, const std::vector<int64_t>& values) {
+    attrs_.add_ints(name, values.data(), static_cast<int64_t>(values.size()));
+    return *this;
+  }
+  Tensor run(OpId op, std::span<const Tensor* const> inputs) const {
+    return detail::run_defined_op(op, inputs, attrs_);
+  }
+
+ private:
+  std::string padding_, format_;
+  Attrs attrs_;
+};
+
+// MaxPool, AvgPool: windows of `ksize` over one input.
+Tensor pool(OpId op, const Tensor& input, const std::vector<int64_t>& ksize,
+            const std::vector<int64_t>& strides, std::string_view padding,
+            std::string_view data_format) {
+  const Tensor* const inputs[1] = {&input};
+  return WindowAttrs(padding, data_format)
+      .ints(detail::attr::kKsize, ksize)
+      .ints(detail::attr::kStrides, strides)
+      .run(op, inputs);
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& input, const Tensor& filter, const std::vector<int64_t>& strides,
+              std::string_view padding, std::string_view data_format,
+              const std::vector<int64_t>& dilations) {
+  const Tensor* const inputs[2] = {&input, &filter};
+  return WindowAttrs(padding, data_format)
+      .ints(detail::attr::kStrides, strides)
+      .ints(detail::attr::kDilations, dilations)
+      .run(OpId::kConv2D, inputs);
+}
+
+Tensor conv2d_backprop_input(const std::vector<int64_t>& input_sizes, const Tensor& filter,
+                             const Tensor& out_backprop, const std::vector<int64_t>& strides,
+                             std::string_view padding, std::string_view data_format,
+                             const std::vector<int64_t>& dilations) {
+  const Tensor* const inputs[2] = {&filter, &out_backprop};
+  return WindowAttrs(padding, data_format)
+      .ints(detail::attr::kInputSizes, input_sizes)
+      .ints(detail::attr::kStrides, strides)
+      .ints(detail::attr::kDilations, dilations)
+      .run(OpId::kConv2DBackpropInput, inputs);
+}
+
+Tensor conv2d_backprop_filter(const Tensor& input, const std::vector<int64_t>& filter_sizes,
+                              const Tensor& out_backprop, const std::vector<int64_t>& strides,
+                              std::string_view padding, std::string_view data_format,
+                              const std::vector<int64_t>& dilations) {
+  const Tensor* const inputs[2] = {&input, &out_backprop};
+  return WindowAttrs(padding, data_format)
+      .ints(detail::attr::kFilterSizes, filter_sizes)
+      .ints(detail::attr::kStrides, strides)
+      .ints(detail::attr::kDilations, dilations)
+      .run(OpId::kConv2DBackpropFilter, inputs);
+}
+
+Tensor max_pool(const Tensor& input, const std::vector<int64_t>& ksize,
+                const std::vector<int64_t>& strides, std::string_view padding,
+                std::string_view data_format) {
+  return pool(OpId::kMaxPool, input, ksize, strides, padding, data_format);
+}
+
+Tensor avg_pool(const Tensor& input, const std::vector<int64_t>& ksize,
+                const std::vector<int64_t>& strides, std::string_view padding,
+                std::string_view data_format) {
+  return pool(OpId::kAvgPool, input, ksize, strides, padding, data_format);
+}
+
+Tensor max_pool_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
+                     const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                     std::string_view padding, std::string_view data_format) {
+  const Tensor* const inputs[3] = {&orig_input, &orig_output, &grad};
+  return WindowAttrs(padding, data_format)
+      .ints(detail::attr::kKsize, ksize)
+      .ints(detail::attr::kStrides, strides)
+      .run(OpId::kMaxPoolGrad, inputs);
+}
+
+Tensor avg_pool_grad(const std::vector<int64_t>& orig_input_shape, const Tensor& grad,
+                     const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                     std::string_view padding, std::string_view data_format) {
+  const Tensor* const inputs[1] = {&grad};
+  return WindowAttrs(padding, data_format)
+      .ints(detail::attr::kOrigInputShape, orig_input_shape)
+      .ints(detail::attr::kKsize, ksize)
+      .ints(detail::attr::kStrides, strides)
+      .run(OpId::kAvgPoolGrad, inputs);
+}
+
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int begin_norm_axis,
                   double epsilon) {
   const int rank = defined("LayerNorm", x, "x").rank();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <xdev/error.hpp>
+#include <xdev/window_geometry.hpp>
 
 #include <xdev/strided_slice.hpp>
 
@@ -526,6 +527,149 @@ void layer_norm_shape(const OpDef& def, std::span<const Shape* const> in, const 
     throw_invalid(def, "epsilon " + text.str() + " must be >= 0");
   }
   for (Shape& s : out) s = x;
+}
+
+// --- Conv2D and pooling (issue 13): windows of xdev/window_geometry.hpp -----------------
+
+// A 4-d image's dimensions, whatever its data_format.
+struct Image {
+  int64_t n, h, w, c;
+};
+
+bool is_nchw(const AttrValues& attrs) { return attrs.get_string(attr::kDataFormat) == "NCHW"; }
+
+Image image_of(const OpDef& def, const char* what, const Shape& s, bool nchw) {
+  if (s.rank() != 4) {
+    throw_invalid(def, std::string(what) + " of shape " + shape_text(s) + " has rank " +
+                           std::to_string(s.rank()) + "; it needs rank 4 (" +
+                           (nchw ? "NCHW" : "NHWC") + ")");
+  }
+  return nchw ? Image{s[0], s[2], s[3], s[1]} : Image{s[0], s[1], s[2], s[3]};
+}
+
+Shape image_shape(const Image& i, bool nchw) {
+  return nchw ? Shape{i.n, i.c, i.h, i.w} : Shape{i.n, i.h, i.w, i.c};
+}
+
+// The (height, width) of an ints attribute (strides, dilations, ksize).
+std::pair<int64_t, int64_t> spatial_attr(const OpDef& def, const AttrValues& attrs,
+                                         const char* name, bool nchw) {
+  const std::span<const int64_t> v = attrs.get_ints(name);
+  int64_t h = 1, w = 1;
+  if (!window::spatial_pair(v.data(), static_cast<int64_t>(v.size()), nchw, h, w)) {
+    throw_invalid(def, std::string(name) + " " + ints_text(v) +
+                           " must have 2 values (height, width) or 4 in data_format order " +
+                           (nchw ? "NCHW" : "NHWC") + " with 1 for batch and channels");
+  }
+  return {h, w};
+}
+
+// The output of windows of kh x kw taps over `input` (strides, dilations
+// when the op has them, padding, data_format), with `channels` channels.
+Shape windowed_shape(const OpDef& def, const Shape& input, int64_t kh, int64_t kw,
+                     int64_t channels, const AttrValues& attrs) {
+  const bool nchw = is_nchw(attrs);
+  const Image in = image_of(def, "input", input, nchw);
+  const auto [sh, sw] = spatial_attr(def, attrs, attr::kStrides, nchw);
+  std::pair<int64_t, int64_t> dil{1, 1};
+  if (def.attr(attr::kDilations) != nullptr) dil = spatial_attr(def, attrs, attr::kDilations, nchw);
+  const std::string_view padding = attrs.get_string(attr::kPadding);
+  window::Axis y{in.h, kh, sh, dil.first}, x{in.w, kw, sw, dil.second};
+  for (window::Axis* a : {&y, &x}) {
+    if (!window::resolve(*a, padding == "SAME")) {
+      const bool is_y = a == &y;
+      throw_invalid(def, std::string("a window of ") + std::to_string(a->size) + " taps (stride " +
+                             std::to_string(a->stride) + ", dilation " +
+                             std::to_string(a->dilation) + ") does not fit the input " +
+                             (is_y ? "height " : "width ") + std::to_string(a->in) + " of " +
+                             shape_text(input) + " with padding " + std::string(padding));
+    }
+  }
+  return image_shape(Image{in.n, y.out, x.out, channels}, nchw);
+}
+
+// kConv2D: input [N, H, W, C] (or NCHW), filter [KH, KW, C, Cout].
+Shape conv_output(const OpDef& def, const Shape& input, const Shape& filter,
+                  const AttrValues& attrs) {
+  const bool nchw = is_nchw(attrs);
+  const Image in = image_of(def, "input", input, nchw);
+  if (filter.rank() != 4) {
+    throw_invalid(def, "filter of shape " + shape_text(filter) + " has rank " +
+                           std::to_string(filter.rank()) +
+                           "; it needs rank 4 [height, width, in_channels, out_channels]");
+  }
+  if (filter[2] != in.c) {
+    throw_invalid(def, "filter in_channels " + std::to_string(filter[2]) +
+                           " does not match input channels " + std::to_string(in.c) +
+                           " (filter " + shape_text(filter) + ", input " + shape_text(input) +
+                           ", data_format " + (nchw ? "NCHW" : "NHWC") + ")");
+  }
+  return windowed_shape(def, input, filter[0], filter[1], filter[3], attrs);
+}
+
+void conv2d_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                  std::span<Shape> out) {
+  out[0] = conv_output(def, *in[0], *in[1], attrs);
+}
+
+// The gradient ops: `given` must be the shape the forward op gives.
+void check_forward_shape(const OpDef& def, const char* what, const Shape& given,
+                         const Shape& expected) {
+  if (!(given == expected)) {
+    throw_invalid(def, std::string(what) + " has shape " + shape_text(given) +
+                           "; the forward op gives " + shape_text(expected));
+  }
+}
+
+Shape sizes_attr(const AttrValues& attrs, const char* name) {
+  const std::span<const int64_t> v = attrs.get_ints(name);
+  return Shape(v);
+}
+
+// kConv2DBackpropInput: filter, out_backprop -> input of `input_sizes`.
+void conv2d_backprop_input_shape(const OpDef& def, std::span<const Shape* const> in,
+                                 const AttrValues& attrs, std::span<Shape> out) {
+  const Shape input = sizes_attr(attrs, attr::kInputSizes);
+  check_forward_shape(def, "out_backprop", *in[1], conv_output(def, input, *in[0], attrs));
+  out[0] = input;
+}
+
+// kConv2DBackpropFilter: input, out_backprop -> filter of `filter_sizes`.
+void conv2d_backprop_filter_shape(const OpDef& def, std::span<const Shape* const> in,
+                                  const AttrValues& attrs, std::span<Shape> out) {
+  const Shape filter = sizes_attr(attrs, attr::kFilterSizes);
+  check_forward_shape(def, "out_backprop", *in[1], conv_output(def, *in[0], filter, attrs));
+  out[0] = filter;
+}
+
+// kPool: windows of `ksize` over a 4-d input, channels kept.
+Shape pool_output(const OpDef& def, const Shape& input, const AttrValues& attrs) {
+  const bool nchw = is_nchw(attrs);
+  const Image in = image_of(def, "input", input, nchw);
+  const auto [kh, kw] = spatial_attr(def, attrs, attr::kKsize, nchw);
+  return windowed_shape(def, input, kh, kw, in.c, attrs);
+}
+
+void pool_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues& attrs,
+                std::span<Shape> out) {
+  out[0] = pool_output(def, *in[0], attrs);
+}
+
+// kMaxPoolGrad: orig_input, orig_output, grad -> orig_input's shape.
+void max_pool_grad_shape(const OpDef& def, std::span<const Shape* const> in,
+                         const AttrValues& attrs, std::span<Shape> out) {
+  const Shape pooled = pool_output(def, *in[0], attrs);
+  check_forward_shape(def, "orig_output", *in[1], pooled);
+  check_forward_shape(def, "grad", *in[2], pooled);
+  out[0] = *in[0];
+}
+
+// kAvgPoolGrad: grad -> the input of `orig_input_shape`.
+void avg_pool_grad_shape(const OpDef& def, std::span<const Shape* const> in,
+                         const AttrValues& attrs, std::span<Shape> out) {
+  const Shape input = sizes_attr(attrs, attr::kOrigInputShape);
+  check_forward_shape(def, "grad", *in[0], pool_output(def, input, attrs));
+  out[0] = input;
 }
 
 // kFromAttr: the `shape` attribute (its dimensions are >= 0 by its range).
@@ -1143,6 +1287,97 @@ constexpr OpDef kBroadcastToDef =
     data_op(OpId::kBroadcastTo, "BroadcastTo",
             "x broadcast to `shape`, copied into a dense tensor (tf.broadcast_to)",
             kBroadcastToAttrs, ShapeClass::kBroadcastTo, broadcast_to_shape, "`shape`");
+
+// Conv2D and pooling (issue 13): TensorFlow's raw ops, windows as
+// xdev/window_geometry.hpp computes them.
+constexpr const char* kPaddings[] = {"SAME", "VALID"};
+constexpr AttrDef kStridesAttr = {
+    .name = attr::kStrides, .kind = XDEV_ATTR_INTS,
+    .doc = "window steps: (height, width), or 4 in data_format order with 1 for batch, channels",
+    .min = 1};
+constexpr AttrDef kPaddingAttr = {
+    .name = attr::kPadding, .kind = XDEV_ATTR_STRING,
+    .doc = "VALID: no padding; SAME: out = ceil(in / stride), padding split with the odd one after",
+    .choices = kPaddings};
+constexpr AttrDef kImageFormatAttr = {
+    .name = attr::kDataFormat, .kind = XDEV_ATTR_STRING,
+    .doc = "NHWC: [batch, height, width, channels]; NCHW: [batch, channels, height, width]",
+    .required = false, .choices = kDataFormats};
+constexpr AttrDef kDilationsAttr = {
+    .name = attr::kDilations, .kind = XDEV_ATTR_INTS,
+    .doc = "steps between filter taps, like strides; none: (1, 1)", .required = false, .min = 1};
+constexpr AttrDef kKsizeAttr = {
+    .name = attr::kKsize, .kind = XDEV_ATTR_INTS,
+    .doc = "window size, like strides", .min = 1};
+constexpr AttrDef kConvAttrs[] = {kStridesAttr, kPaddingAttr, kDilationsAttr, kImageFormatAttr};
+constexpr AttrDef kConvInputAttrs[] = {
+    {.name = attr::kInputSizes, .kind = XDEV_ATTR_INTS,
+     .doc = "the shape of Conv2D's input (4 values in data_format order)", .min = 0},
+    kStridesAttr, kPaddingAttr, kDilationsAttr, kImageFormatAttr};
+constexpr AttrDef kConvFilterAttrs[] = {
+    {.name = attr::kFilterSizes, .kind = XDEV_ATTR_INTS,
+     .doc = "the shape of Conv2D's filter [height, width, in_channels, out_channels]", .min = 0},
+    kStridesAttr, kPaddingAttr, kDilationsAttr, kImageFormatAttr};
+constexpr AttrDef kPoolAttrs[] = {kKsizeAttr, kStridesAttr, kPaddingAttr, kImageFormatAttr};
+constexpr AttrDef kAvgPoolGradAttrs[] = {
+    {.name = attr::kOrigInputShape, .kind = XDEV_ATTR_INTS,
+     .doc = "the shape of AvgPool's input (4 values in data_format order)", .min = 0},
+    kKsizeAttr, kStridesAttr, kPaddingAttr, kImageFormatAttr};
+
+constexpr InputDef kConvInputs[] = {{"input", kFloatDTypes}, {"filter", kFloatDTypes, 0}};
+constexpr InputDef kConvInputGradInputs[] = {{"filter", kFloatDTypes},
+                                             {"out_backprop", kFloatDTypes, 0}};
+constexpr InputDef kConvFilterGradInputs[] = {{"input", kFloatDTypes},
+                                              {"out_backprop", kFloatDTypes, 0}};
+constexpr InputDef kPoolInputs[] = {{"input", kFloatDTypes}};
+constexpr InputDef kMaxPoolGradInputs[] = {
+    {"orig_input", kFloatDTypes}, {"orig_output", kFloatDTypes, 0}, {"grad", kFloatDTypes, 0}};
+constexpr InputDef kAvgPoolGradInputs[] = {{"grad", kFloatDTypes}};
+
+constexpr OpDef image_op(OpId id, const char* name, const char* summary,
+                         std::span<const InputDef> inputs, std::span<const AttrDef> attrs,
+                         ShapeClass shape_class, ShapeFn shape, const char* output_doc) {
+  return {.id = id,
+          .name = name,
+          .summary = summary,
+          .inputs = inputs,
+          .attrs = attrs,
+          .outputs = kOutputLikeInput,
+          .shape_class = shape_class,
+          .shape = shape,
+          .output_doc = output_doc,
+          .contiguous_inputs = true};
+}
+
+constexpr OpDef kConv2DDef = image_op(
+    OpId::kConv2D, "Conv2D",
+    "2-d convolution (cross-correlation) of input with filter [KH, KW, Cin, Cout] (tf.nn.conv2d)",
+    kConvInputs, kConvAttrs, ShapeClass::kConv2D, conv2d_shape,
+    "[N, OH, OW, Cout] (NCHW: [N, Cout, OH, OW])");
+constexpr OpDef kConv2DBackpropInputDef = image_op(
+    OpId::kConv2DBackpropInput, "Conv2DBackpropInput",
+    "the gradient of Conv2D with respect to its input", kConvInputGradInputs, kConvInputAttrs,
+    ShapeClass::kConv2DBackpropInput, conv2d_backprop_input_shape, "`input_sizes`");
+constexpr OpDef kConv2DBackpropFilterDef = image_op(
+    OpId::kConv2DBackpropFilter, "Conv2DBackpropFilter",
+    "the gradient of Conv2D with respect to its filter", kConvFilterGradInputs, kConvFilterAttrs,
+    ShapeClass::kConv2DBackpropFilter, conv2d_backprop_filter_shape, "`filter_sizes`");
+constexpr OpDef kMaxPoolDef = image_op(
+    OpId::kMaxPool, "MaxPool", "the maximum of each window (NaN if the window has one)",
+    kPoolInputs, kPoolAttrs, ShapeClass::kPool, pool_shape, "[N, OH, OW, C] (NCHW: [N, C, OH, OW])");
+constexpr OpDef kAvgPoolDef = image_op(
+    OpId::kAvgPool, "AvgPool",
+    "the mean of each window's elements inside the input (padding not counted)", kPoolInputs,
+    kPoolAttrs, ShapeClass::kPool, pool_shape, "[N, OH, OW, C] (NCHW: [N, C, OH, OW])");
+constexpr OpDef kMaxPoolGradDef = image_op(
+    OpId::kMaxPoolGrad, "MaxPoolGrad",
+    "grad routed to the first maximum of orig_input in each window (row-major window order)",
+    kMaxPoolGradInputs, kPoolAttrs, ShapeClass::kMaxPoolGrad, max_pool_grad_shape,
+    "shape of `orig_input`");
+constexpr OpDef kAvgPoolGradDef = image_op(
+    OpId::kAvgPoolGrad, "AvgPoolGrad",
+    "grad spread evenly over each window's elements inside the input", kAvgPoolGradInputs,
+    kAvgPoolGradAttrs, ShapeClass::kAvgPoolGrad, avg_pool_grad_shape, "`orig_input_shape`");
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

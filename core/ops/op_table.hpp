@@ -113,7 +113,14 @@ namespace xdev::detail {
   X(StridedSlice)   \
   X(Range)          \
   X(OneHot)         \
-  X(BroadcastTo)
+  X(BroadcastTo)    \
+  X(Conv2D)         \
+  X(Conv2DBackpropInput) \
+  X(Conv2DBackpropFilter) \
+  X(MaxPool)        \
+  X(AvgPool)        \
+  X(MaxPoolGrad)    \
+  X(AvgPoolGrad)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -171,6 +178,12 @@ inline constexpr char kDelta[] = "delta";
 inline constexpr char kDepth[] = "depth";
 inline constexpr char kOnValue[] = "on_value";
 inline constexpr char kOffValue[] = "off_value";
+inline constexpr char kDilations[] = "dilations";
+inline constexpr char kPadding[] = "padding";
+inline constexpr char kKsize[] = "ksize";
+inline constexpr char kInputSizes[] = "input_sizes";
+inline constexpr char kFilterSizes[] = "filter_sizes";
+inline constexpr char kOrigInputShape[] = "orig_input_shape";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -257,6 +270,12 @@ enum class ShapeClass : uint8_t {
   kRange,      // no inputs: start, limit, delta give the length (Range)
   kOneHot,     // indices (input 0) with an axis of `depth` inserted at `axis` (OneHot)
   kBroadcastTo,  // input 0 broadcast to the `shape` attribute (BroadcastTo)
+  kConv2D,     // 4-d input (NHWC/NCHW) and [KH, KW, Cin, Cout] filter, strides, dilations, padding
+  kConv2DBackpropInput,   // filter and out_backprop -> the input of `input_sizes`
+  kConv2DBackpropFilter,  // input and out_backprop -> the filter of `filter_sizes`
+  kPool,       // 4-d input pooled over `ksize` windows (MaxPool, AvgPool)
+  kMaxPoolGrad,  // orig_input, orig_output, grad of MaxPool -> the gradient of orig_input
+  kAvgPoolGrad,  // grad of AvgPool -> the gradient of an input of `orig_input_shape`
 };
 
 // Output shapes from input shapes and attributes. Throws

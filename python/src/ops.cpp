@@ -66,6 +66,42 @@ void def_activation(nb::module_& m, const char* name, nb::arg_v attr, const char
   }, nb::arg("features"), attr, doc);
 }
 
+// tf.nn's strides, ksize and dilations: None (dilations: 1), an int for both
+// spatial axes, or a list of 1, 2 or 4 ints (4: data_format order).
+std::vector<int64_t> window_ints(nb::handle v) {
+  std::vector<int64_t> out;
+  if (v.is_none()) return out;
+  if (PyIndex_Check(v.ptr())) {
+    const auto n = nb::cast<int64_t>(nb::int_(v));
+    return {n, n};
+  }
+  for (nb::handle x : v) out.push_back(nb::cast<int64_t>(nb::int_(x)));
+  if (out.size() == 1) out.push_back(out[0]);
+  return out;
+}
+
+// A shape argument (input_sizes, filter_sizes, orig_input_shape): ints.
+std::vector<int64_t> sizes_of(nb::handle v) {
+  std::vector<int64_t> out;
+  for (nb::handle x : v) out.push_back(nb::cast<int64_t>(nb::int_(x)));
+  return out;
+}
+
+// tf.nn.max_pool, tf.nn.avg_pool: f(input, ksize, strides, padding, data_format).
+using PoolFn = Tensor (*)(const Tensor&, const std::vector<int64_t>&, const std::vector<int64_t>&,
+                          std::string_view, std::string_view);
+template <PoolFn Fn>
+void def_pool(nb::module_& m, const char* name, const char* doc) {
+  m.def(name, [](nb::handle input, nb::handle ksize, nb::handle strides,
+                 const std::string& padding, const std::string& data_format) {
+    Tensor x = to_tensor(input);
+    const std::vector<int64_t> k = window_ints(ksize), s = window_ints(strides);
+    nb::gil_scoped_release release;
+    return Fn(x, k, s, padding, data_format);
+  }, nb::arg("input"), nb::arg("ksize"), nb::arg("strides"), nb::arg("padding"),
+        nb::arg("data_format") = "NHWC", doc);
+}
+
 // TensorFlow's axis argument: None (all axes), an int (or anything with
 // __index__: a NumPy integer, an integer scalar tensor), or a list of them.
 std::vector<int> axes_of(nb::handle axis) {
@@ -270,6 +306,72 @@ void bind_nn(nb::module_& m) {
     return xdev::dropout(t, rate, seed);
   }, nb::arg("x"), nb::arg("rate"), nb::arg("seed").none() = nb::none(),
         "x / (1 - rate) where a uniform sample is >= rate, else 0 (tf.nn.dropout).");
+  m.def("conv2d", [](nb::handle input, nb::handle filters, nb::handle strides,
+                     const std::string& padding, const std::string& data_format,
+                     nb::handle dilations) {
+    auto [x, w] = operands(input, filters);
+    const std::vector<int64_t> s = window_ints(strides), d = window_ints(dilations);
+    nb::gil_scoped_release release;
+    return xdev::conv2d(x, w, s, padding, data_format, d);
+  }, nb::arg("input"), nb::arg("filters"), nb::arg("strides"), nb::arg("padding"),
+        nb::arg("data_format") = "NHWC", nb::arg("dilations").none() = nb::none(),
+        "2-d cross-correlation of an NHWC (or NCHW) input with filters [KH, KW, in, out] "
+        "(Conv2D).");
+  m.def("conv2d_backprop_input", [](nb::handle input_sizes, nb::handle filter,
+                                    nb::handle out_backprop, nb::handle strides,
+                                    const std::string& padding, const std::string& data_format,
+                                    nb::handle dilations) {
+    auto [w, dy] = operands(filter, out_backprop);
+    const std::vector<int64_t> n = sizes_of(input_sizes), s = window_ints(strides),
+                               d = window_ints(dilations);
+    nb::gil_scoped_release release;
+    return xdev::conv2d_backprop_input(n, w, dy, s, padding, data_format, d);
+  }, nb::arg("input_sizes"), nb::arg("filter"), nb::arg("out_backprop"), nb::arg("strides"),
+        nb::arg("padding"), nb::arg("data_format") = "NHWC",
+        nb::arg("dilations").none() = nb::none(),
+        "The gradient of conv2d with respect to an input of shape input_sizes "
+        "(Conv2DBackpropInput).");
+  m.def("conv2d_backprop_filter", [](nb::handle input, nb::handle filter_sizes,
+                                     nb::handle out_backprop, nb::handle strides,
+                                     const std::string& padding, const std::string& data_format,
+                                     nb::handle dilations) {
+    auto [x, dy] = operands(input, out_backprop);
+    const std::vector<int64_t> n = sizes_of(filter_sizes), s = window_ints(strides),
+                               d = window_ints(dilations);
+    nb::gil_scoped_release release;
+    return xdev::conv2d_backprop_filter(x, n, dy, s, padding, data_format, d);
+  }, nb::arg("input"), nb::arg("filter_sizes"), nb::arg("out_backprop"), nb::arg("strides"),
+        nb::arg("padding"), nb::arg("data_format") = "NHWC",
+        nb::arg("dilations").none() = nb::none(),
+        "The gradient of conv2d with respect to a filter of shape filter_sizes "
+        "(Conv2DBackpropFilter).");
+  def_pool<xdev::max_pool>(m, "max_pool", "The maximum of each window (MaxPool).");
+  def_pool<xdev::avg_pool>(m, "avg_pool",
+                           "The mean of each window's elements inside the input (AvgPool).");
+  m.def("max_pool_grad", [](nb::handle orig_input, nb::handle orig_output, nb::handle grad,
+                            nb::handle ksize, nb::handle strides, const std::string& padding,
+                            const std::string& data_format) {
+    Tensor x = to_tensor(orig_input);
+    Tensor y = to_tensor(orig_output, x.dtype());
+    Tensor g = to_tensor(grad, x.dtype());
+    const std::vector<int64_t> k = window_ints(ksize), s = window_ints(strides);
+    nb::gil_scoped_release release;
+    return xdev::max_pool_grad(x, y, g, k, s, padding, data_format);
+  }, nb::arg("orig_input"), nb::arg("orig_output"), nb::arg("grad"), nb::arg("ksize"),
+        nb::arg("strides"), nb::arg("padding"), nb::arg("data_format") = "NHWC",
+        "max_pool's gradient, routed to each window's first maximum (MaxPoolGrad).");
+  m.def("avg_pool_grad", [](nb::handle orig_input_shape, nb::handle grad, nb::handle ksize,
+                            nb::handle strides, const std::string& padding,
+                            const std::string& data_format) {
+    Tensor g = to_tensor(grad);
+    const std::vector<int64_t> n = sizes_of(orig_input_shape), k = window_ints(ksize),
+                               s = window_ints(strides);
+    nb::gil_scoped_release release;
+    return xdev::avg_pool_grad(n, g, k, s, padding, data_format);
+  }, nb::arg("orig_input_shape"), nb::arg("grad"), nb::arg("ksize"), nb::arg("strides"),
+        nb::arg("padding"), nb::arg("data_format") = "NHWC",
+        "avg_pool's gradient, spread over each window's elements inside the input "
+        "(AvgPoolGrad).");
 }
 
 // A list of tensor-likes as tensors: numbers and NumPy arrays take the dtype

@@ -797,6 +797,37 @@ def dropout(x: object, rate: float, seed: int | None = None) -> Tensor:
     x / (1 - rate) where a uniform sample is >= rate, else 0 (tf.nn.dropout).
     """
 
+def conv2d(input: object, filters: object, strides: object, padding: str, data_format: str = 'NHWC', dilations: object | None = None) -> Tensor:
+    """
+    2-d cross-correlation of an NHWC (or NCHW) input with filters [KH, KW, in, out] (Conv2D).
+    """
+
+def conv2d_backprop_input(input_sizes: object, filter: object, out_backprop: object, strides: object, padding: str, data_format: str = 'NHWC', dilations: object | None = None) -> Tensor:
+    """
+    The gradient of conv2d with respect to an input of shape input_sizes (Conv2DBackpropInput).
+    """
+
+def conv2d_backprop_filter(input: object, filter_sizes: object, out_backprop: object, strides: object, padding: str, data_format: str = 'NHWC', dilations: object | None = None) -> Tensor:
+    """
+    The gradient of conv2d with respect to a filter of shape filter_sizes (Conv2DBackpropFilter).
+    """
+
+def max_pool(input: object, ksize: object, strides: object, padding: str, data_format: str = 'NHWC') -> Tensor:
+    """The maximum of each window (MaxPool)."""
+
+def avg_pool(input: object, ksize: object, strides: object, padding: str, data_format: str = 'NHWC') -> Tensor:
+    """The mean of each window's elements inside the input (AvgPool)."""
+
+def max_pool_grad(orig_input: object, orig_output: object, grad: object, ksize: object, strides: object, padding: str, data_format: str = 'NHWC') -> Tensor:
+    """
+    max_pool's gradient, routed to each window's first maximum (MaxPoolGrad).
+    """
+
+def avg_pool_grad(orig_input_shape: object, grad: object, ksize: object, strides: object, padding: str, data_format: str = 'NHWC') -> Tensor:
+    """
+    avg_pool's gradient, spread over each window's elements inside the input (AvgPoolGrad).
+    """
+
 def concat(values: object, axis: object) -> Tensor:
     """
     The tensors joined along an existing `axis` (negative: from the end) (ConcatV2).

@@ -1,12 +1,19 @@
 """Neural-network ops (``tf.nn``)."""
 
 from ._xdev import (
+    avg_pool,
+    avg_pool_grad,
     bias_add,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
     dropout,
     gelu,
     layer_norm,
     leaky_relu,
     log_softmax,
+    max_pool,
+    max_pool_grad,
     relu,
     sigmoid,
     softmax,
@@ -22,6 +29,8 @@ def softmax_cross_entropy_with_logits(labels, logits):
     return softmax_cross_entropy_with_logits_raw(logits, labels)[0]
 
 
-__all__ = ["bias_add", "dropout", "gelu", "layer_norm", "leaky_relu", "log_softmax", "relu",
-           "sigmoid", "softmax", "softmax_cross_entropy_with_logits",
-           "softmax_cross_entropy_with_logits_raw", "softplus", "tanh"]
+__all__ = ["avg_pool", "avg_pool_grad", "bias_add", "conv2d", "conv2d_backprop_filter",
+           "conv2d_backprop_input", "dropout", "gelu", "layer_norm", "leaky_relu", "log_softmax",
+           "max_pool", "max_pool_grad", "relu", "sigmoid", "softmax",
+           "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_raw",
+           "softplus", "tanh"]

@@ -32,6 +32,23 @@ using xdev_test::attr_float;
 using xdev_test::attr_int;
 using xdev_test::attr_ints;
 
+// Conv2D, the pools and their gradients: the case maker gives every window
+// attribute (strides, padding, ksize, the gradients' sizes).
+bool is_window_class(xdev::detail::ShapeClass c) {
+  using xdev::detail::ShapeClass;
+  return c == ShapeClass::kConv2D || c == ShapeClass::kConv2DBackpropInput ||
+         c == ShapeClass::kConv2DBackpropFilter || c == ShapeClass::kPool ||
+         c == ShapeClass::kMaxPoolGrad || c == ShapeClass::kAvgPoolGrad;
+}
+
+xdev_attr_t attr_string(const char* name, const char* value) {
+  xdev_attr_t a{};
+  a.name = name;
+  a.kind = XDEV_ATTR_STRING;
+  a.value.s = value;
+  return a;
+}
+
 // docs/adding-an-op.md: an op of the core's table without a reference does
 // not build (a static_assert in op_reference.cpp); this names it as well, and
 // checks that the suite can make test data for it: every attribute it needs
@@ -64,7 +81,8 @@ TEST(OpReference, EveryOpOfTheTableHasAReference) {
                             def.shape_class == xdev::detail::ShapeClass::kStridedSlice ||
                             def.shape_class == xdev::detail::ShapeClass::kRange ||
                             (def.shape_class == xdev::detail::ShapeClass::kOneHot &&
-                             (std::string(a.name) == "depth" || std::string(a.name) == "axis"));
+                             (std::string(a.name) == "depth" || std::string(a.name) == "axis")) ||
+                            is_window_class(def.shape_class);
       if (by_class) continue;
       ASSERT_NE(r.attr_sets, nullptr)
           << def.name << ": required attribute '" << a.name << "' has no sample values";
@@ -368,6 +386,43 @@ TEST(OpReference, SlicesOfTheDocs) {
                                 attr_int("end_mask", 2), attr_int("shrink_axis_mask", 1)};
   ASSERT_FALSE(run("StridedSlice", in, masked, row));
   EXPECT_EQ(values(row), (std::vector<double>{11, 10, 9, 8}));
+// [[1, 2, 3], [4, 5, 6], [7, 8, 9]] under [[1, 2], [3, 4]] (docs/ops.md):
+// SAME pads one element after; stride 2 keeps (0, 0), (0, 2), (2, 0), (2, 2).
+TEST(OpReference, WindowOpsOfA3x3ImageByHand) {
+  const Tensor x = from(XDEV_DTYPE_FLOAT64, {1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const Tensor w = from(XDEV_DTYPE_FLOAT64, {2, 2, 1, 1}, {1, 2, 3, 4});
+  const std::vector<int64_t> ones{1, 1}, twos{2, 2};
+  const Tensor* conv_in[] = {&x, &w};
+  Tensor same = make_contiguous(XDEV_DTYPE_FLOAT64, {1, 3, 3, 1});
+  const xdev_attr_t same_attrs[] = {attr_ints("strides", ones), attr_string("padding", "SAME"),
+                                    attr_ints("dilations", ones),
+                                    attr_string("data_format", "NHWC")};
+  ASSERT_FALSE(run("Conv2D", conv_in, same_attrs, same));
+  EXPECT_EQ(values(same), (std::vector<double>{37, 47, 21, 67, 77, 33, 23, 26, 9}));
+  Tensor strided = make_contiguous(XDEV_DTYPE_FLOAT64, {1, 2, 2, 1});
+  const xdev_attr_t strided_attrs[] = {attr_ints("strides", twos), attr_string("padding", "SAME"),
+                                       attr_ints("dilations", ones),
+                                       attr_string("data_format", "NHWC")};
+  ASSERT_FALSE(run("Conv2D", conv_in, strided_attrs, strided));
+  EXPECT_EQ(values(strided), (std::vector<double>{37, 21, 23, 9}));
+  // AvgPool SAME 2x2: the padding is not counted.
+  const Tensor* pool_in[] = {&x};
+  Tensor avg = make_contiguous(XDEV_DTYPE_FLOAT64, {1, 3, 3, 1});
+  const xdev_attr_t pool_attrs[] = {attr_ints("ksize", twos), attr_ints("strides", ones),
+                                    attr_string("padding", "SAME"),
+                                    attr_string("data_format", "NHWC")};
+  ASSERT_FALSE(run("AvgPool", pool_in, pool_attrs, avg));
+  EXPECT_EQ(values(avg), (std::vector<double>{3, 4, 4.5, 6, 7, 7.5, 7.5, 8.5, 9}));
+  // MaxPoolGrad: ties go to the first element of the window.
+  const Tensor flat = from(XDEV_DTYPE_FLOAT64, {1, 2, 2, 1}, {1, 1, 1, 1});
+  const Tensor five = from(XDEV_DTYPE_FLOAT64, {1, 1, 1, 1}, {5});
+  const Tensor* grad_in[] = {&flat, &five, &five};
+  Tensor routed = make_contiguous(XDEV_DTYPE_FLOAT64, {1, 2, 2, 1});
+  const xdev_attr_t grad_attrs[] = {attr_ints("ksize", twos), attr_ints("strides", twos),
+                                    attr_string("padding", "VALID"),
+                                    attr_string("data_format", "NHWC")};
+  ASSERT_FALSE(run("MaxPoolGrad", grad_in, grad_attrs, routed));
+  EXPECT_EQ(values(routed), (std::vector<double>{5, 0, 0, 0}));
 }
 
 TEST(OpReference, CompareAllowsTheToleranceAndNothingMore) {

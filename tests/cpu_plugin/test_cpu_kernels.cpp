@@ -360,7 +360,10 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"BiasAdd", f}, {"SoftmaxCrossEntropyWithLogits", f}, {"LayerNorm", f},
       // Indexing (issue 13).
       {"Slice", all}, {"StridedSlice", all}, {"Range", num}, {"OneHot", num & ~f},
-      {"BroadcastTo", all}};
+      {"BroadcastTo", all},
+      // Convolution and pooling (issue 13).
+      {"Conv2D", f}, {"Conv2DBackpropInput", f}, {"Conv2DBackpropFilter", f}, {"MaxPool", f},
+      {"AvgPool", f}, {"MaxPoolGrad", f}, {"AvgPoolGrad", f}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);
@@ -1257,6 +1260,57 @@ TEST_F(CpuKernels, NnKernelsRefuseMalformedCalls) {
   EXPECT_TRUE(fails_with(call_any("LayerNorm", {&xd, &b3d, &b3d}, yd,
                                   {attr_int("begin_norm_axis", 1), attr_float("epsilon", -1.0)}),
                          kInvalid, {"LayerNorm", "'epsilon'"}));
+}
+
+constexpr int64_t kWindowOnes[] = {1, 1, 1}, kWindowTwos[] = {2, 2};
+
+// The window kernels (conv.cpp, pool.cpp) check what the core would have
+// refused: a padding outside SAME/VALID, strides of 3 values, an output
+// whose shape the windows do not give, a filter of other channels.
+TEST_F(CpuKernels, WindowKernelsRefuseMalformedCalls) {
+  constexpr auto kInvalid = XDEV_STATUS_INVALID_ARGUMENT;
+  Tensor x = make(XDEV_DTYPE_FLOAT32, {1, 3, 3, 2});
+  Tensor w = make(XDEV_DTYPE_FLOAT32, {2, 2, 2, 1});
+  Tensor y = make(XDEV_DTYPE_FLOAT32, {1, 2, 2, 1});
+  Tensor y3 = make(XDEV_DTYPE_FLOAT32, {1, 3, 3, 1});
+  Tensor p = make(XDEV_DTYPE_FLOAT32, {1, 2, 2, 2});
+  const xdev_tensor_t xd = x.desc(), wd = w.desc(), yd = y.desc(), y3d = y3.desc(),
+                      pd = p.desc();
+  auto text = [](const char* name, const char* value) {
+    xdev_attr_t a{};
+    a.name = name;
+    a.kind = XDEV_ATTR_STRING;
+    a.value.s = value;
+    return a;
+  };
+  auto ints = [](const char* name, int64_t count, const int64_t* values = kWindowOnes) {
+    xdev_attr_t a{};
+    a.name = name;
+    a.kind = XDEV_ATTR_INTS;
+    a.value.ints.values = values;
+    a.value.ints.count = count;
+    return a;
+  };
+  EXPECT_TRUE(fails_with(call_any("Conv2D", {&xd, &wd}, yd,
+                                  {ints("strides", 2), text("padding", "FULL")}),
+                         kInvalid, {"Conv2D", "'padding'", "SAME or VALID"}));
+  EXPECT_TRUE(fails_with(call_any("Conv2D", {&xd, &wd}, yd,
+                                  {ints("strides", 3), text("padding", "VALID")}),
+                         kInvalid, {"Conv2D", "'strides'"}));
+  // VALID gives 2x2, not the 3x3 of SAME.
+  EXPECT_TRUE(fails_with(call_any("Conv2D", {&xd, &wd}, y3d,
+                                  {ints("strides", 2), text("padding", "VALID")}),
+                         kInvalid, {"Conv2D", "do not give the output's 3x3"}));
+  EXPECT_TRUE(fails_with(call_any("Conv2D", {&xd, &wd}, pd,
+                                  {ints("strides", 2), text("padding", "VALID")}),
+                         kInvalid, {"Conv2D", "does not match 2 input and 2 output channels"}));
+  EXPECT_TRUE(fails_with(call_any("MaxPool", {&xd}, yd,
+                                  {ints("ksize", 2, kWindowTwos), ints("strides", 2),
+                                   text("padding", "VALID")}),
+                         kInvalid, {"MaxPool", "1 channels, the input 2"}));
+  EXPECT_TRUE(fails_with(call_any("AvgPool", {&xd}, pd,
+                                  {ints("strides", 2), text("padding", "VALID")}),
+                         kInvalid, {"AvgPool", "'ksize'"}));
 }
 
 }  // namespace

@@ -301,7 +301,9 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "PadV2", "GatherV2", "BiasAdd",
                                    "SoftmaxCrossEntropyWithLogits", "LayerNorm",
                                    "Slice", "StridedSlice", "Range", "OneHot",
-                                   "BroadcastTo"}));
+                                   "BroadcastTo", "Conv2D",
+                                   "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
+                                   "AvgPool", "MaxPoolGrad", "AvgPoolGrad"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

@@ -481,3 +481,53 @@ def test_nn_bias_add_cross_entropy_layer_norm_and_dropout_match_numpy(dtype):
     kept = xdev.nn.dropout(on_cpu(ones), 0.5, seed=3).numpy()
     assert set(np.unique(kept)) <= {0.0, 2.0}
     np.testing.assert_array_equal(xdev.nn.dropout(on_cpu(ones), 0.5, seed=3).numpy(), kept)
+
+
+def _conv2d_numpy(x, w, stride):
+    """NHWC VALID cross-correlation, plainly."""
+    n, h, wd, c = x.shape
+    kh, kw, _, f = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out = np.zeros((n, oh, ow, f), np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, i * stride:i * stride + kh, j * stride:j * stride + kw, :].astype(np.float64)
+            out[:, i, j, :] = np.tensordot(patch, w.astype(np.float64), axes=([1, 2, 3], [0, 1, 2]))
+    return out
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nn_conv2d_and_pools_match_numpy(dtype):
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, (2, 7, 6, 3)).astype(dtype)
+    w = rng.uniform(-1, 1, (3, 2, 3, 4)).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    got = xdev.nn.conv2d(on_cpu(x), on_cpu(w), strides=2, padding="VALID").numpy()
+    np.testing.assert_allclose(got, _conv2d_numpy(x, w, 2), rtol=tol, atol=tol)
+    # TF's four strides and NCHW give the same values, transposed.
+    nchw = xdev.nn.conv2d(on_cpu(x.transpose(0, 3, 1, 2).copy()), on_cpu(w), strides=[1, 1, 2, 2],
+                          padding="VALID", data_format="NCHW").numpy()
+    np.testing.assert_allclose(nchw.transpose(0, 2, 3, 1), got, rtol=tol, atol=tol)
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="Conv2D: filter in_channels 3"):
+        xdev.nn.conv2d(on_cpu(x[..., :2].copy()), on_cpu(w), strides=1, padding="SAME")
+
+    image = np.arange(1, 10, dtype=dtype).reshape(1, 3, 3, 1)
+    np.testing.assert_array_equal(xdev.nn.max_pool(on_cpu(image), 2, 1, "VALID").numpy().ravel(),
+                                  [5, 6, 8, 9])
+    np.testing.assert_array_equal(xdev.nn.avg_pool(on_cpu(image), 2, 1, "SAME").numpy().ravel(),
+                                  [3, 4, 4.5, 6, 7, 7.5, 7.5, 8.5, 9])
+    pooled = xdev.nn.max_pool(on_cpu(image), 2, 1, "VALID")
+    grad = np.ones((1, 2, 2, 1), dtype)
+    np.testing.assert_array_equal(
+        xdev.nn.max_pool_grad(on_cpu(image), pooled, on_cpu(grad), 2, 1, "VALID").numpy().ravel(),
+        [0, 0, 0, 0, 1, 1, 0, 1, 1])
+    np.testing.assert_array_equal(
+        xdev.nn.avg_pool_grad([1, 3, 3, 1], on_cpu(grad), 2, 1, "VALID").numpy().ravel(),
+        [0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25])
+    dy = rng.uniform(-1, 1, got.shape).astype(dtype)
+    dx = xdev.nn.conv2d_backprop_input(x.shape, on_cpu(w), on_cpu(dy), 2, "VALID").numpy()
+    dw = xdev.nn.conv2d_backprop_filter(on_cpu(x), w.shape, on_cpu(dy), 2, "VALID").numpy()
+    # <conv(x, w), dy> is linear in each: <dx, x> = <dw, w> = <conv(x, w), dy>.
+    inner = float((got.astype(np.float64) * dy).sum())
+    np.testing.assert_allclose(float((dx.astype(np.float64) * x).sum()), inner, rtol=1e-4)
+    np.testing.assert_allclose(float((dw.astype(np.float64) * w).sum()), inner, rtol=1e-4)

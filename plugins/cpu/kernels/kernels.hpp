@@ -98,5 +98,14 @@ xdev_status_t* kernel_strided_slice(void* context, const xdev_kernel_call_t* cal
 xdev_status_t* kernel_range(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_one_hot(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_broadcast_to(void* context, const xdev_kernel_call_t* call) noexcept;
+// Conv2D and its gradients (conv.cpp), pooling (pool.cpp).
+xdev_status_t* kernel_conv2d(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_conv2d_backprop_input(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_conv2d_backprop_filter(void* context,
+                                             const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_max_pool(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_avg_pool(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_max_pool_grad(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_avg_pool_grad(void* context, const xdev_kernel_call_t* call) noexcept;
 
 }  // namespace xdev::cpu

@@ -107,6 +107,13 @@ constexpr xdev_kernel_info_t kInfos[] = {
     // Looked up by the indices' dtype; the output any dtype.
     info("OneHot", kI32 | kI64, kAllDtypes, &kernel_one_hot),
     info("BroadcastTo", kAllDtypes, kAllDtypes, &kernel_broadcast_to),
+    info("Conv2D", kFloats, kFloats, &kernel_conv2d),
+    info("Conv2DBackpropInput", kFloats, kFloats, &kernel_conv2d_backprop_input),
+    info("Conv2DBackpropFilter", kFloats, kFloats, &kernel_conv2d_backprop_filter),
+    info("MaxPool", kFloats, kFloats, &kernel_max_pool),
+    info("AvgPool", kFloats, kFloats, &kernel_avg_pool),
+    info("MaxPoolGrad", kFloats, kFloats, &kernel_max_pool_grad),
+    info("AvgPoolGrad", kFloats, kFloats, &kernel_avg_pool_grad),
 };
 
 template <size_t... I>

@@ -237,6 +237,63 @@ XDEV_API SoftmaxCrossEntropy softmax_cross_entropy_with_logits(const Tensor& fea
 // begin_norm_axis counts from the end.
 XDEV_API Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                            int begin_norm_axis = -1, double epsilon = 1e-3);
+// --- 2-d convolution and pooling (TF's raw ops; float32 and float64) ----------
+//
+// Images are 4-d: data_format "NHWC" [batch, height, width, channels] or
+// "NCHW" [batch, channels, height, width]. strides, dilations and ksize are
+// (height, width), or TensorFlow's 4 values in data_format order with 1 for
+// batch and channels; empty dilations mean (1, 1). padding "VALID": windows
+// inside the input, out = (in − (k − 1)·d − 1 + s) / s; "SAME": out =
+// ceil(in / s), padded by max((out − 1)·s + (k − 1)·d + 1 − in, 0) split
+// with the odd element after (docs/ops.md, xdev/window_geometry.hpp).
+
+// tf.nn.conv2d (Conv2D): the cross-correlation of input with filter [KH,
+// KW, in_channels, out_channels] (TF's layout); in_channels must be input's.
+//   xdev::Tensor y = xdev::conv2d(x, w, {1, 1}, "SAME");   // x [N, H, W, C], w [3, 3, C, F]
+XDEV_API Tensor conv2d(const Tensor& input, const Tensor& filter,
+                       const std::vector<int64_t>& strides, std::string_view padding,
+                       std::string_view data_format = "NHWC",
+                       const std::vector<int64_t>& dilations = {});
+// Conv2DBackpropInput: the gradient of conv2d with respect to an input of
+// shape input_sizes, given the filter and the output's gradient.
+XDEV_API Tensor conv2d_backprop_input(const std::vector<int64_t>& input_sizes,
+                                      const Tensor& filter, const Tensor& out_backprop,
+                                      const std::vector<int64_t>& strides,
+                                      std::string_view padding,
+                                      std::string_view data_format = "NHWC",
+                                      const std::vector<int64_t>& dilations = {});
+// Conv2DBackpropFilter: the gradient of conv2d with respect to a filter of
+// shape filter_sizes, given the input and the output's gradient.
+XDEV_API Tensor conv2d_backprop_filter(const Tensor& input,
+                                       const std::vector<int64_t>& filter_sizes,
+                                       const Tensor& out_backprop,
+                                       const std::vector<int64_t>& strides,
+                                       std::string_view padding,
+                                       std::string_view data_format = "NHWC",
+                                       const std::vector<int64_t>& dilations = {});
+// tf.nn.max_pool2d (MaxPool): each window's maximum (NaN if it holds one).
+XDEV_API Tensor max_pool(const Tensor& input, const std::vector<int64_t>& ksize,
+                         const std::vector<int64_t>& strides, std::string_view padding,
+                         std::string_view data_format = "NHWC");
+// tf.nn.avg_pool2d (AvgPool): each window's mean over its elements inside
+// the input (SAME's padding is not counted), summed in double.
+XDEV_API Tensor avg_pool(const Tensor& input, const std::vector<int64_t>& ksize,
+                         const std::vector<int64_t>& strides, std::string_view padding,
+                         std::string_view data_format = "NHWC");
+// MaxPoolGrad: max_pool's gradient, each window's grad added to the first
+// maximum of orig_input in the window (row-major window order; a NaN wins).
+// orig_output is max_pool's result (its shape is checked).
+XDEV_API Tensor max_pool_grad(const Tensor& orig_input, const Tensor& orig_output,
+                              const Tensor& grad, const std::vector<int64_t>& ksize,
+                              const std::vector<int64_t>& strides, std::string_view padding,
+                              std::string_view data_format = "NHWC");
+// AvgPoolGrad: avg_pool's gradient for an input of shape orig_input_shape,
+// each window's grad divided evenly among its elements inside the input.
+XDEV_API Tensor avg_pool_grad(const std::vector<int64_t>& orig_input_shape, const Tensor& grad,
+                              const std::vector<int64_t>& ksize,
+                              const std::vector<int64_t>& strides, std::string_view padding,
+                              std::string_view data_format = "NHWC");
+
 // tf.nn.dropout: each element of x kept with probability 1 − rate and then
 // scaled by 1 / (1 − rate), else 0; rate in [0, 1). Built from RandomUniform
 // (seeded like random_uniform: the same seed gives the same mask), GreaterEqual,

@@ -835,6 +835,214 @@ std::optional<std::string> bias_add(const Call& c) {
   return std::nullopt;
 }
 
+// --- Conv2D and pooling: direct loops over every window tap -------------------------
+
+// A 4-d tensor's dimensions and its row-major index of (n, y, x, c), NHWC or NCHW.
+struct Image4 {
+  bool nchw = false;
+  int64_t n = 0, h = 0, w = 0, c = 0;
+  Image4(const std::vector<int64_t>& s, bool channels_first) : nchw(channels_first) {
+    n = s[0];
+    h = nchw ? s[2] : s[1];
+    w = nchw ? s[3] : s[2];
+    c = nchw ? s[1] : s[3];
+  }
+  int64_t at(int64_t b, int64_t y, int64_t x, int64_t ch) const {
+    return nchw ? ((b * c + ch) * h + y) * w + x : ((b * h + y) * w + x) * c + ch;
+  }
+};
+
+// For every output element: its value, Σ |terms| and the number of terms
+// (the tolerance of float32's sums).
+struct WindowSums {
+  std::vector<double> value, magnitude;
+  std::vector<int64_t> terms;
+  explicit WindowSums(int64_t n)
+      : value(static_cast<size_t>(n)), magnitude(static_cast<size_t>(n)),
+        terms(static_cast<size_t>(n)) {}
+  void add(int64_t at, double term) {
+    const auto i = static_cast<size_t>(at);
+    value[i] += term;
+    magnitude[i] += std::fabs(term);
+    terms[i] += 1;
+  }
+};
+
+// The windows of a call: taps, steps, dilations and the padding before, the
+// latter from TensorFlow's definition (docs/ops.md).
+struct Windows {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+};
+
+bool image_pair(std::span<const xdev_attr_t> attrs, const char* name, bool nchw, int64_t& h,
+                int64_t& w) {
+  const xdev_attr_t* a = find_attr(attrs, name);
+  if (a == nullptr || a->kind != XDEV_ATTR_INTS) return false;
+  const int64_t* v = a->value.ints.values;
+  switch (a->value.ints.count) {
+    case 0: h = w = 1; return true;
+    case 2: h = v[0]; w = v[1]; return true;
+    case 4: h = v[nchw ? 2 : 1]; w = v[nchw ? 3 : 2]; return true;
+    default: return false;
+  }
+}
+
+int64_t same_pad_before(int64_t in, int64_t out, int64_t taps, int64_t stride, int64_t dilation) {
+  const int64_t total = (out - 1) * stride + (taps - 1) * dilation + 1 - in;
+  return total > 0 ? total / 2 : 0;
+}
+
+std::optional<std::string> windows_of(const Call& c, const Image4& in, const Image4& out,
+                                      int64_t kh, int64_t kw, Windows& win) {
+  const bool nchw = in.nchw;
+  win.kh = kh;
+  win.kw = kw;
+  if (!image_pair(c.attrs, "strides", nchw, win.sh, win.sw)) return std::string("bad strides");
+  if (find_attr(c.attrs, "dilations") != nullptr &&
+      !image_pair(c.attrs, "dilations", nchw, win.dh, win.dw)) {
+    return std::string("bad dilations");
+  }
+  const xdev_attr_t* p = find_attr(c.attrs, "padding");
+  if (p == nullptr || p->kind != XDEV_ATTR_STRING || p->value.s == nullptr) {
+    return std::string("attribute 'padding' (string) missing");
+  }
+  if (std::strcmp(p->value.s, "SAME") == 0) {
+    win.ph = same_pad_before(in.h, out.h, kh, win.sh, win.dh);
+    win.pw = same_pad_before(in.w, out.w, kw, win.sw, win.dw);
+  }
+  return std::nullopt;
+}
+
+bool nchw_of(const Call& c) {
+  const xdev_attr_t* f = find_attr(c.attrs, "data_format");
+  return f != nullptr && f->kind == XDEV_ATTR_STRING && f->value.s != nullptr &&
+         std::strcmp(f->value.s, "NCHW") == 0;
+}
+
+// Conv2D and its two gradients: every (output, tap, input channel) term of
+// the convolution, added where the op wants it.
+std::optional<std::string> conv_sums(const Call& c, std::optional<WindowSums>& sums) {
+  if (auto e = need_inputs(c, 2)) return e;
+  const bool nchw = nchw_of(c);
+  const OpId op = c.op;
+  const std::vector<int64_t>& input_shape =
+      op == OpId::kConv2DBackpropInput ? c.outputs[0].shape : c.inputs[0]->shape;
+  const std::vector<int64_t>& filter_shape =
+      op == OpId::kConv2DBackpropInput   ? c.inputs[0]->shape
+      : op == OpId::kConv2DBackpropFilter ? c.outputs[0].shape
+                                          : c.inputs[1]->shape;
+  const std::vector<int64_t>& out_shape = op == OpId::kConv2D ? c.outputs[0].shape : c.inputs[1]->shape;
+  if (input_shape.size() != 4 || filter_shape.size() != 4 || out_shape.size() != 4) {
+    return op_text(op) + ": input, filter and output of rank 4";
+  }
+  const Image4 in(input_shape, nchw), out(out_shape, nchw);
+  const int64_t cin = filter_shape[2], cout = filter_shape[3];
+  Windows win;
+  if (auto e = windows_of(c, in, out, filter_shape[0], filter_shape[1], win)) return e;
+  sums.emplace(c.outputs[0].num_elements());
+  for (int64_t b = 0; b < out.n; ++b) {
+    for (int64_t oy = 0; oy < out.h; ++oy) {
+      for (int64_t ox = 0; ox < out.w; ++ox) {
+        for (int64_t ky = 0; ky < win.kh; ++ky) {
+          const int64_t iy = oy * win.sh - win.ph + ky * win.dh;
+          if (iy < 0 || iy >= in.h) continue;
+          for (int64_t kx = 0; kx < win.kw; ++kx) {
+            const int64_t ix = ox * win.sw - win.pw + kx * win.dw;
+            if (ix < 0 || ix >= in.w) continue;
+            for (int64_t ci = 0; ci < cin; ++ci) {
+              for (int64_t co = 0; co < cout; ++co) {
+                const int64_t ii = in.at(b, iy, ix, ci), oi = out.at(b, oy, ox, co);
+                const int64_t fi = ((ky * win.kw + kx) * cin + ci) * cout + co;
+                if (op == OpId::kConv2D) {
+                  sums->add(oi, c.inputs[0]->get_double(ii) * c.inputs[1]->get_double(fi));
+                } else if (op == OpId::kConv2DBackpropInput) {
+                  sums->add(ii, c.inputs[0]->get_double(fi) * c.inputs[1]->get_double(oi));
+                } else {
+                  sums->add(fi, c.inputs[0]->get_double(ii) * c.inputs[1]->get_double(oi));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The pooling ops: for every window, its elements inside the input in
+// window order (row-major over the taps).
+std::optional<std::string> pool_sums(const Call& c, std::optional<WindowSums>& sums) {
+  const OpId op = c.op;
+  if (auto e = need_inputs(c, op == OpId::kMaxPoolGrad ? 3 : 1)) return e;
+  const bool nchw = nchw_of(c);
+  const bool grad = op == OpId::kMaxPoolGrad || op == OpId::kAvgPoolGrad;
+  const std::vector<int64_t>& input_shape =
+      op == OpId::kAvgPoolGrad ? c.outputs[0].shape : c.inputs[0]->shape;
+  const Tensor& pooled_values = op == OpId::kMaxPoolGrad ? *c.inputs[2] : *c.inputs[0];
+  const std::vector<int64_t>& out_shape = grad ? pooled_values.shape : c.outputs[0].shape;
+  if (input_shape.size() != 4 || out_shape.size() != 4) return op_text(op) + ": tensors of rank 4";
+  const Image4 in(input_shape, nchw), out(out_shape, nchw);
+  int64_t kh = 1, kw = 1;
+  if (!image_pair(c.attrs, "ksize", nchw, kh, kw)) return std::string("bad ksize");
+  Windows win;
+  if (auto e = windows_of(c, in, out, kh, kw, win)) return e;
+  sums.emplace(c.outputs[0].num_elements());
+  std::vector<int64_t> window;
+  for (int64_t b = 0; b < out.n; ++b) {
+    for (int64_t oy = 0; oy < out.h; ++oy) {
+      for (int64_t ox = 0; ox < out.w; ++ox) {
+        for (int64_t ch = 0; ch < out.c; ++ch) {
+          window.clear();
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t iy = oy * win.sh - win.ph + ky, ix = ox * win.sw - win.pw + kx;
+              if (iy >= 0 && iy < in.h && ix >= 0 && ix < in.w) window.push_back(in.at(b, iy, ix, ch));
+            }
+          }
+          const int64_t oi = out.at(b, oy, ox, ch);
+          if (window.empty()) return op_text(op) + ": a window without input elements";
+          const auto count = static_cast<double>(window.size());
+          if (op == OpId::kMaxPool || op == OpId::kMaxPoolGrad) {
+            // The first NaN, else the first maximum.
+            int64_t best = window[0];
+            for (int64_t i : window) {
+              const double v = c.inputs[0]->get_double(i), top = c.inputs[0]->get_double(best);
+              if (!std::isnan(top) && (std::isnan(v) || v > top)) best = i;
+            }
+            if (op == OpId::kMaxPool) {
+              sums->value[static_cast<size_t>(oi)] = c.inputs[0]->get_double(best);
+            } else {
+              sums->add(best, pooled_values.get_double(oi));
+            }
+          } else if (op == OpId::kAvgPool) {
+            for (int64_t i : window) sums->add(oi, c.inputs[0]->get_double(i) / count);
+          } else {
+            for (int64_t i : window) sums->add(i, pooled_values.get_double(oi) / count);
+          }
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> window_sums(const Call& c, std::optional<WindowSums>& sums) {
+  const bool conv = c.op == OpId::kConv2D || c.op == OpId::kConv2DBackpropInput ||
+                    c.op == OpId::kConv2DBackpropFilter;
+  return conv ? conv_sums(c, sums) : pool_sums(c, sums);
+}
+
+// Conv2D, the pooling ops and their gradients: sums in double, rounded once.
+std::optional<std::string> windowed(const Call& c) {
+  std::optional<WindowSums> sums;
+  if (auto e = window_sums(c, sums)) return e;
+  for (int64_t i = 0; i < c.outputs[0].num_elements(); ++i) {
+    c.outputs[0].set_double(i, sums->value[static_cast<size_t>(i)]);
+  }
+  return std::nullopt;
+}
+
 // Element (b, k) of a [rows, cols] input broadcast to the outputs' [B, C]:
 // a dimension of 1 repeats.
 double broadcast_at(const Tensor& t, int64_t b, int64_t k) {
@@ -1312,6 +1520,16 @@ void widen_reduce(const Call& c, const Tensor& out, double, std::vector<Toleranc
   }
 }
 
+// Conv2D, AvgPool and the gradients: sums of n terms in another order (GEMM
+// blocks, float32 accumulators): (n + 2) eps · Σ |terms|. MaxPool is exact.
+void widen_windowed(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
+  std::optional<WindowSums> sums;
+  if (window_sums(c, sums)) return;
+  for (size_t i = 0; i < tol.size(); ++i) {
+    tol[i].abs += static_cast<double>(sums->terms[i] + 2) * eps * sums->magnitude[i];
+  }
+}
+
 constexpr ToleranceFn random_uniform_tolerance = &float_tolerance<widen_random_uniform>;
 constexpr ToleranceFn math_tolerance = &float_tolerance<widen_math, 1>;
 constexpr ToleranceFn matmul_tolerance = &float_tolerance<widen_matmul, 2>;
@@ -1321,6 +1539,7 @@ constexpr ToleranceFn reduce_tolerance = &float_tolerance<widen_reduce, 1>;
 constexpr ToleranceFn softmax_tolerance = &float_tolerance<widen_softmax, 1>;
 constexpr ToleranceFn xent_tolerance = &float_tolerance<widen_xent, 2>;
 constexpr ToleranceFn layer_norm_tolerance = &float_tolerance<widen_layer_norm, 3>;
+constexpr ToleranceFn windowed_tolerance = &float_tolerance<widen_windowed>;
 
 // --- test data hints ----------------------------------------------------------------
 
@@ -1480,6 +1699,14 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kOneHot)] = {.run = one_hot, .values = {Values::kSpecial, Values::kSpecial},
                              .attr_sets = one_hot_values};
   r[index(OpId::kBroadcastTo)] = {.run = broadcast, .values = {Values::kSpecial, Values::kSpecial}};
+  for (OpId op : {OpId::kConv2D, OpId::kConv2DBackpropInput, OpId::kConv2DBackpropFilter,
+                  OpId::kAvgPool, OpId::kAvgPoolGrad}) {
+    r[index(op)] = {.run = windowed, .tolerance = windowed_tolerance};
+  }
+  // Few distinct values: ties (the first maximum wins), infinities and NaN.
+  r[index(OpId::kMaxPool)] = {.run = windowed, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kMaxPoolGrad)] = {.run = windowed, .tolerance = windowed_tolerance,
+                                  .values = {Values::kSpecial, Values::kGeneral}};
   return r;
 }();
 

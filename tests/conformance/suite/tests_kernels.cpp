@@ -19,6 +19,7 @@
 #include <utility>
 
 #include <xdev/error.hpp>
+#include <xdev/window_geometry.hpp>
 
 #include "../reference/op_reference.hpp"
 #include "ops/op_table.hpp"
@@ -28,6 +29,7 @@ namespace xdev_conformance {
 namespace {
 
 namespace ref = xdev_conformance::ref;
+namespace window = xdev::window;
 using xdev::detail::AttrDef;
 using xdev::detail::OpDef;
 using xdev::detail::ShapeClass;
@@ -798,6 +800,130 @@ std::vector<Case> layer_norm_cases(Generator& g, const OpDef&, const ref::Refere
   return cases;
 }
 
+// --- Conv2D and pooling -------------------------------------------------------------
+
+// One image and its windows: input [n, h, w, c] (in NHWC terms), kh x kw taps
+// (cout output channels for Conv2D), steps and dilations, SAME or VALID,
+// NHWC or NCHW, strides given as 2 values or TensorFlow's 4.
+struct WindowSpec {
+  int64_t n, h, w, c, kh, kw, cout, sh, sw, dh, dw;
+  bool same, nchw, four_strides;
+};
+
+// Every kind of window: a 3x3 image under 2x2 taps, an empty batch, stride
+// > taps, dilation, SAME with an odd padding (the extra element after),
+// SAME with padding only after, non-square windows, NCHW, a large one.
+constexpr WindowSpec kWindowSpecs[] = {
+    {1, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, false, false, false},
+    {2, 5, 5, 3, 3, 3, 4, 1, 1, 1, 1, true, false, true},
+    {0, 4, 4, 2, 3, 3, 2, 1, 1, 1, 1, true, false, false},
+    {1, 7, 7, 2, 2, 2, 3, 3, 3, 1, 1, false, false, false},
+    {1, 7, 6, 2, 3, 3, 2, 1, 1, 2, 2, true, false, false},
+    {2, 6, 6, 3, 4, 4, 2, 1, 1, 1, 1, true, false, false},
+    {1, 6, 6, 2, 3, 3, 2, 2, 2, 1, 1, true, false, false},
+    {2, 6, 5, 3, 2, 3, 2, 1, 2, 1, 1, true, false, false},
+    {2, 5, 5, 3, 3, 3, 4, 1, 1, 1, 1, true, true, true},
+    {1, 7, 6, 2, 3, 3, 2, 2, 1, 2, 1, false, true, false},
+    {2, 6, 6, 3, 4, 4, 2, 1, 1, 1, 1, true, true, false},
+    {2, 20, 20, 8, 3, 3, 16, 1, 1, 1, 1, true, false, false},
+    {1, 33, 31, 6, 3, 3, 5, 2, 2, 1, 1, true, true, false},
+};
+
+std::vector<int64_t> image_dims(const WindowSpec& s, int64_t h, int64_t w, int64_t c) {
+  return s.nchw ? std::vector<int64_t>{s.n, c, h, w} : std::vector<int64_t>{s.n, h, w, c};
+}
+
+// The attributes of a spec, the output's (height, width) and a label.
+struct WindowCall {
+  std::vector<AttrSpec> attrs;
+  int64_t oh = 0, ow = 0;
+  std::string label;
+};
+
+WindowCall window_call(const WindowSpec& s, bool conv) {
+  window::Axis y{s.h, s.kh, s.sh, conv ? s.dh : 1}, x{s.w, s.kw, s.sw, conv ? s.dw : 1};
+  window::resolve(y, s.same);
+  window::resolve(x, s.same);
+  WindowCall call;
+  call.oh = y.out;
+  call.ow = x.out;
+  auto pair = [&](int64_t h, int64_t w) {
+    if (!s.four_strides) return std::vector<int64_t>{h, w};
+    return s.nchw ? std::vector<int64_t>{1, 1, h, w} : std::vector<int64_t>{1, h, w, 1};
+  };
+  AttrSpec padding = attr("padding", XDEV_ATTR_STRING);
+  padding.s = s.same ? "SAME" : "VALID";
+  AttrSpec format = attr("data_format", XDEV_ATTR_STRING);
+  format.s = s.nchw ? "NCHW" : "NHWC";
+  call.attrs = {ints_attr("strides", pair(s.sh, s.sw)), padding, format};
+  if (conv) {
+    call.attrs.push_back(ints_attr("dilations", pair(s.dh, s.dw)));
+  } else {
+    call.attrs.push_back(ints_attr("ksize", pair(s.kh, s.kw)));
+  }
+  call.label = shape_text(image_dims(s, s.h, s.w, s.c)) + " " + format.s + " window " +
+               std::to_string(s.kh) + "x" + std::to_string(s.kw) + " stride " +
+               std::to_string(s.sh) + "x" + std::to_string(s.sw) +
+               (conv ? " dilation " + std::to_string(s.dh) + "x" + std::to_string(s.dw) : "") +
+               " " + padding.s;
+  return call;
+}
+
+// kConv2D and its gradients: the specs, inputs contiguous (the op table
+// says so), the first at an offset.
+std::vector<Case> conv_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                             const std::vector<xdev_dtype_t>& in) {
+  std::vector<Case> cases;
+  for (const WindowSpec& s : kWindowSpecs) {
+    WindowCall call = window_call(s, true);
+    const std::vector<int64_t> input = image_dims(s, s.h, s.w, s.c);
+    const std::vector<int64_t> filter = {s.kh, s.kw, s.c, s.cout};
+    const std::vector<int64_t> out = image_dims(s, call.oh, call.ow, s.cout);
+    // Conv2D: input, filter; the input's gradient: filter, out_backprop, and
+    // input_sizes; the filter's: input, out_backprop, and filter_sizes.
+    const ShapeClass k = def.shape_class;
+    const std::vector<int64_t>& first = k == ShapeClass::kConv2DBackpropInput ? filter : input;
+    const std::vector<int64_t>& second = k == ShapeClass::kConv2D ? filter : out;
+    Case c;
+    c.attrs = call.attrs;
+    c.label = call.label + " filter " + shape_text(filter);
+    c.inputs.push_back(g.contiguous(in[0], first, values_of(r, 0), 3));
+    c.inputs.push_back(g.contiguous(in[1], second, values_of(r, 1)));
+    if (k == ShapeClass::kConv2DBackpropInput) c.attrs.push_back(ints_attr("input_sizes", input));
+    if (k == ShapeClass::kConv2DBackpropFilter) {
+      c.attrs.push_back(ints_attr("filter_sizes", filter));
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// kPool, kMaxPoolGrad, kAvgPoolGrad: the specs' windows as ksize.
+std::vector<Case> pool_cases(Generator& g, const OpDef& def, const ref::Reference& r,
+                             const std::vector<xdev_dtype_t>& in) {
+  std::vector<Case> cases;
+  for (const WindowSpec& s : kWindowSpecs) {
+    if (s.dh != 1 || s.dw != 1) continue;  // pools have no dilations
+    WindowCall call = window_call(s, false);
+    const std::vector<int64_t> input = image_dims(s, s.h, s.w, s.c);
+    const std::vector<int64_t> out = image_dims(s, call.oh, call.ow, s.c);
+    // The pools: input; MaxPoolGrad: orig_input, orig_output, grad;
+    // AvgPoolGrad: grad, and orig_input_shape.
+    const ShapeClass k = def.shape_class;
+    Case c;
+    c.attrs = call.attrs;
+    c.label = call.label;
+    c.inputs.push_back(
+        g.contiguous(in[0], k == ShapeClass::kAvgPoolGrad ? out : input, values_of(r, 0), 3));
+    for (size_t i = 1; k == ShapeClass::kMaxPoolGrad && i < 3; ++i) {
+      c.inputs.push_back(g.contiguous(in[i], out, values_of(r, 1)));
+    }
+    if (k == ShapeClass::kAvgPoolGrad) c.attrs.push_back(ints_attr("orig_input_shape", input));
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 using CaseMaker = std::vector<Case> (*)(Generator&, const OpDef&, const ref::Reference&,
                                         const std::vector<xdev_dtype_t>&);
 
@@ -847,6 +973,16 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {broadcast_to_cases, "scalars, repeated and new axes, empty, scrambled, large"};
     case ShapeClass::kOneHot:
       return {one_hot_cases, "each axis, indices out of range, depth 0 and 1, empty, large"};
+    case ShapeClass::kConv2D:
+    case ShapeClass::kConv2DBackpropInput:
+    case ShapeClass::kConv2DBackpropFilter:
+      return {conv_cases, "SAME (odd padding) and VALID, strides > taps, dilations, NCHW, "
+                          "an empty batch, large"};
+    case ShapeClass::kPool:
+    case ShapeClass::kMaxPoolGrad:
+    case ShapeClass::kAvgPoolGrad:
+      return {pool_cases, "SAME (odd padding) and VALID, strides > ksize, NCHW, an empty "
+                          "batch, large"};
   }
   return {nullptr, ""};
 }
