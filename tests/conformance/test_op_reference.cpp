@@ -386,6 +386,8 @@ TEST(OpReference, SlicesOfTheDocs) {
                                 attr_int("end_mask", 2), attr_int("shrink_axis_mask", 1)};
   ASSERT_FALSE(run("StridedSlice", in, masked, row));
   EXPECT_EQ(values(row), (std::vector<double>{11, 10, 9, 8}));
+}
+
 // [[1, 2, 3], [4, 5, 6], [7, 8, 9]] under [[1, 2], [3, 4]] (docs/ops.md):
 // SAME pads one element after; stride 2 keeps (0, 0), (0, 2), (2, 0), (2, 2).
 TEST(OpReference, WindowOpsOfA3x3ImageByHand) {
