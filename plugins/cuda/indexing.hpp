@@ -100,4 +100,42 @@ XDEV_CUDA_HD bool mapped_offset(const IndexMapLayout& l, int64_t i, int64_t* off
   return true;
 }
 
+// The element offset of (b, y, x, ch) in an ImageLayout.
+XDEV_CUDA_HD int64_t image_offset(const ImageLayout& im, int64_t b, int64_t y, int64_t x,
+                                  int64_t ch) {
+  return b * im.step_n + y * im.step_h + x * im.step_w + ch * im.step_c;
+}
+
+// The coordinates (b, y, x, ch) of element offset `i` of a dense image
+// (image_offset's inverse).
+XDEV_CUDA_HD void image_coordinates(const ImageLayout& im, int64_t i, int64_t* b, int64_t* y,
+                                    int64_t* x, int64_t* ch) {
+  *b = i / im.step_n;
+  i -= *b * im.step_n;
+  if (!im.nchw) {
+    *y = i / im.step_h;
+    i -= *y * im.step_h;
+    *x = i / im.step_w;
+    *ch = i - *x * im.step_w;
+  } else {
+    *ch = i / im.step_c;
+    i -= *ch * im.step_c;
+    *y = i / im.step_h;
+    *x = i - *y * im.step_h;
+  }
+}
+
+// The window positions o whose taps o * stride - pad + t (t in [0, size))
+// cover element `at` of an axis (no dilation: the pools), clamped to [0,
+// out): [*first, *last], empty when *first > *last.
+XDEV_CUDA_HD void covering_windows(int64_t at, int64_t size, int64_t stride, int64_t pad,
+                                   int64_t out, int64_t* first, int64_t* last) {
+  const int64_t hi = at + pad;             // o * stride <= hi (>= 0)
+  const int64_t lo = hi - size + 1;        // o * stride >= lo
+  const int64_t f = lo <= 0 ? 0 : (lo + stride - 1) / stride;
+  const int64_t l = hi / stride;
+  *first = f;
+  *last = l < out - 1 ? l : out - 1;
+}
+
 }  // namespace xdev::cuda

@@ -152,6 +152,15 @@ LineLayouts line_layouts(const xdev_tensor_t& x, const bool* reduced) {
   return {reduce_layout(x, reduced), reduce_layout(view, reduced)};
 }
 
+bool is_contiguous(const xdev_tensor_t& t) {
+  int64_t stride = 1;
+  for (int32_t d = t.rank - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != stride) return t.shape[d] == 0;
+    stride *= t.shape[d];
+  }
+  return true;
+}
+
 bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b) {
   if (a.rank != b.rank) return false;
   for (int32_t d = 0; d < a.rank; ++d) {

@@ -38,6 +38,10 @@ LineLayouts line_layouts(const xdev_tensor_t& x, int32_t axis);
 // The same over the axes d with reduced[d] (LayerNorm's group of axes).
 LineLayouts line_layouts(const xdev_tensor_t& x, const bool* reduced);
 
+// Whether t is laid out row-major without gaps (axes of size 1 may have any
+// stride; a tensor without elements always is).
+bool is_contiguous(const xdev_tensor_t& t);
+
 // Whether a and b have one shape.
 bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b);
 

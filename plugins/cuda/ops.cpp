@@ -80,7 +80,8 @@ xdev_status_t* kernel_relu(void*, const xdev_kernel_call_t* call) noexcept {
   return unary(call, UnaryOp::kRelu, "Relu");
 }
 
-// A strided copy of `x` into the contiguous `out` (same dtype).
+}  // namespace
+
 cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStream_t stream) {
   const xdev_tensor_t* inputs[1] = {&x};
   const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
@@ -91,6 +92,8 @@ cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStre
   }
   return launch_copy(size, l, data_of(x), data_of_output(out), stream);
 }
+
+namespace {
 
 // Copy and Identity: a new dense tensor holding x (any strides).
 xdev_status_t* copy_op(const xdev_kernel_call_t* raw, const char* name) noexcept {
@@ -254,11 +257,8 @@ uint64_t blas_workspace_bytes(const DeviceInfo& info) {
   return info.cc_major >= 9 ? uint64_t{32} << 20 : uint64_t{4} << 20;
 }
 
-// The stream's cuBLAS handle (created with the stream, plugin.cpp), with its
-// workspace for this call taken from kernel scratch, so it counts against
-// the logical device's memory limit (issue 20). Without scratch (a core
-// older than ABI 1.2, or a pool too full) the handle uses its own default
-// workspace, restored by re-binding the stream (cublasSetStream resets it).
+}  // namespace
+
 xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* out) {
   xdev_stream_t* stream = call.stream();
   std::string error;
@@ -284,6 +284,8 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
   *out = stream->blas;
   return nullptr;
 }
+
+namespace {
 
 xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "MatMul";
@@ -417,7 +419,8 @@ constexpr xdev_kernel_info_t kKernels[] = {
 };
 
 // This file's kernels, then those of ops_math.cpp, ops_reduce.cpp,
-// ops_movement.cpp and ops_nn.cpp: room for every op of the op table.
+// ops_movement.cpp, ops_nn.cpp, ops_indexing.cpp and ops_window.cpp: room
+// for every op of the op table.
 constexpr size_t kMaxKernels = 128;
 struct AllKernels {
   std::array<const xdev_kernel_info_t*, kMaxKernels> pointers{};
@@ -433,7 +436,8 @@ const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept {
   static const AllKernels all = [] {
     AllKernels k;
     k.add(kKernels, std::size(kKernels));
-    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels(), nn_kernels()}) {
+    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels(), nn_kernels(),
+                                indexing_kernels(), window_kernels()}) {
       k.add(t.items, t.count);
     }
     return k;

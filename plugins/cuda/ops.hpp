@@ -4,6 +4,9 @@
 
 #include <xdev/plugin.h>
 
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 
 namespace xdev::cuda {
@@ -21,5 +24,23 @@ KernelTable reduce_kernels() noexcept;
 KernelTable movement_kernels() noexcept;
 // ops_nn.cpp: BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm.
 KernelTable nn_kernels() noexcept;
+// ops_indexing.cpp: Slice, StridedSlice, BroadcastTo, Range, OneHot.
+KernelTable indexing_kernels() noexcept;
+// ops_window.cpp: Conv2D and its gradients, MaxPool, AvgPool and theirs.
+KernelTable window_kernels() noexcept;
+
+// Helpers of ops.cpp the other files share.
+class Call;
+struct Blas;
+
+// A strided copy of `x` into the contiguous `out` of the same dtype and a
+// shape x broadcasts to (NumPy: x aligned to the right, its axes of size 1
+// repeated): cudaMemcpyAsync when x is laid out like out, else a strided
+// gather. Copy, Identity, AddN of one input, Slice, StridedSlice, BroadcastTo.
+cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStream_t stream);
+
+// The stream's cuBLAS handle, its workspace for this call taken from kernel
+// scratch (else the handle's default): MatMul and the convolutions.
+xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* out);
 
 }  // namespace xdev::cuda
