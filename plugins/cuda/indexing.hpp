@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "launch.hpp"
 
@@ -136,6 +137,159 @@ XDEV_CUDA_HD void covering_windows(int64_t at, int64_t size, int64_t stride, int
   const int64_t l = hi / stride;
   *first = f;
   *last = l < out - 1 ? l : out - 1;
+}
+
+// The convolutions' taps: tap (ky, kx) of window (oy, ox) reads input
+// element (*iy, *ix) (outside the image: padding, read as 0) ...
+XDEV_CUDA_HD void tap_input(const WindowLayout& g, int64_t oy, int64_t ox, int64_t ky,
+                            int64_t kx, int64_t* iy, int64_t* ix) {
+  *iy = oy * g.sy - g.py + ky * g.dy;
+  *ix = ox * g.sx - g.px + kx * g.dx;
+}
+
+// ... and, the other way round, input element (iy, ix) is read by tap (ky,
+// kx) of window (*oy, *ox), or by no window (false): col2im's inverse of
+// tap_input.
+XDEV_CUDA_HD bool tap_window(const WindowLayout& g, int64_t iy, int64_t ix, int64_t ky,
+                             int64_t kx, int64_t* oy, int64_t* ox) {
+  const int64_t ty = iy + g.py - ky * g.dy, tx = ix + g.px - kx * g.dx;  // oy * sy, ox * sx
+  if (ty < 0 || tx < 0 || ty % g.sy != 0 || tx % g.sx != 0) return false;
+  *oy = ty / g.sy;
+  *ox = tx / g.sx;
+  return *oy < g.out.h && *ox < g.out.w;
+}
+
+// The in-bounds taps of pooling window (oy, ox): rows [ky0, ky1) and
+// columns [kx0, kx1) of the window, whose tap (0, 0) is input element (y0,
+// x0) (the pools have no dilation).
+struct PoolTaps {
+  int64_t y0, x0, ky0, ky1, kx0, kx1;
+  XDEV_CUDA_HD int64_t count() const {
+    return (ky1 > ky0 ? ky1 - ky0 : 0) * (kx1 > kx0 ? kx1 - kx0 : 0);
+  }
+};
+
+XDEV_CUDA_HD PoolTaps pool_taps(const WindowLayout& g, int64_t oy, int64_t ox) {
+  PoolTaps t;
+  t.y0 = oy * g.sy - g.py;
+  t.x0 = ox * g.sx - g.px;
+  t.ky0 = t.y0 < 0 ? -t.y0 : 0;
+  t.ky1 = g.in.h - t.y0 < g.kh ? g.in.h - t.y0 : g.kh;
+  t.kx0 = t.x0 < 0 ? -t.x0 : 0;
+  t.kx1 = g.in.w - t.x0 < g.kw ? g.in.w - t.x0 : g.kw;
+  return t;
+}
+
+// The offset in x (`in`) of pooling window (b, oy, ox, ch)'s first NaN,
+// else of its first maximum, in row-major window order (-1 for a window
+// without taps inside the input, which SAME and VALID never give): the cpu
+// plugin's window_max. `v != v` is the NaN test on host and device alike.
+template <typename T>
+XDEV_CUDA_HD int64_t window_max(const WindowLayout& g, const T* x, int64_t b, int64_t oy,
+                                int64_t ox, int64_t ch) {
+  const PoolTaps t = pool_taps(g, oy, ox);
+  int64_t best = -1;
+  T best_value = T(0);
+  for (int64_t ky = t.ky0; ky < t.ky1; ++ky) {
+    for (int64_t kx = t.kx0; kx < t.kx1; ++kx) {
+      const int64_t at = image_offset(g.in, b, t.y0 + ky, t.x0 + kx, ch);
+      const T v = x[at];
+      if (best < 0 || (best_value == best_value && (v != v || v > best_value))) {
+        best = at;
+        best_value = v;
+      }
+    }
+  }
+  return best;
+}
+
+// Element i of the pooled image (`out`): kMax, the window's first NaN or
+// first maximum (-inf for a window without taps, which SAME and VALID never
+// give); else the mean of its in-bounds taps, summed in double in window
+// order (NaN without taps). The cpu plugin's loops, term for term.
+template <typename T, bool kMax>
+XDEV_CUDA_HD T pool_element(const WindowLayout& g, const T* x, int64_t i) {
+  int64_t b, oy, ox, ch;
+  image_coordinates(g.out, i, &b, &oy, &ox, &ch);
+  if constexpr (kMax) {
+    const int64_t best = window_max(g, x, b, oy, ox, ch);
+    return best < 0 ? -std::numeric_limits<T>::infinity() : x[best];
+  } else {
+    const PoolTaps t = pool_taps(g, oy, ox);
+    double sum = 0.0;
+    for (int64_t ky = t.ky0; ky < t.ky1; ++ky) {
+      for (int64_t kx = t.kx0; kx < t.kx1; ++kx) {
+        sum += static_cast<double>(x[image_offset(g.in, b, t.y0 + ky, t.x0 + kx, ch)]);
+      }
+    }
+    const int64_t n = t.count();
+    return static_cast<T>(n > 0 ? sum / static_cast<double>(n)
+                                : std::numeric_limits<double>::quiet_NaN());
+  }
+}
+
+// The pools' gradients as gathers (window.cu runs one per element of dx):
+// element i of dx (`in`) is the sum, in the windows' row-major order and
+// from T(0), of what each window over it sends: kMax, dy when i is the
+// window's first maximum of x; else dy / the window's in-bounds taps,
+// divided in double and rounded to T. The cpu plugin scatters window by
+// window in that order, so both add the same terms in the same order.
+template <typename T, bool kMax>
+XDEV_CUDA_HD T pool_grad_element(const WindowLayout& g, const T* x, const T* dy, int64_t i) {
+  int64_t b, iy, ix, ch;
+  image_coordinates(g.in, i, &b, &iy, &ix, &ch);
+  int64_t oy0, oy1, ox0, ox1;
+  covering_windows(iy, g.kh, g.sy, g.py, g.out.h, &oy0, &oy1);
+  covering_windows(ix, g.kw, g.sx, g.px, g.out.w, &ox0, &ox1);
+  T sum = T(0);
+  for (int64_t oy = oy0; oy <= oy1; ++oy) {
+    for (int64_t ox = ox0; ox <= ox1; ++ox) {
+      const T grad = dy[image_offset(g.out, b, oy, ox, ch)];
+      if constexpr (kMax) {
+        if (window_max(g, x, b, oy, ox, ch) == i) sum += grad;
+      } else {
+        const int64_t n = pool_taps(g, oy, ox).count();
+        sum += static_cast<T>(static_cast<double>(grad) / static_cast<double>(n));
+      }
+    }
+  }
+  return sum;
+}
+
+// Element i of the column matrix rows [r0, ...) of x (`in`): row r0 + i /
+// width is output position p of image b, column (ky * KW + kx) * Cin + ci;
+// padding gives 0.
+template <typename T>
+XDEV_CUDA_HD T im2col_element(const WindowLayout& g, const T* x, int64_t r0, int64_t i) {
+  const int64_t width = g.kh * g.kw * g.in.c, positions = g.out.h * g.out.w;
+  const int64_t r = r0 + i / width, k = i % width;
+  const int64_t ci = k % g.in.c, tap = k / g.in.c;
+  const int64_t b = r / positions, p = r % positions;
+  int64_t iy, ix;
+  tap_input(g, p / g.out.w, p % g.out.w, tap / g.kw, tap % g.kw, &iy, &ix);
+  const bool inside = iy >= 0 && iy < g.in.h && ix >= 0 && ix < g.in.w;
+  return inside ? x[image_offset(g.in, b, iy, ix, ci)] : T(0);
+}
+
+// col2im for element i of dx (`in`): the sum of the entries of col (rows
+// [r0, r0 + rows)) taken from it, in tap order (ky, kx).
+template <typename T>
+XDEV_CUDA_HD T col2im_element(const WindowLayout& g, const T* col, int64_t r0, int64_t rows,
+                              int64_t i) {
+  const int64_t width = g.kh * g.kw * g.in.c, positions = g.out.h * g.out.w;
+  int64_t b, iy, ix, ci;
+  image_coordinates(g.in, i, &b, &iy, &ix, &ci);
+  T sum = T(0);
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      int64_t oy, ox;
+      if (!tap_window(g, iy, ix, ky, kx, &oy, &ox)) continue;
+      const int64_t r = b * positions + oy * g.out.w + ox;
+      if (r < r0 || r >= r0 + rows) continue;
+      sum += col[(r - r0) * width + (ky * g.kw + kx) * g.in.c + ci];
+    }
+  }
+  return sum;
 }
 
 }  // namespace xdev::cuda

@@ -285,6 +285,49 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
   return nullptr;
 }
 
+// Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: B goes
+// first, m and n swap.
+xdev_status_t* row_major_gemm(Call& call, const Blas* blas, cublasHandle_t handle,
+                              xdev_dtype_t dtype, int64_t m, int64_t n, int64_t k, RowMajor a,
+                              RowMajor b, double beta, void* c, int64_t ldc) {
+  if (m == 0 || n == 0) return nullptr;
+  const cublasOperation_t op_a = a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  const bool fits_int = m <= kIntMax && n <= kIntMax && k <= kIntMax && a.ld <= kIntMax &&
+                        b.ld <= kIntMax && ldc <= kIntMax;
+  const auto i = [](int64_t v) { return static_cast<int>(v); };
+  cublasStatus_t status;
+  if (dtype == XDEV_DTYPE_FLOAT32) {
+    const float alpha = 1.0f, fbeta = static_cast<float>(beta);
+    const auto* A = static_cast<const float*>(a.p);
+    const auto* B = static_cast<const float*>(b.p);
+    auto* C = static_cast<float*>(c);
+    status = fits_int ? blas->sgemm(handle, op_b, op_a, i(n), i(m), i(k), &alpha, B, i(b.ld), A,
+                                    i(a.ld), &fbeta, C, i(ldc))
+                      : blas->sgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, b.ld, A, a.ld,
+                                       &fbeta, C, ldc);
+  } else {
+    const double alpha = 1.0;
+    const auto* A = static_cast<const double*>(a.p);
+    const auto* B = static_cast<const double*>(b.p);
+    auto* C = static_cast<double*>(c);
+    status = fits_int ? blas->dgemm(handle, op_b, op_a, i(n), i(m), i(k), &alpha, B, i(b.ld), A,
+                                    i(a.ld), &beta, C, i(ldc))
+                      : blas->dgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, b.ld, A, a.ld,
+                                       &beta, C, ldc);
+  }
+  if (status == CUBLAS_STATUS_SUCCESS) return nullptr;
+  (void)cudaGetLastError();
+  return g_host.fail(
+      call.host(),
+      status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
+      "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
+      "] on cuda device %d failed: %s",
+      call.op(), dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n, call.ordinal(),
+      cublas_status_name(status));
+}
+
 namespace {
 
 xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
@@ -348,50 +391,14 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
                                              bc, c_ptr, call.cuda_stream()));
     }
 
-    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: pass
-    // B first. A row-major operand seen column-major is its transpose, so
-    // the flag flips for column-major storage.
+    // A row-major operand seen column-major is its transpose: the flag
+    // flips for column-major storage.
     const Blas* blas = nullptr;
     cublasHandle_t handle = nullptr;
     if (xdev_status_t* s = blas_for_call(call, &blas, &handle)) return s;
-    const cublasOperation_t op_b = (tb != mb.column_major) ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_a = (ta != ma.column_major) ? CUBLAS_OP_T : CUBLAS_OP_N;
-    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-    const bool fits_int = m <= kIntMax && n <= kIntMax && k <= kIntMax && ma.ld <= kIntMax &&
-                          mb.ld <= kIntMax;
-    cublasStatus_t status;
-    if (c.dtype == XDEV_DTYPE_FLOAT32) {
-      const float alpha = 1.0f, beta = 0.0f;
-      const auto* A = static_cast<const float*>(data_of(a));
-      const auto* B = static_cast<const float*>(data_of(b));
-      auto* C = static_cast<float*>(c_ptr);
-      status = fits_int ? blas->sgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
-                                      static_cast<int>(k), &alpha, B, static_cast<int>(mb.ld), A,
-                                      static_cast<int>(ma.ld), &beta, C, static_cast<int>(n))
-                        : blas->sgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
-                                         &beta, C, n);
-    } else {
-      const double alpha = 1.0, beta = 0.0;
-      const auto* A = static_cast<const double*>(data_of(a));
-      const auto* B = static_cast<const double*>(data_of(b));
-      auto* C = static_cast<double*>(c_ptr);
-      status = fits_int ? blas->dgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
-                                      static_cast<int>(k), &alpha, B, static_cast<int>(mb.ld), A,
-                                      static_cast<int>(ma.ld), &beta, C, static_cast<int>(n))
-                        : blas->dgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
-                                         &beta, C, n);
-    }
-    if (status != CUBLAS_STATUS_SUCCESS) {
-      (void)cudaGetLastError();
-      return g_host.fail(
-          call.host(),
-          status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
-          "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
-          "] on cuda device %d failed: %s",
-          kOp, c.dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n, call.ordinal(),
-          cublas_status_name(status));
-    }
-    return nullptr;
+    return row_major_gemm(call, blas, handle, c.dtype, m, n, k,
+                          {data_of(a), ma.ld, ta != ma.column_major},
+                          {data_of(b), mb.ld, tb != mb.column_major}, 0.0, c_ptr, n);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace xdev::cuda {
 
@@ -42,5 +43,21 @@ cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStre
 // The stream's cuBLAS handle, its workspace for this call taken from kernel
 // scratch (else the handle's default): MatMul and the convolutions.
 xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* out);
+
+// A row-major operand of a product: op(m)[i][j] = p[i * ld + j], or
+// p[j * ld + i] when transposed.
+struct RowMajor {
+  const void* p;
+  int64_t ld;
+  bool trans;
+};
+
+// Row-major c[m, n] (row stride ldc) = op(a)[m, k] · op(b)[k, n] + beta · c
+// in float32 or float64 through cuBLAS (its 64-bit API past 2^31); beta 0
+// never reads c. Nothing for m or n of 0; k must be > 0. A cuBLAS failure
+// is a status naming the op, the shapes and the device.
+xdev_status_t* row_major_gemm(Call& call, const Blas* blas, cublasHandle_t handle,
+                              xdev_dtype_t dtype, int64_t m, int64_t n, int64_t k, RowMajor a,
+                              RowMajor b, double beta, void* c, int64_t ldc);
 
 }  // namespace xdev::cuda

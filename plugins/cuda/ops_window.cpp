@@ -26,7 +26,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cinttypes>
-#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -195,14 +194,6 @@ xdev_status_t* kernel_avg_pool_grad(void*, const xdev_kernel_call_t* raw) noexce
 // ---------------------------------------------------------------------------
 // Convolutions
 
-// A row-major operand: op(m)[i][j] = p[i * ld + j], or p[j * ld + i] when
-// transposed.
-struct RowMajor {
-  const void* p;
-  int64_t ld;
-  bool trans;
-};
-
 // Element `offset` of a float tensor's memory.
 const void* at(const void* base, int64_t offset, size_t size) {
   return static_cast<const char*>(base) + offset * static_cast<int64_t>(size);
@@ -218,45 +209,9 @@ class Products {
 
   xdev_status_t* open() { return blas_for_call(call_, &blas_, &handle_); }
 
-  // Row-major c[m, n] (row stride ldc) = op(a)[m, k] · op(b)[k, n] + beta · c,
-  // as column-major cᵀ = op(b)ᵀ op(a)ᵀ (ops.cpp's MatMul does the same).
   xdev_status_t* gemm(int64_t m, int64_t n, int64_t k, RowMajor a, RowMajor b, double beta,
                       void* c, int64_t ldc) {
-    if (m == 0 || n == 0) return nullptr;
-    const cublasOperation_t op_a = a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_b = b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && a.ld <= INT_MAX &&
-                      b.ld <= INT_MAX && ldc <= INT_MAX;
-    const auto i = [](int64_t v) { return static_cast<int>(v); };
-    cublasStatus_t status;
-    if (dtype_ == XDEV_DTYPE_FLOAT32) {
-      const float alpha = 1.0f, fbeta = static_cast<float>(beta);
-      const auto* A = static_cast<const float*>(a.p);
-      const auto* B = static_cast<const float*>(b.p);
-      auto* C = static_cast<float*>(c);
-      status = fits ? blas_->sgemm(handle_, op_b, op_a, i(n), i(m), i(k), &alpha, B, i(b.ld), A,
-                                   i(a.ld), &fbeta, C, i(ldc))
-                    : blas_->sgemm_64(handle_, op_b, op_a, n, m, k, &alpha, B, b.ld, A, a.ld,
-                                      &fbeta, C, ldc);
-    } else {
-      const double alpha = 1.0;
-      const auto* A = static_cast<const double*>(a.p);
-      const auto* B = static_cast<const double*>(b.p);
-      auto* C = static_cast<double*>(c);
-      status = fits ? blas_->dgemm(handle_, op_b, op_a, i(n), i(m), i(k), &alpha, B, i(b.ld), A,
-                                   i(a.ld), &beta, C, i(ldc))
-                    : blas_->dgemm_64(handle_, op_b, op_a, n, m, k, &alpha, B, b.ld, A, a.ld,
-                                      &beta, C, ldc);
-    }
-    if (status == CUBLAS_STATUS_SUCCESS) return nullptr;
-    (void)cudaGetLastError();
-    return g_host.fail(
-        call_.host(),
-        status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
-        "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
-        "] on cuda device %d failed: %s",
-        call_.op(), dtype_ == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n,
-        call_.ordinal(), cublas_status_name(status));
+    return row_major_gemm(call_, blas_, handle_, dtype_, m, n, k, a, b, beta, c, ldc);
   }
 
  private:

@@ -16,26 +16,11 @@
 
 namespace xdev::cuda {
 
-// A dense 4-d image of `shape` in data_format order.
+// A dense 4-d image of `shape` in data_format order (window::dense_image,
+// as the cpu plugin's).
 inline ImageLayout image_layout(const int64_t* shape, bool nchw) {
-  ImageLayout im;
-  im.nchw = nchw;
-  im.n = shape[0];
-  im.h = nchw ? shape[2] : shape[1];
-  im.w = nchw ? shape[3] : shape[2];
-  im.c = nchw ? shape[1] : shape[3];
-  if (nchw) {
-    im.step_w = 1;
-    im.step_h = im.w;
-    im.step_c = im.h * im.w;
-    im.step_n = im.c * im.step_c;
-  } else {
-    im.step_c = 1;
-    im.step_w = im.c;
-    im.step_h = im.w * im.c;
-    im.step_n = im.h * im.step_h;
-  }
-  return im;
+  const window::Image im = window::dense_image(shape, nchw);
+  return {nchw, im.n, im.h, im.w, im.c, im.step_n, im.step_h, im.step_w, im.step_c};
 }
 
 // The windows' attributes, read from a call (ops_window.cpp).
