@@ -285,38 +285,42 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
   return nullptr;
 }
 
+namespace {
+
+// One cuBLAS product in T (float: sgemm, double: dgemm), the 64-bit entry
+// point when a size passes INT_MAX.
+template <typename T, typename Gemm, typename Gemm64>
+cublasStatus_t gemm_in(Gemm gemm, Gemm64 gemm64, cublasHandle_t handle, int64_t m, int64_t n,
+                       int64_t k, const RowMajor& a, const RowMajor& b, double beta, void* c,
+                       int64_t ldc) {
+  const cublasOperation_t op_a = a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  const T alpha = 1, t_beta = static_cast<T>(beta);
+  const auto* A = static_cast<const T*>(a.p);
+  const auto* B = static_cast<const T*>(b.p);
+  auto* C = static_cast<T*>(c);
+  if (m <= kIntMax && n <= kIntMax && k <= kIntMax && a.ld <= kIntMax && b.ld <= kIntMax &&
+      ldc <= kIntMax) {
+    const auto i = [](int64_t v) { return static_cast<int>(v); };
+    return gemm(handle, op_b, op_a, i(n), i(m), i(k), &alpha, B, i(b.ld), A, i(a.ld), &t_beta, C,
+                i(ldc));
+  }
+  return gemm64(handle, op_b, op_a, n, m, k, &alpha, B, b.ld, A, a.ld, &t_beta, C, ldc);
+}
+
+}  // namespace
+
 // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: B goes
 // first, m and n swap.
 xdev_status_t* row_major_gemm(Call& call, const Blas* blas, cublasHandle_t handle,
                               xdev_dtype_t dtype, int64_t m, int64_t n, int64_t k, RowMajor a,
                               RowMajor b, double beta, void* c, int64_t ldc) {
   if (m == 0 || n == 0) return nullptr;
-  const cublasOperation_t op_a = a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_b = b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-  const bool fits_int = m <= kIntMax && n <= kIntMax && k <= kIntMax && a.ld <= kIntMax &&
-                        b.ld <= kIntMax && ldc <= kIntMax;
-  const auto i = [](int64_t v) { return static_cast<int>(v); };
-  cublasStatus_t status;
-  if (dtype == XDEV_DTYPE_FLOAT32) {
-    const float alpha = 1.0f, fbeta = static_cast<float>(beta);
-    const auto* A = static_cast<const float*>(a.p);
-    const auto* B = static_cast<const float*>(b.p);
-    auto* C = static_cast<float*>(c);
-    status = fits_int ? blas->sgemm(handle, op_b, op_a, i(n), i(m), i(k), &alpha, B, i(b.ld), A,
-                                    i(a.ld), &fbeta, C, i(ldc))
-                      : blas->sgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, b.ld, A, a.ld,
-                                       &fbeta, C, ldc);
-  } else {
-    const double alpha = 1.0;
-    const auto* A = static_cast<const double*>(a.p);
-    const auto* B = static_cast<const double*>(b.p);
-    auto* C = static_cast<double*>(c);
-    status = fits_int ? blas->dgemm(handle, op_b, op_a, i(n), i(m), i(k), &alpha, B, i(b.ld), A,
-                                    i(a.ld), &beta, C, i(ldc))
-                      : blas->dgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, b.ld, A, a.ld,
-                                       &beta, C, ldc);
-  }
+  const cublasStatus_t status =
+      dtype == XDEV_DTYPE_FLOAT32
+          ? gemm_in<float>(blas->sgemm, blas->sgemm_64, handle, m, n, k, a, b, beta, c, ldc)
+          : gemm_in<double>(blas->dgemm, blas->dgemm_64, handle, m, n, k, a, b, beta, c, ldc);
   if (status == CUBLAS_STATUS_SUCCESS) return nullptr;
   (void)cudaGetLastError();
   return g_host.fail(
