@@ -45,18 +45,18 @@ xdev_status_t* int_list(Call& call, const char* name, const int64_t** values, in
   return nullptr;
 }
 
-// Copies the view of x at element `offset` with `strides` and the output's
-// shape into the output (nothing for an empty output: the offset may then
-// lie past x's end).
-xdev_status_t* copy_view(Call& call, int64_t offset, const int64_t* strides) {
+// Copies the window `v` of x (the output's shape) into the output (nothing
+// for an empty output).
+xdev_status_t* copy_view(Call& call, const WindowView& v) {
   const xdev_tensor_t& x = call.input(0);
   const xdev_tensor_t& out = call.output();
   if (element_count(out) == 0) return nullptr;
   xdev_tensor_t view = x;
   view.rank = out.rank;
   view.shape = out.shape;
-  view.strides = strides;
-  view.byte_offset = x.byte_offset + static_cast<uint64_t>(offset * static_cast<int64_t>(itemsize(x.dtype)));
+  view.strides = v.strides;
+  view.byte_offset =
+      x.byte_offset + static_cast<uint64_t>(v.offset * static_cast<int64_t>(itemsize(x.dtype)));
   return call.launched(copy_into(view, out, call.cuda_stream()));
 }
 
@@ -80,7 +80,6 @@ xdev_status_t* kernel_slice(void*, const xdev_kernel_call_t* raw) noexcept {
     if (xdev_status_t* s = int_list(call, "begin", &begin, &begins)) return s;
     if (xdev_status_t* s = int_list(call, "size", &size, &sizes)) return s;
     if (begins != x.rank || sizes != x.rank || out.rank != x.rank) return shape_mismatch(call);
-    int64_t offset = 0;
     for (int32_t k = 0; k < x.rank; ++k) {
       // In that order nothing overflows: x.shape[k] - begin[k] >= 0.
       if (begin[k] < 0 || begin[k] > x.shape[k] || size[k] < -1 ||
@@ -93,9 +92,8 @@ xdev_status_t* kernel_slice(void*, const xdev_kernel_call_t* raw) noexcept {
       if (out.shape[k] != (size[k] < 0 ? x.shape[k] - begin[k] : size[k])) {
         return shape_mismatch(call);
       }
-      offset += begin[k] * x.strides[k];
     }
-    return copy_view(call, offset, x.strides);
+    return copy_view(call, slice_view(x, begin));
   });
 }
 
@@ -131,14 +129,7 @@ xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* raw) noexce
     bool fits = out.rank == dense.output_rank;
     for (int32_t j = 0; j < out.rank && fits; ++j) fits = out.shape[j] == dense.output_shape[j];
     if (!fits) return shape_mismatch(call);
-    int64_t offset = 0;
-    for (int32_t k = 0; k < x.rank; ++k) offset += dense.axes[k].begin * x.strides[k];
-    int64_t strides[kMaxRank] = {};
-    for (int32_t j = 0; j < out.rank; ++j) {
-      const int32_t source = dense.output_source[j];
-      strides[j] = source < 0 ? 0 : dense.axes[source].stride * x.strides[source];
-    }
-    return copy_view(call, offset, strides);
+    return copy_view(call, strided_slice_view(x, dense));
   });
 }
 

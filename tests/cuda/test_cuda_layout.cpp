@@ -742,6 +742,68 @@ TEST(MatMulBound, Float32PassesAndTf32Fails) {
 
 }  // namespace
 
+// Slice and StridedSlice copy a view of x (layout.cpp's slice_view,
+// strided_slice_view): the elements it addresses, in the output's row-major
+// order, are NumPy's x[...] for the cases of docs/ops.md and the
+// conformance reference, on a dense x and on a transposed view.
+std::vector<int64_t> window_elements(const xdev::cuda::WindowView& v,
+                                     const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out;
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, offset = v.offset;
+    for (size_t k = shape.size(); k-- > 0;) {
+      offset += (rest % shape[k]) * v.strides[k];
+      rest /= shape[k];
+    }
+    out.push_back(offset);
+  }
+  return out;
+}
+
+TEST(CudaLayout, SliceViewsAddressNumPysWindows) {
+  // x = arange(12).reshape(3, 4): element (i, j) at offset 4 i + j.
+  View x{{3, 4}, {4, 1}};
+  // t = x.T, [4, 3] with strides [1, 4]: t[i, j] at offset 4 j + i.
+  View t{{4, 3}, {1, 4}};
+  const xdev_tensor_t xt = x.tensor(), tt = t.tensor();
+  const std::vector<int64_t> begin{1, 1};
+  EXPECT_EQ(window_elements(xdev::cuda::slice_view(xt, begin.data()), {2, 3}),
+            (std::vector<int64_t>{5, 6, 7, 9, 10, 11}));
+  EXPECT_EQ(window_elements(xdev::cuda::slice_view(tt, begin.data()), {3, 2}),
+            (std::vector<int64_t>{5, 9, 6, 10, 7, 11}));
+  struct Case {
+    const xdev_tensor_t* x;
+    std::vector<int64_t> begin, end, strides;
+    int64_t begin_mask, end_mask, new_axis_mask, shrink_axis_mask;
+    std::vector<int64_t> shape, elements;
+  };
+  const std::vector<Case> cases = {
+      // x[:, 3:0:-2]
+      {&xt, {0, 3}, {3, 0}, {1, -2}, 1, 1, 0, 0, {3, 2}, {3, 1, 7, 5, 11, 9}},
+      // x[-1, ::-1]
+      {&xt, {-1, 0}, {0, 0}, {1, -1}, 2, 2, 0, 1, {4}, {11, 10, 9, 8}},
+      // x[newaxis, 1, ::2]
+      {&xt, {0, 1, 0}, {0, 2, 0}, {1, 1, 2}, 4, 4, 1, 2, {1, 2}, {4, 6}},
+      // t[1:3, ::-1]
+      {&tt, {1, 0}, {3, 0}, {1, -1}, 2, 2, 0, 0, {2, 3}, {9, 5, 1, 10, 6, 2}},
+      // x[2:2]: empty
+      {&xt, {2}, {2}, {1}, 0, 0, 0, 0, {0, 4}, {}},
+  };
+  for (const Case& c : cases) {
+    xdev::strided_slice_spec::Dense dense;
+    xdev::strided_slice_spec::make_dense(c.x->rank, c.x->shape, c.begin.data(), c.end.data(),
+                                         c.strides.data(), static_cast<int64_t>(c.begin.size()),
+                                         c.begin_mask, c.end_mask, 0, c.new_axis_mask,
+                                         c.shrink_axis_mask, dense);
+    ASSERT_EQ(dense.error[0], '\0') << dense.error;
+    ASSERT_EQ(std::vector<int64_t>(dense.output_shape, dense.output_shape + dense.output_rank),
+              c.shape);
+    EXPECT_EQ(window_elements(xdev::cuda::strided_slice_view(*c.x, dense), c.shape), c.elements);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Sliding windows (window_plan.hpp, indexing.hpp): the images, the windows
 // window_geometry.hpp gives, and the per-element bodies of window.cu's
