@@ -292,4 +292,76 @@ XDEV_CUDA_HD T col2im_element(const WindowLayout& g, const T* col, int64_t r0, i
   return sum;
 }
 
+// The convolutions without a column matrix (ops_window.cpp runs them when
+// the core offers no scratch for one): one element of the result each, its
+// terms summed in double in a fixed order. f is the filter [KH, KW, Cin,
+// Cout], row-major.
+
+XDEV_CUDA_HD int64_t filter_offset(const WindowLayout& g, int64_t ky, int64_t kx, int64_t ci,
+                                   int64_t co) {
+  return ((ky * g.kw + kx) * g.in.c + ci) * g.out.c + co;
+}
+
+// Conv2D: element i of y (`out`), Σ over the taps inside x and Cin.
+template <typename T>
+XDEV_CUDA_HD T conv_forward_element(const WindowLayout& g, const T* x, const T* f, int64_t i) {
+  int64_t b, oy, ox, co;
+  image_coordinates(g.out, i, &b, &oy, &ox, &co);
+  double sum = 0.0;
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      int64_t iy, ix;
+      tap_input(g, oy, ox, ky, kx, &iy, &ix);
+      if (iy < 0 || iy >= g.in.h || ix < 0 || ix >= g.in.w) continue;
+      for (int64_t ci = 0; ci < g.in.c; ++ci) {
+        sum += static_cast<double>(x[image_offset(g.in, b, iy, ix, ci)]) *
+               static_cast<double>(f[filter_offset(g, ky, kx, ci, co)]);
+      }
+    }
+  }
+  return static_cast<T>(sum);
+}
+
+// Conv2DBackpropInput: element i of dx (`in`), Σ over the windows that read
+// it and Cout of dy · f.
+template <typename T>
+XDEV_CUDA_HD T conv_input_element(const WindowLayout& g, const T* dy, const T* f, int64_t i) {
+  int64_t b, iy, ix, ci;
+  image_coordinates(g.in, i, &b, &iy, &ix, &ci);
+  double sum = 0.0;
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      int64_t oy, ox;
+      if (!tap_window(g, iy, ix, ky, kx, &oy, &ox)) continue;
+      for (int64_t co = 0; co < g.out.c; ++co) {
+        sum += static_cast<double>(dy[image_offset(g.out, b, oy, ox, co)]) *
+               static_cast<double>(f[filter_offset(g, ky, kx, ci, co)]);
+      }
+    }
+  }
+  return static_cast<T>(sum);
+}
+
+// Conv2DBackpropFilter: element i of df ([KH, KW, Cin, Cout]), Σ over the
+// images and output positions of x · dy.
+template <typename T>
+XDEV_CUDA_HD T conv_filter_element(const WindowLayout& g, const T* x, const T* dy, int64_t i) {
+  const int64_t co = i % g.out.c, k = i / g.out.c;
+  const int64_t ci = k % g.in.c, tap = k / g.in.c;
+  const int64_t ky = tap / g.kw, kx = tap % g.kw;
+  double sum = 0.0;
+  for (int64_t b = 0; b < g.out.n; ++b) {
+    for (int64_t oy = 0; oy < g.out.h; ++oy) {
+      for (int64_t ox = 0; ox < g.out.w; ++ox) {
+        int64_t iy, ix;
+        tap_input(g, oy, ox, ky, kx, &iy, &ix);
+        if (iy < 0 || iy >= g.in.h || ix < 0 || ix >= g.in.w) continue;
+        sum += static_cast<double>(x[image_offset(g.in, b, iy, ix, ci)]) *
+               static_cast<double>(dy[image_offset(g.out, b, oy, ox, co)]);
+      }
+    }
+  }
+  return static_cast<T>(sum);
+}
+
 }  // namespace xdev::cuda

@@ -258,6 +258,14 @@ cudaError_t launch_im2col(xdev_dtype_t dtype, const WindowLayout& layout, const 
 // rows touch sums its taps (ky, kx order), then adds the sum to dx.
 cudaError_t launch_col2im(xdev_dtype_t dtype, const WindowLayout& layout, const void* col,
                           int64_t r0, int64_t rows, void* dx, cudaStream_t stream);
+// The convolutions directly, without a column matrix (when the core offers
+// no scratch for one): a thread per element of the result (`which`:
+// kConvForward y from x and f, kConvInput dx from dy and f, kConvFilter df
+// from x and dy; indexing.hpp), its terms summed in double.
+inline constexpr int kConvForward = 0, kConvInput = 1, kConvFilter = 2;
+cudaError_t launch_conv_direct(int which, xdev_dtype_t dtype, const WindowLayout& layout,
+                               const void* a, const void* b, void* out, int64_t count,
+                               cudaStream_t stream);
 
 // ---------------------------------------------------------------------------
 // NN ops (nn.cu; docs/ops.md "NN ops"). BiasAdd is launch_binary's kAdd with

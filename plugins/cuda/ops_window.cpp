@@ -11,8 +11,9 @@
 // Cout] (HWIO, row-major) is the output, row by row (NHWC) or, per image,
 // its transpose (NCHW: [Cout, OH * OW]). The column matrix is built in
 // chunks of rows in kernel scratch from the core's pool (at most
-// kColumnBudget bytes; halved while the pool cannot give that much), each
-// chunk followed by its products:
+// kColumnBudget bytes; halved while the pool cannot give that much; with
+// no scratch at all, a direct kernel computes each element of the result,
+// launch_conv_direct), each chunk followed by its products:
 //   Conv2D               y[rows] = col · filter
 //   Conv2DBackpropInput  col = dy[rows] · filterᵀ, then col2im adds col
 //                        into dx (zeroed first)
@@ -221,21 +222,6 @@ class Products {
   cublasHandle_t handle_ = nullptr;
 };
 
-// Scratch for the column matrix: plan.rows halved until the pool gives
-// plan.bytes() (at least one row), else OUT_OF_MEMORY.
-xdev_status_t* column_scratch(Call& call, ColumnPlan* plan, void** col) {
-  for (;;) {
-    *col = call.scratch(plan->bytes());
-    if (*col != nullptr) return nullptr;
-    if (plan->rows <= 1) break;
-    plan->rows /= 2;
-  }
-  return g_host.fail(call.host(), XDEV_STATUS_OUT_OF_MEMORY,
-                     "%s: no kernel scratch for %" PRId64 " rows of the column matrix (%" PRIu64
-                     " bytes) on cuda device %d",
-                     call.op(), plan->rows, plan->bytes(), call.ordinal());
-}
-
 // The three convolutions: two inputs, the output; `image` and `out_image`
 // the tensors (0, 1: inputs, 2: the output) the windows slide over and
 // give, `filter` the filter's ([KH, KW, Cin, Cout]).
@@ -278,11 +264,25 @@ xdev_status_t* zero(Call& call, const xdev_tensor_t& t) {
                        "cudaMemsetAsync");
 }
 
-// Plans the column chunks and takes their scratch and the cuBLAS handle.
-xdev_status_t* prepare(Call& call, Conv* c, Products* products) {
+// Plans the column chunks and takes their scratch: plan.rows halved until
+// the pool gives plan.bytes() (at least one row). False when it gives none
+// (an older core, a full pool): the caller runs the direct kernel.
+bool columns(Call& call, Conv* c) {
   c->plan = plan_columns(c->l, c->size, kColumnBudget);
-  if (xdev_status_t* s = products->open()) return s;
-  return column_scratch(call, &c->plan, &c->col);
+  for (;;) {
+    c->col = call.scratch(c->plan.bytes());
+    if (c->col != nullptr) return true;
+    if (c->plan.rows <= 1) return false;
+    c->plan.rows /= 2;
+  }
+}
+
+// The convolution `which` without a column matrix: a thread per element of
+// the output.
+xdev_status_t* direct(Call& call, int which, const Conv& c, const void* a, const void* b) {
+  const xdev_tensor_t& out = call.output();
+  return call.launched(launch_conv_direct(which, out.dtype, c.l, a, b, data_of_output(out),
+                                          element_count(out), call.cuda_stream()));
 }
 
 // f(r0, r1) for the chunks of rows, in order; stops at the first status.
@@ -305,11 +305,12 @@ xdev_status_t* kernel_conv2d(void*, const xdev_kernel_call_t* raw) noexcept {
     if (element_count(out) == 0) return nullptr;
     const WindowLayout& l = c.l;
     if (l.in.c == 0) return zero(call, out);  // an empty sum per element
-    Products products(call);
-    if (xdev_status_t* s = prepare(call, &c, &products)) return s;
     const xdev_dtype_t dtype = out.dtype;
     const void* x = data_of(call.input(0));
     const void* f = data_of(call.input(1));
+    if (!columns(call, &c)) return direct(call, kConvForward, c, x, f);
+    Products products(call);
+    if (xdev_status_t* s = products.open()) return s;
     void* y = data_of_output(out);
     const int64_t width = c.plan.width, cout = l.out.c, positions = l.out.h * l.out.w;
     return for_chunks(c.plan, [&](int64_t r0, int64_t r1) -> xdev_status_t* {
@@ -348,11 +349,12 @@ xdev_status_t* kernel_conv2d_backprop_input(void*, const xdev_kernel_call_t* raw
     const WindowLayout& l = c.l;
     const int64_t cout = l.out.c, positions = l.out.h * l.out.w;
     if (element_count(dx_tensor) == 0 || cout == 0 || positions == 0) return nullptr;
-    Products products(call);
-    if (xdev_status_t* s = prepare(call, &c, &products)) return s;
     const xdev_dtype_t dtype = dx_tensor.dtype;
     const void* f = data_of(call.input(0));
     const void* dy = data_of(call.input(1));
+    if (!columns(call, &c)) return direct(call, kConvInput, c, dy, f);
+    Products products(call);
+    if (xdev_status_t* s = products.open()) return s;
     void* dx = data_of_output(dx_tensor);
     const int64_t width = c.plan.width;
     return for_chunks(c.plan, [&](int64_t r0, int64_t r1) -> xdev_status_t* {
@@ -390,11 +392,12 @@ xdev_status_t* kernel_conv2d_backprop_filter(void*, const xdev_kernel_call_t* ra
     const int64_t cout = l.out.c, positions = l.out.h * l.out.w;
     // No output position: an empty sum per element.
     if (l.out.n * positions == 0) return zero(call, df_tensor);
-    Products products(call);
-    if (xdev_status_t* s = prepare(call, &c, &products)) return s;
     const xdev_dtype_t dtype = df_tensor.dtype;
     const void* x = data_of(call.input(0));
     const void* dy = data_of(call.input(1));
+    if (!columns(call, &c)) return direct(call, kConvFilter, c, x, dy);
+    Products products(call);
+    if (xdev_status_t* s = products.open()) return s;
     void* df = data_of_output(df_tensor);
     const int64_t width = c.plan.width;
     double beta = 0.0;  // the first product writes, the next ones add

@@ -1,6 +1,7 @@
 // The sliding-window kernels (docs/ops.md "Convolution and pooling"):
-// MaxPool, AvgPool and their gradients, and the im2col / col2im halves of
-// the convolutions (ops_window.cpp multiplies the columns with cuBLAS).
+// MaxPool, AvgPool and their gradients, the im2col / col2im halves of the
+// convolutions (ops_window.cpp multiplies the columns with cuBLAS), and the
+// convolutions directly (without scratch for the columns).
 // Every kernel is a grid-stride loop in 64-bit index arithmetic over dense
 // images (WindowLayout); reads stay inside the image (padding taps are
 // skipped or read as 0). The gradients are gathers: each element of dx is
@@ -51,6 +52,20 @@ __global__ void col2im_kernel(WindowLayout g, const T* __restrict__ col, int64_t
                               int64_t rows, int64_t first, int64_t count, T* __restrict__ dx) {
   for (int64_t j = first_index<int64_t>(); j < count; j += grid_stride<int64_t>()) {
     dx[first + j] += col2im_element(g, col, r0, rows, first + j);
+  }
+}
+
+template <typename T, int kWhich>
+__global__ void conv_direct_kernel(WindowLayout g, const T* __restrict__ a,
+                                   const T* __restrict__ b, T* __restrict__ out, int64_t count) {
+  for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
+    if constexpr (kWhich == kConvForward) {
+      out[i] = conv_forward_element(g, a, b, i);
+    } else if constexpr (kWhich == kConvInput) {
+      out[i] = conv_input_element(g, a, b, i);
+    } else {
+      out[i] = conv_filter_element(g, a, b, i);
+    }
   }
 }
 
@@ -122,6 +137,27 @@ cudaError_t launch_col2im(xdev_dtype_t dtype, const WindowLayout& layout, const 
     using T = decltype(zero);
     col2im_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(
         layout, static_cast<const T*>(col), r0, rows, first, count, static_cast<T*>(dx));
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t launch_conv_direct(int which, xdev_dtype_t dtype, const WindowLayout& layout,
+                               const void* a, const void* b, void* out, int64_t count,
+                               cudaStream_t stream) {
+  if (count <= 0) return cudaSuccess;
+  return visit_float_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const auto* pa = static_cast<const T*>(a);
+    const auto* pb = static_cast<const T*>(b);
+    auto* po = static_cast<T*>(out);
+    const unsigned grid = grid_for(count);
+    if (which == kConvForward) {
+      conv_direct_kernel<T, kConvForward><<<grid, kThreads, 0, stream>>>(layout, pa, pb, po, count);
+    } else if (which == kConvInput) {
+      conv_direct_kernel<T, kConvInput><<<grid, kThreads, 0, stream>>>(layout, pa, pb, po, count);
+    } else {
+      conv_direct_kernel<T, kConvFilter><<<grid, kThreads, 0, stream>>>(layout, pa, pb, po, count);
+    }
     return cudaGetLastError();
   });
 }

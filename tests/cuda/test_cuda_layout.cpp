@@ -1054,7 +1054,7 @@ struct Conv {
   std::vector<double> x, f, dy;
 };
 
-TEST(WindowPlan, ColumnChunksGiveTheConvolutionsAndTheirGradients) {
+TEST(WindowPlan, ColumnChunksAndDirectKernelsGiveTheConvolutionsAndTheirGradients) {
   std::mt19937_64 engine(78);
   std::uniform_real_distribution<double> real(-1, 1);
   int checked = 0;
@@ -1095,6 +1095,16 @@ TEST(WindowPlan, ColumnChunksGiveTheConvolutionsAndTheirGradients) {
           }
         }
       }
+    }
+    // The direct kernels' elements (no scratch for the columns).
+    for (size_t i = 0; i < y.size(); ++i) {
+      ASSERT_NEAR(xdev::cuda::conv_forward_element(l, c.x.data(), c.f.data(), i), y[i], 1e-12);
+    }
+    for (size_t i = 0; i < dx.size(); ++i) {
+      ASSERT_NEAR(xdev::cuda::conv_input_element(l, c.dy.data(), c.f.data(), i), dx[i], 1e-12);
+    }
+    for (size_t i = 0; i < df.size(); ++i) {
+      ASSERT_NEAR(xdev::cuda::conv_filter_element(l, c.x.data(), c.dy.data(), i), df[i], 1e-12);
     }
     // ops_window.cpp's way, chunk by chunk, with plain loops for cuBLAS.
     for (int64_t rows : {int64_t{1}, int64_t{3}, total}) {
