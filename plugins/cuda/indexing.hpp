@@ -302,40 +302,30 @@ XDEV_CUDA_HD int64_t filter_offset(const WindowLayout& g, int64_t ky, int64_t kx
   return ((ky * g.kw + kx) * g.in.c + ci) * g.out.c + co;
 }
 
-// Conv2D: element i of y (`out`), Σ over the taps inside x and Cin.
-template <typename T>
-XDEV_CUDA_HD T conv_forward_element(const WindowLayout& g, const T* x, const T* f, int64_t i) {
-  int64_t b, oy, ox, co;
-  image_coordinates(g.out, i, &b, &oy, &ox, &co);
+// Conv2D (kInput false): element i of y (`out`), Σ over the taps inside x
+// and Cin of x · f; Conv2DBackpropInput (kInput true): element i of dx
+// (`in`), Σ over the windows that read it and Cout of dy · f. `a` is x or
+// dy, the image on the other side of the taps.
+template <typename T, bool kInput>
+XDEV_CUDA_HD T conv_tap_sum(const WindowLayout& g, const T* a, const T* f, int64_t i) {
+  const ImageLayout& own = kInput ? g.in : g.out;
+  const ImageLayout& other = kInput ? g.out : g.in;
+  int64_t b, y, x, ch;
+  image_coordinates(own, i, &b, &y, &x, &ch);
   double sum = 0.0;
   for (int64_t ky = 0; ky < g.kh; ++ky) {
     for (int64_t kx = 0; kx < g.kw; ++kx) {
-      int64_t iy, ix;
-      tap_input(g, oy, ox, ky, kx, &iy, &ix);
-      if (iy < 0 || iy >= g.in.h || ix < 0 || ix >= g.in.w) continue;
-      for (int64_t ci = 0; ci < g.in.c; ++ci) {
-        sum += static_cast<double>(x[image_offset(g.in, b, iy, ix, ci)]) *
-               static_cast<double>(f[filter_offset(g, ky, kx, ci, co)]);
+      int64_t p, q;  // the other image's row and column
+      if constexpr (kInput) {
+        if (!tap_window(g, y, x, ky, kx, &p, &q)) continue;
+      } else {
+        tap_input(g, y, x, ky, kx, &p, &q);
+        if (p < 0 || p >= g.in.h || q < 0 || q >= g.in.w) continue;
       }
-    }
-  }
-  return static_cast<T>(sum);
-}
-
-// Conv2DBackpropInput: element i of dx (`in`), Σ over the windows that read
-// it and Cout of dy · f.
-template <typename T>
-XDEV_CUDA_HD T conv_input_element(const WindowLayout& g, const T* dy, const T* f, int64_t i) {
-  int64_t b, iy, ix, ci;
-  image_coordinates(g.in, i, &b, &iy, &ix, &ci);
-  double sum = 0.0;
-  for (int64_t ky = 0; ky < g.kh; ++ky) {
-    for (int64_t kx = 0; kx < g.kw; ++kx) {
-      int64_t oy, ox;
-      if (!tap_window(g, iy, ix, ky, kx, &oy, &ox)) continue;
-      for (int64_t co = 0; co < g.out.c; ++co) {
-        sum += static_cast<double>(dy[image_offset(g.out, b, oy, ox, co)]) *
-               static_cast<double>(f[filter_offset(g, ky, kx, ci, co)]);
+      for (int64_t c = 0; c < other.c; ++c) {
+        const int64_t w =
+            kInput ? filter_offset(g, ky, kx, ch, c) : filter_offset(g, ky, kx, c, ch);
+        sum += static_cast<double>(a[image_offset(other, b, p, q, c)]) * static_cast<double>(f[w]);
       }
     }
   }

@@ -60,9 +60,9 @@ __global__ void conv_direct_kernel(WindowLayout g, const T* __restrict__ a,
                                    const T* __restrict__ b, T* __restrict__ out, int64_t count) {
   for (int64_t i = first_index<int64_t>(); i < count; i += grid_stride<int64_t>()) {
     if constexpr (kWhich == kConvForward) {
-      out[i] = conv_forward_element(g, a, b, i);
+      out[i] = conv_tap_sum<T, false>(g, a, b, i);
     } else if constexpr (kWhich == kConvInput) {
-      out[i] = conv_input_element(g, a, b, i);
+      out[i] = conv_tap_sum<T, true>(g, a, b, i);
     } else {
       out[i] = conv_filter_element(g, a, b, i);
     }

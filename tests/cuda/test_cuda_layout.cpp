@@ -1022,7 +1022,9 @@ TEST(WindowPlan, PoolsAndTheirGradientsAreTheCpuPluginsTermForTerm) {
     WindowLayout l;
     if (!make_windows(a, 2, h, w, 3, 3, l) || l.out.h * l.out.w == 0) return;
     std::vector<float> x(static_cast<size_t>(l.in.n * l.in.step_n));
-    for (float& v : x) v = value(engine) == 3 && engine() % 4 == 0 ? NAN : static_cast<float>(value(engine));
+    for (float& v : x) {
+      v = value(engine) == 3 && engine() % 4 == 0 ? NAN : static_cast<float>(value(engine));
+    }
     std::vector<float> dy(static_cast<size_t>(l.out.n * l.out.step_n));
     for (float& v : dy) v = grad(engine);
     std::vector<float> max, avg, dmax, davg;
@@ -1098,10 +1100,12 @@ TEST(WindowPlan, ColumnChunksAndDirectKernelsGiveTheConvolutionsAndTheirGradient
     }
     // The direct kernels' elements (no scratch for the columns).
     for (size_t i = 0; i < y.size(); ++i) {
-      ASSERT_NEAR(xdev::cuda::conv_forward_element(l, c.x.data(), c.f.data(), i), y[i], 1e-12);
+      ASSERT_NEAR((xdev::cuda::conv_tap_sum<double, false>(l, c.x.data(), c.f.data(), i)), y[i],
+                  1e-12);
     }
     for (size_t i = 0; i < dx.size(); ++i) {
-      ASSERT_NEAR(xdev::cuda::conv_input_element(l, c.dy.data(), c.f.data(), i), dx[i], 1e-12);
+      ASSERT_NEAR((xdev::cuda::conv_tap_sum<double, true>(l, c.dy.data(), c.f.data(), i)), dx[i],
+                  1e-12);
     }
     for (size_t i = 0; i < df.size(); ++i) {
       ASSERT_NEAR(xdev::cuda::conv_filter_element(l, c.x.data(), c.dy.data(), i), df[i], 1e-12);
@@ -1135,8 +1139,12 @@ TEST(WindowPlan, ColumnChunksAndDirectKernelsGiveTheConvolutionsAndTheirGradient
       }
       SCOPED_TRACE("rows per chunk " + std::to_string(rows));
       for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(gy[i], y[i], 1e-12) << "Conv2D " << i;
-      for (size_t i = 0; i < dx.size(); ++i) ASSERT_NEAR(gdx[i], dx[i], 1e-12) << "input grad " << i;
-      for (size_t i = 0; i < df.size(); ++i) ASSERT_NEAR(gdf[i], df[i], 1e-12) << "filter grad " << i;
+      for (size_t i = 0; i < dx.size(); ++i) {
+        ASSERT_NEAR(gdx[i], dx[i], 1e-12) << "input grad " << i;
+      }
+      for (size_t i = 0; i < df.size(); ++i) {
+        ASSERT_NEAR(gdf[i], df[i], 1e-12) << "filter grad " << i;
+      }
     }
     ++checked;
   });

@@ -909,7 +909,8 @@ TEST(CudaGpu, BroadcastToMatchesTheCpu) {
   uint64_t seed = 26000;
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{3, 1, 5}, {2, 3, 4, 5}}, {{}, {7, 3}},     {{0, 1}, {0, 4}},   {{1}, {1}},
-      {{1, 1000}, {500, 1000}},  {{4, 1}, {4, 0}}, {{2, 1, 1, 1, 1, 1, 3}, {2, 2, 2, 2, 2, 2, 2, 3}}};
+      {{1, 1000}, {500, 1000}},  {{4, 1}, {4, 0}},
+      {{2, 1, 1, 1, 1, 1, 3}, {2, 2, 2, 2, 2, 2, 2, 3}}};
   for (DType dtype : kAllTypes) {
     for (const auto& [from, to] : cases) {
       SCOPED_TRACE(shape_text(from) + " to " + shape_text(to) + " " + text(dtype));
@@ -955,7 +956,8 @@ TEST(CudaGpu, OneHotMatchesTheCpu) {
   XDEV_REQUIRE_GPU();
   constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
   uint64_t seed = 27000;
-  const std::vector<std::pair<double, double>> values = {{1, 0}, {-2.5, 7}, {kNan, -0.0}, {3e9, -3e9}};
+  const std::vector<std::pair<double, double>> values = {
+      {1, 0}, {-2.5, 7}, {kNan, -0.0}, {3e9, -3e9}};
   for (DType index_type : {DType::kInt32, DType::kInt64}) {
     for (const Shape& shape : {Shape{5}, Shape{3, 4}, Shape{}, Shape{0, 3}, Shape{2, 3, 4}}) {
       for (int64_t depth : {0, 1, 4, 300}) {
@@ -1140,8 +1142,10 @@ TEST(CudaGpu, PoolsAndTheirGradientsMatchTheCpuExactly) {
           xdev::DeviceScope cpu("/CPU:0");
           y = xdev::max_pool(x, k, c.strides, c.padding, c.format);
         }
-        EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::max_pool(x, k, c.strides, c.padding, c.format); }));
-        EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::avg_pool(x, k, c.strides, c.padding, c.format); }));
+        EXPECT_TRUE(
+            GpuMatchesCpu([&] { return xdev::max_pool(x, k, c.strides, c.padding, c.format); }));
+        EXPECT_TRUE(
+            GpuMatchesCpu([&] { return xdev::avg_pool(x, k, c.strides, c.padding, c.format); }));
         EXPECT_TRUE(GpuMatchesCpu([&] {
           return xdev::max_pool_grad(x, y, dy, k, c.strides, c.padding, c.format);
         }));
