@@ -152,6 +152,39 @@ LineLayouts line_layouts(const xdev_tensor_t& x, const bool* reduced) {
   return {reduce_layout(x, reduced), reduce_layout(view, reduced)};
 }
 
+WindowView slice_view(const xdev_tensor_t& x, const int64_t* begin) {
+  WindowView v;
+  for (int32_t k = 0; k < x.rank; ++k) {
+    v.offset += begin[k] * x.strides[k];
+    v.strides[k] = x.strides[k];
+  }
+  return v;
+}
+
+WindowView strided_slice_view(const xdev_tensor_t& x, const strided_slice_spec::Dense& dense) {
+  WindowView v;
+  bool empty = false;
+  for (int32_t k = 0; k < x.rank; ++k) {
+    v.offset += dense.axes[k].begin * x.strides[k];
+    empty = empty || dense.axes[k].size == 0;
+  }
+  if (empty) v.offset = 0;
+  for (int32_t j = 0; j < dense.output_rank; ++j) {
+    const int32_t source = dense.output_source[j];
+    v.strides[j] = source < 0 ? 0 : dense.axes[source].stride * x.strides[source];
+  }
+  return v;
+}
+
+bool is_contiguous(const xdev_tensor_t& t) {
+  int64_t stride = 1;
+  for (int32_t d = t.rank - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != stride) return t.shape[d] == 0;
+    stride *= t.shape[d];
+  }
+  return true;
+}
+
 bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b) {
   if (a.rank != b.rank) return false;
   for (int32_t d = 0; d < a.rank; ++d) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include <xdev/plugin.h>
+#include <xdev/strided_slice.hpp>
 
 #include "launch.hpp"
 
@@ -37,6 +38,24 @@ struct LineLayouts {
 LineLayouts line_layouts(const xdev_tensor_t& x, int32_t axis);
 // The same over the axes d with reduced[d] (LayerNorm's group of axes).
 LineLayouts line_layouts(const xdev_tensor_t& x, const bool* reduced);
+
+// The window Slice or StridedSlice copies, as a view of x with the output's
+// shape: the element offset of its first element (0 for an empty window)
+// and a stride per output axis (x's stride times the step; 0 for a new
+// axis of size 1).
+struct WindowView {
+  int64_t offset = 0;
+  int64_t strides[kMaxRank] = {};
+};
+// Slice: `begin` per axis of x, steps of 1, the output's axes are x's.
+WindowView slice_view(const xdev_tensor_t& x, const int64_t* begin);
+// StridedSlice: the dense form of its attributes (xdev/strided_slice.hpp)
+// for x's shape.
+WindowView strided_slice_view(const xdev_tensor_t& x, const strided_slice_spec::Dense& dense);
+
+// Whether t is laid out row-major without gaps (axes of size 1 may have any
+// stride; a tensor without elements always is).
+bool is_contiguous(const xdev_tensor_t& t);
 
 // Whether a and b have one shape.
 bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b);

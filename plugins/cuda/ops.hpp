@@ -4,7 +4,11 @@
 
 #include <xdev/plugin.h>
 
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
+#include <cstdint>
 
 namespace xdev::cuda {
 
@@ -21,5 +25,39 @@ KernelTable reduce_kernels() noexcept;
 KernelTable movement_kernels() noexcept;
 // ops_nn.cpp: BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm.
 KernelTable nn_kernels() noexcept;
+// ops_indexing.cpp: Slice, StridedSlice, BroadcastTo, Range, OneHot.
+KernelTable indexing_kernels() noexcept;
+// ops_window.cpp: Conv2D and its gradients, MaxPool, AvgPool and theirs.
+KernelTable window_kernels() noexcept;
+
+// Helpers of ops.cpp the other files share.
+class Call;
+struct Blas;
+
+// A strided copy of `x` into the contiguous `out` of the same dtype and a
+// shape x broadcasts to (NumPy: x aligned to the right, its axes of size 1
+// repeated): cudaMemcpyAsync when x is laid out like out, else a strided
+// gather. Copy, Identity, AddN of one input, Slice, StridedSlice, BroadcastTo.
+cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStream_t stream);
+
+// The stream's cuBLAS handle, its workspace for this call taken from kernel
+// scratch (else the handle's default): MatMul and the convolutions.
+xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* out);
+
+// A row-major operand of a product: op(m)[i][j] = p[i * ld + j], or
+// p[j * ld + i] when transposed.
+struct RowMajor {
+  const void* p;
+  int64_t ld;
+  bool trans;
+};
+
+// Row-major c[m, n] (row stride ldc) = op(a)[m, k] · op(b)[k, n] + beta · c
+// in float32 or float64 through cuBLAS (its 64-bit API past 2^31); beta 0
+// never reads c. Nothing for m or n of 0; k must be > 0. A cuBLAS failure
+// is a status naming the op, the shapes and the device.
+xdev_status_t* row_major_gemm(Call& call, const Blas* blas, cublasHandle_t handle,
+                              xdev_dtype_t dtype, int64_t m, int64_t n, int64_t k, RowMajor a,
+                              RowMajor b, double beta, void* c, int64_t ldc);
 
 }  // namespace xdev::cuda

@@ -29,15 +29,6 @@
 namespace xdev::cuda {
 namespace {
 
-bool is_contiguous(const xdev_tensor_t& t) {
-  int64_t stride = 1;
-  for (int32_t d = t.rank - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != stride) return t.shape[d] == 0;
-    stride *= t.shape[d];
-  }
-  return true;
-}
-
 // Copies `x` into the view of the output at element `offset` with
 // `strides` (x's rank).
 cudaError_t copy_to_region(Call& call, const xdev_tensor_t& x, int64_t offset,
