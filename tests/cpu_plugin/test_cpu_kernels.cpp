@@ -363,7 +363,9 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"BroadcastTo", all},
       // Convolution and pooling (issue 13).
       {"Conv2D", f}, {"Conv2DBackpropInput", f}, {"Conv2DBackpropFilter", f}, {"MaxPool", f},
-      {"AvgPool", f}, {"MaxPoolGrad", f}, {"AvgPoolGrad", f}};
+      {"AvgPool", f}, {"MaxPoolGrad", f}, {"AvgPoolGrad", f},
+      // Batched products and scatters (issue 13).
+      {"BatchMatMulV2", num}, {"TensorScatterAdd", num}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);
