@@ -12,6 +12,8 @@ namespace xdev::cuda {
 
 // Number of elements of a tensor view.
 int64_t element_count(const xdev_tensor_t& t);
+// Row-major dense (axes of size 1 may have any stride; an empty view is).
+bool is_contiguous(const xdev_tensor_t& t);
 
 // The elementwise layout of `count` (1 to kMaxElementwiseInputs) inputs against the contiguous
 // output `out`. An input of a lower rank is aligned to the right (NumPy);
@@ -69,5 +71,8 @@ struct MatrixOperand {
   int64_t ld = 0;
 };
 MatrixOperand matrix_operand(const xdev_tensor_t& t);
+// The element strides of op(t) for the integer kernel (launch_matmul_int):
+// element (i, j) of op(t) at i * row + j * col, op the transpose or not.
+void operand_strides(const MatrixOperand& m, bool transposed, int64_t* row, int64_t* col);
 
 }  // namespace xdev::cuda

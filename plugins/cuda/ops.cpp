@@ -254,6 +254,8 @@ uint64_t blas_workspace_bytes(const DeviceInfo& info) {
   return info.cc_major >= 9 ? uint64_t{32} << 20 : uint64_t{4} << 20;
 }
 
+}  // namespace
+
 // The stream's cuBLAS handle (created with the stream, plugin.cpp), with its
 // workspace for this call taken from kernel scratch, so it counts against
 // the logical device's memory limit (issue 20). Without scratch (a core
@@ -284,6 +286,8 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
   *out = stream->blas;
   return nullptr;
 }
+
+namespace {
 
 xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "MatMul";
@@ -332,16 +336,9 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
 
     if (c.dtype == XDEV_DTYPE_INT32 || c.dtype == XDEV_DTYPE_INT64) {
       // Element strides of op(A) [M, K] and op(B) [K, N].
-      auto strides = [](const MatrixOperand& mo, bool transposed, int64_t* row, int64_t* col) {
-        int64_t r = mo.column_major ? 1 : mo.ld;  // stored (i, j) at i*r + j*q
-        int64_t q = mo.column_major ? mo.ld : 1;
-        if (transposed) std::swap(r, q);
-        *row = r;
-        *col = q;
-      };
       int64_t ar, ac, br, bc;
-      strides(ma, ta, &ar, &ac);
-      strides(mb, tb, &br, &bc);
+      operand_strides(ma, ta, &ar, &ac);
+      operand_strides(mb, tb, &br, &bc);
       return call.launched(launch_matmul_int(c.dtype, m, n, k, data_of(a), ar, ac, data_of(b), br,
                                              bc, c_ptr, call.cuda_stream()));
     }
@@ -417,7 +414,7 @@ constexpr xdev_kernel_info_t kKernels[] = {
 };
 
 // This file's kernels, then those of ops_math.cpp, ops_reduce.cpp,
-// ops_movement.cpp and ops_nn.cpp: room for every op of the op table.
+// ops_movement.cpp, ops_nn.cpp and ops_batched.cpp: room for every op of the op table.
 constexpr size_t kMaxKernels = 128;
 struct AllKernels {
   std::array<const xdev_kernel_info_t*, kMaxKernels> pointers{};
@@ -433,7 +430,8 @@ const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept {
   static const AllKernels all = [] {
     AllKernels k;
     k.add(kKernels, std::size(kKernels));
-    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels(), nn_kernels()}) {
+    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels(), nn_kernels(),
+                                batched_kernels()}) {
       k.add(t.items, t.count);
     }
     return k;

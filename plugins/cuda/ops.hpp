@@ -21,5 +21,7 @@ KernelTable reduce_kernels() noexcept;
 KernelTable movement_kernels() noexcept;
 // ops_nn.cpp: BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm.
 KernelTable nn_kernels() noexcept;
+// ops_batched.cpp: BatchMatMulV2, TensorScatterAdd.
+KernelTable batched_kernels() noexcept;
 
 }  // namespace xdev::cuda
