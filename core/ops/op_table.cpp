@@ -524,6 +524,17 @@ void scatter_shape(const OpDef& def, std::span<const Shape* const> in, const Att
                            " without its last axis, then tensor " + shape_text(tensor) +
                            " from axis " + std::to_string(depth) + " on");
   }
+  // An index into an empty axis is out of range whatever its value; the
+  // output is then empty too and no kernel would run to say so.
+  int64_t rows = 1;
+  for (size_t k = 0; k + 1 < indices.size(); ++k) rows *= indices[k];
+  for (size_t k = 0; rows > 0 && k < static_cast<size_t>(depth); ++k) {
+    if (tensor[k] == 0) {
+      throw_invalid(def, "indices of shape " + shape_text(indices) + " index axis " +
+                             std::to_string(k) + " of tensor of shape " + shape_text(tensor) +
+                             ", which is empty: every index is out of range [0, 0)");
+    }
+  }
   for (Shape& s : out) s = tensor;
 }
 

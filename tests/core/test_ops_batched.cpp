@@ -260,6 +260,14 @@ TEST(OpsBatched, TensorScatterAddRefusesAnIndexOutOfRange) {
                  {"TensorScatterAdd", "updates of shape (1, 3)", "(1, 2)"});
   expect_refused([&] { xdev::tensor_scatter_add(t, xdev::constant({{0, 0, 0}}), xdev::zeros(Shape{1})); },
                  {"TensorScatterAdd", "index 3 axes", "(3, 2)"});
+  // An index into an empty axis: the output is empty, the call still refused.
+  expect_refused([&] { xdev::tensor_scatter_add(xdev::zeros(Shape{0, 2}), xdev::constant({{0}}),
+                                                xdev::zeros(Shape{1, 2})); },
+                 {"TensorScatterAdd", "index axis 0", "(0, 2)", "[0, 0)"});
+  // No index rows into an empty axis: nothing to add.
+  EXPECT_EQ(xdev::tensor_scatter_add(xdev::zeros(Shape{0, 2}), xdev::zeros(Shape{0, 1}, DType::kInt32),
+                                     xdev::zeros(Shape{0, 2})).shape(),
+            (Shape{0, 2}));
   expect_refused([&] { xdev::tensor_scatter_add(t, xdev::constant(0), xdev::zeros(Shape{2})); },
                  {"TensorScatterAdd", "rank >= 1"});
   expect_refused([&] { xdev::tensor_scatter_add(t, xdev::constant({{0}}), xdev::zeros(Shape{1, 2}, DType::kFloat64)); },
