@@ -23,12 +23,6 @@ using xdev::Shape;
 using xdev::Tensor;
 using namespace xdev_test;
 
-int64_t count(const Shape& s) {
-  int64_t n = 1;
-  for (int k = 0; k < s.rank(); ++k) n *= s[static_cast<size_t>(k)];
-  return n;
-}
-
 // Small integers (exact in every dtype and every summation order).
 std::vector<int64_t> small_values(int64_t n, uint64_t seed) {
   std::mt19937_64 random(seed);
@@ -58,7 +52,7 @@ std::vector<int64_t> host_batch_matmul(const std::vector<int64_t>& x, const Shap
   }
   shape.push_back(m);
   shape.push_back(n);
-  const int64_t batches = count(shape) / std::max<int64_t>(m * n, 1);
+  const int64_t batches = shape.num_elements() / std::max<int64_t>(m * n, 1);
   auto base = [&](const Shape& s, int64_t b) {
     int64_t index = 0, stride = s[s.size() - 1] * s[s.size() - 2];
     for (size_t from_end = 3; from_end <= r; ++from_end) {
@@ -90,7 +84,7 @@ std::vector<int64_t> host_batch_matmul(const std::vector<int64_t>& x, const Shap
 }
 
 void expect_batch_matmul(const Shape& xs, const Shape& ys, bool ax, bool ay, DType dtype) {
-  const std::vector<int64_t> x = small_values(count(xs), 1), y = small_values(count(ys), 2);
+  const std::vector<int64_t> x = small_values(xs.num_elements(), 1), y = small_values(ys.num_elements(), 2);
   Shape want_shape;
   const std::vector<int64_t> want = host_batch_matmul(x, xs, y, ys, ax, ay, want_shape);
   const Tensor out = xdev::batch_matmul(tensor_of(x, xs, dtype), tensor_of(y, ys, dtype), ax, ay);
