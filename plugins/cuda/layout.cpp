@@ -1,6 +1,7 @@
 #include "layout.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <cstdlib>
 #include <iterator>
 
@@ -50,6 +51,15 @@ int64_t element_count(const xdev_tensor_t& t) {
   int64_t n = 1;
   for (int32_t d = 0; d < t.rank; ++d) n *= t.shape[d];
   return n;
+}
+
+bool is_contiguous(const xdev_tensor_t& t) {
+  int64_t stride = 1;
+  for (int32_t d = t.rank - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != stride) return t.shape[d] == 0;
+    stride *= t.shape[d];
+  }
+  return true;
 }
 
 ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor_t* const* inputs,
@@ -176,15 +186,6 @@ WindowView strided_slice_view(const xdev_tensor_t& x, const strided_slice_spec::
   return v;
 }
 
-bool is_contiguous(const xdev_tensor_t& t) {
-  int64_t stride = 1;
-  for (int32_t d = t.rank - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != stride) return t.shape[d] == 0;
-    stride *= t.shape[d];
-  }
-  return true;
-}
-
 bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b) {
   if (a.rank != b.rank) return false;
   for (int32_t d = 0; d < a.rank; ++d) {
@@ -253,6 +254,14 @@ MatrixOperand matrix_operand(const xdev_tensor_t& t) {
     m.ld = cols <= 1 ? std::max<int64_t>(rows, 1) : s1;
   }
   return m;
+}
+
+void operand_strides(const MatrixOperand& m, bool transposed, int64_t* row, int64_t* col) {
+  int64_t r = m.column_major ? 1 : m.ld;  // stored (i, j) at i*r + j*q
+  int64_t q = m.column_major ? m.ld : 1;
+  if (transposed) std::swap(r, q);
+  *row = r;
+  *col = q;
 }
 
 }  // namespace xdev::cuda

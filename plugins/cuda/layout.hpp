@@ -13,6 +13,8 @@ namespace xdev::cuda {
 
 // Number of elements of a tensor view.
 int64_t element_count(const xdev_tensor_t& t);
+// Row-major dense (axes of size 1 may have any stride; an empty view is).
+bool is_contiguous(const xdev_tensor_t& t);
 
 // The elementwise layout of `count` (1 to kMaxElementwiseInputs) inputs against the contiguous
 // output `out`. An input of a lower rank is aligned to the right (NumPy);
@@ -53,10 +55,6 @@ WindowView slice_view(const xdev_tensor_t& x, const int64_t* begin);
 // for x's shape.
 WindowView strided_slice_view(const xdev_tensor_t& x, const strided_slice_spec::Dense& dense);
 
-// Whether t is laid out row-major without gaps (axes of size 1 may have any
-// stride; a tensor without elements always is).
-bool is_contiguous(const xdev_tensor_t& t);
-
 // Whether a and b have one shape.
 bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b);
 
@@ -88,5 +86,8 @@ struct MatrixOperand {
   int64_t ld = 0;
 };
 MatrixOperand matrix_operand(const xdev_tensor_t& t);
+// The element strides of op(t) for the integer kernel (launch_matmul_int):
+// element (i, j) of op(t) at i * row + j * col, op the transpose or not.
+void operand_strides(const MatrixOperand& m, bool transposed, int64_t* row, int64_t* col);
 
 }  // namespace xdev::cuda

@@ -381,16 +381,9 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
 
     if (c.dtype == XDEV_DTYPE_INT32 || c.dtype == XDEV_DTYPE_INT64) {
       // Element strides of op(A) [M, K] and op(B) [K, N].
-      auto strides = [](const MatrixOperand& mo, bool transposed, int64_t* row, int64_t* col) {
-        int64_t r = mo.column_major ? 1 : mo.ld;  // stored (i, j) at i*r + j*q
-        int64_t q = mo.column_major ? mo.ld : 1;
-        if (transposed) std::swap(r, q);
-        *row = r;
-        *col = q;
-      };
       int64_t ar, ac, br, bc;
-      strides(ma, ta, &ar, &ac);
-      strides(mb, tb, &br, &bc);
+      operand_strides(ma, ta, &ar, &ac);
+      operand_strides(mb, tb, &br, &bc);
       return call.launched(launch_matmul_int(c.dtype, m, n, k, data_of(a), ar, ac, data_of(b), br,
                                              bc, c_ptr, call.cuda_stream()));
     }
@@ -430,8 +423,8 @@ constexpr xdev_kernel_info_t kKernels[] = {
 };
 
 // This file's kernels, then those of ops_math.cpp, ops_reduce.cpp,
-// ops_movement.cpp, ops_nn.cpp, ops_indexing.cpp and ops_window.cpp: room
-// for every op of the op table.
+// ops_movement.cpp, ops_nn.cpp, ops_indexing.cpp, ops_window.cpp and
+// ops_batched.cpp: room for every op of the op table.
 constexpr size_t kMaxKernels = 128;
 struct AllKernels {
   std::array<const xdev_kernel_info_t*, kMaxKernels> pointers{};
@@ -448,7 +441,7 @@ const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept {
     AllKernels k;
     k.add(kKernels, std::size(kKernels));
     for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels(), nn_kernels(),
-                                indexing_kernels(), window_kernels()}) {
+                                indexing_kernels(), window_kernels(), batched_kernels()}) {
       k.add(t.items, t.count);
     }
     return k;

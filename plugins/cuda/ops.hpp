@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "blas.hpp"
+
 namespace xdev::cuda {
 
 struct KernelTable {
@@ -32,17 +34,12 @@ KernelTable window_kernels() noexcept;
 
 // Helpers of ops.cpp the other files share.
 class Call;
-struct Blas;
 
 // A strided copy of `x` into the contiguous `out` of the same dtype and a
 // shape x broadcasts to (NumPy: x aligned to the right, its axes of size 1
 // repeated): cudaMemcpyAsync when x is laid out like out, else a strided
 // gather. Copy, Identity, AddN of one input, Slice, StridedSlice, BroadcastTo.
 cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStream_t stream);
-
-// The stream's cuBLAS handle, its workspace for this call taken from kernel
-// scratch (else the handle's default): MatMul and the convolutions.
-xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* out);
 
 // A row-major operand of a product: op(m)[i][j] = p[i * ld + j], or
 // p[j * ld + i] when transposed.
@@ -59,5 +56,7 @@ struct RowMajor {
 xdev_status_t* row_major_gemm(Call& call, const Blas* blas, cublasHandle_t handle,
                               xdev_dtype_t dtype, int64_t m, int64_t n, int64_t k, RowMajor a,
                               RowMajor b, double beta, void* c, int64_t ldc);
+// ops_batched.cpp: BatchMatMulV2, TensorScatterAdd.
+KernelTable batched_kernels() noexcept;
 
 }  // namespace xdev::cuda

@@ -485,6 +485,24 @@ TEST(GatherCheck, TheFirstIndexOutOfRangeIsNamed) {
   EXPECT_EQ(first_bad_index(ok32.data(), XDEV_DTYPE_INT32, 1, 0, &value), 0);  // empty axis
 }
 
+// TensorScatterAdd: rows of `depth` values, value d of each below dims[d];
+// the first bad value is named by its position in the indices.
+TEST(GatherCheck, TheFirstIndexRowOutOfRangeIsNamed) {
+  using xdev::cuda::first_bad_index_row;
+  const int64_t dims[] = {3, 2};
+  const std::vector<int32_t> ok32 = {0, 1, 2, 0, 2, 1};
+  const std::vector<int64_t> bad64 = {0, 1, 1, 2, 3, 0};
+  const std::vector<int32_t> negative32 = {1, 1, -1, 0};
+  int64_t value = 0;
+  EXPECT_EQ(first_bad_index_row(ok32.data(), XDEV_DTYPE_INT32, 3, 2, dims, &value), -1);
+  EXPECT_EQ(first_bad_index_row(bad64.data(), XDEV_DTYPE_INT64, 3, 2, dims, &value), 3);
+  EXPECT_EQ(value, 2);  // position 1 of row 1: axis 1 has 2
+  EXPECT_EQ(first_bad_index_row(bad64.data(), XDEV_DTYPE_INT64, 1, 2, dims, &value), -1);
+  EXPECT_EQ(first_bad_index_row(negative32.data(), XDEV_DTYPE_INT32, 2, 2, dims, &value), 2);
+  EXPECT_EQ(value, -1);
+  EXPECT_EQ(first_bad_index_row(nullptr, XDEV_DTYPE_INT64, 5, 0, dims, &value), -1);  // depth 0
+}
+
 TEST(CudaLayout, MatrixOperandsAddressEveryElementOrAreRefused) {
   std::mt19937_64 rng(99);
   int accepted = 0;
