@@ -74,6 +74,8 @@
 
 #include <xdev/plugin.h>
 
+#include "enqueue_time_events.h"
+
 #ifndef XDEV_TEST_PLUGIN_NAME
 #define XDEV_TEST_PLUGIN_NAME "minimal"
 #endif
@@ -145,9 +147,6 @@ struct xdev_device_t {
 struct xdev_stream_t {
   int unused;
 };
-struct xdev_event_t {
-  int unused;
-};
 
 #if defined(XDEV_TEST_WRITES_NOTHING) || defined(XDEV_TEST_WRITES_PAST) || \
     defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_ABI_1_5)
@@ -165,7 +164,6 @@ static uint64_t g_stream_bytes[2];
 #define XDEV_TEST_STREAM_BYTES 4096
 static struct xdev_device_t g_devices[2] = {{0}, {1}};
 static struct xdev_stream_t g_streams[2];
-static struct xdev_event_t g_event;
 
 static xdev_status_t* error(xdev_status_code_t code, const char* message) {
   return g_host->status_create(g_host->host_context, code, message);
@@ -301,29 +299,6 @@ static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
 #else
   return NULL;
 #endif
-}
-static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
-  (void)device;
-  *out = &g_event;
-  return NULL;
-}
-static void event_destroy(xdev_event_t* event) { (void)event; }
-static xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* event_synchronize(xdev_event_t* event) {
-  (void)event;
-  return NULL;
-}
-static xdev_status_t* event_query(xdev_event_t* event, int32_t* out_done) {
-  (void)event;
-  *out_done = 1;
-  return NULL;
 }
 
 static xdev_status_t* copy(xdev_stream_t* stream, void* dst, const void* src, uint64_t size) {

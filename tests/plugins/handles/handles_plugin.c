@@ -33,6 +33,8 @@
 
 #include <xdev/plugin.h>
 
+#include "../enqueue_time_events.h"
+
 #ifndef XDEV_TEST_PLUGIN_NAME
 #define XDEV_TEST_PLUGIN_NAME "handles"
 #endif
@@ -51,9 +53,6 @@ struct xdev_device_t {
 struct xdev_stream_t {
   struct xdev_device_t* device;
 };
-struct xdev_event_t {
-  int unused;
-};
 
 /* One allocation: the handle 2 * index + 1 names slot `index`. */
 struct hnd_allocation {
@@ -66,7 +65,6 @@ struct hnd_allocation {
 static const xdev_host_api_t* g_host;
 static struct xdev_device_t g_devices[HND_DEVICES] = {{0}, {1}};
 static struct xdev_stream_t g_streams[HND_DEVICES] = {{&g_devices[0]}, {&g_devices[1]}};
-static struct xdev_event_t g_event;
 static struct hnd_allocation g_table[HND_SLOTS];
 static uint64_t g_used[HND_DEVICES];
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -222,29 +220,6 @@ static xdev_status_t* stream_create(xdev_device_t* device, xdev_stream_t** out) 
 static void stream_destroy(xdev_stream_t* stream) { (void)stream; }
 static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
   (void)stream;
-  return NULL;
-}
-static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
-  (void)device;
-  *out = &g_event;
-  return NULL;
-}
-static void event_destroy(xdev_event_t* event) { (void)event; }
-static xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* event_synchronize(xdev_event_t* event) {
-  (void)event;
-  return NULL;
-}
-static xdev_status_t* event_query(xdev_event_t* event, int32_t* out_done) {
-  (void)event;
-  *out_done = 1;
   return NULL;
 }
 
