@@ -1,0 +1,649 @@
+// The kernels of the OpenCL plugin, from tables: each op is one row (its
+// OpenCL C expression per dtype class, or its line-kernel body), turned
+// into source by codegen.cpp, compiled on first use (programs.cpp) and
+// enqueued on the call's stream. MatMul runs CLBlast.
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "codegen.hpp"
+#include "common.hpp"  // first: it picks the OpenCL version of the headers
+#include <clblast_c.h>
+#include "kernels/common.hpp"  // plugins/cpu: the conversions of Cast and Fill
+
+namespace xdev::opencl {
+namespace {
+
+constexpr uint64_t kF32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
+constexpr uint64_t kF64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
+constexpr uint64_t kI32 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT32);
+constexpr uint64_t kI64 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
+constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+constexpr uint64_t kFloats = kF32 | kF64;
+constexpr uint64_t kInts = kI32 | kI64;
+constexpr uint64_t kNumbers = kFloats | kInts;
+constexpr uint64_t kAll = kNumbers | kBool;
+
+bool is_float(xdev_dtype_t t) { return t == XDEV_DTYPE_FLOAT32 || t == XDEV_DTYPE_FLOAT64; }
+bool is_int(xdev_dtype_t t) { return t == XDEV_DTYPE_INT32 || t == XDEV_DTYPE_INT64; }
+
+// ---- the op tables ----------------------------------------------------------
+
+// How an op runs.
+enum class Kind {
+  kElementwise,  // one expression per element (arity inputs, any strides)
+  kCast,         // elementwise, expression by (input, output) dtype
+  kFill,         // clEnqueueFillBuffer with the converted value
+  kAddN,         // Add, input by input, into the output
+  kReduce,       // line kernel over `axes`
+  kAlongAxis,    // line kernel along `axis`, output of the input's shape
+  kArg,          // line kernel along `axis`, output without it (ArgMax/ArgMin)
+  kMatMul,       // CLBlast
+};
+
+enum class Out { kSame, kBool, kInt64, kAttr };
+
+struct OpRow {
+  const char* op;
+  Kind kind;
+  uint64_t dtypes;  // input dtypes registered (float64 only where the device has it)
+  uint32_t arity;
+  Out out;
+  const char* float_expr;  // elementwise: expression for float inputs; line kernels: body
+  const char* int_expr;    // ... for int32/int64 inputs
+  const char* bool_expr;   // ... for bool inputs
+  const char* param = nullptr;          // a float attribute passed as `$T <param>`
+  double param_default = 0;
+  const char* bool_attr = nullptr;      // an attribute that picks alt_float_expr
+  const char* alt_float_expr = nullptr;
+};
+
+// Line-kernel bodies (codegen.hpp, line_source): T input, U its unsigned
+// type, A the accumulator, O output; X(j), Y(j), OUT, count.
+#define XDEV_SUM_BODY "A acc = 0; for (long j = 0; j < count; ++j) acc += (A)X(j);"
+const char* const kSumFloat = XDEV_SUM_BODY " OUT = (O)acc;";
+const char* const kMeanFloat = XDEV_SUM_BODY " OUT = (O)(acc / (A)count);";
+const char* const kMeanInt = XDEV_SUM_BODY " OUT = count == 0 ? (O)0 : (O)((T)acc / (T)count);";
+const char* const kProd =
+    "A acc = 1; for (long j = 0; j < count; ++j) acc *= (A)X(j); OUT = (O)acc;";
+const char* const kMaxFloat =
+    "T acc = -INFINITY; for (long j = 0; j < count; ++j) acc = xdev_max_$T(acc, X(j)); OUT = acc;";
+const char* const kMinFloat =
+    "T acc = INFINITY; for (long j = 0; j < count; ++j) acc = xdev_min_$T(acc, X(j)); OUT = acc;";
+const char* const kMaxInt =
+    "T acc = $LOWEST; for (long j = 0; j < count; ++j) acc = xdev_max_$T(acc, X(j)); OUT = acc;";
+const char* const kMinInt =
+    "T acc = $HIGHEST; for (long j = 0; j < count; ++j) acc = xdev_min_$T(acc, X(j)); OUT = acc;";
+const char* const kAny = "uchar acc = 0; for (long j = 0; j < count; ++j) acc |= X(j) != 0; OUT = acc;";
+const char* const kAll_ = "uchar acc = 1; for (long j = 0; j < count; ++j) acc &= X(j) != 0; OUT = acc;";
+#define XDEV_LINE_MAX "T m = -INFINITY; for (long j = 0; j < count; ++j) m = xdev_max_$T(m, X(j));"
+const char* const kLogSumExp = XDEV_LINE_MAX
+    " if (isnan(m) || isinf(m)) { OUT = m; return; }"
+    " T s = 0; for (long j = 0; j < count; ++j) s += exp(X(j) - m); OUT = m + log(s);";
+const char* const kSoftmax = XDEV_LINE_MAX
+    " T s = 0; for (long j = 0; j < count; ++j) s += exp(X(j) - m);"
+    " for (long j = 0; j < count; ++j) Y(j) = exp(X(j) - m) / s;";
+const char* const kLogSoftmax = XDEV_LINE_MAX
+    " T s = 0; for (long j = 0; j < count; ++j) s += exp(X(j) - m); T ls = log(s);"
+    " for (long j = 0; j < count; ++j) Y(j) = (X(j) - m) - ls;";
+// ArgMax/ArgMin: the first extreme; a NaN wins (the first one).
+const char* const kArgMaxFloat =
+    "long best = 0; T bv = X(0); for (long j = 1; j < count && !isnan(bv); ++j) {"
+    " T v = X(j); if (isnan(v) || v > bv) { bv = v; best = j; } } OUT = best;";
+const char* const kArgMinFloat =
+    "long best = 0; T bv = X(0); for (long j = 1; j < count && !isnan(bv); ++j) {"
+    " T v = X(j); if (isnan(v) || v < bv) { bv = v; best = j; } } OUT = best;";
+const char* const kArgMaxInt =
+    "long best = 0; T bv = X(0); for (long j = 1; j < count; ++j) {"
+    " T v = X(j); if (v > bv) { bv = v; best = j; } } OUT = best;";
+const char* const kArgMinInt =
+    "long best = 0; T bv = X(0); for (long j = 1; j < count; ++j) {"
+    " T v = X(j); if (v < bv) { bv = v; best = j; } } OUT = best;";
+// CumSum: $EXCLUSIVE and $REVERSE are 0 or 1 (the attributes).
+const char* const kCumSum =
+    "A acc = 0; for (long k = 0; k < count; ++k) { long j = $REVERSE ? count - 1 - k : k;"
+    " if ($EXCLUSIVE) { Y(j) = (O)acc; acc += (A)X(j); } else { acc += (A)X(j); Y(j) = (O)acc; } }";
+
+#define XDEV_WRAP(op) "($T)(($U)a " op " ($U)b)"
+constexpr OpRow kOps[] = {
+    // Data movement and creation.
+    {"Copy", Kind::kElementwise, kAll, 1, Out::kSame, "a", "a", "a"},
+    {"Identity", Kind::kElementwise, kAll, 1, Out::kSame, "a", "a", "a"},
+    {"BroadcastTo", Kind::kElementwise, kAll, 1, Out::kSame, "a", "a", "a"},
+    {"Cast", Kind::kCast, kAll, 1, Out::kAttr, nullptr, nullptr, nullptr},
+    {"Fill", Kind::kFill, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
+    // Unary math.
+    {"Neg", Kind::kElementwise, kNumbers, 1, Out::kSame, "-a", "xdev_neg_$T(a)", nullptr},
+    {"Relu", Kind::kElementwise, kNumbers, 1, Out::kSame, "a > 0 ? a : ($T)0", "a > 0 ? a : ($T)0", nullptr},
+    {"Abs", Kind::kElementwise, kNumbers, 1, Out::kSame, "fabs(a)", "a < 0 ? xdev_neg_$T(a) : a", nullptr},
+    {"Sign", Kind::kElementwise, kNumbers, 1, Out::kSame, "a > 0 ? ($T)1 : (a < 0 ? ($T)-1 : a)",
+     "($T)((a > 0) - (a < 0))", nullptr},
+    {"Square", Kind::kElementwise, kNumbers, 1, Out::kSame, "a * a", "($T)(($U)a * ($U)a)", nullptr},
+    {"Exp", Kind::kElementwise, kFloats, 1, Out::kSame, "exp(a)", nullptr, nullptr},
+    {"Expm1", Kind::kElementwise, kFloats, 1, Out::kSame, "expm1(a)", nullptr, nullptr},
+    {"Log", Kind::kElementwise, kFloats, 1, Out::kSame, "log(a)", nullptr, nullptr},
+    {"Log1p", Kind::kElementwise, kFloats, 1, Out::kSame, "log1p(a)", nullptr, nullptr},
+    {"Sqrt", Kind::kElementwise, kFloats, 1, Out::kSame, "sqrt(a)", nullptr, nullptr},
+    {"Rsqrt", Kind::kElementwise, kFloats, 1, Out::kSame, "($T)1 / sqrt(a)", nullptr, nullptr},
+    {"Reciprocal", Kind::kElementwise, kFloats, 1, Out::kSame, "($T)1 / a", nullptr, nullptr},
+    {"Sin", Kind::kElementwise, kFloats, 1, Out::kSame, "sin(a)", nullptr, nullptr},
+    {"Cos", Kind::kElementwise, kFloats, 1, Out::kSame, "cos(a)", nullptr, nullptr},
+    {"Tanh", Kind::kElementwise, kFloats, 1, Out::kSame, "tanh(a)", nullptr, nullptr},
+    {"Sigmoid", Kind::kElementwise, kFloats, 1, Out::kSame, "($T)1 / (($T)1 + exp(-a))", nullptr, nullptr},
+    {"Erf", Kind::kElementwise, kFloats, 1, Out::kSame, "erf(a)", nullptr, nullptr},
+    {"Softplus", Kind::kElementwise, kFloats, 1, Out::kSame, "fmax(a, ($T)0) + log1p(exp(-fabs(a)))", nullptr, nullptr},
+    {"Floor", Kind::kElementwise, kFloats, 1, Out::kSame, "floor(a)", nullptr, nullptr},
+    {"Ceil", Kind::kElementwise, kFloats, 1, Out::kSame, "ceil(a)", nullptr, nullptr},
+    {"Round", Kind::kElementwise, kFloats, 1, Out::kSame, "rint(a)", nullptr, nullptr},
+    {"LeakyRelu", Kind::kElementwise, kFloats, 1, Out::kSame, "a > 0 ? a : alpha * a", nullptr, nullptr,
+     "alpha", 0.2},
+    {"Gelu", Kind::kElementwise, kFloats, 1, Out::kSame,
+     "($T)0.5$F * a * (($T)1 + erf(a * ($T)0.70710678118654752440$F))", nullptr, nullptr, nullptr, 0,
+     "approximate",
+     "($T)0.5$F * a * (($T)1 + tanh(($T)0.79788456080286535588$F * (a + ($T)0.044715$F * a * a * a)))"},
+    {"IsNan", Kind::kElementwise, kFloats, 1, Out::kBool, "isnan(a) ? 1 : 0", nullptr, nullptr},
+    {"IsFinite", Kind::kElementwise, kFloats, 1, Out::kBool, "isfinite(a) ? 1 : 0", nullptr, nullptr},
+    {"LogicalNot", Kind::kElementwise, kBool, 1, Out::kSame, nullptr, nullptr, "a == 0"},
+    // Binary math (inputs broadcast by the core: stride 0).
+    {"Add", Kind::kElementwise, kAll, 2, Out::kSame, "a + b", XDEV_WRAP("+"), "a | b"},
+    {"Sub", Kind::kElementwise, kNumbers, 2, Out::kSame, "a - b", XDEV_WRAP("-"), nullptr},
+    {"Mul", Kind::kElementwise, kNumbers, 2, Out::kSame, "a * b", XDEV_WRAP("*"), nullptr},
+    {"Div", Kind::kElementwise, kNumbers, 2, Out::kSame, "a / b", "xdev_div_$T(a, b)", nullptr},
+    {"Pow", Kind::kElementwise, kFloats, 2, Out::kSame, "pow(a, b)", nullptr, nullptr},
+    {"Maximum", Kind::kElementwise, kNumbers, 2, Out::kSame, "xdev_max_$T(a, b)", "xdev_max_$T(a, b)", nullptr},
+    {"Minimum", Kind::kElementwise, kNumbers, 2, Out::kSame, "xdev_min_$T(a, b)", "xdev_min_$T(a, b)", nullptr},
+    {"FloorDiv", Kind::kElementwise, kNumbers, 2, Out::kSame, "floor(a / b)", "xdev_floordiv_$T(a, b)", nullptr},
+    {"FloorMod", Kind::kElementwise, kNumbers, 2, Out::kSame, "xdev_floormod_$T(a, b)",
+     "xdev_floormod_$T(a, b)", nullptr},
+    {"SquaredDifference", Kind::kElementwise, kNumbers, 2, Out::kSame, "(a - b) * (a - b)",
+     "($T)((($U)a - ($U)b) * (($U)a - ($U)b))", nullptr},
+    // Comparisons and logic.
+    {"Equal", Kind::kElementwise, kAll, 2, Out::kBool, "a == b", "a == b", "a == b"},
+    {"NotEqual", Kind::kElementwise, kAll, 2, Out::kBool, "a != b", "a != b", "a != b"},
+    {"Less", Kind::kElementwise, kNumbers, 2, Out::kBool, "a < b", "a < b", nullptr},
+    {"LessEqual", Kind::kElementwise, kNumbers, 2, Out::kBool, "a <= b", "a <= b", nullptr},
+    {"Greater", Kind::kElementwise, kNumbers, 2, Out::kBool, "a > b", "a > b", nullptr},
+    {"GreaterEqual", Kind::kElementwise, kNumbers, 2, Out::kBool, "a >= b", "a >= b", nullptr},
+    {"LogicalAnd", Kind::kElementwise, kBool, 2, Out::kSame, nullptr, nullptr, "a && b"},
+    {"LogicalOr", Kind::kElementwise, kBool, 2, Out::kSame, nullptr, nullptr, "a || b"},
+    // Select is looked up by the condition's dtype; x and y are any dtype.
+    {"Select", Kind::kElementwise, kBool, 3, Out::kAttr, nullptr, nullptr, "a ? b : c"},
+    {"ClipByValue", Kind::kElementwise, kNumbers, 3, Out::kSame,
+     "isnan(a) ? a : fmin(fmax(a, b), c)", "xdev_min_$T(xdev_max_$T(a, b), c)", nullptr},
+    {"AddN", Kind::kAddN, kNumbers, 0, Out::kSame, nullptr, nullptr, nullptr},
+    // Reductions over `axes`.
+    {"Sum", Kind::kReduce, kNumbers, 1, Out::kSame, kSumFloat, kSumFloat, nullptr},
+    {"Mean", Kind::kReduce, kNumbers, 1, Out::kSame, kMeanFloat, kMeanInt, nullptr},
+    {"Max", Kind::kReduce, kNumbers, 1, Out::kSame, kMaxFloat, kMaxInt, nullptr},
+    {"Min", Kind::kReduce, kNumbers, 1, Out::kSame, kMinFloat, kMinInt, nullptr},
+    {"Prod", Kind::kReduce, kNumbers, 1, Out::kSame, kProd, kProd, nullptr},
+    {"Any", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAny},
+    {"All", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAll_},
+    {"LogSumExp", Kind::kReduce, kFloats, 1, Out::kSame, kLogSumExp, nullptr, nullptr},
+    // Along one axis.
+    {"Softmax", Kind::kAlongAxis, kFloats, 1, Out::kSame, kSoftmax, nullptr, nullptr},
+    {"LogSoftmax", Kind::kAlongAxis, kFloats, 1, Out::kSame, kLogSoftmax, nullptr, nullptr},
+    {"CumSum", Kind::kAlongAxis, kNumbers, 1, Out::kSame, kCumSum, kCumSum, nullptr},
+    {"ArgMax", Kind::kArg, kNumbers, 1, Out::kInt64, kArgMaxFloat, kArgMaxInt, nullptr},
+    {"ArgMin", Kind::kArg, kNumbers, 1, Out::kInt64, kArgMinFloat, kArgMinInt, nullptr},
+    // CLBlast.
+    {"MatMul", Kind::kMatMul, kFloats, 2, Out::kSame, nullptr, nullptr, nullptr},
+};
+#undef XDEV_WRAP
+
+// ---- helpers ----------------------------------------------------------------
+
+const xdev_attr_t* find_attr(const xdev_kernel_call_t* call, const char* name) {
+  for (uint32_t i = 0; i < call->attr_count; ++i) {
+    if (call->attrs[i].name != nullptr && std::strcmp(call->attrs[i].name, name) == 0) {
+      return &call->attrs[i];
+    }
+  }
+  return nullptr;
+}
+double attr_number(const xdev_kernel_call_t* call, const char* name, double fallback) {
+  const xdev_attr_t* a = find_attr(call, name);
+  if (a == nullptr) return fallback;
+  switch (a->kind) {
+    case XDEV_ATTR_FLOAT: return a->value.f;
+    case XDEV_ATTR_INT: return static_cast<double>(a->value.i);
+    case XDEV_ATTR_BOOL: return a->value.b;
+    default: return fallback;
+  }
+}
+bool attr_bool(const xdev_kernel_call_t* call, const char* name) {
+  return attr_number(call, name, 0) != 0;
+}
+
+int64_t elements(const xdev_tensor_t& t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t.rank; ++d) n *= t.shape[d];
+  return n;
+}
+
+// The call's failure: "opencl plugin: <op> on device N (name): ...".
+[[gnu::format(printf, 3, 4)]] xdev_status_t* op_fail(const xdev_kernel_call_t* call,
+                                                     xdev_status_code_t code, const char* format,
+                                                     ...) {
+  va_list args;
+  va_start(args, format);
+  const std::string what = ph::vformat(format, args);
+  va_end(args);
+  return g_host.fail(call->device->host, code, "opencl plugin: %s on device %u (%s): %s",
+                     call->op, call->device->ordinal, call->device->info->name.c_str(),
+                     what.c_str());
+}
+
+// A tensor's buffer and its element offset.
+struct Buffer {
+  cl_mem mem = nullptr;
+  int64_t offset = 0;  // in elements
+};
+xdev_status_t* buffer_of(const xdev_kernel_call_t* call, const xdev_tensor_t& t, int64_t count,
+                         const char* what, Buffer* out) {
+  const size_t size = dtype_size(t.dtype);
+  if (size == 0) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "%s has dtype %s, which this plugin has no "
+                   "kernel for", what, dtype_name(t.dtype));
+  }
+  if (t.byte_offset % size != 0) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                   "%s: byte offset %" PRIu64 " is not a multiple of its element size %zu", what,
+                   t.byte_offset, size);
+  }
+  // The furthest element (strides may be 0 or negative-free: the core's views).
+  int64_t last = 0;
+  for (int32_t d = 0; d < t.rank; ++d) {
+    if (t.shape[d] > 0) last += (t.shape[d] - 1) * std::max<int64_t>(t.strides[d], 0);
+  }
+  Location loc;
+  const uint64_t span = count == 0 ? 0 : static_cast<uint64_t>(last + 1) * size;
+  if (xdev_status_t* s = resolve(call->device, t.data, t.byte_offset, span, what, &loc)) return s;
+  *out = {loc.mem, static_cast<int64_t>(loc.offset / size)};
+  return nullptr;
+}
+
+// Sets the arguments in order and runs `n` work items of the program's
+// kernel on the call's stream.
+struct Arg {
+  size_t size;
+  const void* value;
+};
+xdev_status_t* launch(const xdev_kernel_call_t* call, const std::string& source,
+                      std::initializer_list<Arg> args, int64_t n) {
+  xdev_device_t* d = call->device;
+  cl_program program = nullptr;
+  if (xdev_status_t* s = get_program(d, source, &program)) return s;
+  cl_int err = CL_SUCCESS;
+  cl_kernel kernel = clCreateKernel(program, "xdev_kernel", &err);
+  if (err != CL_SUCCESS) return cl_failure(d->host, d, "clCreateKernel", err);
+  cl_uint index = 0;
+  for (const Arg& a : args) {
+    err = clSetKernelArg(kernel, index++, a.size, a.value);
+    if (err != CL_SUCCESS) break;
+  }
+  if (err == CL_SUCCESS) {
+    const size_t global = static_cast<size_t>(n);
+    err = clEnqueueNDRangeKernel(call->stream->queue, kernel, 1, nullptr, &global, nullptr, 0,
+                                 nullptr, nullptr);
+  }
+  clReleaseKernel(kernel);
+  if (err != CL_SUCCESS) {
+    return op_fail(call, status_code_for(err), "launching the kernel failed: %s",
+                   cl_error_name(err).c_str());
+  }
+  clFlush(call->stream->queue);
+  return nullptr;
+}
+
+const char* expr_for(const OpRow& row, xdev_dtype_t t, const xdev_kernel_call_t* call) {
+  if (is_float(t)) {
+    if (row.bool_attr != nullptr && attr_bool(call, row.bool_attr)) return row.alt_float_expr;
+    return row.float_expr;
+  }
+  return is_int(t) ? row.int_expr : row.bool_expr;
+}
+
+// Cast's expression (docs/ops.md "Cast"): float -> int toward zero,
+// saturating, NaN 0; anything -> bool is x != 0; the rest C conversions.
+std::string cast_expr(xdev_dtype_t from, xdev_dtype_t to) {
+  if (to == XDEV_DTYPE_BOOL) return "a != 0";
+  if (is_float(from) && is_int(to)) return std::string("convert_") + cl_type(to) + "_sat_rtz(a)";
+  return "a";
+}
+
+uint64_t fp64_mask(bool fp64) { return fp64 ? ~uint64_t{0} : ~kF64; }
+
+// ---- the kernel functions ---------------------------------------------------
+
+xdev_status_t* run_elementwise_with(const xdev_kernel_call_t* call, const std::string& expr,
+                                    const xdev_tensor_t* const* inputs, uint32_t arity,
+                                    const xdev_tensor_t& out, const char* param_name,
+                                    double param) {
+  const int64_t n = elements(out);
+  if (n == 0) return nullptr;
+  Index ix;
+  ix.n = n;
+  ix.rank = out.rank;
+  std::copy(out.shape, out.shape + out.rank, ix.shape);
+  std::vector<xdev_dtype_t> dtypes;
+  Buffer buffers[4];
+  for (uint32_t k = 0; k < arity; ++k) {
+    const xdev_tensor_t& t = *inputs[k];
+    if (t.rank != out.rank) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "input %u has rank %d, the output %d", k,
+                     t.rank, out.rank);
+    }
+    if (xdev_status_t* s = buffer_of(call, t, n, "an input", &buffers[k])) return s;
+    ix.off[k] = buffers[k].offset;
+    std::copy(t.strides, t.strides + t.rank, ix.st[k]);
+    dtypes.push_back(t.dtype);
+  }
+  if (xdev_status_t* s = buffer_of(call, out, n, "the output", &buffers[arity])) return s;
+  ix.off[arity] = buffers[arity].offset;
+  const xdev_dtype_t first = arity != 0 ? inputs[0]->dtype : out.dtype;
+  std::string params;
+  if (param_name != nullptr) params = std::string(cl_type(first)) + " " + param_name;
+  const bool fp64 = call->device->info->fp64;
+  const std::string source = elementwise_source(expr, dtypes, out.dtype, params, fp64);
+  const float param32 = static_cast<float>(param);
+  std::vector<Arg> args;
+  for (uint32_t k = 0; k <= arity; ++k) args.push_back({sizeof(cl_mem), &buffers[k].mem});
+  args.push_back({sizeof ix, &ix});
+  if (param_name != nullptr) {
+    args.push_back(first == XDEV_DTYPE_FLOAT32 ? Arg{sizeof param32, &param32}
+                                               : Arg{sizeof param, &param});
+  }
+  // launch() takes an initializer list; spell the few shapes out.
+  switch (args.size()) {
+    case 2: return launch(call, source, {args[0], args[1]}, n);
+    case 3: return launch(call, source, {args[0], args[1], args[2]}, n);
+    case 4: return launch(call, source, {args[0], args[1], args[2], args[3]}, n);
+    case 5: return launch(call, source, {args[0], args[1], args[2], args[3], args[4]}, n);
+    default: return op_fail(call, XDEV_STATUS_INTERNAL, "%zu kernel arguments", args.size());
+  }
+}
+
+xdev_status_t* check_inputs(const xdev_kernel_call_t* call, uint32_t want) {
+  if (call->input_count != want || call->output_count != 1) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%u input(s) and %u output(s) given; "
+                   "the op takes %u and 1", call->input_count, call->output_count, want);
+  }
+  return nullptr;
+}
+
+xdev_status_t* run_elementwise(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, row.arity)) return s;
+  const xdev_dtype_t t = call->inputs[0]->dtype;
+  const char* expr = expr_for(row, t, call);
+  if (expr == nullptr) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s", dtype_name(t));
+  }
+  const double param = row.param ? attr_number(call, row.param, row.param_default) : 0;
+  return run_elementwise_with(call, expr, call->inputs, row.arity, *call->outputs[0], row.param,
+                              param);
+}
+
+xdev_status_t* run_cast(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  return run_elementwise_with(call, cast_expr(call->inputs[0]->dtype, call->outputs[0]->dtype),
+                              call->inputs, 1, *call->outputs[0], nullptr, 0);
+}
+
+xdev_status_t* run_fill(const xdev_kernel_call_t* call) {
+  if (call->output_count != 1) return check_inputs(call, 0);
+  const xdev_tensor_t& out = *call->outputs[0];
+  const double value = attr_number(call, "value", 0);
+  unsigned char pattern[8] = {};
+  size_t size = dtype_size(out.dtype);
+  switch (out.dtype) {
+    case XDEV_DTYPE_FLOAT32: { const float v = static_cast<float>(value); std::memcpy(pattern, &v, 4); break; }
+    case XDEV_DTYPE_FLOAT64: std::memcpy(pattern, &value, 8); break;
+    case XDEV_DTYPE_INT32: { const int32_t v = cpu::convert<int32_t>(value); std::memcpy(pattern, &v, 4); break; }
+    case XDEV_DTYPE_INT64: { const int64_t v = cpu::convert<int64_t>(value); std::memcpy(pattern, &v, 8); break; }
+    case XDEV_DTYPE_BOOL: pattern[0] = value != 0 ? 1 : 0; break;
+    default: size = 0;
+  }
+  const int64_t n = elements(out);
+  Buffer b;
+  if (xdev_status_t* s = buffer_of(call, out, n, "the output", &b)) return s;
+  if (n == 0) return nullptr;
+  const cl_int err = clEnqueueFillBuffer(call->stream->queue, b.mem, pattern, size,
+                                         b.offset * size, n * size, 0, nullptr, nullptr);
+  if (err != CL_SUCCESS) return op_fail(call, status_code_for(err), "clEnqueueFillBuffer failed: %s",
+                                        cl_error_name(err).c_str());
+  clFlush(call->stream->queue);
+  return nullptr;
+}
+
+xdev_status_t* run_add_n(const OpRow& add, const xdev_kernel_call_t* call) {
+  if (call->input_count == 0 || call->output_count != 1) return check_inputs(call, 1);
+  const xdev_tensor_t& out = *call->outputs[0];
+  const xdev_dtype_t t = out.dtype;
+  if (call->input_count == 1) {
+    return run_elementwise_with(call, "a", call->inputs, 1, out, nullptr, 0);
+  }
+  const char* expr = expr_for(add, t, call);
+  const xdev_tensor_t* pair[2] = {call->inputs[0], call->inputs[1]};
+  if (xdev_status_t* s = run_elementwise_with(call, expr, pair, 2, out, nullptr, 0)) return s;
+  // The output as an input: dense strides.
+  std::vector<int64_t> strides(out.rank);
+  int64_t stride = 1;
+  for (int32_t d = out.rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= out.shape[d];
+  }
+  xdev_tensor_t acc = out;
+  acc.strides = strides.data();
+  for (uint32_t k = 2; k < call->input_count; ++k) {
+    const xdev_tensor_t* next[2] = {&acc, call->inputs[k]};
+    if (xdev_status_t* s = run_elementwise_with(call, expr, next, 2, out, nullptr, 0)) return s;
+  }
+  return nullptr;
+}
+
+// The line kernels: `reduced` marks the input axes each line runs along.
+xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& out = *call->outputs[0];
+  bool reduced[XDEV_MAX_RANK] = {};
+  if (row.kind == Kind::kReduce) {
+    const xdev_attr_t* axes = find_attr(call, "axes");
+    if (axes != nullptr && axes->kind == XDEV_ATTR_INTS) {
+      for (int64_t i = 0; i < axes->value.ints.count; ++i) {
+        const int64_t a = axes->value.ints.values[i];
+        if (a >= 0 && a < x.rank) reduced[a] = true;
+      }
+    }
+  } else {
+    const int64_t a = static_cast<int64_t>(attr_number(call, "axis", -1));
+    if (a < 0 || a >= x.rank) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "axis %" PRId64 " is not an axis of "
+                     "the rank-%d input", a, x.rank);
+    }
+    reduced[a] = true;
+  }
+  const bool same_shape = row.kind == Kind::kAlongAxis;
+  // Dense strides of the output over the input's axes (reduced axes have
+  // none unless the output keeps them).
+  int64_t out_strides[XDEV_MAX_RANK] = {};
+  int64_t stride = 1;
+  for (int32_t d = x.rank - 1; d >= 0; --d) {
+    if (same_shape || !reduced[d]) {
+      out_strides[d] = stride;
+      stride *= x.shape[d];
+    }
+  }
+  Index ix;
+  ix.count = 1;
+  for (int32_t d = 0; d < x.rank; ++d) {
+    if (reduced[d]) {
+      ix.rshape[ix.rrank] = x.shape[d];
+      ix.rst[0][ix.rrank] = x.strides[d];
+      ix.rst[1][ix.rrank] = out_strides[d];
+      ++ix.rrank;
+      ix.count *= x.shape[d];
+    } else {
+      ix.shape[ix.rank] = x.shape[d];
+      ix.st[0][ix.rank] = x.strides[d];
+      ix.st[1][ix.rank] = out_strides[d];
+      ++ix.rank;
+    }
+  }
+  ix.n = 1;
+  for (int64_t d = 0; d < ix.rank; ++d) ix.n *= ix.shape[d];
+  if (ix.n == 0) return nullptr;
+  Buffer in_b, out_b;
+  if (xdev_status_t* s = buffer_of(call, x, ix.count * ix.n, "the input", &in_b)) return s;
+  if (xdev_status_t* s = buffer_of(call, out, elements(out), "the output", &out_b)) return s;
+  ix.off[0] = in_b.offset;
+  ix.off[1] = out_b.offset;
+  const char* body = expr_for(row, x.dtype, call);
+  if (body == nullptr) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s", dtype_name(x.dtype));
+  }
+  const bool fp64 = call->device->info->fp64;
+  // Accumulators: integers wrap in their unsigned type; float sums and
+  // products are computed in double where the device has it.
+  std::string acc = cl_type(x.dtype);
+  if (is_int(x.dtype)) acc = x.dtype == XDEV_DTYPE_INT32 ? "uint" : "ulong";
+  if (is_float(x.dtype) && fp64) acc = "double";
+  std::string text = body;
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  };
+  replace("$T", cl_type(x.dtype));
+  replace("$LOWEST", x.dtype == XDEV_DTYPE_INT32 ? "INT_MIN" : "LONG_MIN");
+  replace("$HIGHEST", x.dtype == XDEV_DTYPE_INT32 ? "INT_MAX" : "LONG_MAX");
+  replace("$EXCLUSIVE", attr_bool(call, "exclusive") ? "1" : "0");
+  replace("$REVERSE", attr_bool(call, "reverse") ? "1" : "0");
+  const std::string source = line_source(text, x.dtype, out.dtype, acc.c_str(), fp64);
+  return launch(call, source, {{sizeof(cl_mem), &in_b.mem}, {sizeof(cl_mem), &out_b.mem},
+                               {sizeof ix, &ix}}, ix.n);
+}
+
+xdev_status_t* run_matmul(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 2)) return s;
+  const xdev_tensor_t& a = *call->inputs[0];
+  const xdev_tensor_t& b = *call->inputs[1];
+  const xdev_tensor_t& c = *call->outputs[0];
+  if (a.rank != 2 || b.rank != 2 || c.rank != 2) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "ranks %d, %d -> %d; MatMul takes 2", a.rank,
+                   b.rank, c.rank);
+  }
+  const bool ta = attr_bool(call, "transpose_a");
+  const bool tb = attr_bool(call, "transpose_b");
+  const size_t m = static_cast<size_t>(c.shape[0]);
+  const size_t n = static_cast<size_t>(c.shape[1]);
+  const size_t k = static_cast<size_t>(ta ? a.shape[0] : a.shape[1]);
+  Buffer ab, bb, cb;
+  if (xdev_status_t* s = buffer_of(call, a, elements(a), "a", &ab)) return s;
+  if (xdev_status_t* s = buffer_of(call, b, elements(b), "b", &bb)) return s;
+  if (xdev_status_t* s = buffer_of(call, c, elements(c), "the output", &cb)) return s;
+  if (m == 0 || n == 0) return nullptr;
+  cl_command_queue queue = call->stream->queue;
+  const size_t size = dtype_size(c.dtype);
+  if (k == 0) {
+    const unsigned char zero[8] = {};
+    const cl_int err = clEnqueueFillBuffer(queue, cb.mem, zero, size, cb.offset * size,
+                                           m * n * size, 0, nullptr, nullptr);
+    return err == CL_SUCCESS ? nullptr
+                             : op_fail(call, status_code_for(err), "clEnqueueFillBuffer failed: %s",
+                                       cl_error_name(err).c_str());
+  }
+  const size_t lda = std::max<size_t>(1, static_cast<size_t>(a.shape[1]));
+  const size_t ldb = std::max<size_t>(1, static_cast<size_t>(b.shape[1]));
+  const CLBlastTranspose ta_ = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
+  const CLBlastTranspose tb_ = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
+  CLBlastStatusCode status;
+  if (c.dtype == XDEV_DTYPE_FLOAT32) {
+    status = CLBlastSgemm(CLBlastLayoutRowMajor, ta_, tb_, m, n, k, 1.0f, ab.mem, ab.offset, lda,
+                          bb.mem, bb.offset, ldb, 0.0f, cb.mem, cb.offset, n, &queue, nullptr);
+  } else if (c.dtype == XDEV_DTYPE_FLOAT64) {
+    status = CLBlastDgemm(CLBlastLayoutRowMajor, ta_, tb_, m, n, k, 1.0, ab.mem, ab.offset, lda,
+                          bb.mem, bb.offset, ldb, 0.0, cb.mem, cb.offset, n, &queue, nullptr);
+  } else {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s", dtype_name(c.dtype));
+  }
+  if (status != CLBlastSuccess) {
+    const std::string what = status > -1000 ? cl_error_name(static_cast<cl_int>(status))
+                                            : "CLBlast status " + std::to_string(status);
+    return op_fail(call, status == CLBlastOpenCLOutOfResources
+                             ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
+                   "CLBlast %sgemm failed: %s", c.dtype == XDEV_DTYPE_FLOAT32 ? "S" : "D",
+                   what.c_str());
+  }
+  return nullptr;
+}
+
+xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexcept {
+  const auto& row = *static_cast<const OpRow*>(context);
+  if (call == nullptr || call->device == nullptr || call->stream == nullptr) {
+    return g_host.fail(nullptr, XDEV_STATUS_INVALID_ARGUMENT,
+                       "opencl plugin: %s: the call, its device or its stream is NULL", row.op);
+  }
+  if (call->output_count != 0 && call->outputs == nullptr) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "outputs is NULL");
+  }
+  if (call->input_count != 0 && call->inputs == nullptr) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "inputs is NULL");
+  }
+  return g_host.guard(call->device->host, row.op, [&]() -> xdev_status_t* {
+    switch (row.kind) {
+      case Kind::kElementwise: return run_elementwise(row, call);
+      case Kind::kCast: return run_cast(call);
+      case Kind::kFill: return run_fill(call);
+      case Kind::kAddN: {
+        static const OpRow* const add = [] {
+          for (const OpRow& r : kOps) {
+            if (std::strcmp(r.op, "Add") == 0) return &r;
+          }
+          return static_cast<const OpRow*>(nullptr);
+        }();
+        return run_add_n(*add, call);
+      }
+      case Kind::kReduce:
+      case Kind::kAlongAxis:
+      case Kind::kArg: return run_line(row, call);
+      case Kind::kMatMul: return run_matmul(call);
+    }
+    return op_fail(call, XDEV_STATUS_INTERNAL, "unknown kind");
+  });
+}
+
+}  // namespace
+
+void register_kernels(xdev_plugin_t* p) {
+  for (uint32_t type = 0; type < p->types.size(); ++type) {
+    // What every device of the type supports goes to the type; the rest
+    // (float64 on some devices only) to those devices (ABI 1.5).
+    bool all_fp64 = true;
+    for (const auto& d : p->devices) {
+      if (d->type_index == type) all_fp64 = all_fp64 && d->fp64;
+    }
+    for (const OpRow& row : kOps) {
+      const uint64_t type_mask = row.dtypes & fp64_mask(all_fp64);
+      const uint64_t out_mask = row.kind == Kind::kCast ? kAll & fp64_mask(all_fp64) : 0;
+      if (type_mask != 0) {
+        p->type_kernels.add(ph::kernel_info(row.op, type_mask, out_mask, kernel_entry,
+                                            const_cast<OpRow*>(&row), type));
+      }
+      for (const auto& d : p->devices) {
+        if (d->type_index != type || !d->fp64 || all_fp64) continue;
+        const uint64_t extra = row.dtypes & kF64;
+        if (extra != 0 || row.kind == Kind::kCast) {
+          d->kernels.add(ph::kernel_info(row.op, row.kind == Kind::kCast ? kAll : extra,
+                                         row.kind == Kind::kCast ? kAll : 0, kernel_entry,
+                                         const_cast<OpRow*>(&row), type));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace xdev::opencl
