@@ -61,14 +61,16 @@ std::string ProgramCache::path_for(std::string_view key) const {
   return directory_ + "/" + name;
 }
 
-ProgramCache::Loaded ProgramCache::load(std::string_view key) const {
-  Loaded result;
-  if (directory_.empty()) return result;
-  std::ifstream in(path_for(key), std::ios::binary);
+namespace {
+
+// Reads and checks the entry at `path`; `key` NULL accepts any key.
+ProgramCache::Loaded read_entry(const std::string& path, const std::string_view* key) {
+  ProgramCache::Loaded result;
+  std::ifstream in(path, std::ios::binary);
   if (!in) return result;  // missing
   std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
                                    std::istreambuf_iterator<char>());
-  result.found = Found::kCorrupt;
+  result.found = ProgramCache::Found::kCorrupt;
   if (bytes.size() < kHeader || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     result.why = "no cache header (" + std::to_string(bytes.size()) + " bytes)";
     return result;
@@ -84,18 +86,31 @@ ProgramCache::Loaded ProgramCache::load(std::string_view key) const {
   }
   const std::string_view stored_key(reinterpret_cast<const char*>(bytes.data() + kHeader),
                                     key_size);
-  if (stored_key != key) {
+  if (key != nullptr && stored_key != *key) {
     result.why = "written for another key (a hash collision or a foreign file)";
     return result;
   }
   const unsigned char* payload = bytes.data() + kHeader + key_size;
-  if (checksum(key, payload, payload_size) != sum) {
+  if (checksum(stored_key, payload, payload_size) != sum) {
     result.why = "checksum mismatch";
     return result;
   }
-  result.found = Found::kHit;
+  result.found = ProgramCache::Found::kHit;
   result.payload.assign(payload, payload + payload_size);
   return result;
+}
+
+}  // namespace
+
+ProgramCache::Loaded ProgramCache::load(std::string_view key) const {
+  if (directory_.empty()) return {};
+  return read_entry(path_for(key), &key);
+}
+
+std::string ProgramCache::check_file(const std::string& path) {
+  const Loaded loaded = read_entry(path, nullptr);
+  if (loaded.found == Found::kMissing) return "missing";
+  return loaded.why;
 }
 
 std::string ProgramCache::store(std::string_view key,

@@ -47,6 +47,9 @@ class ProgramCache {
   std::string path_for(std::string_view key) const;
 
   Loaded load(std::string_view key) const;
+  // "" when the file at `path` is a whole, uncorrupted entry (of any key),
+  // else what is wrong with it.
+  static std::string check_file(const std::string& path);
   // Writes the entry; returns "" or why it could not (the cache is an
   // optimisation: the caller logs and goes on).
   std::string store(std::string_view key, const std::vector<unsigned char>& payload) const;

@@ -113,6 +113,9 @@ namespace xdev::opencl {
 // device or the bytes do not lie inside it.
 xdev_status_t* resolve(xdev_device_t* device, const void* alloc, uint64_t offset, uint64_t size,
                        const char* what, Location* out);
+// The same check: "" and *out, or why not (for callers that word the status).
+std::string locate(xdev_device_t* device, const void* alloc, uint64_t offset, uint64_t size,
+                   Location* out);
 
 // A status for a failed OpenCL call: "opencl plugin: <device>: <call>
 // failed: CL_..." with the code's status.

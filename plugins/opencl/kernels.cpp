@@ -260,7 +260,8 @@ xdev_status_t* buffer_of(const xdev_kernel_call_t* call, const xdev_tensor_t& t,
   }
   Location loc;
   const uint64_t span = count == 0 ? 0 : static_cast<uint64_t>(last + 1) * size;
-  if (xdev_status_t* s = resolve(call->device, t.data, t.byte_offset, span, what, &loc)) return s;
+  const std::string why = locate(call->device, t.data, t.byte_offset, span, &loc);
+  if (!why.empty()) return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s", what, why.c_str());
   *out = {loc.mem, static_cast<int64_t>(loc.offset / size)};
   return nullptr;
 }

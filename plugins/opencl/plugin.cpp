@@ -579,24 +579,30 @@ constexpr xdev_plugin_api_t kApi = [] {
 
 }  // namespace
 
-xdev_status_t* resolve(xdev_device_t* d, const void* alloc, uint64_t offset, uint64_t size,
-                       const char* what, Location* out) {
+std::string locate(xdev_device_t* d, const void* alloc, uint64_t offset, uint64_t size,
+                   Location* out) {
   cl_mem mem = static_cast<cl_mem>(const_cast<void*>(alloc));
   std::lock_guard lock(d->memory_mutex);
   const auto it = d->allocations.find(mem);
   if (it == d->allocations.end()) {
-    return g_host.fail(d->host, XDEV_STATUS_INVALID_ARGUMENT,
-                       "opencl plugin: %s: %p is no live allocation of device %u (%s)", what,
-                       alloc, d->ordinal, d->info->name.c_str());
+    return ph::format("%p is no live allocation of device %u (%s)", alloc, d->ordinal,
+                      d->info->name.c_str());
   }
   if (offset > it->second || size > it->second - offset) {
-    return g_host.fail(d->host, XDEV_STATUS_INVALID_ARGUMENT,
-                       "opencl plugin: %s: %" PRIu64 " bytes at offset %" PRIu64
-                       " overrun allocation %p of %" PRIu64 " bytes on device %u (%s)",
-                       what, size, offset, alloc, it->second, d->ordinal, d->info->name.c_str());
+    return ph::format("%" PRIu64 " bytes at offset %" PRIu64 " overrun allocation %p of %" PRIu64
+                      " bytes on device %u (%s)", size, offset, alloc, it->second, d->ordinal,
+                      d->info->name.c_str());
   }
   *out = {mem, offset};
-  return nullptr;
+  return {};
+}
+
+xdev_status_t* resolve(xdev_device_t* d, const void* alloc, uint64_t offset, uint64_t size,
+                       const char* what, Location* out) {
+  const std::string why = locate(d, alloc, offset, size, out);
+  if (why.empty()) return nullptr;
+  return g_host.fail(d->host, XDEV_STATUS_INVALID_ARGUMENT, "opencl plugin: %s: %s", what,
+                     why.c_str());
 }
 
 xdev_status_t* cl_failure(const xdev_host_api_t* host, const xdev_device_t* d, const char* call,
