@@ -45,6 +45,13 @@ XDEV_FLOAT_HELPERS(float)
 #ifdef XDEV_FP64
 XDEV_FLOAT_HELPERS(double)
 #endif
+// docs/ops.md "RandomUniform": the bits of element i, bit for bit.
+inline ulong xdev_random_bits(ulong seed, ulong i) {
+  ulong x = seed + (i + 1) * 0x9E3779B97F4A7C15UL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9UL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBUL;
+  return x ^ (x >> 31);
+}
 inline long xdev_at(const xdev_index* ix, int k, long i) {
   long o = ix->off[k];
   for (int d = (int)ix->rank - 1; d >= 0; --d) {
@@ -96,7 +103,7 @@ std::string elementwise_source(const std::string& expr, const std::vector<xdev_d
   s += "__global " + std::string(cl_type(output)) + "* out, xdev_index ix";
   if (!params.empty()) s += ", " + params;
   s += ") {\n  long i = get_global_id(0);\n  if (i >= ix.n) return;\n" + loads;
-  s += "  out[ix.off[" + std::to_string(inputs.size()) + "] + i] = (" +
+  s += "  out[xdev_at(&ix, " + std::to_string(inputs.size()) + ", i)] = (" +
        std::string(cl_type(output)) + ")(" + expr + ");\n}\n";
   const xdev_dtype_t first = inputs.empty() ? output : inputs[0];
   replace_all(s, "$T", cl_type(first));

@@ -35,9 +35,11 @@ struct Index {
 const char* cl_type(xdev_dtype_t dtype);
 
 // An elementwise kernel `xdev_kernel`: arguments in0..in(n-1) (global
-// pointers of `inputs`' types), out (of `output`), the Index, then `params`
+// pointers of `inputs`' types), out (of `output`, element i at
+// off[n] + coordinates(i) . st[n]), the Index, then `params`
 // (OpenCL C parameter declarations, e.g. "float alpha"). `expr` computes
-// the output from a, b, c (the inputs' values); in it $T is input 0's type,
+// the output from a, b, c (the inputs' values) and i (the output's flat
+// row-major index); in it $T is input 0's type,
 // $U its unsigned counterpart, $O the output type, $F the literal suffix of
 // input 0's float type ("f" or "").
 std::string elementwise_source(const std::string& expr, const std::vector<xdev_dtype_t>& inputs,

@@ -41,6 +41,11 @@ enum class Kind {
   kAlongAxis,    // line kernel along `axis`, output of the input's shape
   kArg,          // line kernel along `axis`, output without it (ArgMax/ArgMin)
   kMatMul,       // CLBlast
+  kSlice,        // Copy of a view of the input
+  kConcat,       // Copy of each input into a view of the output (ConcatV2, Pack)
+  kPad,          // Fill, then Copy into the interior view
+  kBiasAdd,      // Add with the bias as a broadcast view
+  kGenerate,     // elementwise over no input: the expression of i (Range, RandomUniform)
 };
 
 enum class Out { kSame, kBool, kInt64, kAttr };
@@ -58,6 +63,7 @@ struct OpRow {
   double param_default = 0;
   const char* bool_attr = nullptr;      // an attribute that picks alt_float_expr
   const char* alt_float_expr = nullptr;
+  bool needs_fp64 = false;  // registered only where every device of the type has fp64
 };
 
 // Line-kernel bodies (codegen.hpp, line_source): T input, U its unsigned
@@ -190,6 +196,17 @@ constexpr OpRow kOps[] = {
     {"ArgMin", Kind::kArg, kNumbers, 1, Out::kInt64, kArgMinFloat, kArgMinInt, nullptr},
     // CLBlast.
     {"MatMul", Kind::kMatMul, kFloats, 2, Out::kSame, nullptr, nullptr, nullptr},
+    // Movement: views and copies.
+    {"Slice", Kind::kSlice, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
+    {"ConcatV2", Kind::kConcat, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
+    {"Pack", Kind::kConcat, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
+    {"PadV2", Kind::kPad, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
+    {"BiasAdd", Kind::kBiasAdd, kFloats, 2, Out::kSame, "a + b", nullptr, nullptr},
+    // Generated: the output element's flat index i.
+    {"RandomUniform", Kind::kGenerate, kFloats, 0, Out::kSame,
+     "lo + range * (($T)(xdev_random_bits(seed, (ulong)i) >> $SHIFT) * $SCALE)", nullptr, nullptr},
+    {"Range", Kind::kGenerate, kNumbers, 0, Out::kSame, "start + (double)i * delta",
+     "start + (double)i * delta", nullptr, nullptr, 0, nullptr, nullptr, true},
 };
 #undef XDEV_WRAP
 
@@ -273,7 +290,7 @@ struct Arg {
   const void* value;
 };
 xdev_status_t* launch(const xdev_kernel_call_t* call, const std::string& source,
-                      std::initializer_list<Arg> args, int64_t n) {
+                      const std::vector<Arg>& args, int64_t n) {
   xdev_device_t* d = call->device;
   cl_program program = nullptr;
   if (xdev_status_t* s = get_program(d, source, &program)) return s;
@@ -319,10 +336,30 @@ uint64_t fp64_mask(bool fp64) { return fp64 ? ~uint64_t{0} : ~kF64; }
 
 // ---- the kernel functions ---------------------------------------------------
 
+// A scalar kernel parameter: its OpenCL C declaration and its bytes.
+struct Param {
+  std::string decl;
+  std::vector<unsigned char> bytes;
+};
+template <typename T>
+Param param(const std::string& decl, T value) {
+  Param p{decl, std::vector<unsigned char>(sizeof value)};
+  std::memcpy(p.bytes.data(), &value, sizeof value);
+  return p;
+}
+// A float parameter in the precision of `dtype` (float or double).
+Param float_param(const std::string& name, xdev_dtype_t dtype, double value) {
+  if (dtype == XDEV_DTYPE_FLOAT32) return param("float " + name, static_cast<float>(value));
+  return param("double " + name, value);
+}
+
+// `expr` for every element of `out` (any strides: the core's outputs are
+// dense, views of them are not), reading `inputs` (the output's rank, any
+// strides).
 xdev_status_t* run_elementwise_with(const xdev_kernel_call_t* call, const std::string& expr,
                                     const xdev_tensor_t* const* inputs, uint32_t arity,
-                                    const xdev_tensor_t& out, const char* param_name,
-                                    double param) {
+                                    const xdev_tensor_t& out,
+                                    const std::vector<Param>& params = {}) {
   const int64_t n = elements(out);
   if (n == 0) return nullptr;
   Index ix;
@@ -344,26 +381,24 @@ xdev_status_t* run_elementwise_with(const xdev_kernel_call_t* call, const std::s
   }
   if (xdev_status_t* s = buffer_of(call, out, n, "the output", &buffers[arity])) return s;
   ix.off[arity] = buffers[arity].offset;
-  const xdev_dtype_t first = arity != 0 ? inputs[0]->dtype : out.dtype;
-  std::string params;
-  if (param_name != nullptr) params = std::string(cl_type(first)) + " " + param_name;
+  std::copy(out.strides, out.strides + out.rank, ix.st[arity]);
+  std::string decls;
+  for (const Param& p : params) decls += (decls.empty() ? "" : ", ") + p.decl;
   const bool fp64 = call->device->info->fp64;
-  const std::string source = elementwise_source(expr, dtypes, out.dtype, params, fp64);
-  const float param32 = static_cast<float>(param);
+  const std::string source = elementwise_source(expr, dtypes, out.dtype, decls, fp64);
   std::vector<Arg> args;
   for (uint32_t k = 0; k <= arity; ++k) args.push_back({sizeof(cl_mem), &buffers[k].mem});
   args.push_back({sizeof ix, &ix});
-  if (param_name != nullptr) {
-    args.push_back(first == XDEV_DTYPE_FLOAT32 ? Arg{sizeof param32, &param32}
-                                               : Arg{sizeof param, &param});
-  }
-  // launch() takes an initializer list; spell the few shapes out.
-  switch (args.size()) {
-    case 2: return launch(call, source, {args[0], args[1]}, n);
-    case 3: return launch(call, source, {args[0], args[1], args[2]}, n);
-    case 4: return launch(call, source, {args[0], args[1], args[2], args[3]}, n);
-    case 5: return launch(call, source, {args[0], args[1], args[2], args[3], args[4]}, n);
-    default: return op_fail(call, XDEV_STATUS_INTERNAL, "%zu kernel arguments", args.size());
+  for (const Param& p : params) args.push_back({p.bytes.size(), p.bytes.data()});
+  return launch(call, source, args, n);
+}
+
+// Dense row-major strides of `t` into `strides`.
+void dense_strides(const xdev_tensor_t& t, int64_t* strides) {
+  int64_t stride = 1;
+  for (int32_t d = t.rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= t.shape[d];
   }
 }
 
@@ -382,21 +417,21 @@ xdev_status_t* run_elementwise(const OpRow& row, const xdev_kernel_call_t* call)
   if (expr == nullptr) {
     return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s", dtype_name(t));
   }
-  const double param = row.param ? attr_number(call, row.param, row.param_default) : 0;
-  return run_elementwise_with(call, expr, call->inputs, row.arity, *call->outputs[0], row.param,
-                              param);
+  std::vector<Param> params;
+  if (row.param != nullptr) {
+    params.push_back(float_param(row.param, t, attr_number(call, row.param, row.param_default)));
+  }
+  return run_elementwise_with(call, expr, call->inputs, row.arity, *call->outputs[0], params);
 }
 
 xdev_status_t* run_cast(const xdev_kernel_call_t* call) {
   if (xdev_status_t* s = check_inputs(call, 1)) return s;
   return run_elementwise_with(call, cast_expr(call->inputs[0]->dtype, call->outputs[0]->dtype),
-                              call->inputs, 1, *call->outputs[0], nullptr, 0);
+                              call->inputs, 1, *call->outputs[0]);
 }
 
-xdev_status_t* run_fill(const xdev_kernel_call_t* call) {
-  if (call->output_count != 1) return check_inputs(call, 0);
-  const xdev_tensor_t& out = *call->outputs[0];
-  const double value = attr_number(call, "value", 0);
+// Every element of the dense tensor `out` = `value`, converted as Cast converts.
+xdev_status_t* fill_with(const xdev_kernel_call_t* call, const xdev_tensor_t& out, double value) {
   unsigned char pattern[8] = {};
   size_t size = dtype_size(out.dtype);
   switch (out.dtype) {
@@ -419,28 +454,154 @@ xdev_status_t* run_fill(const xdev_kernel_call_t* call) {
   return nullptr;
 }
 
+xdev_status_t* run_fill(const xdev_kernel_call_t* call) {
+  if (call->output_count != 1) return check_inputs(call, 0);
+  return fill_with(call, *call->outputs[0], attr_number(call, "value", 0));
+}
+
+// A view of `base` (its buffer): `shape` with `strides`, starting `elements`
+// elements after its start. The arrays must outlive the view's use.
+xdev_tensor_t view_of(const xdev_tensor_t& base, int32_t rank, const int64_t* shape,
+                      const int64_t* strides, int64_t elements) {
+  xdev_tensor_t v = base;
+  v.rank = rank;
+  v.shape = shape;
+  v.strides = strides;
+  v.byte_offset = base.byte_offset + static_cast<uint64_t>(elements) * dtype_size(base.dtype);
+  return v;
+}
+
+const int64_t* ints_attr(const xdev_kernel_call_t* call, const char* name, int64_t want) {
+  const xdev_attr_t* a = find_attr(call, name);
+  if (a == nullptr || a->kind != XDEV_ATTR_INTS || a->value.ints.count < want) return nullptr;
+  return a->value.ints.values;
+}
+
+xdev_status_t* run_slice(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& out = *call->outputs[0];
+  const int64_t* begin = ints_attr(call, "begin", x.rank);
+  if (begin == nullptr) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "attribute 'begin' (ints, one per axis) missing");
+  }
+  int64_t start = 0;
+  for (int32_t d = 0; d < x.rank; ++d) start += begin[d] * x.strides[d];
+  const xdev_tensor_t window = view_of(x, out.rank, out.shape, x.strides, start);
+  const xdev_tensor_t* in[1] = {&window};
+  return run_elementwise_with(call, "a", in, 1, out);
+}
+
+// ConcatV2 (inputs along `axis`) and Pack (input k at index k of the new `axis`).
+xdev_status_t* run_concat(const xdev_kernel_call_t* call) {
+  if (call->input_count == 0 || call->output_count != 1) return check_inputs(call, 1);
+  const bool pack = std::strcmp(call->op, "Pack") == 0;
+  const xdev_tensor_t& out = *call->outputs[0];
+  const int64_t axis = static_cast<int64_t>(attr_number(call, "axis", 0));
+  if (axis < 0 || axis >= out.rank) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "axis %" PRId64 " is not an axis of the "
+                   "rank-%d output", axis, out.rank);
+  }
+  int64_t dense[XDEV_MAX_RANK];
+  dense_strides(out, dense);
+  int64_t strides[XDEV_MAX_RANK];  // the output's strides over an input's axes
+  for (int32_t d = 0, k = 0; d < out.rank; ++d) {
+    if (!pack || d != axis) strides[k++] = dense[d];
+  }
+  int64_t position = 0;
+  for (uint32_t k = 0; k < call->input_count; ++k) {
+    const xdev_tensor_t& x = *call->inputs[k];
+    const xdev_tensor_t part = view_of(out, x.rank, x.shape, strides, position * dense[axis]);
+    position += pack ? 1 : (x.rank > axis ? x.shape[axis] : 0);
+    const xdev_tensor_t* in[1] = {&x};
+    if (xdev_status_t* s = run_elementwise_with(call, "a", in, 1, part)) return s;
+  }
+  return nullptr;
+}
+
+xdev_status_t* run_pad(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& out = *call->outputs[0];
+  const int64_t* paddings = ints_attr(call, "paddings", 2 * x.rank);
+  if (paddings == nullptr) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "attribute 'paddings' (ints, 2 per axis) missing");
+  }
+  if (xdev_status_t* s = fill_with(call, out, attr_number(call, "constant_values", 0))) return s;
+  int64_t dense[XDEV_MAX_RANK];
+  dense_strides(out, dense);
+  int64_t start = 0;
+  for (int32_t d = 0; d < x.rank; ++d) start += paddings[2 * d] * dense[d];
+  const xdev_tensor_t interior = view_of(out, x.rank, x.shape, dense, start);
+  const xdev_tensor_t* in[1] = {&x};
+  return run_elementwise_with(call, "a", in, 1, interior);
+}
+
+xdev_status_t* run_bias_add(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 2)) return s;
+  const xdev_tensor_t& value = *call->inputs[0];
+  const xdev_tensor_t& bias = *call->inputs[1];
+  const xdev_attr_t* format = find_attr(call, "data_format");
+  const bool nchw = format != nullptr && format->kind == XDEV_ATTR_STRING &&
+                    format->value.s != nullptr && std::strcmp(format->value.s, "NCHW") == 0;
+  const int32_t channel = nchw ? 1 : value.rank - 1;
+  if (channel < 0 || channel >= value.rank || bias.rank != 1) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "bias of rank %d for a rank-%d value",
+                   bias.rank, value.rank);
+  }
+  int64_t strides[XDEV_MAX_RANK] = {};
+  strides[channel] = bias.strides[0];
+  const xdev_tensor_t spread = view_of(bias, value.rank, value.shape, strides, 0);
+  const xdev_tensor_t* in[2] = {&value, &spread};
+  return run_elementwise_with(call, expr_for(row, value.dtype, call), in, 2, *call->outputs[0]);
+}
+
+xdev_status_t* run_generate(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (call->output_count != 1) return check_inputs(call, 0);
+  const xdev_tensor_t& out = *call->outputs[0];
+  std::string expr = expr_for(row, out.dtype, call);
+  std::vector<Param> params;
+  if (std::strcmp(row.op, "RandomUniform") == 0) {
+    const xdev_attr_t* seed = find_attr(call, "seed");
+    if (seed == nullptr || seed->kind != XDEV_ATTR_INT) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "attribute 'seed' (int) missing");
+    }
+    const double lo = attr_number(call, "minval", 0), hi = attr_number(call, "maxval", 1);
+    const bool f32 = out.dtype == XDEV_DTYPE_FLOAT32;
+    // The bounds in the output dtype first, then the arithmetic in it.
+    const double range = f32 ? static_cast<double>(static_cast<float>(hi) - static_cast<float>(lo))
+                             : hi - lo;
+    params = {param("ulong seed", static_cast<uint64_t>(seed->value.i)),
+              float_param("lo", out.dtype, lo), float_param("range", out.dtype, range)};
+    const auto replace = [&expr](const std::string& from, const std::string& to) {
+      expr.replace(expr.find(from), from.size(), to);
+    };
+    replace("$SHIFT", f32 ? "40" : "11");
+    replace("$SCALE", f32 ? "0x1.0p-24f" : "0x1.0p-53");
+  } else {
+    params = {param("double start", attr_number(call, "start", 0)),
+              param("double delta", attr_number(call, "delta", 1))};
+  }
+  return run_elementwise_with(call, expr, nullptr, 0, out, params);
+}
+
 xdev_status_t* run_add_n(const OpRow& add, const xdev_kernel_call_t* call) {
   if (call->input_count == 0 || call->output_count != 1) return check_inputs(call, 1);
   const xdev_tensor_t& out = *call->outputs[0];
   const xdev_dtype_t t = out.dtype;
   if (call->input_count == 1) {
-    return run_elementwise_with(call, "a", call->inputs, 1, out, nullptr, 0);
+    return run_elementwise_with(call, "a", call->inputs, 1, out);
   }
   const char* expr = expr_for(add, t, call);
   const xdev_tensor_t* pair[2] = {call->inputs[0], call->inputs[1]};
-  if (xdev_status_t* s = run_elementwise_with(call, expr, pair, 2, out, nullptr, 0)) return s;
-  // The output as an input: dense strides.
-  std::vector<int64_t> strides(out.rank);
-  int64_t stride = 1;
-  for (int32_t d = out.rank - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= out.shape[d];
-  }
-  xdev_tensor_t acc = out;
-  acc.strides = strides.data();
+  if (xdev_status_t* s = run_elementwise_with(call, expr, pair, 2, out)) return s;
+  xdev_tensor_t acc = out;  // the output as an input (dense strides)
+  int64_t strides[XDEV_MAX_RANK];
+  dense_strides(out, strides);
+  acc.strides = strides;
   for (uint32_t k = 2; k < call->input_count; ++k) {
     const xdev_tensor_t* next[2] = {&acc, call->inputs[k]};
-    if (xdev_status_t* s = run_elementwise_with(call, expr, next, 2, out, nullptr, 0)) return s;
+    if (xdev_status_t* s = run_elementwise_with(call, expr, next, 2, out)) return s;
   }
   return nullptr;
 }
@@ -612,6 +773,11 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kAlongAxis:
       case Kind::kArg: return run_line(row, call);
       case Kind::kMatMul: return run_matmul(call);
+      case Kind::kSlice: return run_slice(call);
+      case Kind::kConcat: return run_concat(call);
+      case Kind::kPad: return run_pad(call);
+      case Kind::kBiasAdd: return run_bias_add(row, call);
+      case Kind::kGenerate: return run_generate(row, call);
     }
     return op_fail(call, XDEV_STATUS_INTERNAL, "unknown kind");
   });
@@ -628,6 +794,7 @@ void register_kernels(xdev_plugin_t* p) {
       if (d->type_index == type) all_fp64 = all_fp64 && d->fp64;
     }
     for (const OpRow& row : kOps) {
+      if (row.needs_fp64 && !all_fp64) continue;
       const uint64_t type_mask = row.dtypes & fp64_mask(all_fp64);
       const uint64_t out_mask = row.kind == Kind::kCast ? kAll & fp64_mask(all_fp64) : 0;
       if (type_mask != 0) {
