@@ -52,6 +52,16 @@ inline ulong xdev_random_bits(ulong seed, ulong i) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBUL;
   return x ^ (x >> 31);
 }
+// Tile: input 0's coordinate is the output's modulo its shape (in rshape).
+inline long xdev_at_tile(const xdev_index* ix, long i) {
+  long o = ix->off[0];
+  for (int d = (int)ix->rank - 1; d >= 0; --d) {
+    long s = ix->shape[d];
+    o += ((i % s) % ix->rshape[d]) * ix->st[0][d];
+    i /= s;
+  }
+  return o;
+}
 inline long xdev_at(const xdev_index* ix, int k, long i) {
   long o = ix->off[k];
   for (int d = (int)ix->rank - 1; d >= 0; --d) {
@@ -89,7 +99,8 @@ const char* cl_type(xdev_dtype_t dtype) {
 }
 
 std::string elementwise_source(const std::string& expr, const std::vector<xdev_dtype_t>& inputs,
-                               xdev_dtype_t output, const std::string& params, bool fp64) {
+                               xdev_dtype_t output, const std::string& params, bool fp64,
+                               bool tile) {
   static const char* const kNames[] = {"a", "b", "c"};
   std::string s = prelude(fp64);
   s += "__kernel void xdev_kernel(";
@@ -97,8 +108,9 @@ std::string elementwise_source(const std::string& expr, const std::vector<xdev_d
   for (size_t k = 0; k < inputs.size(); ++k) {
     const std::string t = cl_type(inputs[k]);
     s += "__global const " + t + "* in" + std::to_string(k) + ", ";
-    loads += "  " + t + " " + kNames[k] + " = in" + std::to_string(k) + "[xdev_at(&ix, " +
-             std::to_string(k) + ", i)];\n";
+    loads += "  " + t + " " + kNames[k] + " = in" + std::to_string(k) + "[" +
+             (tile ? std::string("xdev_at_tile(&ix, i)")
+                   : "xdev_at(&ix, " + std::to_string(k) + ", i)") + "];\n";
   }
   s += "__global " + std::string(cl_type(output)) + "* out, xdev_index ix";
   if (!params.empty()) s += ", " + params;

@@ -42,8 +42,11 @@ const char* cl_type(xdev_dtype_t dtype);
 // row-major index); in it $T is input 0's type,
 // $U its unsigned counterpart, $O the output type, $F the literal suffix of
 // input 0's float type ("f" or "").
+// With `tile`, input 0 (the only one) is read at the output's coordinates
+// modulo its shape, given in Index::rshape (Tile).
 std::string elementwise_source(const std::string& expr, const std::vector<xdev_dtype_t>& inputs,
-                               xdev_dtype_t output, const std::string& params, bool fp64);
+                               xdev_dtype_t output, const std::string& params, bool fp64,
+                               bool tile = false);
 
 // A line kernel `xdev_kernel(in, out, Index)`: per line, `body` runs with
 // `T` the input type, `O` the output type, `A` the accumulator type, and the

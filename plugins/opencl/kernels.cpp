@@ -46,6 +46,8 @@ enum class Kind {
   kPad,          // Fill, then Copy into the interior view
   kBiasAdd,      // Add with the bias as a broadcast view
   kGenerate,     // elementwise over no input: the expression of i (Range, RandomUniform)
+  kTile,         // Copy reading the input at the output's coordinates modulo its shape
+  kOneHot,       // elementwise over the output, the indices broadcast along `axis`
 };
 
 enum class Out { kSame, kBool, kInt64, kAttr };
@@ -202,6 +204,10 @@ constexpr OpRow kOps[] = {
     {"Pack", Kind::kConcat, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
     {"PadV2", Kind::kPad, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"BiasAdd", Kind::kBiasAdd, kFloats, 2, Out::kSame, "a + b", nullptr, nullptr},
+    {"Tile", Kind::kTile, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
+    // OneHot is looked up by the indices' dtype; its output is any dtype.
+    {"OneHot", Kind::kOneHot, kInts, 1, Out::kAttr, nullptr, "((long)a == (i / inner) % depth) ? on : off",
+     nullptr},
     // Generated: the output element's flat index i.
     {"RandomUniform", Kind::kGenerate, kFloats, 0, Out::kSame,
      "lo + range * (($T)(xdev_random_bits(seed, (ulong)i) >> $SHIFT) * $SCALE)", nullptr, nullptr},
@@ -359,7 +365,7 @@ Param float_param(const std::string& name, xdev_dtype_t dtype, double value) {
 xdev_status_t* run_elementwise_with(const xdev_kernel_call_t* call, const std::string& expr,
                                     const xdev_tensor_t* const* inputs, uint32_t arity,
                                     const xdev_tensor_t& out,
-                                    const std::vector<Param>& params = {}) {
+                                    const std::vector<Param>& params = {}, bool tile = false) {
   const int64_t n = elements(out);
   if (n == 0) return nullptr;
   Index ix;
@@ -374,6 +380,7 @@ xdev_status_t* run_elementwise_with(const xdev_kernel_call_t* call, const std::s
       return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "input %u has rank %d, the output %d", k,
                      t.rank, out.rank);
     }
+    if (tile) std::copy(t.shape, t.shape + t.rank, ix.rshape);
     if (xdev_status_t* s = buffer_of(call, t, n, "an input", &buffers[k])) return s;
     ix.off[k] = buffers[k].offset;
     std::copy(t.strides, t.strides + t.rank, ix.st[k]);
@@ -385,7 +392,7 @@ xdev_status_t* run_elementwise_with(const xdev_kernel_call_t* call, const std::s
   std::string decls;
   for (const Param& p : params) decls += (decls.empty() ? "" : ", ") + p.decl;
   const bool fp64 = call->device->info->fp64;
-  const std::string source = elementwise_source(expr, dtypes, out.dtype, decls, fp64);
+  const std::string source = elementwise_source(expr, dtypes, out.dtype, decls, fp64, tile);
   std::vector<Arg> args;
   for (uint32_t k = 0; k <= arity; ++k) args.push_back({sizeof(cl_mem), &buffers[k].mem});
   args.push_back({sizeof ix, &ix});
@@ -430,17 +437,28 @@ xdev_status_t* run_cast(const xdev_kernel_call_t* call) {
                               call->inputs, 1, *call->outputs[0]);
 }
 
+// `value` converted to `dtype` as Cast converts (docs/ops.md), as bytes.
+std::vector<unsigned char> converted(xdev_dtype_t dtype, double value) {
+  std::vector<unsigned char> bytes(dtype_size(dtype));
+  const auto put = [&bytes](auto v) { std::memcpy(bytes.data(), &v, sizeof v); };
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: put(static_cast<float>(value)); break;
+    case XDEV_DTYPE_FLOAT64: put(value); break;
+    case XDEV_DTYPE_INT32: put(cpu::convert<int32_t>(value)); break;
+    case XDEV_DTYPE_INT64: put(cpu::convert<int64_t>(value)); break;
+    case XDEV_DTYPE_BOOL: put(static_cast<unsigned char>(value != 0 ? 1 : 0)); break;
+    default: break;
+  }
+  return bytes;
+}
+
 // Every element of the dense tensor `out` = `value`, converted as Cast converts.
 xdev_status_t* fill_with(const xdev_kernel_call_t* call, const xdev_tensor_t& out, double value) {
-  unsigned char pattern[8] = {};
-  size_t size = dtype_size(out.dtype);
-  switch (out.dtype) {
-    case XDEV_DTYPE_FLOAT32: { const float v = static_cast<float>(value); std::memcpy(pattern, &v, 4); break; }
-    case XDEV_DTYPE_FLOAT64: std::memcpy(pattern, &value, 8); break;
-    case XDEV_DTYPE_INT32: { const int32_t v = cpu::convert<int32_t>(value); std::memcpy(pattern, &v, 4); break; }
-    case XDEV_DTYPE_INT64: { const int64_t v = cpu::convert<int64_t>(value); std::memcpy(pattern, &v, 8); break; }
-    case XDEV_DTYPE_BOOL: pattern[0] = value != 0 ? 1 : 0; break;
-    default: size = 0;
+  const std::vector<unsigned char> pattern_bytes = converted(out.dtype, value);
+  const unsigned char* pattern = pattern_bytes.data();
+  const size_t size = pattern_bytes.size();
+  if (size == 0) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s", dtype_name(out.dtype));
   }
   const int64_t n = elements(out);
   Buffer b;
@@ -554,6 +572,37 @@ xdev_status_t* run_bias_add(const OpRow& row, const xdev_kernel_call_t* call) {
   const xdev_tensor_t spread = view_of(bias, value.rank, value.shape, strides, 0);
   const xdev_tensor_t* in[2] = {&value, &spread};
   return run_elementwise_with(call, expr_for(row, value.dtype, call), in, 2, *call->outputs[0]);
+}
+
+xdev_status_t* run_tile(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  return run_elementwise_with(call, "a", call->inputs, 1, *call->outputs[0], {}, true);
+}
+
+xdev_status_t* run_one_hot(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  const xdev_tensor_t& indices = *call->inputs[0];
+  const xdev_tensor_t& out = *call->outputs[0];
+  const int64_t axis = static_cast<int64_t>(attr_number(call, "axis", -1));
+  if (axis < 0 || axis >= out.rank || out.rank != indices.rank + 1) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "axis %" PRId64 " for a rank-%d output",
+                   axis, out.rank);
+  }
+  // The indices as a tensor of the output's rank, broadcast along `axis`.
+  int64_t strides[XDEV_MAX_RANK] = {};
+  for (int32_t d = 0, k = 0; d < out.rank; ++d) {
+    if (d != axis) strides[d] = indices.strides[k++];
+  }
+  const xdev_tensor_t spread = view_of(indices, out.rank, out.shape, strides, 0);
+  int64_t inner = 1;
+  for (int32_t d = static_cast<int32_t>(axis) + 1; d < out.rank; ++d) inner *= out.shape[d];
+  const std::string type = cl_type(out.dtype);
+  Param on{type + " on", converted(out.dtype, attr_number(call, "on_value", 1))};
+  Param off{type + " off", converted(out.dtype, attr_number(call, "off_value", 0))};
+  const xdev_tensor_t* in[1] = {&spread};
+  return run_elementwise_with(call, expr_for(row, indices.dtype, call), in, 1, out,
+                              {param("long inner", inner), param("long depth", out.shape[axis]),
+                               std::move(on), std::move(off)});
 }
 
 xdev_status_t* run_generate(const OpRow& row, const xdev_kernel_call_t* call) {
@@ -778,6 +827,8 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kPad: return run_pad(call);
       case Kind::kBiasAdd: return run_bias_add(row, call);
       case Kind::kGenerate: return run_generate(row, call);
+      case Kind::kTile: return run_tile(call);
+      case Kind::kOneHot: return run_one_hot(row, call);
     }
     return op_fail(call, XDEV_STATUS_INTERNAL, "unknown kind");
   });
