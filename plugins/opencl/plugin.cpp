@@ -40,12 +40,8 @@ xdev_status_t* cpu_device_type(const xdev_host_api_t* host, std::string* out) {
   const char* value = std::getenv("XDEV_OPENCL_CPU_DEVICES");
   if (value == nullptr || value[0] == '\0') return nullptr;
   std::string type = value;
-  bool ok = std::isalpha(static_cast<unsigned char>(type[0])) && type.size() <= 31;
-  for (char& c : type) {
-    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  if (!ok) {
+  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!xdev_plugin_valid_type_name(value)) {
     return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
                        "opencl plugin: XDEV_OPENCL_CPU_DEVICES='%s' is no device type name "
                        "(letters, digits and '_', starting with a letter, at most 31)",

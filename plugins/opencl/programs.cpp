@@ -63,29 +63,6 @@ xdev_status_code_t status_code_for(cl_int code) {
   }
 }
 
-const char* dtype_name(xdev_dtype_t dtype) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32: return "float32";
-    case XDEV_DTYPE_FLOAT64: return "float64";
-    case XDEV_DTYPE_INT32: return "int32";
-    case XDEV_DTYPE_INT64: return "int64";
-    case XDEV_DTYPE_BOOL: return "bool";
-    case XDEV_DTYPE_FLOAT16: return "float16";
-    default: return "an unknown dtype";
-  }
-}
-
-size_t dtype_size(xdev_dtype_t dtype) {
-  switch (dtype) {
-    case XDEV_DTYPE_FLOAT32:
-    case XDEV_DTYPE_INT32: return 4;
-    case XDEV_DTYPE_FLOAT64:
-    case XDEV_DTYPE_INT64: return 8;
-    case XDEV_DTYPE_BOOL: return 1;
-    default: return 0;
-  }
-}
-
 namespace {
 
 constexpr const char* kBuildOptions = "-cl-std=CL1.2";
