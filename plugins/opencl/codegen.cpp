@@ -126,7 +126,7 @@ std::string elementwise_source(const std::string& expr, const std::vector<xdev_d
 }
 
 std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_t output,
-                        const char* accumulator, bool fp64) {
+                        const char* accumulator, bool fp64, const std::string& extra) {
   std::string s = prelude(fp64);
   s += "#define T " + std::string(cl_type(input)) + "\n#define U " + unsigned_type(input) +
        "\n#define O " + cl_type(output) + "\n#define A " + accumulator + "\n";
@@ -140,7 +140,7 @@ inline long xdev_line_at(const xdev_index* ix, int k, long j) {
   }
   return o;
 }
-__kernel void xdev_kernel(__global const T* in, __global O* out, xdev_index ix) {
+__kernel void xdev_kernel(__global const T* in, __global O* out, xdev_index ix $EXTRA) {
   long line = get_global_id(0);
   if (line >= ix.n) return;
   const long base_in = xdev_at(&ix, 0, line);
@@ -152,6 +152,7 @@ __kernel void xdev_kernel(__global const T* in, __global O* out, xdev_index ix) 
 )CL";
   s += body;
   s += "\n}\n";
+  replace_all(s, "$EXTRA", extra);
   return s;
 }
 

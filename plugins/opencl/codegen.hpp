@@ -52,7 +52,8 @@ std::string elementwise_source(const std::string& expr, const std::vector<xdev_d
 // `T` the input type, `O` the output type, `A` the accumulator type, and the
 // macros X(j) (the line's j-th input element) and Y(j) (its j-th output
 // element, softmax-like ops), `count`, and OUT (the reduction's output).
+// `extra` adds parameters after the Index (", __global const T* gamma").
 std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_t output,
-                        const char* accumulator, bool fp64);
+                        const char* accumulator, bool fp64, const std::string& extra = "");
 
 }  // namespace xdev::opencl

@@ -48,6 +48,7 @@ enum class Kind {
   kGenerate,     // elementwise over no input: the expression of i (Range, RandomUniform)
   kTile,         // Copy reading the input at the output's coordinates modulo its shape
   kOneHot,       // elementwise over the output, the indices broadcast along `axis`
+  kLayerNorm,    // line kernel over the axes from `begin_norm_axis`, with gamma and beta
 };
 
 enum class Out { kSame, kBool, kInt64, kAttr };
@@ -113,6 +114,15 @@ const char* const kArgMinInt =
 const char* const kCumSum =
     "A acc = 0; for (long k = 0; k < count; ++k) { long j = $REVERSE ? count - 1 - k : k;"
     " if ($EXCLUSIVE) { Y(j) = (O)acc; acc += (A)X(j); } else { acc += (A)X(j); Y(j) = (O)acc; } }";
+
+// LayerNorm: mean and variance in A (double where the device has it), then
+// (x - mean) * rstd * gamma + beta, rounded once (docs/ops.md).
+const char* const kLayerNormBody =
+    "A sum = 0; for (long j = 0; j < count; ++j) sum += (A)X(j); A mean = sum / (A)count;"
+    " A sq = 0; for (long j = 0; j < count; ++j) { A d = (A)X(j) - mean; sq += d * d; }"
+    " A rstd = (A)1 / sqrt(sq / (A)count + eps);"
+    " for (long j = 0; j < count; ++j)"
+    " Y(j) = (O)(((A)X(j) - mean) * rstd * (A)gamma[ix.off[2] + j] + (A)beta[ix.off[3] + j]);";
 
 #define XDEV_WRAP(op) "($T)(($U)a " op " ($U)b)"
 constexpr OpRow kOps[] = {
@@ -190,6 +200,7 @@ constexpr OpRow kOps[] = {
     {"Any", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAny},
     {"All", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAll_},
     {"LogSumExp", Kind::kReduce, kFloats, 1, Out::kSame, kLogSumExp, nullptr, nullptr},
+    {"LayerNorm", Kind::kLayerNorm, kFloats, 3, Out::kSame, kLayerNormBody, nullptr, nullptr},
     // Along one axis.
     {"Softmax", Kind::kAlongAxis, kFloats, 1, Out::kSame, kSoftmax, nullptr, nullptr},
     {"LogSoftmax", Kind::kAlongAxis, kFloats, 1, Out::kSame, kLogSoftmax, nullptr, nullptr},
@@ -657,7 +668,8 @@ xdev_status_t* run_add_n(const OpRow& add, const xdev_kernel_call_t* call) {
 
 // The line kernels: `reduced` marks the input axes each line runs along.
 xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
-  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  const bool layer_norm = row.kind == Kind::kLayerNorm;
+  if (xdev_status_t* s = check_inputs(call, layer_norm ? 3 : 1)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   bool reduced[XDEV_MAX_RANK] = {};
@@ -669,6 +681,13 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
         if (a >= 0 && a < x.rank) reduced[a] = true;
       }
     }
+  } else if (layer_norm) {
+    const int64_t first = static_cast<int64_t>(attr_number(call, "begin_norm_axis", -1));
+    if (first < 0 || first >= x.rank) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "begin_norm_axis %" PRId64 " is not an "
+                     "axis of the rank-%d input", first, x.rank);
+    }
+    for (int64_t d = first; d < x.rank; ++d) reduced[d] = true;
   } else {
     const int64_t a = static_cast<int64_t>(attr_number(call, "axis", -1));
     if (a < 0 || a >= x.rank) {
@@ -677,7 +696,7 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
     }
     reduced[a] = true;
   }
-  const bool same_shape = row.kind == Kind::kAlongAxis;
+  const bool same_shape = row.kind == Kind::kAlongAxis || layer_norm;
   // Dense strides of the output over the input's axes (reduced axes have
   // none unless the output keeps them).
   int64_t out_strides[XDEV_MAX_RANK] = {};
@@ -733,9 +752,27 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
   replace("$HIGHEST", x.dtype == XDEV_DTYPE_INT32 ? "INT_MAX" : "LONG_MAX");
   replace("$EXCLUSIVE", attr_bool(call, "exclusive") ? "1" : "0");
   replace("$REVERSE", attr_bool(call, "reverse") ? "1" : "0");
-  const std::string source = line_source(text, x.dtype, out.dtype, acc.c_str(), fp64);
-  return launch(call, source, {{sizeof(cl_mem), &in_b.mem}, {sizeof(cl_mem), &out_b.mem},
-                               {sizeof ix, &ix}}, ix.n);
+  std::vector<Arg> args = {{sizeof(cl_mem), &in_b.mem}, {sizeof(cl_mem), &out_b.mem},
+                            {sizeof ix, &ix}};
+  std::string extra;
+  Buffer gamma_b, beta_b;
+  Param eps;
+  if (layer_norm) {
+    const xdev_tensor_t& gamma = *call->inputs[1];
+    const xdev_tensor_t& beta = *call->inputs[2];
+    if (xdev_status_t* s = buffer_of(call, gamma, ix.count, "gamma", &gamma_b)) return s;
+    if (xdev_status_t* s = buffer_of(call, beta, ix.count, "beta", &beta_b)) return s;
+    ix.off[2] = gamma_b.offset;
+    ix.off[3] = beta_b.offset;
+    eps = acc == "double" ? param("double eps", attr_number(call, "epsilon", 0.001))
+                          : param("float eps", static_cast<float>(attr_number(call, "epsilon", 0.001)));
+    extra = ", __global const T* gamma, __global const T* beta, " + eps.decl;
+    args.push_back({sizeof(cl_mem), &gamma_b.mem});
+    args.push_back({sizeof(cl_mem), &beta_b.mem});
+    args.push_back({eps.bytes.size(), eps.bytes.data()});
+  }
+  const std::string source = line_source(text, x.dtype, out.dtype, acc.c_str(), fp64, extra);
+  return launch(call, source, args, ix.n);
 }
 
 xdev_status_t* run_matmul(const xdev_kernel_call_t* call) {
@@ -820,7 +857,8 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       }
       case Kind::kReduce:
       case Kind::kAlongAxis:
-      case Kind::kArg: return run_line(row, call);
+      case Kind::kArg:
+      case Kind::kLayerNorm: return run_line(row, call);
       case Kind::kMatMul: return run_matmul(call);
       case Kind::kSlice: return run_slice(call);
       case Kind::kConcat: return run_concat(call);
