@@ -45,7 +45,7 @@ Tensor upload_host(const void* data, DType dtype, const Shape& shape) {
   detail::Runtime::global().ensure_initialized();
   detail::LogicalDeviceState* device = detail::place_creation("_EagerConst");
   auto out = detail::make_tensor(device, dtype, shape, "constant");
-  detail::upload(device, out->storage->data, 0, data, bytes);
+  detail::upload(device, out->memory(), data, bytes);
   if (detail::log_placement_enabled()) detail::log_placement("_EagerConst", device->name());
   return Tensor(std::move(out));
 }

@@ -40,6 +40,15 @@
  *                           what the user gets names the slot, the plugin
  *                           file and the device
  *
+ * and as a plugin of ABI 1.5 for 1.6 (tests/abi/test_abi_1_6.cpp):
+ *
+ *   XDEV_TEST_ABI_1_5       "abi15": its table ends at device_kernels; the
+ *                           1.6 copy slots beyond it (copy_host_to_device_at,
+ *                           ...) hold functions that abort, so a core that
+ *                           read past struct_size would crash. Its float32
+ *                           Add reads (char*)data + byte_offset, as every
+ *                           pointer plugin before 1.6 did.
+ *
  * and once more as a good plugin for the interop tests (tests/interop):
  *
  *   XDEV_TEST_FAKECL        "fakecl": one device "FAKECL:0" of 64 MiB that
@@ -64,6 +73,8 @@
 #include <string.h>
 
 #include <xdev/plugin.h>
+
+#include "enqueue_time_events.h"
 
 #ifndef XDEV_TEST_PLUGIN_NAME
 #define XDEV_TEST_PLUGIN_NAME "minimal"
@@ -136,12 +147,9 @@ struct xdev_device_t {
 struct xdev_stream_t {
   int unused;
 };
-struct xdev_event_t {
-  int unused;
-};
 
 #if defined(XDEV_TEST_WRITES_NOTHING) || defined(XDEV_TEST_WRITES_PAST) || \
-    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS)
+    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_ABI_1_5)
 #define XDEV_TEST_HAS_KERNEL 1
 #endif
 
@@ -156,7 +164,6 @@ static uint64_t g_stream_bytes[2];
 #define XDEV_TEST_STREAM_BYTES 4096
 static struct xdev_device_t g_devices[2] = {{0}, {1}};
 static struct xdev_stream_t g_streams[2];
-static struct xdev_event_t g_event;
 
 static xdev_status_t* error(xdev_status_code_t code, const char* message) {
   return g_host->status_create(g_host->host_context, code, message);
@@ -293,29 +300,6 @@ static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
   return NULL;
 #endif
 }
-static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
-  (void)device;
-  *out = &g_event;
-  return NULL;
-}
-static void event_destroy(xdev_event_t* event) { (void)event; }
-static xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* event_synchronize(xdev_event_t* event) {
-  (void)event;
-  return NULL;
-}
-static xdev_status_t* event_query(xdev_event_t* event, int32_t* out_done) {
-  (void)event;
-  *out_done = 1;
-  return NULL;
-}
 
 static xdev_status_t* copy(xdev_stream_t* stream, void* dst, const void* src, uint64_t size) {
   (void)stream;
@@ -415,6 +399,25 @@ static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
 }
 #endif
 
+#ifdef XDEV_TEST_ABI_1_5
+/* Beyond the 1.5 table: a core that calls one read past struct_size. */
+static xdev_status_t* h2d_at_beyond(xdev_stream_t* s, void* d, uint64_t o, const void* h,
+                                    uint64_t n) {
+  (void)s, (void)d, (void)o, (void)h, (void)n;
+  abort();
+}
+static xdev_status_t* d2h_at_beyond(xdev_stream_t* s, void* h, const void* d, uint64_t o,
+                                    uint64_t n) {
+  (void)s, (void)h, (void)d, (void)o, (void)n;
+  abort();
+}
+static xdev_status_t* d2d_at_beyond(xdev_stream_t* s, void* d, uint64_t o, const void* r,
+                                    uint64_t p, uint64_t n) {
+  (void)s, (void)d, (void)o, (void)r, (void)p, (void)n;
+  abort();
+}
+#endif
+
 static xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out,
                               uint32_t* out_count) {
   (void)plugin;
@@ -457,6 +460,13 @@ static xdev_plugin_api_t make_api(void) {
 #endif
 #if defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
   api.device_kernels = device_kernels;
+#endif
+#ifdef XDEV_TEST_ABI_1_5
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_5;
+  api.abi_version.minor = 5;
+  api.copy_host_to_device_at = h2d_at_beyond; /* beyond its table: never read */
+  api.copy_device_to_host_at = d2h_at_beyond;
+  api.copy_device_to_device_at = d2d_at_beyond;
 #endif
   api.name = XDEV_TEST_PLUGIN_NAME;
   api.plugin_version = "test";
