@@ -78,6 +78,9 @@ struct xdev_plugin_t {
   xdev::plugin_helpers::KernelList type_kernels;
   std::string status_line;
   std::unique_ptr<xdev::opencl::ProgramCache> cache;
+  // Address mode (README.md, "Memory modes"): for cores before ABI 1.6 and
+  // for XDEV_OPENCL_MEMORY=addresses.
+  bool address_mode = false;
 };
 
 // An opened device. Its memory is handles (XDEV_CAP_HANDLE_MEMORY, ABI 1.6):
@@ -93,6 +96,10 @@ struct xdev_device_t {
   std::mutex memory_mutex;
   std::unordered_map<cl_mem, uint64_t> allocations;  // live buffers and their sizes
   uint64_t allocated_bytes = 0;
+  // Address mode only: the made-up address of each buffer (never host
+  // memory), so that an address inside a buffer maps back to it.
+  std::map<uint64_t, cl_mem> addresses;
+  uint64_t next_address = 0;
 
   std::mutex program_mutex;
   std::unordered_map<std::string, cl_program> programs;  // by source + options

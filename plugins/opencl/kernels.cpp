@@ -501,9 +501,10 @@ xdev_tensor_t view_of(const xdev_tensor_t& base, int32_t rank, const int64_t* sh
 }
 
 const int64_t* ints_attr(const xdev_kernel_call_t* call, const char* name, int64_t want) {
+  static const int64_t kNone[1] = {0};  // a rank-0 call's empty list (values may be NULL)
   const xdev_attr_t* a = find_attr(call, name);
   if (a == nullptr || a->kind != XDEV_ATTR_INTS || a->value.ints.count < want) return nullptr;
-  return a->value.ints.values;
+  return want == 0 ? kNone : a->value.ints.values;
 }
 
 xdev_status_t* run_slice(const xdev_kernel_call_t* call) {

@@ -2,6 +2,7 @@
 // This file: the ABI slots (devices, memory, streams, events, copies).
 // Kernels: kernels.cpp; their OpenCL C: codegen.cpp; programs: programs.cpp.
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cinttypes>
 #include <cstdlib>
@@ -17,6 +18,15 @@ namespace xdev::opencl {
 ph::PluginHost g_host{"opencl"};
 
 namespace {
+
+// Address mode (README.md): set by the query for a core before 1.6 or by
+// XDEV_OPENCL_MEMORY=addresses, read by initialize.
+std::atomic<bool> g_address_mode{false};
+// Made-up addresses of address mode: bits 62 and 55 set (non-canonical on
+// x86-64, the kernel half on AArch64: a dereference faults), one 2^44-byte
+// range per device.
+constexpr uint64_t kAddressTag = UINT64_C(0x4080000000000000);
+constexpr uint64_t kDeviceRange = UINT64_C(1) << 44;
 
 std::string info_string(cl_device_id id, cl_device_info what) {
   size_t size = 0;
@@ -171,6 +181,7 @@ xdev_status_t* initialize(const xdev_plugin_init_args_t* args, xdev_plugin_t** o
     p.host = host;
     p.registration = std::make_unique<ph::InstanceRegistration>(g_host, host);
     p.cache = std::make_unique<ProgramCache>(ProgramCache::directory_from_environment());
+    p.address_mode = g_address_mode.load();
     if (xdev_status_t* s = discover(&p)) return s;
     register_kernels(&p);
     return static_cast<xdev_status_t*>(nullptr);
@@ -248,6 +259,7 @@ xdev_status_t* device_open(xdev_plugin_t* p, uint32_t ordinal, xdev_device_t** o
     d->info = p->devices[ordinal].get();
     d->host = p->host;
     d->context = context_of(p, d->info->platform);
+    d->next_address = kAddressTag + kDeviceRange * ordinal;
     *out = d.release();
     return nullptr;
   });
@@ -295,6 +307,15 @@ xdev_status_t* memory_allocate(xdev_device_t* d, uint64_t size, uint64_t alignme
     std::lock_guard lock(d->memory_mutex);
     d->allocations.emplace(mem, size);
     d->allocated_bytes += size;
+    if (d->plugin->address_mode) {
+      // A made-up address, past the last one with a gap (an address one
+      // past the end belongs to no buffer), 4096-aligned.
+      const uint64_t address = d->next_address;
+      d->next_address = (address + size + 8191) & ~UINT64_C(4095);
+      d->addresses.emplace(address, mem);
+      *out = reinterpret_cast<void*>(address);
+      return nullptr;
+    }
     *out = mem;  // the handle itself (XDEV_CAP_HANDLE_MEMORY)
     return nullptr;
   });
@@ -305,6 +326,11 @@ void memory_free(xdev_device_t* d, void* ptr) noexcept {
   cl_mem mem = static_cast<cl_mem>(ptr);
   {
     std::lock_guard lock(d->memory_mutex);
+    if (d->plugin->address_mode) {
+      const auto a = d->addresses.find(reinterpret_cast<uint64_t>(ptr));
+      mem = a != d->addresses.end() ? a->second : nullptr;
+      if (mem != nullptr) d->addresses.erase(a);
+    }
     const auto it = d->allocations.find(mem);
     if (it == d->allocations.end()) {
       g_host.log(d->host, XDEV_LOG_ERROR, "opencl plugin: memory_free on %s: %p is no "
@@ -520,6 +546,25 @@ xdev_status_t* copy_peer_at(xdev_stream_t* s, void* dst, uint64_t dst_offset,
   return copy_buffers(s, "copy_peer_at", to, from, size);
 }
 
+// Address mode's copy slots: an address is (its buffer, the offset in it),
+// which locate() finds.
+xdev_status_t* copy_host_to_device(xdev_stream_t* s, void* dst, const void* src,
+                                   uint64_t size) noexcept {
+  return copy_host_to_device_at(s, dst, 0, src, size);
+}
+xdev_status_t* copy_device_to_host(xdev_stream_t* s, void* dst, const void* src,
+                                   uint64_t size) noexcept {
+  return copy_device_to_host_at(s, dst, src, 0, size);
+}
+xdev_status_t* copy_device_to_device(xdev_stream_t* s, void* dst, const void* src,
+                                     uint64_t size) noexcept {
+  return copy_device_to_device_at(s, dst, 0, src, 0, size);
+}
+xdev_status_t* copy_peer(xdev_stream_t* s, void* dst, xdev_device_t* src_device, const void* src,
+                         uint64_t size) noexcept {
+  return copy_peer_at(s, dst, 0, src_device, src, 0, size);
+}
+
 xdev_status_t* kernels(xdev_plugin_t* p, const xdev_kernel_info_t* const** out,
                        uint32_t* out_count) noexcept {
   if (p == nullptr) return g_host.null_argument(nullptr, "kernels", "plugin");
@@ -573,12 +618,44 @@ constexpr xdev_plugin_api_t kApi = [] {
   return api;
 }();
 
+// Address mode: made-up addresses, the old copy slots.
+constexpr xdev_plugin_api_t kAddressApi = [] {
+  xdev_plugin_api_t api = kApi;
+  api.capabilities = XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY;
+  api.copy_host_to_device = copy_host_to_device;
+  api.copy_device_to_host = copy_device_to_host;
+  api.copy_device_to_device = copy_device_to_device;
+  api.copy_peer = copy_peer;
+  return api;
+}();
+
+bool wants_address_mode(const xdev_plugin_query_args_t* args) {
+  if (const char* mode = std::getenv("XDEV_OPENCL_MEMORY")) {
+    if (std::strcmp(mode, "addresses") == 0) return true;
+  }
+  // A core before 1.6 cannot take handles.
+  return args != nullptr && args->struct_size >= XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE &&
+         (args->core_max_version.major == XDEV_ABI_VERSION_MAJOR &&
+          args->core_max_version.minor < 6);
+}
+
 }  // namespace
 
 std::string locate(xdev_device_t* d, const void* alloc, uint64_t offset, uint64_t size,
                    Location* out) {
   cl_mem mem = static_cast<cl_mem>(const_cast<void*>(alloc));
   std::lock_guard lock(d->memory_mutex);
+  if (d->plugin->address_mode) {
+    // An address anywhere inside a buffer: the buffer at or below it.
+    const auto a = reinterpret_cast<uint64_t>(alloc);
+    auto it = d->addresses.upper_bound(a);
+    mem = nullptr;
+    if (it != d->addresses.begin()) {
+      --it;
+      mem = it->second;
+      offset += a - it->first;
+    }
+  }
   const auto it = d->allocations.find(mem);
   if (it == d->allocations.end()) {
     return ph::format("%p is no live allocation of device %u (%s)", alloc, d->ordinal,
@@ -610,5 +687,8 @@ xdev_status_t* cl_failure(const xdev_host_api_t* host, const xdev_device_t* d, c
 }  // namespace xdev::opencl
 
 extern "C" XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* args) {
-  return xdev::opencl::g_host.answer_query(args, xdev::opencl::kApi);
+  using namespace xdev::opencl;
+  const bool addresses = wants_address_mode(args);
+  g_address_mode.store(addresses);
+  return g_host.answer_query(args, addresses ? kAddressApi : kApi);
 }

@@ -333,3 +333,52 @@ TEST_F(OpenclPlugin, CorruptCacheEntriesAreRebuiltNotTrusted) {
 }
 
 }  // namespace
+
+namespace {
+
+// A core before ABI 1.6 (or XDEV_OPENCL_MEMORY=addresses) gets address mode:
+// made-up addresses, the old copy slots, no XDEV_CAP_HANDLE_MEMORY; an
+// address inside a buffer works like (buffer, offset).
+TEST(OpenclAddressMode, ACoreBefore16GetsAddressesThatWorkInsideBuffers) {
+  ASSERT_TRUE(library().loaded()) << library().error();
+  xdev_plugin_query_args_t args = query_args(process_core_host("opencl"));
+  args.core_max_version = {1, 5};
+  ASSERT_OK(library().query()(&args));
+  const xdev_plugin_api_t* api = args.plugin_api;
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ(api->capabilities & XDEV_CAP_HANDLE_MEMORY, 0u);
+  ASSERT_NE(api->copy_host_to_device, nullptr);
+  const xdev_plugin_init_args_t init = init_args(process_core_host("opencl"));
+  xdev_plugin_t* plugin = nullptr;
+  ASSERT_OK(api->initialize(&init, &plugin));
+  uint32_t count = 0;
+  ASSERT_OK(api->device_count(plugin, &count));
+  if (count != 0) {
+    xdev_device_t* device = nullptr;
+    xdev_stream_t* stream = nullptr;
+    void* mem = nullptr;
+    ASSERT_OK(api->device_open(plugin, 0, &device));
+    ASSERT_OK(api->stream_create(device, &stream));
+    ASSERT_OK(api->memory_allocate(device, 1024, 256, &mem));
+    EXPECT_NE(reinterpret_cast<uint64_t>(mem) & UINT64_C(0x4000000000000000), 0u) << mem;
+    const std::vector<int32_t> values = {5, 6, 7};
+    char* inside = static_cast<char*>(mem) + 100;
+    ASSERT_OK(api->copy_host_to_device(stream, inside, values.data(), 12));
+    std::vector<int32_t> back(3);
+    ASSERT_OK(api->copy_device_to_host(stream, back.data(), inside, 12));
+    ASSERT_OK(api->stream_synchronize(stream));
+    EXPECT_EQ(back, values);
+    EXPECT_STATUS(api->copy_device_to_host(stream, back.data(), inside + 1000, 12),
+                  XDEV_STATUS_INVALID_ARGUMENT, "overrun allocation");
+    api->memory_free(device, mem);
+    api->stream_destroy(stream);
+    api->device_close(device);
+  }
+  api->shutdown(plugin);
+  // The next query of a 1.6 core gets handles again.
+  xdev_plugin_query_args_t now = query_args(process_core_host("opencl"));
+  ASSERT_OK(library().query()(&now));
+  EXPECT_NE(now.plugin_api->capabilities & XDEV_CAP_HANDLE_MEMORY, 0u);
+}
+
+}  // namespace
