@@ -156,4 +156,25 @@ __kernel void xdev_kernel(__global const T* in, __global O* out, xdev_index ix $
   return s;
 }
 
+std::string gather_source(xdev_dtype_t params, xdev_dtype_t indices, bool fp64) {
+  std::string s = prelude(fp64);
+  s += "#define T " + std::string(cl_type(params)) + "\n#define I " + cl_type(indices) + "\n";
+  s += R"CL(
+__kernel void xdev_kernel(__global const T* params, __global const I* indices, __global T* out,
+                          xdev_index ix, long n, long m, long inner, __global int* errors) {
+  long i = get_global_id(0);
+  if (i >= ix.n) return;
+  long in_i = i % inner, t = i / inner, j = t % m, o = t / m;
+  long v = (long)indices[ix.off[1] + j];
+  if (v < 0 || v >= n) {
+    if (atomic_cmpxchg(errors, 0, 1) == 0) ((__global long*)errors)[1] = v;
+    out[ix.off[2] + i] = (T)0;
+    return;
+  }
+  out[ix.off[2] + i] = params[ix.off[0] + (o * n + v) * inner + in_i];
+}
+)CL";
+  return s;
+}
+
 }  // namespace xdev::opencl

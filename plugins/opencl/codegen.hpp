@@ -56,4 +56,10 @@ std::string elementwise_source(const std::string& expr, const std::vector<xdev_d
 std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_t output,
                         const char* accumulator, bool fp64, const std::string& extra = "");
 
+// GatherV2 `xdev_kernel(params, indices, out, Index, n, m, inner, errors)`:
+// params [outer, n, inner] and indices [m] dense at off[0], off[1], out
+// [outer, m, inner] at off[2]; an index outside [0, n) gives 0 and sets the
+// stream's error flag (common.hpp, xdev_stream_t::errors).
+std::string gather_source(xdev_dtype_t params, xdev_dtype_t indices, bool fp64);
+
 }  // namespace xdev::opencl

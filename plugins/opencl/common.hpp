@@ -108,6 +108,12 @@ struct xdev_device_t {
 struct xdev_stream_t {
   xdev_device_t* device = nullptr;
   cl_command_queue queue = nullptr;
+  // Errors kernels find on the device (GatherV2's index out of range): an
+  // int flag and the offending value (a long at byte 8), read and cleared
+  // by stream_synchronize when `check_errors` says a kernel may have set it.
+  cl_mem errors = nullptr;
+  bool check_errors = false;
+  const char* error_op = "";
 };
 
 struct xdev_event_t {

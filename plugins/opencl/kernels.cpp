@@ -49,6 +49,7 @@ enum class Kind {
   kTile,         // Copy reading the input at the output's coordinates modulo its shape
   kOneHot,       // elementwise over the output, the indices broadcast along `axis`
   kLayerNorm,    // line kernel over the axes from `begin_norm_axis`, with gamma and beta
+  kGather,       // GatherV2: its own kernel, which flags indices out of range
 };
 
 enum class Out { kSame, kBool, kInt64, kAttr };
@@ -215,6 +216,7 @@ constexpr OpRow kOps[] = {
     {"Pack", Kind::kConcat, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
     {"PadV2", Kind::kPad, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"BiasAdd", Kind::kBiasAdd, kFloats, 2, Out::kSame, "a + b", nullptr, nullptr},
+    {"GatherV2", Kind::kGather, kAll, 2, Out::kSame, nullptr, nullptr, nullptr},
     {"Tile", Kind::kTile, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     // OneHot is looked up by the indices' dtype; its output is any dtype.
     {"OneHot", Kind::kOneHot, kInts, 1, Out::kAttr, nullptr, "((long)a == (i / inner) % depth) ? on : off",
@@ -617,6 +619,49 @@ xdev_status_t* run_one_hot(const OpRow& row, const xdev_kernel_call_t* call) {
                                std::move(on), std::move(off)});
 }
 
+xdev_status_t* run_gather(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 2)) return s;
+  const xdev_tensor_t& params = *call->inputs[0];
+  const xdev_tensor_t& indices = *call->inputs[1];
+  const xdev_tensor_t& out = *call->outputs[0];
+  const int64_t axis = static_cast<int64_t>(attr_number(call, "axis", 0));
+  if (axis < 0 || axis >= params.rank) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "axis %" PRId64 " is not an axis of the "
+                   "rank-%d params", axis, params.rank);
+  }
+  if (indices.dtype != XDEV_DTYPE_INT32 && indices.dtype != XDEV_DTYPE_INT64) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "indices of dtype %s (int32 or int64 only)",
+                   dtype_name(indices.dtype));
+  }
+  int64_t inner = 1;
+  for (int32_t d = static_cast<int32_t>(axis) + 1; d < params.rank; ++d) inner *= params.shape[d];
+  Index ix;
+  ix.n = elements(out);
+  if (ix.n == 0) return nullptr;
+  Buffer pb, ib, ob;
+  if (xdev_status_t* s = buffer_of(call, params, elements(params), "params", &pb)) return s;
+  if (xdev_status_t* s = buffer_of(call, indices, elements(indices), "indices", &ib)) return s;
+  if (xdev_status_t* s = buffer_of(call, out, ix.n, "the output", &ob)) return s;
+  ix.off[0] = pb.offset;
+  ix.off[1] = ib.offset;
+  ix.off[2] = ob.offset;
+  const int64_t n = params.shape[axis];
+  const int64_t m = elements(indices);
+  xdev_stream_t* stream = call->stream;
+  const std::string source = gather_source(params.dtype, indices.dtype, call->device->info->fp64);
+  xdev_status_t* s = launch(call, source,
+                            {{sizeof(cl_mem), &pb.mem}, {sizeof(cl_mem), &ib.mem},
+                             {sizeof(cl_mem), &ob.mem}, {sizeof ix, &ix}, {sizeof n, &n},
+                             {sizeof m, &m}, {sizeof inner, &inner},
+                             {sizeof(cl_mem), &stream->errors}},
+                            ix.n);
+  if (s == nullptr) {
+    stream->check_errors = true;  // stream_synchronize reads the flag
+    stream->error_op = "GatherV2";
+  }
+  return s;
+}
+
 xdev_status_t* run_generate(const OpRow& row, const xdev_kernel_call_t* call) {
   if (call->output_count != 1) return check_inputs(call, 0);
   const xdev_tensor_t& out = *call->outputs[0];
@@ -867,6 +912,7 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kBiasAdd: return run_bias_add(row, call);
       case Kind::kGenerate: return run_generate(row, call);
       case Kind::kTile: return run_tile(call);
+      case Kind::kGather: return run_gather(call);
       case Kind::kOneHot: return run_one_hot(row, call);
     }
     return op_fail(call, XDEV_STATUS_INTERNAL, "unknown kind");

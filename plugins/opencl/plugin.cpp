@@ -366,7 +366,17 @@ xdev_status_t* stream_create(xdev_device_t* d, xdev_stream_t** out) noexcept {
     cl_int err = CL_SUCCESS;
     cl_command_queue q = clCreateCommandQueue(d->context, d->info->id, 0, &err);
     if (err != CL_SUCCESS) return cl_failure(d->host, d, "clCreateCommandQueue", err);
-    *out = new xdev_stream_t{d, q};
+    cl_mem errors = clCreateBuffer(d->context, CL_MEM_READ_WRITE, 16, nullptr, &err);
+    const cl_long zero[2] = {0, 0};
+    if (err == CL_SUCCESS) {
+      err = clEnqueueWriteBuffer(q, errors, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr);
+    }
+    if (err != CL_SUCCESS) {
+      if (errors != nullptr) clReleaseMemObject(errors);
+      clReleaseCommandQueue(q);
+      return cl_failure(d->host, d, "creating the stream's error flag", err);
+    }
+    *out = new xdev_stream_t{d, q, errors};
     return nullptr;
   });
 }
@@ -374,15 +384,29 @@ xdev_status_t* stream_create(xdev_device_t* d, xdev_stream_t** out) noexcept {
 void stream_destroy(xdev_stream_t* s) noexcept {
   if (s == nullptr) return;
   clFinish(s->queue);
+  clReleaseMemObject(s->errors);
   clReleaseCommandQueue(s->queue);
   delete s;
 }
 
 xdev_status_t* stream_synchronize(xdev_stream_t* s) noexcept {
   if (s == nullptr) return g_host.null_argument(nullptr, "stream_synchronize", "stream");
-  const cl_int err = clFinish(s->queue);
+  cl_int err = clFinish(s->queue);
   if (err != CL_SUCCESS) return cl_failure(s->device->host, s->device, "clFinish", err);
-  return nullptr;
+  if (!s->check_errors) return nullptr;
+  s->check_errors = false;
+  cl_long found[2] = {0, 0};
+  err = clEnqueueReadBuffer(s->queue, s->errors, CL_TRUE, 0, sizeof found, found, 0, nullptr,
+                            nullptr);
+  if (err != CL_SUCCESS) return cl_failure(s->device->host, s->device, "reading the error flag", err);
+  if (static_cast<cl_int>(found[0]) == 0) return nullptr;
+  const cl_long zero[2] = {0, 0};
+  err = clEnqueueWriteBuffer(s->queue, s->errors, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr);
+  if (err != CL_SUCCESS) return cl_failure(s->device->host, s->device, "clearing the error flag", err);
+  return g_host.fail(s->device->host, XDEV_STATUS_INVALID_ARGUMENT,
+                     "opencl plugin: %s on device %u (%s): index %lld is out of range (the "
+                     "output has 0 there)", s->error_op, s->device->ordinal,
+                     s->device->info->name.c_str(), static_cast<long long>(found[1]));
 }
 
 xdev_status_t* event_create(xdev_device_t* d, xdev_event_t** out) noexcept {

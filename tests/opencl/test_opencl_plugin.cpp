@@ -238,6 +238,25 @@ TEST_F(OpenclPlugin, KernelErrorsNameTheDeviceAndTheOp) {
   EXPECT_NE(outcome.message.find("Add on device 0"), std::string::npos) << outcome.message;
 }
 
+// An index out of range is found on the device: the next synchronize returns
+// it, naming the op, the device and the index; the flag is then clear.
+TEST_F(OpenclPlugin, GatherIndexOutOfRangeIsReportedBySynchronize) {
+  start_or_skip();
+  void* mem = allocate(1024);
+  upload(mem, 0, std::vector<float>{10, 20, 30});
+  upload(mem, 64, std::vector<int32_t>{2, 0, 7});
+  KernelCall gather("GatherV2", device_, stream_);
+  gather.input(mem, XDEV_DTYPE_FLOAT32, {3}).input(mem, XDEV_DTYPE_INT32, {3}, {}, 64)
+      .output(mem, XDEV_DTYPE_FLOAT32, {3});
+  const_cast<xdev_tensor_t*>(gather.get()->outputs[0])->byte_offset = 128;
+  gather.attr("axis", int64_t{0});
+  ASSERT_TRUE(run("GatherV2", gather, XDEV_DTYPE_FLOAT32).ok());
+  EXPECT_STATUS(api_->stream_synchronize(stream_), XDEV_STATUS_INVALID_ARGUMENT,
+                "GatherV2 on device 0");
+  EXPECT_EQ(download<float>(mem, 128, 3), (std::vector<float>{30, 10, 0}));
+  EXPECT_OK(api_->stream_synchronize(stream_));
+}
+
 // ---- the kernel cache ---------------------------------------------------------
 
 using xdev::opencl::ProgramCache;
