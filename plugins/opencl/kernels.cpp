@@ -12,6 +12,7 @@
 #include "common.hpp"  // first: it picks the OpenCL version of the headers
 #include <clblast_c.h>
 #include "kernels/common.hpp"  // plugins/cpu: the conversions of Cast and Fill
+#include <xdev/strided_slice.hpp>
 
 namespace xdev::opencl {
 namespace {
@@ -50,6 +51,8 @@ enum class Kind {
   kOneHot,       // elementwise over the output, the indices broadcast along `axis`
   kLayerNorm,    // line kernel over the axes from `begin_norm_axis`, with gamma and beta
   kGather,       // GatherV2: its own kernel, which flags indices out of range
+  kStridedSlice, // Copy of the strided view <xdev/strided_slice.hpp> describes
+  kBroadcast,    // Copy of the input as a view of the output's rank (stride 0 to repeat)
 };
 
 enum class Out { kSame, kBool, kInt64, kAttr };
@@ -130,7 +133,7 @@ constexpr OpRow kOps[] = {
     // Data movement and creation.
     {"Copy", Kind::kElementwise, kAll, 1, Out::kSame, "a", "a", "a"},
     {"Identity", Kind::kElementwise, kAll, 1, Out::kSame, "a", "a", "a"},
-    {"BroadcastTo", Kind::kElementwise, kAll, 1, Out::kSame, "a", "a", "a"},
+    {"BroadcastTo", Kind::kBroadcast, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"Cast", Kind::kCast, kAll, 1, Out::kAttr, nullptr, nullptr, nullptr},
     {"Fill", Kind::kFill, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
     // Unary math.
@@ -216,6 +219,7 @@ constexpr OpRow kOps[] = {
     {"Pack", Kind::kConcat, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
     {"PadV2", Kind::kPad, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"BiasAdd", Kind::kBiasAdd, kFloats, 2, Out::kSame, "a + b", nullptr, nullptr},
+    {"StridedSlice", Kind::kStridedSlice, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"GatherV2", Kind::kGather, kAll, 2, Out::kSame, nullptr, nullptr, nullptr},
     {"Tile", Kind::kTile, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     // OneHot is looked up by the indices' dtype; its output is any dtype.
@@ -289,16 +293,25 @@ xdev_status_t* buffer_of(const xdev_kernel_call_t* call, const xdev_tensor_t& t,
                    "%s: byte offset %" PRIu64 " is not a multiple of its element size %zu", what,
                    t.byte_offset, size);
   }
-  // The furthest element (strides may be 0 or negative-free: the core's views).
-  int64_t last = 0;
+  // The nearest and furthest elements (strides may be 0, or negative in
+  // StridedSlice's views of its input).
+  int64_t first = 0, last = 0;
   for (int32_t d = 0; d < t.rank; ++d) {
-    if (t.shape[d] > 0) last += (t.shape[d] - 1) * std::max<int64_t>(t.strides[d], 0);
+    if (t.shape[d] <= 0) continue;
+    const int64_t reach = (t.shape[d] - 1) * t.strides[d];
+    (reach < 0 ? first : last) += reach;
+  }
+  const uint64_t below = static_cast<uint64_t>(-first) * size;
+  if (count != 0 && below > t.byte_offset) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s reaches %" PRIu64 " bytes before "
+                   "the start of its allocation", what, below - t.byte_offset);
   }
   Location loc;
-  const uint64_t span = count == 0 ? 0 : static_cast<uint64_t>(last + 1) * size;
-  const std::string why = locate(call->device, t.data, t.byte_offset, span, &loc);
+  const uint64_t span = count == 0 ? 0 : static_cast<uint64_t>(last - first + 1) * size;
+  const uint64_t start = count == 0 ? t.byte_offset : t.byte_offset - below;
+  const std::string why = locate(call->device, t.data, start, span, &loc);
   if (!why.empty()) return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: %s", what, why.c_str());
-  *out = {loc.mem, static_cast<int64_t>(loc.offset / size)};
+  *out = {loc.mem, static_cast<int64_t>((loc.offset + (count == 0 ? 0 : below)) / size)};
   return nullptr;
 }
 
@@ -619,6 +632,58 @@ xdev_status_t* run_one_hot(const OpRow& row, const xdev_kernel_call_t* call) {
                                std::move(on), std::move(off)});
 }
 
+xdev_status_t* run_strided_slice(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& out = *call->outputs[0];
+  const xdev_attr_t* begin = find_attr(call, "begin");
+  const int64_t count = begin != nullptr && begin->kind == XDEV_ATTR_INTS ? begin->value.ints.count : -1;
+  const int64_t* b = ints_attr(call, "begin", count);
+  const int64_t* e = ints_attr(call, "end", count);
+  const int64_t* st = ints_attr(call, "strides", count);
+  if (count < 0 || b == nullptr || e == nullptr || st == nullptr) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                   "attributes 'begin', 'end', 'strides' (ints of one length) missing");
+  }
+  const auto mask = [call](const char* name) {
+    return static_cast<int64_t>(attr_number(call, name, 0));
+  };
+  strided_slice_spec::Dense dense;
+  strided_slice_spec::make_dense(x.rank, x.shape, b, e, st, count, mask("begin_mask"),
+                                 mask("end_mask"), mask("ellipsis_mask"), mask("new_axis_mask"),
+                                 mask("shrink_axis_mask"), dense);
+  if (dense.error[0] != '\0') return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s", dense.error);
+  int64_t start = 0;
+  for (int32_t d = 0; d < x.rank; ++d) start += dense.axes[d].begin * x.strides[d];
+  int64_t strides[XDEV_MAX_RANK] = {};
+  for (int32_t j = 0; j < dense.output_rank; ++j) {
+    const int32_t src = dense.output_source[j];
+    strides[j] = src >= 0 ? dense.axes[src].stride * x.strides[src] : 0;
+  }
+  const xdev_tensor_t window = view_of(x, out.rank, out.shape, strides, start);
+  const xdev_tensor_t* in[1] = {&window};
+  return run_elementwise_with(call, "a", in, 1, out);
+}
+
+xdev_status_t* run_broadcast(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 1)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (x.rank > out.rank) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "input of rank %d for a rank-%d output",
+                   x.rank, out.rank);
+  }
+  // NumPy rules: axes aligned at the end; a missing or size-1 axis repeats.
+  int64_t strides[XDEV_MAX_RANK] = {};
+  const int32_t lead = out.rank - x.rank;
+  for (int32_t j = lead; j < out.rank; ++j) {
+    strides[j] = x.shape[j - lead] == 1 ? 0 : x.strides[j - lead];
+  }
+  const xdev_tensor_t spread = view_of(x, out.rank, out.shape, strides, 0);
+  const xdev_tensor_t* in[1] = {&spread};
+  return run_elementwise_with(call, "a", in, 1, out);
+}
+
 xdev_status_t* run_gather(const xdev_kernel_call_t* call) {
   if (xdev_status_t* s = check_inputs(call, 2)) return s;
   const xdev_tensor_t& params = *call->inputs[0];
@@ -913,6 +978,8 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kGenerate: return run_generate(row, call);
       case Kind::kTile: return run_tile(call);
       case Kind::kGather: return run_gather(call);
+      case Kind::kStridedSlice: return run_strided_slice(call);
+      case Kind::kBroadcast: return run_broadcast(call);
       case Kind::kOneHot: return run_one_hot(row, call);
     }
     return op_fail(call, XDEV_STATUS_INTERNAL, "unknown kind");
