@@ -94,13 +94,15 @@ const char* const kAll_ = "uchar acc = 1; for (long j = 0; j < count; ++j) acc &
 #define XDEV_LINE_MAX "T m = -INFINITY; for (long j = 0; j < count; ++j) m = xdev_max_$T(m, X(j));"
 const char* const kLogSumExp = XDEV_LINE_MAX
     " if (isnan(m) || isinf(m)) { OUT = m; return; }"
-    " T s = 0; for (long j = 0; j < count; ++j) s += exp(X(j) - m); OUT = m + log(s);";
+    " A s = 0; for (long j = 0; j < count; ++j) s += (A)exp(X(j) - m); OUT = (O)((A)m + log(s));";
 const char* const kSoftmax = XDEV_LINE_MAX
-    " T s = 0; for (long j = 0; j < count; ++j) s += exp(X(j) - m);"
-    " for (long j = 0; j < count; ++j) Y(j) = exp(X(j) - m) / s;";
+    " A s = 0; for (long j = 0; j < count; ++j) s += (A)exp(X(j) - m);"
+    " for (long j = 0; j < count; ++j) Y(j) = (O)((A)exp(X(j) - m) / s);";
 const char* const kLogSoftmax = XDEV_LINE_MAX
-    " T s = 0; for (long j = 0; j < count; ++j) s += exp(X(j) - m); T ls = log(s);"
-    " for (long j = 0; j < count; ++j) Y(j) = (X(j) - m) - ls;";
+    " A s = 0; for (long j = 0; j < count; ++j) s += (A)exp(X(j) - m); A ls = log(s);"
+    " for (long j = 0; j < count; ++j) Y(j) = (O)((A)(X(j) - m) - ls);";
+// Softmax, LogSoftmax, LogSumExp: the sum of exponentials in A (double where
+// the device has fp64: a float sum of 10^5 terms drifts past the tolerance).
 // ArgMax/ArgMin: the first extreme; a NaN wins (the first one).
 const char* const kArgMaxFloat =
     "long best = 0; T bv = X(0); for (long j = 1; j < count && !isnan(bv); ++j) {"
