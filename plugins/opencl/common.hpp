@@ -45,6 +45,7 @@ struct DeviceInfo {
   std::string name, driver, vendor, version, description, cache_key;
   uint64_t memory_total = 0;
   uint64_t max_allocation = 0;
+  size_t max_group = 1;  // CL_DEVICE_MAX_WORK_GROUP_SIZE
   bool unified_memory = false;
   bool fp64 = false;
   bool fp16 = false;
