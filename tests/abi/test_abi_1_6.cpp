@@ -9,6 +9,7 @@
 //    is refused with a reason;
 //  - the loader refuses a handle plugin without its *_at slots, or one that
 //    also claims host-addressable memory, with a reason;
+//  - a 1.6 pointer plugin that sets the optional *_at slots gets them;
 //  - a plugin of ABI 1.5 (pointer-based, no *_at slots; the ones beyond its
 //    table abort) loads and runs ops on pool sub-allocations and views, where
 //    the core now passes data = the allocation and byte_offset = the offset
@@ -248,6 +249,24 @@ TEST(Abi1_6, APointerPluginOfAbi1_5RunsOpsOnSubAllocationsAndViews) {
   EXPECT_EQ(halves.to(keep[0].device()).to_vector<float>(), got);
   const xdev::Tensor h = on("/device:HND:0", got, {16});
   EXPECT_EQ(xdev::add(h, halves).device().device_type, "TEST");
+}
+
+// A 1.6 pointer plugin that sets the optional *_at slots gets them (its old
+// copy slots abort unless the validation layer is on), and its kernel's
+// scratch through scratch_allocate_at. Also run with XDEV_VALIDATE=1, whose
+// layer translates its guarded blocks back to the plugin's allocations.
+TEST(Abi1_6, APointerPluginWithAtSlotsGetsThem) {
+  const std::vector<float> host = iota(300, 1);
+  const xdev::Tensor x = on("/device:PTR:0", host, {300});
+  const xdev::Tensor y = on("/device:PTR:0", iota(300, 7), {300});
+  EXPECT_GT(memory_of(y).offset, 0u);
+  xdev::DeviceScope scope("/device:PTR:0");
+  const xdev::Tensor s = xdev::add(xdev::slice(x, {100}, {50}), xdev::slice(y, {20}, {50}));
+  EXPECT_EQ(s.device().device_type, "PTR");
+  const auto got = s.to_vector<float>();
+  for (int k = 0; k < 50; ++k) ASSERT_EQ(got[k], float(101 + k + 27 + k)) << k;
+  EXPECT_EQ(x.to(logical("PTR:1")).to(logical("HND:0")).to_vector<float>(), host);
+  EXPECT_EQ(on("/device:HND:0", host, {300}).to(logical("PTR:1")).to_vector<float>(), host);
 }
 
 }  // namespace

@@ -48,6 +48,13 @@
  *                           read past struct_size would crash. Its float32
  *                           Add reads (char*)data + byte_offset, as every
  *                           pointer plugin before 1.6 did.
+ *   XDEV_TEST_POINTER_AT    "pointerat": type PTR, a pointer plugin of 1.6
+ *                           that sets the optional *_at copy slots; its old
+ *                           copy slots abort (unless XDEV_VALIDATE is set:
+ *                           the validation layer copies its canaries through
+ *                           them), so the core must prefer the *_at ones. Its
+ *                           float32 Add sums into scratch taken with
+ *                           scratch_allocate_at, then copies it out.
  *
  * and once more as a good plugin for the interop tests (tests/interop):
  *
@@ -113,6 +120,9 @@ static const struct test_config k_config = {
 #elif defined(XDEV_TEST_THIRD_CPU)
 #define XDEV_TEST_TYPE "CPU"
 #define XDEV_TEST_PLATFORM "thirdcpu"
+#elif defined(XDEV_TEST_POINTER_AT)
+#define XDEV_TEST_TYPE "PTR"
+#define XDEV_TEST_PLATFORM "pointerat"
 #else
 #define XDEV_TEST_TYPE "TEST"
 #define XDEV_TEST_PLATFORM "test"
@@ -149,7 +159,8 @@ struct xdev_stream_t {
 };
 
 #if defined(XDEV_TEST_WRITES_NOTHING) || defined(XDEV_TEST_WRITES_PAST) || \
-    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_ABI_1_5)
+    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_ABI_1_5) || \
+    defined(XDEV_TEST_POINTER_AT)
 #define XDEV_TEST_HAS_KERNEL 1
 #endif
 
@@ -307,6 +318,24 @@ static xdev_status_t* copy(xdev_stream_t* stream, void* dst, const void* src, ui
   return NULL;
 }
 
+#ifdef XDEV_TEST_POINTER_AT
+/* The old copy slots: the core must call the *_at ones instead. */
+static xdev_status_t* copy_old(xdev_stream_t* stream, void* dst, const void* src, uint64_t size) {
+  if (getenv("XDEV_VALIDATE") == NULL || strcmp(getenv("XDEV_VALIDATE"), "1") != 0) abort();
+  return copy(stream, dst, src, size);
+}
+static xdev_status_t* h2d_at(xdev_stream_t* s, void* d, uint64_t o, const void* h, uint64_t n) {
+  return copy(s, (char*)d + o, h, n);
+}
+static xdev_status_t* d2h_at(xdev_stream_t* s, void* h, const void* d, uint64_t o, uint64_t n) {
+  return copy(s, h, (const char*)d + o, n);
+}
+static xdev_status_t* d2d_at(xdev_stream_t* s, void* d, uint64_t o, const void* r, uint64_t p,
+                             uint64_t n) {
+  return copy(s, (char*)d + o, (const char*)r + p, n);
+}
+#endif
+
 #if defined(XDEV_TEST_CAP_NO_SLOT) || defined(XDEV_TEST_SLOT_NO_CAP)
 static xdev_status_t* copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_device,
                                 const void* src, uint64_t size) {
@@ -332,6 +361,18 @@ static xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) 
     int64_t i;
 #ifdef XDEV_TEST_WRITES_NOTHING
     (void)x, (void)y, (void)z, (void)i;
+#elif defined(XDEV_TEST_POINTER_AT)
+    uint64_t offset = 0;
+    char* scratch;
+    if (!XDEV_HAS_FIELD(call, xdev_kernel_call_t, scratch_allocate_at) ||
+        call->scratch_allocate_at == NULL) {
+      return error(XDEV_STATUS_INTERNAL, "pointerat: no scratch_allocate_at");
+    }
+    scratch = (char*)call->scratch_allocate_at(call->scratch_context, (uint64_t)(n + 1) * 4,
+                                               &offset);
+    if (scratch == NULL) return error(XDEV_STATUS_OUT_OF_MEMORY, "pointerat: no scratch");
+    for (i = 0; i < n; ++i) ((float*)(scratch + offset))[i] = x[i] + y[i];
+    if (n > 0) memcpy(z, scratch + offset, (size_t)n * 4);
 #else
     for (i = 0; i < n; ++i) z[i] = x[i] + y[i];
 #endif
@@ -498,6 +539,12 @@ static xdev_plugin_api_t make_api(void) {
   /* Host and device memory are one: the three directions are one copy. */
   api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy;
   api.kernels = kernels;
+#ifdef XDEV_TEST_POINTER_AT
+  api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy_old;
+  api.copy_host_to_device_at = h2d_at;
+  api.copy_device_to_host_at = d2h_at;
+  api.copy_device_to_device_at = d2d_at;
+#endif
 #ifdef XDEV_TEST_CAP_NO_SLOT
   api.capabilities |= XDEV_CAP_PEER_COPY;
   (void)copy_peer;
