@@ -522,6 +522,14 @@ xdev_tensor_t view_of(const xdev_tensor_t& base, int32_t rank, const int64_t* sh
   return v;
 }
 
+// `out` = the view of `x` with out's shape and `strides`, `start` elements in.
+xdev_status_t* copy_view(const xdev_kernel_call_t* call, const xdev_tensor_t& x,
+                         const int64_t* strides, int64_t start, const xdev_tensor_t& out) {
+  const xdev_tensor_t view = view_of(x, out.rank, out.shape, strides, start);
+  const xdev_tensor_t* in[1] = {&view};
+  return run_elementwise_with(call, "a", in, 1, out);
+}
+
 const int64_t* ints_attr(const xdev_kernel_call_t* call, const char* name, int64_t want) {
   static const int64_t kNone[1] = {0};  // a rank-0 call's empty list (values may be NULL)
   const xdev_attr_t* a = find_attr(call, name);
@@ -539,9 +547,7 @@ xdev_status_t* run_slice(const xdev_kernel_call_t* call) {
   }
   int64_t start = 0;
   for (int32_t d = 0; d < x.rank; ++d) start += begin[d] * x.strides[d];
-  const xdev_tensor_t window = view_of(x, out.rank, out.shape, x.strides, start);
-  const xdev_tensor_t* in[1] = {&window};
-  return run_elementwise_with(call, "a", in, 1, out);
+  return copy_view(call, x, x.strides, start, out);
 }
 
 // ConcatV2 (inputs along `axis`) and Pack (input k at index k of the new `axis`).
@@ -667,9 +673,7 @@ xdev_status_t* run_strided_slice(const xdev_kernel_call_t* call) {
     const int32_t src = dense.output_source[j];
     strides[j] = src >= 0 ? dense.axes[src].stride * x.strides[src] : 0;
   }
-  const xdev_tensor_t window = view_of(x, out.rank, out.shape, strides, start);
-  const xdev_tensor_t* in[1] = {&window};
-  return run_elementwise_with(call, "a", in, 1, out);
+  return copy_view(call, x, strides, start, out);
 }
 
 xdev_status_t* run_broadcast(const xdev_kernel_call_t* call) {
@@ -686,9 +690,7 @@ xdev_status_t* run_broadcast(const xdev_kernel_call_t* call) {
   for (int32_t j = lead; j < out.rank; ++j) {
     strides[j] = x.shape[j - lead] == 1 ? 0 : x.strides[j - lead];
   }
-  const xdev_tensor_t spread = view_of(x, out.rank, out.shape, strides, 0);
-  const xdev_tensor_t* in[1] = {&spread};
-  return run_elementwise_with(call, "a", in, 1, out);
+  return copy_view(call, x, strides, 0, out);
 }
 
 xdev_status_t* run_gather(const xdev_kernel_call_t* call) {
