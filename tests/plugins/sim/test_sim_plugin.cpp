@@ -384,7 +384,7 @@ TEST_F(SimPlugin, BadEnvironmentFailsInitializeNamingTheVariable) {
       {"XDEV_SIM_MEMORY_MB", "0"},   {"XDEV_SIM_MEMORY_MB", "1e3"},
       {"XDEV_SIM_DELAY_US", " 5"},   {"XDEV_SIM_DELAY_US", "99999999999999999999999"},
       {"XDEV_SIM_KERNELS", "MatMul,Sqaure"},  {"XDEV_SIM_KERNELS", "MatMul,,Add"},
-      {"XDEV_SIM_KERNELS", "matmul"},         {"XDEV_SIM_KERNEL_DTYPES", "float16"},
+      {"XDEV_SIM_KERNELS", "matmul"},         {"XDEV_SIM_KERNEL_DTYPES", "float128"},
       {"XDEV_SIM_KERNEL_DTYPES", "float32;int32"},
   };
   for (const auto& [name, value] : bad) {
