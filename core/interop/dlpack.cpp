@@ -116,6 +116,10 @@ DLDataType to_dl(DType dtype) {
     case DType::kInt32: return {kDLInt, 32, 1};
     case DType::kInt64: return {kDLInt, 64, 1};
     case DType::kBool: return {kDLBool, 8, 1};
+    case DType::kFloat16: return {kDLFloat, 16, 1};
+    case DType::kBFloat16: return {kDLBfloat, 16, 1};
+    case DType::kUInt8: return {kDLUInt, 8, 1};
+    case DType::kInt8: return {kDLInt, 8, 1};
   }
   throw Error(ErrorCode::kInternal, "to_dlpack: unknown dtype");
 }
@@ -142,10 +146,14 @@ DType from_dl(DLDataType t) {
     if (t.code == kDLInt && t.bits == 32) return DType::kInt32;
     if (t.code == kDLInt && t.bits == 64) return DType::kInt64;
     if (t.code == kDLBool && t.bits == 8) return DType::kBool;
+    if (t.code == kDLFloat && t.bits == 16) return DType::kFloat16;
+    if (t.code == kDLBfloat && t.bits == 16) return DType::kBFloat16;
+    if (t.code == kDLUInt && t.bits == 8) return DType::kUInt8;
+    if (t.code == kDLInt && t.bits == 8) return DType::kInt8;
   }
   throw Error(ErrorCode::kInvalidArgument,
               "from_dlpack: dtype " + dl_dtype_text(t) +
-                  " has no xdev dtype (xdev has bool, int32, int64, float32, float64); "
+                  " has no xdev dtype (xdev has bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64); "
                   "convert it before handing it over");
 }
 

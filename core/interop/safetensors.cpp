@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "interop/half.hpp"
+#include <xdev/half.hpp>
 
 namespace xdev {
 namespace {
@@ -63,6 +63,10 @@ const char* native_file_dtype(DType dtype) {
     case DType::kInt32: return "I32";
     case DType::kInt64: return "I64";
     case DType::kBool: return "BOOL";
+    case DType::kFloat16: return "F16";
+    case DType::kBFloat16: return "BF16";
+    case DType::kUInt8: return "U8";
+    case DType::kInt8: return "I8";
   }
   return "?";
 }
@@ -86,8 +90,8 @@ std::vector<std::byte> widen(const FileDType& from, const std::byte* src, uint64
   auto put = [&](auto value, uint64_t i) { std::memcpy(out.data() + i * sizeof value, &value, sizeof value); };
   for (uint64_t i = 0; i < n; ++i) {
     const std::byte* p = src + i * from.size;
-    if (f == "F16") put(detail::half_to_float(load<uint16_t>(p)), i);
-    else if (f == "BF16") put(detail::bfloat16_to_float(load<uint16_t>(p)), i);
+    if (f == "F16") put(half_to_float(load<uint16_t>(p)), i);
+    else if (f == "BF16") put(bfloat16_to_float(load<uint16_t>(p)), i);
     else if (f == "U8") put(static_cast<int32_t>(load<uint8_t>(p)), i);
     else if (f == "I8") put(static_cast<int32_t>(load<int8_t>(p)), i);
     else if (f == "U16") put(static_cast<int32_t>(load<uint16_t>(p)), i);
@@ -149,7 +153,7 @@ std::vector<std::byte> narrow(const HostTensor& host, const FileDType& to, const
     std::byte* p = out.data() + i * to.size;
     if (t == "F16" || t == "BF16") {
       const float v = load<float>(host.bytes() + i * 4);
-      const uint16_t bits = t == "F16" ? detail::float_to_half(v) : detail::float_to_bfloat16(v);
+      const uint16_t bits = t == "F16" ? float_to_half(v) : float_to_bfloat16(v);
       std::memcpy(p, &bits, 2);
       continue;
     }

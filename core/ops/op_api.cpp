@@ -57,6 +57,11 @@ int promotion_rank(DType d) {
     case DType::kInt64: return 2;
     case DType::kFloat32: return 3;
     case DType::kFloat64: return 4;
+    // Not the kind of a C++ literal; ranked where NumPy would put them.
+    case DType::kUInt8:
+    case DType::kInt8: return 1;
+    case DType::kFloat16:
+    case DType::kBFloat16: return 3;
   }
   return 0;
 }
@@ -100,8 +105,9 @@ void write_leaves(const std::vector<const Literal*>& leaves, std::vector<std::by
   out.resize(leaves.size() * sizeof(T));
   T* p = reinterpret_cast<T*>(out.data());
   for (size_t i = 0; i < leaves.size(); ++i) {
-    if constexpr (std::is_floating_point_v<T>) {
-      p[i] = static_cast<T>(leaves[i]->as_double());
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, float16> ||
+                  std::is_same_v<T, bfloat16>) {
+      p[i] = static_cast<T>(leaves[i]->as_double());  // float16, bfloat16: rounded once
     } else if constexpr (std::is_same_v<T, bool>) {
       p[i] = leaves[i]->as_double() != 0.0;
     } else {
@@ -230,6 +236,10 @@ Tensor constant(const Literal& value, const Shape& shape, std::optional<DType> d
     case DType::kInt32: write_leaves<int32_t>(leaves, bytes); break;
     case DType::kInt64: write_leaves<int64_t>(leaves, bytes); break;
     case DType::kBool: write_leaves<bool>(leaves, bytes); break;
+    case DType::kFloat16: write_leaves<float16>(leaves, bytes); break;
+    case DType::kBFloat16: write_leaves<bfloat16>(leaves, bytes); break;
+    case DType::kUInt8: write_leaves<uint8_t>(leaves, bytes); break;
+    case DType::kInt8: write_leaves<int8_t>(leaves, bytes); break;
   }
   if (scalar && count != 1) {
     // A single number fills the shape (TensorFlow's tf.constant(0, shape=...)).

@@ -28,6 +28,10 @@ static_assert(static_cast<int>(DType::kFloat64) == XDEV_DTYPE_FLOAT64);
 static_assert(static_cast<int>(DType::kInt32) == XDEV_DTYPE_INT32);
 static_assert(static_cast<int>(DType::kInt64) == XDEV_DTYPE_INT64);
 static_assert(static_cast<int>(DType::kBool) == XDEV_DTYPE_BOOL);
+static_assert(static_cast<int>(DType::kFloat16) == XDEV_DTYPE_FLOAT16);
+static_assert(static_cast<int>(DType::kBFloat16) == XDEV_DTYPE_BFLOAT16);
+static_assert(static_cast<int>(DType::kUInt8) == XDEV_DTYPE_UINT8);
+static_assert(static_cast<int>(DType::kInt8) == XDEV_DTYPE_INT8);
 static_assert(!is_valid(static_cast<DType>(XDEV_DTYPE_INVALID)));
 static_assert(kMaxRank == XDEV_MAX_RANK);
 
@@ -836,7 +840,7 @@ constexpr InputDef kAnyX[] = {{"x", kAllDTypes}};
 constexpr InputDef kFloatX[] = {{"x", kFloatDTypes}};
 constexpr InputDef kFloatXY[] = {{"x", kFloatDTypes}, {"y", kFloatDTypes, 0}};
 constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}};
-constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
+constexpr InputDef kValueXY[] = {{"x", kValueDTypes}, {"y", kValueDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
 constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
 constexpr InputDef kVariadicAnyX[] = {{"x", kAllDTypes, 0}};
@@ -893,8 +897,8 @@ constexpr AttrDef kRandomUniformAttrs[] = {
      .default_float = 1.0, .finite = true},
     kShapeAttr,
     {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE, .doc = "the output dtype",
-     .required = false, .default_dtype = DType::kFloat32, .dtypes = kFloatDTypes,
-     .to_kernel = false},
+     .required = false, .default_dtype = DType::kFloat32,
+     .dtypes = kFloatDTypes & ~kHalfDTypes, .to_kernel = false},
 };
 
 constexpr AttrDef kLeakyReluAttrs[] = {
@@ -973,8 +977,8 @@ constexpr AttrDef kRangeAttrs[] = {
      .finite = true},
     {.name = attr::kDtype, .kind = XDEV_ATTR_DTYPE,
      .doc = "the output dtype (integers: start, limit, delta integral, |v| <= 2^53)",
-     .required = false, .default_dtype = DType::kFloat32, .dtypes = kNumberDTypes,
-     .to_kernel = false},
+     .required = false, .default_dtype = DType::kFloat32,
+     .dtypes = kNumberDTypes & ~kHalfDTypes, .to_kernel = false},
 };
 constexpr InputDef kOneHotInputs[] = {{"indices", kIntDTypes}};
 constexpr AttrDef kOneHotAttrs[] = {
@@ -1101,7 +1105,7 @@ constexpr OpDef kMatMulDef = {.id = OpId::kMatMul,
                               .shape = matmul_shape,
                               .output_doc = "`[M, N]` where `op(a)` is `[M, K]`, `op(b)` is `[K, N]`",
                               .contiguous_inputs = true};
-constexpr OpDef kAddDef = binary(OpId::kAdd, "Add", "x + y (bool: logical or)", kAnyXY);
+constexpr OpDef kAddDef = binary(OpId::kAdd, "Add", "x + y (bool: logical or)", kValueXY);
 constexpr OpDef kSubDef = binary(OpId::kSub, "Sub", "x - y");
 constexpr OpDef kMulDef = binary(OpId::kMul, "Mul", "x · y");
 constexpr OpDef kDivDef =
@@ -1188,9 +1192,9 @@ constexpr OpDef kSquaredDifferenceDef =
 
 // Comparisons and logic (issue 13): bool results; docs/ops.md "Semantics"
 // says what NaN compares to.
-constexpr OpDef kEqualDef = comparison(OpId::kEqual, "Equal", "x == y (NaN: false)", kAnyXY);
+constexpr OpDef kEqualDef = comparison(OpId::kEqual, "Equal", "x == y (NaN: false)", kValueXY);
 constexpr OpDef kNotEqualDef =
-    comparison(OpId::kNotEqual, "NotEqual", "x != y (NaN: true)", kAnyXY);
+    comparison(OpId::kNotEqual, "NotEqual", "x != y (NaN: true)", kValueXY);
 constexpr OpDef kLessDef = comparison(OpId::kLess, "Less", "x < y (NaN: false)");
 constexpr OpDef kLessEqualDef = comparison(OpId::kLessEqual, "LessEqual", "x <= y (NaN: false)");
 constexpr OpDef kGreaterDef = comparison(OpId::kGreater, "Greater", "x > y (NaN: false)");
@@ -1688,7 +1692,8 @@ xdev_attr_t kernel_attr(const AttrDef& a, const xdev_attr_t* given) {
 
 std::string dtype_set_text(uint64_t dtypes) {
   std::string text;
-  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool}) {
+  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool,
+                 DType::kFloat16, DType::kBFloat16, DType::kUInt8, DType::kInt8}) {
     if ((dtypes & dtype_bit(d)) == 0) continue;
     text += (text.empty() ? "" : ", ") + std::string(to_string(d));
   }
@@ -1736,7 +1741,8 @@ std::optional<OpId> op_from_name(std::string_view name) noexcept {
 
 std::vector<KernelDTypes> kernel_dtypes(const OpDef& def) {
   static constexpr DType kEach[] = {DType::kFloat32, DType::kFloat64, DType::kInt32,
-                                    DType::kInt64, DType::kBool};
+                                    DType::kInt64,   DType::kBool,    DType::kFloat16,
+                                    DType::kBFloat16, DType::kUInt8,  DType::kInt8};
   const OutputDef& o = def.outputs[0];
   // The input output 0 takes its dtype from, followed to the input it is tied to.
   int source = o.dtype_rule == DTypeRule::kInput ? o.input : -1;

@@ -195,11 +195,19 @@ inline constexpr char kAdjY[] = "adj_y";
 constexpr uint64_t dtype_bit(DType dtype) noexcept {
   return XDEV_DTYPE_BIT(static_cast<unsigned>(dtype));
 }
-inline constexpr uint64_t kFloatDTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+// float16 and bfloat16 are float dtypes: every float op takes them (kernels
+// compute in float32 and round once, docs/ops.md "Dtypes").
+inline constexpr uint64_t kHalfDTypes = dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16);
+inline constexpr uint64_t kFloatDTypes =
+    dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64) | kHalfDTypes;
 inline constexpr uint64_t kIntDTypes = dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
 inline constexpr uint64_t kNumberDTypes = kFloatDTypes | kIntDTypes;
-inline constexpr uint64_t kAllDTypes = kNumberDTypes | dtype_bit(DType::kBool);
 inline constexpr uint64_t kBoolDTypes = dtype_bit(DType::kBool);
+// Numbers and bool: the dtypes with arithmetic or logic (Add, Equal, NotEqual).
+inline constexpr uint64_t kValueDTypes = kNumberDTypes | kBoolDTypes;
+// Every dtype (uint8 and int8 too): Cast, Fill and data movement.
+inline constexpr uint64_t kAllDTypes =
+    kValueDTypes | dtype_bit(DType::kUInt8) | dtype_bit(DType::kInt8);
 // The dtypes of a set, in enum order.
 std::string dtype_set_text(uint64_t dtypes);
 

@@ -17,6 +17,10 @@ std::string_view to_string(DType dtype) noexcept {
     case DType::kInt32: return "int32";
     case DType::kInt64: return "int64";
     case DType::kBool: return "bool";
+    case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
+    case DType::kUInt8: return "uint8";
+    case DType::kInt8: return "int8";
   }
   return "invalid";
 }

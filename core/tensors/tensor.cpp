@@ -110,6 +110,10 @@ double HostTensor::value_as_double(int64_t index) const {
     case DType::kInt32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case DType::kInt64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
     case DType::kBool: return static_cast<double>(static_cast<uint8_t>(*p));
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kUInt8:
+    case DType::kInt8: return value_as<double>(index);
   }
   return 0;
 }
@@ -122,7 +126,9 @@ std::string format_value(const HostTensor& host, int64_t index) {
   char buffer[64];
   switch (host.dtype()) {
     case DType::kFloat32:
-    case DType::kFloat64: {
+    case DType::kFloat64:
+    case DType::kFloat16:
+    case DType::kBFloat16: {
       double v = host.value_as_double(index);
       if (std::isnan(v)) return "nan";
       if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -144,6 +150,8 @@ std::string format_value(const HostTensor& host, int64_t index) {
       return std::to_string(v);
     }
     case DType::kBool: return static_cast<uint8_t>(*p) ? "True" : "False";
+    case DType::kUInt8: return std::to_string(static_cast<uint8_t>(*p));
+    case DType::kInt8: return std::to_string(static_cast<int8_t>(*p));
   }
   return "?";
 }

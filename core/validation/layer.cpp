@@ -144,6 +144,10 @@ uint64_t element_size(xdev_dtype_t d) {
   }
 }
 
+unsigned char canary_byte(xdev_dtype_t d) {
+  return d == XDEV_DTYPE_FLOAT16 || d == XDEV_DTYPE_BFLOAT16 ? kHalfCanary : kCanary;
+}
+
 std::string tensor_text(const char* role, uint32_t index, const xdev_tensor_t& t) {
   std::string s = std::string(role) + " " + std::to_string(index) + " [";
   for (int32_t k = 0; k < t.rank && t.shape != nullptr; ++k) {
@@ -766,7 +770,7 @@ xdev_status_t* v_kernel(void* context, const xdev_kernel_call_t* call) {
     c.index = i;
     c.begin = static_cast<char*>(t->data) + t->byte_offset;
     c.bytes = bytes;
-    c.canary.assign(bytes, kCanary);
+    c.canary.assign(bytes, canary_byte(t->dtype));
     {
       std::lock_guard lock(d->mutex);
       auto it = d->allocations.upper_bound(c.begin);
@@ -827,7 +831,9 @@ xdev_status_t* v_kernel(void* context, const xdev_kernel_call_t* call) {
     uint64_t unwritten = 0, first = n;
     for (uint64_t e = 0; e < n; ++e) {
       bool canary = true;
-      for (uint64_t b = 0; b < item && canary; ++b) canary = c.after_kernel[e * item + b] == kCanary;
+      for (uint64_t b = 0; b < item && canary; ++b) {
+        canary = c.after_kernel[e * item + b] == c.canary[0];
+      }
       if (canary) {
         ++unwritten;
         if (first == n) first = e;

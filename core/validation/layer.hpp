@@ -56,6 +56,10 @@ const xdev_plugin_api_t* wrap(const xdev_plugin_api_t* api, const xdev_host_api_
 inline constexpr uint64_t kGuardBytes = 256;
 // The byte outputs are filled with before a kernel runs.
 inline constexpr unsigned char kCanary = 0xA5;
+// ... and float16 / bfloat16 outputs: 0xA5A5 is an ordinary float16 value
+// (-0.0221), which a kernel may well compute; 0xFFFF is a NaN whose payload
+// no arithmetic produces (a NaN result is 0x7E00 / 0xFE00 or its input's).
+inline constexpr unsigned char kHalfCanary = 0xFF;
 // The byte freed memory is filled with before it goes back to the plugin.
 inline constexpr unsigned char kPoison = 0xDD;
 // The guard bytes' value.

@@ -29,6 +29,12 @@ nb::dlpack::dtype dl_dtype(DType dtype) {
     case DType::kInt32: return nb::dtype<int32_t>();
     case DType::kInt64: return nb::dtype<int64_t>();
     case DType::kBool: return nb::dtype<bool>();
+    case DType::kFloat16:  // NumPy's float16
+      return {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+    case DType::kBFloat16:  // ml_dtypes' bfloat16 (NumPy has none)
+      return {static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
+    case DType::kUInt8: return nb::dtype<uint8_t>();
+    case DType::kInt8: return nb::dtype<int8_t>();
   }
   return nb::dtype<float>();
 }
@@ -39,6 +45,10 @@ std::optional<DType> from_dl_dtype(nb::dlpack::dtype t) {
   if (t == nb::dtype<int32_t>()) return DType::kInt32;
   if (t == nb::dtype<int64_t>()) return DType::kInt64;
   if (t == nb::dtype<bool>()) return DType::kBool;
+  if (t == nb::dtype<uint8_t>()) return DType::kUInt8;
+  if (t == nb::dtype<int8_t>()) return DType::kInt8;
+  if (t == dl_dtype(DType::kFloat16)) return DType::kFloat16;
+  if (t == dl_dtype(DType::kBFloat16)) return DType::kBFloat16;
   return std::nullopt;
 }
 
@@ -71,6 +81,10 @@ Tensor python_scalar(nb::handle obj, std::optional<DType> like) {
       case DType::kInt64: return scalar_of<int64_t>(v ? 1 : 0, d);
       case DType::kFloat32: return scalar_of<float>(v ? 1.f : 0.f, d);
       case DType::kFloat64: return scalar_of<double>(v ? 1.0 : 0.0, d);
+      case DType::kFloat16: return scalar_of<float16>(float16(v ? 1.f : 0.f), d);
+      case DType::kBFloat16: return scalar_of<bfloat16>(bfloat16(v ? 1.f : 0.f), d);
+      case DType::kUInt8: return scalar_of<uint8_t>(v ? 1 : 0, d);
+      case DType::kInt8: return scalar_of<int8_t>(v ? 1 : 0, d);
     }
     cannot_convert(obj, d);
   }
@@ -93,6 +107,11 @@ Tensor python_scalar(nb::handle obj, std::optional<DType> like) {
       case DType::kFloat32:
         return scalar_of<float>(static_cast<float>(PyLong_AsDouble(obj.ptr())), d);
       case DType::kFloat64: return scalar_of<double>(PyLong_AsDouble(obj.ptr()), d);
+      case DType::kFloat16: return scalar_of<float16>(float16(PyLong_AsDouble(obj.ptr())), d);
+      case DType::kBFloat16:
+        return scalar_of<bfloat16>(bfloat16(PyLong_AsDouble(obj.ptr())), d);
+      case DType::kUInt8:
+      case DType::kInt8: break;  // no range check here: refused
     }
     cannot_convert(obj, d);
   }
@@ -102,6 +121,8 @@ Tensor python_scalar(nb::handle obj, std::optional<DType> like) {
     switch (d) {
       case DType::kFloat32: return scalar_of<float>(static_cast<float>(v), d);
       case DType::kFloat64: return scalar_of<double>(v, d);
+      case DType::kFloat16: return scalar_of<float16>(float16(v), d);  // rounded once
+      case DType::kBFloat16: return scalar_of<bfloat16>(bfloat16(v), d);
       default: cannot_convert(obj, d);
     }
   }
@@ -147,6 +168,10 @@ nb::object item(const Tensor& t, const char* what) {
     case DType::kInt32: { int32_t v; std::memcpy(&v, p, 4); return nb::int_(v); }
     case DType::kInt64: { int64_t v; std::memcpy(&v, p, 8); return nb::int_(v); }
     case DType::kBool: return nb::bool_(static_cast<uint8_t>(*p) != 0);
+    case DType::kFloat16:
+    case DType::kBFloat16: return nb::float_(host.value_as<double>(0));
+    case DType::kUInt8:
+    case DType::kInt8: return nb::int_(host.value_as<int64_t>(0));
   }
   return nb::none();
 }
@@ -167,6 +192,10 @@ char format_char(DType dtype) {
     case DType::kInt32: return 'i';
     case DType::kInt64: return 'q';
     case DType::kBool: return '?';
+    case DType::kFloat16: return 'e';
+    case DType::kUInt8: return 'B';
+    case DType::kInt8: return 'b';
+    case DType::kBFloat16: return 0;  // no struct format: refused
   }
   return 'B';
 }
@@ -208,6 +237,12 @@ int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     return -1;
   }
   block->format[0] = format_char(t.dtype());
+  if (block->format[0] == 0) {
+    block->managed->deleter(block->managed);
+    PyErr_SetString(PyExc_BufferError,
+                    "bfloat16 has no buffer-protocol format; use .numpy() (ml_dtypes) or cast");
+    return -1;
+  }
   view->buf = dl.data;
   view->obj = Py_NewRef(self);
   view->len = static_cast<Py_ssize_t>(t.num_elements()) * item;
@@ -423,16 +458,22 @@ Tensor to_tensor(nb::handle obj, std::optional<DType> like) {
 }
 
 void bind_tensor(nb::module_& m) {
-  nb::enum_<DType>(m, "DType", "Element types (tf.DType): float32, float64, int32, int64, bool.")
+  nb::enum_<DType>(m, "DType",
+                   "Element types (tf.DType): float32, float64, int32, int64, bool, float16, "
+                   "bfloat16, uint8, int8.")
       .value("float32", DType::kFloat32)
       .value("float64", DType::kFloat64)
       .value("int32", DType::kInt32)
       .value("int64", DType::kInt64)
       .value("bool", DType::kBool)
+      .value("float16", DType::kFloat16)
+      .value("bfloat16", DType::kBFloat16)
+      .value("uint8", DType::kUInt8)
+      .value("int8", DType::kInt8)
       .def("__repr__", [](DType d) { return "xdev." + std::string(to_string(d)); })
       .def_prop_ro("size", [](DType d) { return itemsize(d); }, "Bytes per element.")
       .def_prop_ro("is_floating", [](DType d) {
-        return d == DType::kFloat32 || d == DType::kFloat64;
+        return is_floating(d);
       })
       .def_prop_ro("is_integer", [](DType d) { return d == DType::kInt32 || d == DType::kInt64; })
       .def_prop_ro("is_bool", [](DType d) { return d == DType::kBool; })

@@ -72,7 +72,9 @@ from ._convert import convert_to_tensor  # noqa: E402
 from ._tensor import constant, fill, ones_like, zeros_like  # noqa: E402
 from ._variables import Variable  # noqa: E402
 from .dlpack import from_dlpack  # noqa: E402
-from .dtypes import as_dtype, bool, double, float32, float64, int32, int64  # noqa: E402,A004
+from .dtypes import (  # noqa: E402,A004
+    as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8, int32, int64,
+    uint8)
 from .math import (  # noqa: E402,A004 -- TensorFlow's top-level math names
     abs,
     argmax,
@@ -151,7 +153,8 @@ __all__ = [
     "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "bool", "broadcast_to", "cast",
     "clip_by_value", "concat", "config", "constant", "convert_to_tensor", "cos", "cumsum",
     "debugging", "device", "distribute", "divide", "double", "DType", "dtypes", "elapsed_ms",
-    "equal", "errors", "Event", "exp", "expand_dims", "experimental", "fill", "float32", "float64",
+    "equal", "errors", "Event", "exp", "expand_dims", "experimental", "fill", "float16",
+    "bfloat16", "float32", "float64", "half", "int8", "uint8",
     "floor", "from_dlpack", "gather", "greater", "greater_equal", "identity", "int32", "int64",
     "less", "less_equal", "load_file", "logical_and", "logical_not", "logical_or", "LogicalDevice",
     "math", "matmul", "maximum", "minimum", "mul", "multiply", "neg", "negative", "newaxis", "nn",

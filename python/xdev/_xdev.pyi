@@ -195,7 +195,9 @@ class StrictPlacement:
     def __exit__(self, exc_type: object | None, exc_value: object | None, traceback: object | None) -> bool: ...
 
 class DType(enum.Enum):
-    """Element types (tf.DType): float32, float64, int32, int64, bool."""
+    """
+    Element types (tf.DType): float32, float64, int32, int64, bool, float16, bfloat16, uint8, int8.
+    """
 
     def __repr__(self) -> str: ...
 
@@ -208,6 +210,14 @@ class DType(enum.Enum):
     int64 = 4
 
     bool = 5
+
+    float16 = 6
+
+    bfloat16 = 7
+
+    uint8 = 8
+
+    int8 = 9
 
     @property
     def size(self) -> int:

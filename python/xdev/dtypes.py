@@ -1,7 +1,9 @@
-"""Element types (``tf.dtypes``): ``xdev.float32``, ``float64``, ``int32``, ``int64``, ``bool``.
+"""Element types (``tf.dtypes``): ``xdev.float32``, ``float64``, ``int32``, ``int64``, ``bool``,
+``float16``, ``bfloat16``, ``uint8``, ``int8``.
 
-xdev has these five; the safetensors reader holds float16/bfloat16 and narrow
-integers in the nearest wider one (see :func:`xdev.load_file`).
+NumPy arrays of float16, uint8 and int8 come in and go out as they are; bfloat16 is
+ml_dtypes' (NumPy has none). The safetensors reader still holds float16/bfloat16 and
+narrow integers in the nearest wider one (see :func:`xdev.load_file`).
 """
 
 import builtins as _builtins
@@ -15,7 +17,12 @@ float64 = DType.float64
 int32 = DType.int32
 int64 = DType.int64
 bool = DType.bool  # noqa: A001 -- TensorFlow's name (tf.bool)
+float16 = DType.float16
+bfloat16 = DType.bfloat16
+uint8 = DType.uint8
+int8 = DType.int8
 double = float64
+half = float16
 
 _TO_NUMPY = {
     DType.float32: _np.dtype(_np.float32),
@@ -23,16 +30,25 @@ _TO_NUMPY = {
     DType.int32: _np.dtype(_np.int32),
     DType.int64: _np.dtype(_np.int64),
     DType.bool: _np.dtype(_np.bool_),
+    DType.float16: _np.dtype(_np.float16),
+    DType.uint8: _np.dtype(_np.uint8),
+    DType.int8: _np.dtype(_np.int8),
 }
+try:  # bfloat16 is ml_dtypes' where it is installed
+    import ml_dtypes as _ml_dtypes
+
+    _TO_NUMPY[DType.bfloat16] = _np.dtype(_ml_dtypes.bfloat16)
+except ImportError:
+    pass
 _FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
 _NAMES = {d.name: d for d in DType}
-_NAMES.update({"float": float32, "double": float64, "bool_": bool})
+_NAMES.update({"float": float32, "double": float64, "bool_": bool, "half": float16})
 
 
 def as_dtype(type_value):
     """The :class:`DType` for a DType, a name (``"float32"``), or a NumPy dtype or scalar type.
 
-    Raises TypeError for anything xdev has no dtype for (e.g. ``np.float16``).
+    Raises TypeError for anything xdev has no dtype for (e.g. ``np.int16``).
     """
     if isinstance(type_value, DType):
         return type_value
@@ -48,7 +64,8 @@ def as_dtype(type_value):
         return _FROM_NUMPY[np_dtype]
     raise TypeError(
         f"Cannot convert {type_value!r} to an xdev DType "
-        "(xdev has float32, float64, int32, int64, bool)")
+        "(xdev has float32, float64, int32, int64, bool, float16, bfloat16, uint8, int8)")
 
 
-__all__ = ["DType", "as_dtype", "float32", "float64", "int32", "int64", "bool", "double"]
+__all__ = ["DType", "as_dtype", "float32", "float64", "int32", "int64", "bool", "float16",
+           "bfloat16", "uint8", "int8", "double", "half"]

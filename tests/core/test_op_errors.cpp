@@ -211,7 +211,7 @@ TEST_F(OpErrors, AnOutOfRangeDtypeIsRefusedEverywhere) {
   EXPECT_INVALID(xdev::HostTensor(bad, Shape{1}), HasSubstr("dtype code 99"));
 }
 
-// constant(std::vector<T>) and the typed read-backs take the five element
+// constant(std::vector<T>) and the typed read-backs take the nine element
 // types only: a vector of uint8_t used to be read as float32 (4 bytes per
 // element, past its end). It does not compile now.
 template <typename T>
@@ -220,9 +220,14 @@ template <typename T>
 concept ToVectorTakes = requires(const Tensor& t) { t.to_vector<T>(); };
 static_assert(ConstantTakes<float> && ConstantTakes<double> && ConstantTakes<int32_t> &&
               ConstantTakes<int64_t>);
-static_assert(!ConstantTakes<uint8_t> && !ConstantTakes<int16_t> && !ConstantTakes<uint32_t> &&
-              !ConstantTakes<long double> && !ConstantTakes<char>);
-static_assert(ToVectorTakes<float> && ToVectorTakes<bool> && !ToVectorTakes<uint8_t>);
+// uint8_t and int8_t are the uint8 and int8 dtypes now (one byte each), the
+// 16-bit floats xdev::float16 and xdev::bfloat16.
+static_assert(ConstantTakes<uint8_t> && ConstantTakes<int8_t> && ConstantTakes<xdev::float16> &&
+              ConstantTakes<xdev::bfloat16>);
+static_assert(!ConstantTakes<int16_t> && !ConstantTakes<uint32_t> &&
+              !ConstantTakes<long double> && !ConstantTakes<char> && !ConstantTakes<uint16_t>);
+static_assert(ToVectorTakes<float> && ToVectorTakes<bool> && ToVectorTakes<uint8_t> &&
+              !ToVectorTakes<uint16_t>);
 
 TEST(OpElementTypes, TheFiveElementTypesRoundTrip) {
   EXPECT_EQ(xdev::constant(std::vector<int64_t>{-5, 7}, Shape{2}).to_vector<int64_t>(),

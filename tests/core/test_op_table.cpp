@@ -185,23 +185,31 @@ TEST(OpTable, AttrsRefuseOneMoreThanTheirCapacity) {
 TEST(OpTable, KernelDTypesAreThePairsKernelsAreLookedUpBy) {
   using P = KernelDTypes;
   constexpr DType f32 = DType::kFloat32, f64 = DType::kFloat64, i32 = DType::kInt32,
-                  i64 = DType::kInt64, b = DType::kBool;
+                  i64 = DType::kInt64, b = DType::kBool, f16 = DType::kFloat16,
+                  bf16 = DType::kBFloat16, u8 = DType::kUInt8, i8 = DType::kInt8;
+  // Float ops take float16 and bfloat16 (in enum order, after bool).
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kMatMul)),
-            (std::vector<P>{{f32, f32}, {f64, f64}, {i32, i32}, {i64, i64}}));
-  EXPECT_EQ(kernel_dtypes(op_def(OpId::kExp)), (std::vector<P>{{f32, f32}, {f64, f64}}));
+            (std::vector<P>{{f32, f32}, {f64, f64}, {i32, i32}, {i64, i64}, {f16, f16},
+                            {bf16, bf16}}));
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kExp)),
+            (std::vector<P>{{f32, f32}, {f64, f64}, {f16, f16}, {bf16, bf16}}));
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kLess)),
-            (std::vector<P>{{f32, b}, {f64, b}, {i32, b}, {i64, b}}));
+            (std::vector<P>{{f32, b}, {f64, b}, {i32, b}, {i64, b}, {f16, b}, {bf16, b}}));
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kArgMax)),
-            (std::vector<P>{{f32, i64}, {f64, i64}, {i32, i64}, {i64, i64}}));
-  // Select: by the condition (bool), the output is x's dtype.
+            (std::vector<P>{{f32, i64}, {f64, i64}, {i32, i64}, {i64, i64}, {f16, i64},
+                            {bf16, i64}}));
+  // Select: by the condition (bool), the output is x's dtype: any of the nine.
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kSelect)),
-            (std::vector<P>{{b, f32}, {b, f64}, {b, i32}, {b, i64}, {b, b}}));
-  // No inputs: by the output dtype the attribute allows.
+            (std::vector<P>{{b, f32}, {b, f64}, {b, i32}, {b, i64}, {b, b}, {b, f16}, {b, bf16},
+                            {b, u8}, {b, i8}}));
+  // No inputs: by the output dtype the attribute allows (RandomUniform and
+  // Range: no 16-bit floats).
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kRandomUniform)), (std::vector<P>{{f32, f32}, {f64, f64}}));
-  EXPECT_EQ(kernel_dtypes(op_def(OpId::kFill)).size(), 5u);
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kRange)).size(), 4u);
+  EXPECT_EQ(kernel_dtypes(op_def(OpId::kFill)).size(), 9u);
   // Cast: every dtype to every dtype.
   const std::vector<P> cast = kernel_dtypes(op_def(OpId::kCast));
-  EXPECT_EQ(cast.size(), 25u);
+  EXPECT_EQ(cast.size(), 81u);
   EXPECT_EQ(cast[1], (P{f32, f64}));
   // Every op has some; each input dtype is one its input 0 accepts.
   for (const OpDef& def : op_defs()) {

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <oneapi/tbb/global_control.h>
+#include <xdev/half.hpp>
 #include <xdev/plugin.h>
 
 #include <algorithm>
@@ -334,38 +335,46 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
   const uint64_t num = f | XDEV_DTYPE_BIT(XDEV_DTYPE_INT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
   const uint64_t b = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
   const uint64_t all = num | b;
+  // float16 and bfloat16: every float op (computed in float32); Cast, Fill,
+  // Select and data movement take every dtype of the ABI.
+  const uint64_t h = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT16) | XDEV_DTYPE_BIT(XDEV_DTYPE_BFLOAT16);
+  const uint64_t every =
+      all | h | XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
   const std::vector<std::pair<std::string, uint64_t>> expected = {
-      {"MatMul", num}, {"Add", all},  {"Sub", num},  {"Mul", num},        {"Div", num},
-      {"Neg", num},    {"Relu", num}, {"AddN", num}, {"Cast", all},       {"Sum", num},
-      {"Mean", num},   {"Copy", all}, {"Fill", all}, {"RandomUniform", f},
+      {"MatMul", num | h}, {"Add", all | h}, {"Sub", num | h}, {"Mul", num | h}, {"Div", num | h},
+      {"Neg", num | h}, {"Relu", num | h}, {"AddN", num | h}, {"Cast", every}, {"Sum", num | h},
+      {"Mean", num | h}, {"Copy", every}, {"Fill", every}, {"RandomUniform", f},
       // Elementwise math (issue 13).
-      {"Abs", num}, {"Sign", num}, {"Square", num}, {"Exp", f}, {"Expm1", f}, {"Log", f},
-      {"Log1p", f}, {"Sqrt", f}, {"Rsqrt", f}, {"Reciprocal", f}, {"Sin", f}, {"Cos", f},
-      {"Tanh", f}, {"Sigmoid", f}, {"Erf", f}, {"Softplus", f}, {"Floor", f}, {"Ceil", f},
-      {"Round", f}, {"LeakyRelu", f}, {"Gelu", f}, {"Pow", f}, {"Maximum", num},
-      {"Minimum", num}, {"FloorDiv", num}, {"FloorMod", num}, {"SquaredDifference", num},
+      {"Abs", num | h}, {"Sign", num | h}, {"Square", num | h}, {"Exp", f | h}, {"Expm1", f | h},
+      {"Log", f | h}, {"Log1p", f | h}, {"Sqrt", f | h}, {"Rsqrt", f | h}, {"Reciprocal", f | h},
+      {"Sin", f | h}, {"Cos", f | h}, {"Tanh", f | h}, {"Sigmoid", f | h}, {"Erf", f | h},
+      {"Softplus", f | h}, {"Floor", f | h}, {"Ceil", f | h}, {"Round", f | h},
+      {"LeakyRelu", f | h}, {"Gelu", f | h}, {"Pow", f | h}, {"Maximum", num | h},
+      {"Minimum", num | h}, {"FloorDiv", num | h}, {"FloorMod", num | h},
+      {"SquaredDifference", num | h},
       // Comparisons and logic (issue 13); Select is looked up by its bool condition.
-      {"Equal", all}, {"NotEqual", all}, {"Less", num}, {"LessEqual", num}, {"Greater", num},
-      {"GreaterEqual", num}, {"LogicalAnd", b}, {"LogicalOr", b}, {"LogicalNot", b},
-      {"IsNan", f}, {"IsFinite", f}, {"Select", b}, {"ClipByValue", num},
+      {"Equal", all | h}, {"NotEqual", all | h}, {"Less", num | h}, {"LessEqual", num | h},
+      {"Greater", num | h}, {"GreaterEqual", num | h}, {"LogicalAnd", b}, {"LogicalOr", b},
+      {"LogicalNot", b}, {"IsNan", f | h}, {"IsFinite", f | h}, {"Select", b},
+      {"ClipByValue", num | h},
       // Reductions (issue 13).
-      {"Max", num}, {"Min", num}, {"Prod", num}, {"Any", b}, {"All", b}, {"LogSumExp", f},
-      {"ArgMax", num}, {"ArgMin", num}, {"CumSum", num},
+      {"Max", num | h}, {"Min", num | h}, {"Prod", num | h}, {"Any", b}, {"All", b},
+      {"LogSumExp", f | h}, {"ArgMax", num | h}, {"ArgMin", num | h}, {"CumSum", num | h},
       // Normalisations along an axis (issue 13, NN).
-      {"Softmax", f}, {"LogSoftmax", f},
+      {"Softmax", f | h}, {"LogSoftmax", f | h},
       // Data movement (issue 13).
-      {"ConcatV2", all}, {"Pack", all}, {"Identity", all}, {"Tile", all},
-      {"PadV2", all}, {"GatherV2", all},
+      {"ConcatV2", every}, {"Pack", every}, {"Identity", every}, {"Tile", every}, {"PadV2", every},
+      {"GatherV2", every},
       // NN ops (issue 13).
-      {"BiasAdd", f}, {"SoftmaxCrossEntropyWithLogits", f}, {"LayerNorm", f},
+      {"BiasAdd", f | h}, {"SoftmaxCrossEntropyWithLogits", f | h}, {"LayerNorm", f | h},
       // Indexing (issue 13).
-      {"Slice", all}, {"StridedSlice", all}, {"Range", num}, {"OneHot", num & ~f},
-      {"BroadcastTo", all},
+      {"Slice", every}, {"StridedSlice", every}, {"Range", num}, {"OneHot", num & ~f},
+      {"BroadcastTo", every},
       // Convolution and pooling (issue 13).
-      {"Conv2D", f}, {"Conv2DBackpropInput", f}, {"Conv2DBackpropFilter", f}, {"MaxPool", f},
-      {"AvgPool", f}, {"MaxPoolGrad", f}, {"AvgPoolGrad", f},
+      {"Conv2D", f | h}, {"Conv2DBackpropInput", f | h}, {"Conv2DBackpropFilter", f | h},
+      {"MaxPool", f | h}, {"AvgPool", f | h}, {"MaxPoolGrad", f | h}, {"AvgPoolGrad", f | h},
       // Batched products and scatters (issue 13).
-      {"BatchMatMulV2", num}, {"TensorScatterAdd", num}};
+      {"BatchMatMulV2", num | h}, {"TensorScatterAdd", num | h}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);
@@ -375,7 +384,7 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
     EXPECT_EQ(k->input_dtypes, mask) << op;
     EXPECT_NE(k->fn, nullptr) << op;
     if (op == "Cast" || op == "Select") {
-      EXPECT_EQ(k->output_dtypes, all) << op;
+      EXPECT_EQ(k->output_dtypes, every) << op;
     }
     if (op == "Equal" || op == "Less" || op == "IsNan") {
       EXPECT_EQ(k->output_dtypes, b) << op;
@@ -1144,6 +1153,198 @@ TEST_F(CpuKernels, KernelsRunConcurrentlyOnOneStream) {
 }
 
 // ---------------------------------------------------------------------------
+// float16 and bfloat16: computed in float32, rounded once (docs/ops.md "Dtypes")
+
+// A 1-D tensor of a 16-bit float dtype holding `values` (rounded once).
+Tensor halves(xdev_dtype_t dtype, const std::vector<double>& values, const Layout& layout = {}) {
+  Tensor t = make(dtype, {static_cast<int64_t>(values.size())}, layout);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t bits = dtype == XDEV_DTYPE_FLOAT16 ? xdev::double_to_half(values[i])
+                                                      : xdev::double_to_bfloat16(values[i]);
+    t.set<uint16_t>({static_cast<int64_t>(i)}, bits);
+  }
+  return t;
+}
+
+double half_value(const Tensor& t, const Shape& index) {
+  const uint16_t bits = t.get<uint16_t>(index);
+  return t.dtype == XDEV_DTYPE_FLOAT16 ? xdev::half_to_float(bits) : xdev::bfloat16_to_float(bits);
+}
+
+TEST_F(CpuKernels, HalfFloatOpsRoundTheFloat32ResultOnce) {
+  // 2048 + 1 is a float16 tie: to even, 2048; 2048 + 3 -> 2052; 0.1 + 0.2
+  // is rounded once from the float32 sum.
+  Tensor x = halves(XDEV_DTYPE_FLOAT16, {2048, 2048, 0.1});
+  Tensor y = halves(XDEV_DTYPE_FLOAT16, {1, 3, 0.2});
+  Tensor sum = make(XDEV_DTYPE_FLOAT16, {3});
+  ASSERT_EQ(run("Add", {&x, &y}, sum).message, "");
+  EXPECT_EQ(half_value(sum, {0}), 2048.0);
+  EXPECT_EQ(half_value(sum, {1}), 2052.0);
+  EXPECT_EQ(sum.get<uint16_t>({2}),
+            xdev::float_to_half(xdev::half_to_float(xdev::double_to_half(0.1)) +
+                                xdev::half_to_float(xdev::double_to_half(0.2))));
+  // Exp(1) in bfloat16: e = 2.71828... rounds to 2.71875 (0x402E).
+  Tensor one = halves(XDEV_DTYPE_BFLOAT16, {1.0, 0.0});
+  Tensor e = make(XDEV_DTYPE_BFLOAT16, {2});
+  ASSERT_EQ(run("Exp", {&one}, e).message, "");
+  EXPECT_EQ(e.get<uint16_t>({0}), 0x402E);
+  EXPECT_EQ(e.get<uint16_t>({1}), 0x3F80);
+  // Comparisons give bool, exactly.
+  Tensor less = make(XDEV_DTYPE_BOOL, {3});
+  ASSERT_EQ(run("Less", {&y, &x}, less).message, "");
+  EXPECT_EQ(less.get<uint8_t>({0}), 1);
+  EXPECT_EQ(less.get<uint8_t>({2}), 0);
+}
+
+TEST_F(CpuKernels, HalfFloatReductionsAccumulateInFloat32) {
+  // 3000 ones: a float16 accumulator stops at 2048 (2048 + 1 rounds back to
+  // 2048), a bfloat16 one at 256; in float32 the sum is 3000, which both
+  // formats hold exactly (3000 = 1.46484375 · 2^11 needs 8 bits: bfloat16
+  // rounds it to 3008, so bfloat16 sums 1000 ones, exact in both).
+  for (auto [dtype, n] : {std::pair{XDEV_DTYPE_FLOAT16, int64_t{3000}},
+                          std::pair{XDEV_DTYPE_BFLOAT16, int64_t{1000}}}) {
+    SCOPED_TRACE(name(dtype));
+    Tensor x = halves(dtype, std::vector<double>(static_cast<size_t>(n), 1.0));
+    Tensor total = make(dtype, {});
+    const std::vector<int64_t> axes = {0};
+    ASSERT_EQ(run("Sum", {&x}, total, {attr_ints("axes", axes)}).message, "");
+    EXPECT_EQ(half_value(total, {}), static_cast<double>(n));
+    // MatMul [1, n] x [n, 1]: sgemm on the widened operands.
+    Tensor a = x, b = x;
+    a.shape = {1, n};
+    a.strides = {n, 1};
+    b.shape = {n, 1};
+    b.strides = {1, 1};
+    Tensor c = make(dtype, {1, 1});
+    ASSERT_EQ(run("MatMul", {&a, &b}, c, {attr_bool("transpose_a", false),
+                                           attr_bool("transpose_b", false)})
+                  .message,
+              "");
+    EXPECT_EQ(half_value(c, {0, 0}), static_cast<double>(n));
+    // CumSum's last element likewise.
+    Tensor cum = make(dtype, {n});
+    ASSERT_EQ(run("CumSum", {&x}, cum, {attr_int("axis", 0), attr_bool("exclusive", false),
+                                        attr_bool("reverse", false)})
+                  .message,
+              "");
+    EXPECT_EQ(half_value(cum, {n - 1}), static_cast<double>(n));
+  }
+}
+
+TEST_F(CpuKernels, HalfFloatInputsMayBeStridedOrBroadcast) {
+  // x read backwards (a negative-free view: storage order reversed by the
+  // layout), y a broadcast scalar.
+  Tensor x = make(XDEV_DTYPE_BFLOAT16, {2, 3}, {{1, 0}, {}, 1});
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 3; ++j) {
+      x.set<uint16_t>({i, j}, xdev::double_to_bfloat16(static_cast<double>(i * 3 + j)));
+    }
+  }
+  Tensor y = make(XDEV_DTYPE_BFLOAT16, {2, 3}, {{}, {true, true}, 0});
+  y.set<uint16_t>({0, 0}, xdev::double_to_bfloat16(0.5));
+  Tensor out = make(XDEV_DTYPE_BFLOAT16, {2, 3});
+  ASSERT_EQ(run("Mul", {&x, &y}, out).message, "");
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(half_value(out, {i, j}), 0.5 * static_cast<double>(i * 3 + j));
+    }
+  }
+}
+
+TEST_F(CpuKernels, CastConvertsBetweenAllNineDtypes) {
+  struct Case {
+    xdev_dtype_t from;
+    double value;  // the input (exact in `from`)
+    xdev_dtype_t to;
+    uint64_t bits;  // the output's bits
+  };
+  constexpr auto F16 = XDEV_DTYPE_FLOAT16, BF16 = XDEV_DTYPE_BFLOAT16, U8 = XDEV_DTYPE_UINT8,
+                 I8 = XDEV_DTYPE_INT8, F32 = XDEV_DTYPE_FLOAT32, F64 = XDEV_DTYPE_FLOAT64,
+                 I32 = XDEV_DTYPE_INT32, I64 = XDEV_DTYPE_INT64, BOOL = XDEV_DTYPE_BOOL;
+  const double above_tie = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+  const std::vector<Case> cases = {
+      {F32, 300.7, U8, 255},     // saturates
+      {F32, -3.5, U8, 0},        // saturates at 0
+      {F32, 300.7, I8, 127},     {F32, -300.0, I8, 0x80},
+      {I32, 300, U8, 44},        // modulo 2^8
+      {I32, -1, U8, 255},        {U8, 200, I8, static_cast<uint8_t>(-56)},
+      {I8, -1, I64, ~uint64_t{0}},
+      {F64, above_tie, F16, 0x3C01},  // one rounding from double, not through float32
+      {F32, 70000, F16, 0x7C00},      // past 65520: inf
+      {F16, 65504, I8, 127},          {F16, 65504, I32, 65504},
+      {BF16, -2.5, I32, static_cast<uint32_t>(-2)},
+      {F16, 0.1, BF16, 0x3DCD},       // float16 0.0999755859375 rounded once
+      {BOOL, 1, F16, 0x3C00},         {BOOL, 1, BF16, 0x3F80},
+      {F16, 0.5, BOOL, 1},            {U8, 255, F16, 0x5BF8},
+      {I64, static_cast<double>((int64_t{1} << 24) + (int64_t{1} << 16)), BF16, 0x4B80},
+      {F16, -0.0, F32, 0x80000000},   {I8, -128, BF16, 0xC300},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(name(c.from)) + " " + std::to_string(c.value) + " -> " +
+                 name(c.to));
+    Tensor x = make(c.from, {1});
+    switch (c.from) {
+      case F16: x.set<uint16_t>({0}, xdev::double_to_half(c.value)); break;
+      case BF16: x.set<uint16_t>({0}, xdev::double_to_bfloat16(c.value)); break;
+      case F32: x.set<float>({0}, static_cast<float>(c.value)); break;
+      case F64: x.set<double>({0}, c.value); break;
+      case I32: x.set<int32_t>({0}, static_cast<int32_t>(c.value)); break;
+      case I64: x.set<int64_t>({0}, static_cast<int64_t>(c.value)); break;
+      case U8: x.set<uint8_t>({0}, static_cast<uint8_t>(c.value)); break;
+      case I8: x.set<int8_t>({0}, static_cast<int8_t>(c.value)); break;
+      default: x.set<uint8_t>({0}, c.value != 0 ? 1 : 0); break;
+    }
+    Tensor out = make(c.to, {1});
+    ASSERT_EQ(run("Cast", {&x}, out, {attr_dtype("dtype", c.to)}).message, "");
+    uint64_t got = 0;
+    std::memcpy(&got, out.address({0}), static_cast<size_t>(itemsize(c.to)));
+    EXPECT_EQ(got, c.bits) << std::hex << got << " vs " << c.bits;
+  }
+  // int64 2^24 + 2^16 + 1 to bfloat16: above the tie, up (0x4B81); through
+  // float32 first it would be the tie and round to even (0x4B80).
+  Tensor big = make(I64, {1});
+  big.set<int64_t>({0}, (int64_t{1} << 24) + (int64_t{1} << 16) + 1);
+  Tensor b = make(BF16, {1});
+  ASSERT_EQ(run("Cast", {&big}, b, {attr_dtype("dtype", BF16)}).message, "");
+  EXPECT_EQ(b.get<uint16_t>({0}), 0x4B81);
+}
+
+TEST_F(CpuKernels, FillSelectAndDataMovementTakeEveryDtype) {
+  const std::vector<int64_t> shape = {2, 3};
+  Tensor f = make(XDEV_DTYPE_FLOAT16, {2, 3});
+  ASSERT_EQ(run("Fill", {}, f, {attr_float("value", 0.1)}).message, "");
+  EXPECT_EQ(f.get<uint16_t>({1, 2}), xdev::double_to_half(0.1));
+  Tensor u = make(XDEV_DTYPE_UINT8, {2, 3});
+  ASSERT_EQ(run("Fill", {}, u, {attr_float("value", 300.0)}).message, "");
+  EXPECT_EQ(u.get<uint8_t>({0, 1}), 255);  // as Cast converts: saturated
+  // Select copies 2-byte elements.
+  Tensor cond = make(XDEV_DTYPE_BOOL, {2, 3});
+  cond.set<uint8_t>({0, 1}, 1);
+  Tensor g = make(XDEV_DTYPE_FLOAT16, {2, 3});
+  ASSERT_EQ(run("Fill", {}, g, {attr_float("value", -7.0)}).message, "");
+  Tensor sel = make(XDEV_DTYPE_FLOAT16, {2, 3});
+  ASSERT_EQ(run("Select", {&cond, &f, &g}, sel).message, "");
+  EXPECT_EQ(sel.get<uint16_t>({0, 1}), xdev::double_to_half(0.1));
+  EXPECT_EQ(sel.get<uint16_t>({0, 0}), xdev::double_to_half(-7.0));
+  // Tile and a transposed Copy of 2-byte elements.
+  Tensor tiled = make(XDEV_DTYPE_BFLOAT16, {2, 6});
+  Tensor src = halves(XDEV_DTYPE_BFLOAT16, {1, 2, 3, 4, 5, 6});
+  src.shape = {2, 3};
+  src.strides = {3, 1};
+  const std::vector<int64_t> multiples = {1, 2};
+  ASSERT_EQ(run("Tile", {&src}, tiled, {attr_ints("multiples", multiples)}).message, "");
+  EXPECT_EQ(half_value(tiled, {1, 5}), 6.0);
+  EXPECT_EQ(half_value(tiled, {1, 0}), 4.0);
+  Tensor t = src;
+  t.shape = {3, 2};
+  t.strides = {1, 3};
+  Tensor dense = make(XDEV_DTYPE_BFLOAT16, {3, 2});
+  ASSERT_EQ(run("Copy", {&t}, dense).message, "");
+  EXPECT_EQ(half_value(dense, {2, 1}), 6.0);
+  EXPECT_EQ(half_value(dense, {0, 1}), 4.0);
+}
+
+// ---------------------------------------------------------------------------
 // Bad calls: statuses, never a crash
 
 // Calls any kernel of `op` (the one the core would pick may not exist for a
@@ -1178,15 +1379,20 @@ TEST_F(CpuKernels, BadCallsReturnStatusesNamingTheOp) {
   Tensor wrong = make(XDEV_DTYPE_FLOAT32, {4});
   const xdev_tensor_t fd = f.desc(), f2d = f2.desc(), id = i.desc(), bd = bo.desc(),
                       wd = wrong.desc();
-  xdev_tensor_t half = fd;  // a dtype outside the five
+  xdev_tensor_t half = fd;
   half.dtype = XDEV_DTYPE_FLOAT16;
   xdev_tensor_t i8 = f2d;
   i8.dtype = XDEV_DTYPE_INT8;
+  xdev_tensor_t bad_dtype = f2d;
+  bad_dtype.dtype = static_cast<xdev_dtype_t>(42);
 
   EXPECT_TRUE(fails_with(call_any("Add", {&fd}, f2d), kInvalid, {"Add: takes 2 inputs, got 1"}));
   // Sub has no bool kernel.
   EXPECT_TRUE(fails_with(call_any("Sub", {&bd, &bd}, bd), kUnimplemented, {"Sub", "bool"}));
-  EXPECT_TRUE(fails_with(call_any("Mul", {&half, &half}, half), kUnimplemented, {"float16"}));
+  // float16 beside float32: not taken for one dtype.
+  EXPECT_TRUE(fails_with(call_any("Mul", {&half, &fd}, half), kInvalid,
+                         {"Mul", "input 1 is float32", "float16"}));
+  EXPECT_TRUE(fails_with(call_any("Exp", {&i8}, i8), kUnimplemented, {"Exp", "int8"}));
   EXPECT_EQ(call_any("Add", {&fd, &id}, f2d).code, kInvalid);  // mixed input dtypes
   EXPECT_THAT(call_any("Add", {&fd, &fd}, id).message,
               HasSubstr("the output is int32, expected float32"));
@@ -1197,8 +1403,8 @@ TEST_F(CpuKernels, BadCallsReturnStatusesNamingTheOp) {
   const std::vector<xdev_attr_t> uniform = {attr_int("seed", 1), attr_float("minval", 0),
                                             attr_float("maxval", 1)};
   EXPECT_EQ(call_any("RandomUniform", {}, id, uniform).code, kUnimplemented);
-  EXPECT_TRUE(fails_with(call_any("Cast", {&fd}, i8, {attr_dtype("dtype", XDEV_DTYPE_INT8)}),
-                         kUnimplemented, {"int8"}));
+  EXPECT_TRUE(fails_with(call_any("Cast", {&fd}, bad_dtype, {attr_dtype("dtype", bad_dtype.dtype)}),
+                         kUnimplemented, {"Cast", "dtype"}));
 
   {  // Sum with unsorted axes and a wrong output shape
     Tensor x = make(XDEV_DTYPE_FLOAT32, {2, 3});

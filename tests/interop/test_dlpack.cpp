@@ -151,13 +151,35 @@ TEST(DLPack, CopiesMisalignedHostMemory) {
   EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{7, 8, 9}));
 }
 
+// float16, bfloat16, uint8 and int8 are xdev dtypes: they come in (a copy of
+// the host memory) with their DLPack codes and go out with them.
+TEST(DLPack, SixteenBitFloatsAndBytesRoundTrip) {
+  const std::vector<xdev::float16> h = {xdev::float16(1.5f), xdev::float16(-2.0f)};
+  const xdev::Tensor t = xdev::constant(h, xdev::Shape{2});
+  DLManagedTensorVersioned* m = xdev::to_dlpack(t);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->dl_tensor.dtype.code, kDLFloat);
+  EXPECT_EQ(m->dl_tensor.dtype.bits, 16);
+  const xdev::Tensor back = xdev::from_dlpack(m);
+  EXPECT_EQ(back.dtype(), xdev::DType::kFloat16);
+  EXPECT_EQ(back.to_vector<xdev::float16>()[1].bits, h[1].bits);
+  const xdev::Tensor b = xdev::cast(t, xdev::DType::kBFloat16);
+  DLManagedTensorVersioned* mb = xdev::to_dlpack(b);
+  EXPECT_EQ(mb->dl_tensor.dtype.code, kDLBfloat);
+  EXPECT_EQ(xdev::from_dlpack(mb).dtype(), xdev::DType::kBFloat16);
+  DLManagedTensorVersioned* mu =
+      xdev::to_dlpack(xdev::constant(std::vector<uint8_t>{7}, xdev::Shape{1}));
+  EXPECT_EQ(mu->dl_tensor.dtype.code, kDLUInt);
+  EXPECT_EQ(xdev::from_dlpack(mu).to_vector<uint8_t>(), (std::vector<uint8_t>{7}));
+}
+
 TEST(DLPack, RefusesDtypesXdevDoesNotHaveAndLeavesOwnership) {
   Producer p({1, 2}, {2});
-  p.managed.dl_tensor.dtype = {kDLFloat, 16, 1};
+  p.managed.dl_tensor.dtype = {kDLInt, 16, 1};
   p.managed.dl_tensor.shape[0] = 4;
   EXPECT_THAT([&] { xdev::from_dlpack(&p.managed); },
               ThrowsError(xdev::ErrorCode::kInvalidArgument,
-                          HasSubstr("dtype float16 has no xdev dtype")));
+                          HasSubstr("dtype int16 has no xdev dtype")));
   EXPECT_EQ(p.deleted, 0);  // still the caller's
   p.managed.dl_tensor.dtype = {kDLFloat, 32, 1};
   p.managed.version = {2, 0};

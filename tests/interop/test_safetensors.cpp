@@ -19,7 +19,7 @@
 
 #include <xdev/xdev.hpp>
 
-#include "interop/half.hpp"
+#include <xdev/half.hpp>
 #include "error_matchers.hpp"
 #include "test_dir.hpp"
 
@@ -243,8 +243,8 @@ TEST_F(Safetensors, MalformedFilesAreRefusedWithTheReason) {
 TEST(HalfConversions, Float16RoundTripsEveryValue) {
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {
     const auto h = static_cast<uint16_t>(bits);
-    const float f = xdev::detail::half_to_float(h);
-    ASSERT_EQ(xdev::detail::float_to_half(f), h) << std::hex << bits;
+    const float f = xdev::half_to_float(h);
+    ASSERT_EQ(xdev::float_to_half(f), h) << std::hex << bits;
     const uint32_t exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
     if (exp != 0 && exp != 31) {
       const float expected = std::ldexp(1.f + static_cast<float>(mant) / 1024.f, static_cast<int>(exp) - 15);
@@ -254,7 +254,7 @@ TEST(HalfConversions, Float16RoundTripsEveryValue) {
 }
 
 TEST(HalfConversions, Float32ToFloat16RoundsToNearestEven) {
-  using xdev::detail::float_to_half;
+  using xdev::float_to_half;
   EXPECT_EQ(float_to_half(1.f + std::ldexp(1.f, -11)), 0x3c00);   // tie, to even (down)
   EXPECT_EQ(float_to_half(1.f + 3 * std::ldexp(1.f, -11)), 0x3c02);  // tie, to even (up)
   EXPECT_EQ(float_to_half(65519.f), 0x7bff);                       // below the tie: max
@@ -271,8 +271,8 @@ TEST(HalfConversions, Float32ToFloat16RoundsToNearestEven) {
 }
 
 TEST(HalfConversions, Bfloat16RoundTripsAndRoundsToNearestEven) {
-  using xdev::detail::bfloat16_to_float;
-  using xdev::detail::float_to_bfloat16;
+  using xdev::bfloat16_to_float;
+  using xdev::float_to_bfloat16;
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {
     ASSERT_EQ(float_to_bfloat16(bfloat16_to_float(static_cast<uint16_t>(bits))), bits) << std::hex << bits;
   }
@@ -281,6 +281,29 @@ TEST(HalfConversions, Bfloat16RoundTripsAndRoundsToNearestEven) {
   EXPECT_EQ(float_to_bfloat16(std::bit_cast<float>(0x3f808001u)), 0x3f81);
   EXPECT_EQ(float_to_bfloat16(std::bit_cast<float>(0x7f7fffffu)), 0x7f80);  // rounds to inf
   EXPECT_EQ(float_to_bfloat16(std::bit_cast<float>(0x7f800001u)) & 0x7f, 0x40);  // NaN stays NaN
+}
+
+// From double and int64 the rounding is one rounding of the exact value:
+// a plain cast to float first would round 1 + 2^-11 + 2^-40 to the tie
+// 1 + 2^-11 and then to even (down); the exact value is above the tie.
+TEST(HalfConversions, DoubleAndInt64RoundOnce) {
+  EXPECT_EQ(xdev::double_to_half(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)), 0x3c01);
+  EXPECT_EQ(xdev::double_to_half(1.0 + std::ldexp(1.0, -11)), 0x3c00);  // the tie itself: even
+  EXPECT_EQ(xdev::double_to_half(-65520.0), 0xfc00);
+  EXPECT_EQ(xdev::double_to_half(65519.999), 0x7bff);
+  EXPECT_EQ(xdev::double_to_half(1e300), 0x7c00);
+  EXPECT_EQ(xdev::double_to_half(std::ldexp(1.0, -25) + std::ldexp(1.0, -60)), 0x0001);
+  EXPECT_EQ(xdev::double_to_bfloat16(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30)), 0x3f81);
+  EXPECT_EQ(xdev::double_to_bfloat16(1e-300), 0x0000);
+  EXPECT_EQ(xdev::double_to_bfloat16(-1e300), 0xff80);
+  EXPECT_TRUE(std::isnan(xdev::bfloat16_to_float(xdev::double_to_bfloat16(std::nan("")))));
+  // 2^24 + 2^16 + 1: through float (2^24 + 2^16, a tie) it would round down.
+  const int64_t above_tie = (int64_t{1} << 24) + (int64_t{1} << 16) + 1;
+  EXPECT_EQ(xdev::bfloat16(above_tie).bits, 0x4b81);
+  EXPECT_EQ(xdev::bfloat16(-above_tie).bits, 0xcb81);
+  EXPECT_EQ(xdev::float16(int64_t{1} << 62).bits, 0x7c00);
+  EXPECT_EQ(static_cast<float>(xdev::float16(0.1)), xdev::half_to_float(0x2e66));
+  EXPECT_EQ(xdev::bfloat16(int64_t{-3}).bits, 0xc040);
 }
 
 }  // namespace

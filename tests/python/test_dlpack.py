@@ -112,12 +112,24 @@ def test_writes_through_numpy_are_seen_by_the_imported_tensor():
     assert x.numpy().tolist() == [0, 5, 0]
 
 
+def test_float16_and_bytes_round_trip_through_numpy():
+    a = np.array([1.5, -0.1, 65504.0], np.float16)
+    x = xdev.from_dlpack(a)
+    assert x.dtype == xdev.float16
+    back = x.numpy()
+    assert back.dtype == np.float16 and back.tobytes() == a.tobytes()
+    y = xdev.cast(xdev.constant([300.5, -1.0]), xdev.uint8)
+    assert y.numpy().dtype == np.uint8 and y.numpy().tolist() == [255, 0]
+    assert (x * 2).dtype == xdev.float16
+
+
 def test_dtypes_xdev_lacks_are_refused():
-    with pytest.raises(xdev.errors.InvalidArgumentError, match="dtype float16 has no xdev dtype"):
-        xdev.from_dlpack(np.ones(2, np.float16))
-    with pytest.raises(xdev.errors.InvalidArgumentError, match="dtype uint8 has no xdev dtype"):
-        xdev.from_dlpack(np.ones(2, np.uint8))
-    for dtype in (np.float32, np.float64, np.int32, np.int64, np.bool_):
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="dtype int16 has no xdev dtype"):
+        xdev.from_dlpack(np.ones(2, np.int16))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="dtype uint16 has no xdev dtype"):
+        xdev.from_dlpack(np.ones(2, np.uint16))
+    for dtype in (np.float32, np.float64, np.int32, np.int64, np.bool_, np.float16, np.uint8,
+                  np.int8):
         x = xdev.from_dlpack(np.ones(2, dtype))
         assert x.dtype == xdev.as_dtype(dtype)
 

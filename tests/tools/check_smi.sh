@@ -95,15 +95,17 @@ run env XDEV_PLUGINS=cpu,sim "$smi" --ops /gpu:0
 [ "$rc" = 0 ] || fail "--ops /gpu:0 exited $rc: $out"
 [ "$(echo "$out" | grep -c ': kernels for')" = 1 ] || fail "--ops /gpu:0 lists other devices: $out"
 echo "$out" | grep -q "^$gpu0: kernels for" || fail "--ops /gpu:0 does not name GPU:0: $out"
-echo "$out" | grep -q '^  op  *float32  *float64  *int32  *int64  *bool$' || fail "no header row: $out"
+echo "$out" | grep -q '^  op  *float32  *float64  *int32  *int64  *bool  *float16  *bfloat16  *uint8  *int8$' ||
+  fail "no header row: $out"
 # The sim has MatMul and Add on float32/float64 only; the other dtypes fall back.
-echo "$out" | grep -q '^  MatMul  *yes  *yes  *no  *no  *-$' || fail "GPU:0's MatMul row: $out"
-echo "$out" | grep -q '^  Add  *yes  *yes  *no  *no  *no$' || fail "GPU:0's Add row: $out"
+echo "$out" | grep -q '^  MatMul  *yes  *yes  *no  *no  *-  *no  *no  *-  *-$' || fail "GPU:0's MatMul row: $out"
+echo "$out" | grep -q '^  Add  *yes  *yes  *no  *no  *no  *no  *no  *-  *-$' || fail "GPU:0's Add row: $out"
 
 run env XDEV_PLUGINS=cpu,sim "$smi" --ops CPU:0
 [ "$rc" = 0 ] || fail "--ops CPU:0 exited $rc"
-echo "$out" | grep -q '^  Exp  *yes  *yes  *-  *-  *-$' || fail "CPU:0's Exp row: $out"
-echo "$out" | grep -q '^  Cast  *yes  *yes  *yes  *yes  *yes$' || fail "CPU:0's Cast row: $out"
+echo "$out" | grep -q '^  Exp  *yes  *yes  *-  *-  *-  *yes  *yes  *-  *-$' || fail "CPU:0's Exp row: $out"
+echo "$out" | grep -q '^  Cast  *yes  *yes  *yes  *yes  *yes  *yes  *yes  *yes  *yes$' ||
+  fail "CPU:0's Cast row: $out"
 if echo "$out" | grep -Eq '^  [A-Za-z]+ .*(no|some)'; then fail "the cpu plugin lacks a kernel: $out"; fi
 
 run env XDEV_PLUGINS=cpu,sim "$smi" --ops GPU:9

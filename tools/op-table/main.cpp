@@ -28,15 +28,14 @@ constexpr const char* kBegin =
     "`build/tools/op-table/xdev-op-table --update docs/ops.md`; edit the table there -->";
 constexpr const char* kEnd = "<!-- op-table end -->";
 
-// "f32, f64, i32, i64", "all five".
+// "f32, f64, f16, bf16, i32, i64", "all nine".
 std::string dtypes_text(uint64_t dtypes) {
-  if (dtypes == xdev::detail::kAllDTypes) return "all five";
+  if (dtypes == xdev::detail::kAllDTypes) return "all nine";
   std::string text;
-  const std::pair<DType, const char*> names[] = {{DType::kFloat32, "f32"},
-                                                 {DType::kFloat64, "f64"},
-                                                 {DType::kInt32, "i32"},
-                                                 {DType::kInt64, "i64"},
-                                                 {DType::kBool, "bool"}};
+  const std::pair<DType, const char*> names[] = {
+      {DType::kFloat32, "f32"}, {DType::kFloat64, "f64"}, {DType::kFloat16, "f16"},
+      {DType::kBFloat16, "bf16"}, {DType::kInt32, "i32"}, {DType::kInt64, "i64"},
+      {DType::kBool, "bool"},   {DType::kUInt8, "u8"},   {DType::kInt8, "i8"}};
   for (const auto& [d, name] : names) {
     if ((dtypes & xdev::detail::dtype_bit(d)) != 0) text += (text.empty() ? "" : ", ") + std::string(name);
   }

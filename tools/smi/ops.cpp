@@ -13,8 +13,10 @@ namespace xdev_smi {
 namespace {
 
 constexpr xdev::DType kColumns[] = {xdev::DType::kFloat32, xdev::DType::kFloat64,
-                                    xdev::DType::kInt32, xdev::DType::kInt64,
-                                    xdev::DType::kBool};
+                                    xdev::DType::kInt32,   xdev::DType::kInt64,
+                                    xdev::DType::kBool,    xdev::DType::kFloat16,
+                                    xdev::DType::kBFloat16, xdev::DType::kUInt8,
+                                    xdev::DType::kInt8};
 
 // The logical devices asked for: all, or the one `device` names (the first
 // match, as placement resolves names).

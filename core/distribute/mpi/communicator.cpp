@@ -88,6 +88,14 @@ MPI_Datatype mpi_type(DType dtype) {
     case DType::kInt32: return MPI_INT32_T;
     case DType::kInt64: return MPI_INT64_T;
     case DType::kBool: return MPI_UINT8_T;
+    case DType::kUInt8: return MPI_UINT8_T;
+    case DType::kInt8: return MPI_INT8_T;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      throw Error(ErrorCode::kUnimplemented,
+                  "collective: " + std::string(to_string(dtype)) +
+                      " tensors are not sent over MPI (it has no 16-bit float type); cast them "
+                      "to float32 first");
   }
   throw Error(ErrorCode::kInvalidArgument, "collective: invalid dtype");
 }

@@ -119,6 +119,10 @@ struct OwnedHostBuffer {
       case DType::kInt32:
       case DType::kInt64: m.dl_tensor.dtype = {kDLInt, bits, 1}; break;
       case DType::kBool: m.dl_tensor.dtype = {kDLBool, 8, 1}; break;
+      case DType::kFloat16: m.dl_tensor.dtype = {kDLFloat, 16, 1}; break;
+      case DType::kBFloat16: m.dl_tensor.dtype = {kDLBfloat, 16, 1}; break;
+      case DType::kUInt8: m.dl_tensor.dtype = {kDLUInt, 8, 1}; break;
+      case DType::kInt8: m.dl_tensor.dtype = {kDLInt, 8, 1}; break;
     }
     return &m;
   }

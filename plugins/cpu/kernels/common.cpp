@@ -52,10 +52,21 @@ const char* dtype_name(xdev_dtype_t dtype) noexcept {
   return "an unknown dtype";
 }
 
+void store_converted(double value, xdev_dtype_t dtype, void* out) noexcept {
+  visit_element(dtype, [value, out](auto e) {
+    using E = decltype(e);
+    const typename E::stored s = E::store(convert<typename E::value>(value));
+    std::memcpy(out, &s, sizeof s);
+  });
+}
+
 const char* dtype_list(uint64_t mask) noexcept {
   if (mask == kAllDtypes) return "float32, float64, int32, int64, bool";
   if (mask == kNumeric) return "float32, float64, int32, int64";
   if (mask == kFloats) return "float32, float64";
+  if (mask == (kFloats | kHalves)) return "float32, float64, float16, bfloat16";
+  if (mask == (kNumeric | kHalves)) return "float32, float64, int32, int64, float16, bfloat16";
+  if (mask == kEveryDtype) return "every dtype";
   return "see the plugin's kernel list";
 }
 

@@ -8,6 +8,7 @@
 // its work before it returns (the plugin's streams are synchronous).
 #pragma once
 
+#include <xdev/half.hpp>
 #include <xdev/plugin.h>
 
 #include <cstddef>
@@ -57,6 +58,15 @@ inline constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
 inline constexpr uint64_t kNumeric = kF32 | kF64 | kI32 | kI64;
 inline constexpr uint64_t kAllDtypes = kNumeric | kBool;
 inline constexpr uint64_t kFloats = kF32 | kF64;
+// float16 and bfloat16 (<xdev/half.hpp>): float ops take them through
+// widened() (widen.hpp), computing in float32; Cast converts them directly.
+inline constexpr uint64_t kF16 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT16);
+inline constexpr uint64_t kBF16 = XDEV_DTYPE_BIT(XDEV_DTYPE_BFLOAT16);
+inline constexpr uint64_t kHalves = kF16 | kBF16;
+// Every dtype of the ABI: Cast, Fill and the data movement ops, which copy
+// elements by their size.
+inline constexpr uint64_t kEveryDtype = kAllDtypes | kHalves | XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8) |
+                                        XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
 
 const char* dtype_name(xdev_dtype_t dtype) noexcept;  // "float32", ..., "dtype 42"
 // "float32, float64, int32, int64" for a mask (static storage per mask).
@@ -77,11 +87,38 @@ inline int64_t itemsize(xdev_dtype_t dtype) noexcept {
     case XDEV_DTYPE_INT64:
       return 8;
     case XDEV_DTYPE_BOOL:
+    case XDEV_DTYPE_UINT8:
+    case XDEV_DTYPE_INT8:
       return 1;
+    case XDEV_DTYPE_FLOAT16:
+    case XDEV_DTYPE_BFLOAT16:
+      return 2;
     default:
       return 0;
   }
 }
+
+// Calls f(W{}) with W the unsigned integer of `size` bytes (1, 2, 4 or 8):
+// what ops that move elements without reading them (Select, Tile, Fill)
+// copy them as.
+template <typename F>
+decltype(auto) visit_word(int64_t size, F&& f) {
+  switch (size) {
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    default:
+      return f(uint64_t{});
+  }
+}
+
+// `value` converted to `dtype` as Cast converts (docs/ops.md "Cast"), its
+// bytes written to `out` (itemsize(dtype) of them): Fill's value, PadV2's
+// constant, OneHot's on and off values.
+void store_converted(double value, xdev_dtype_t dtype, void* out) noexcept;
 
 // Bool tensors are handled as bytes (0 or 1).
 using boolean = uint8_t;
@@ -326,27 +363,98 @@ xdev_status_t* attr_bool(const xdev_kernel_call_t* call, const char* name, bool 
                          bool* out) noexcept;
 
 // ---------------------------------------------------------------------------
-// Conversions shared by Cast and Fill (docs/ops.md "Cast")
+// Conversions shared by Cast, Fill, PadV2, OneHot and Range (docs/ops.md "Cast")
 
-// Float -> integer rounds toward zero. Out of range values are unspecified by
-// the contract; here they saturate and NaN gives 0 (what CUDA's conversions
-// do), so the result is defined in C++ too.
+template <typename T>
+inline constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+// `v` as a value of To. The types are values, not storage: bool is C++
+// bool (stored as `boolean`, see Element below), float16 and bfloat16 the
+// types of <xdev/half.hpp>.
+// - Float -> integer rounds toward zero. Out of range values are unspecified
+//   by the contract; here they saturate and NaN gives 0 (what CUDA's
+//   conversions do), so the result is defined in C++ too.
+// - Integer -> narrower integer is modulo 2^n; -> bool is v != 0 (NaN: true).
+// - -> float16 / bfloat16 rounds the exact value once, to nearest even
+//   (from int64 and double too: <xdev/half.hpp>); from them it is exact
+//   (through float).
 template <typename To, typename From>
 inline To convert(From v) noexcept {
-  if constexpr (std::is_same_v<To, boolean>) {
-    return v != From{0} ? 1 : 0;
-  } else if constexpr (std::is_same_v<From, boolean>) {
-    return v != 0 ? To{1} : To{0};
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_half_v<From>) {
+    return convert<To>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From{0};
+  } else if constexpr (std::is_same_v<From, bool>) {
+    return convert<To>(v ? int32_t{1} : int32_t{0});
+  } else if constexpr (is_half_v<To>) {
+    if constexpr (std::is_same_v<From, float> || std::is_same_v<From, double> ||
+                  std::is_same_v<From, int64_t>) {
+      return To(v);
+    } else {
+      return To(static_cast<double>(v));  // exact: int8 .. int32
+    }
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    // 2^31 and 2^63 are exact in float and double.
-    constexpr From kHigh =
-        static_cast<From>(sizeof(To) == 4 ? 2147483648.0 : 9223372036854775808.0);
+    // 2^digits is exact in float and double: 2^7, 2^8, 2^31, 2^63.
+    constexpr From kHigh = static_cast<From>(std::numeric_limits<To>::max()) + From{1};
     if (!(v == v)) return 0;
     if (v >= kHigh) return std::numeric_limits<To>::max();
-    if (v < -kHigh) return std::numeric_limits<To>::min();
+    if constexpr (std::is_signed_v<To>) {
+      if (v < -kHigh) return std::numeric_limits<To>::min();
+    } else {
+      if (v <= From{-1}) return 0;
+    }
     return static_cast<To>(v);
   } else {
     return static_cast<To>(v);
+  }
+}
+
+// The element types of the nine dtypes (Elem): `stored` is what a tensor holds,
+// `value` what convert() takes and gives (bool for the bool dtype).
+template <typename Stored, typename Value = Stored>
+struct Elem {
+  using stored = Stored;
+  using value = Value;
+  static value load(stored s) noexcept {
+    if constexpr (std::is_same_v<Value, bool>) {
+      return s != 0;
+    } else {
+      return s;
+    }
+  }
+  static stored store(value v) noexcept {
+    if constexpr (std::is_same_v<Value, bool>) {
+      return v ? 1 : 0;
+    } else {
+      return v;
+    }
+  }
+};
+
+// Calls f(Elem<...>{}) for `dtype`, one of the nine (float32 otherwise).
+template <typename F>
+decltype(auto) visit_element(xdev_dtype_t dtype, F&& f) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT64:
+      return f(Elem<double>{});
+    case XDEV_DTYPE_INT32:
+      return f(Elem<int32_t>{});
+    case XDEV_DTYPE_INT64:
+      return f(Elem<int64_t>{});
+    case XDEV_DTYPE_BOOL:
+      return f(Elem<boolean, bool>{});
+    case XDEV_DTYPE_FLOAT16:
+      return f(Elem<float16>{});
+    case XDEV_DTYPE_BFLOAT16:
+      return f(Elem<bfloat16>{});
+    case XDEV_DTYPE_UINT8:
+      return f(Elem<uint8_t>{});
+    case XDEV_DTYPE_INT8:
+      return f(Elem<int8_t>{});
+    default:
+      return f(Elem<float>{});
   }
 }
 

@@ -112,7 +112,7 @@ xdev_status_t* kernel_select(void*, const xdev_kernel_call_t* call) noexcept {
                        dtype_name(call->inputs[0]->dtype));
   }
   const xdev_dtype_t dtype = call->inputs[1]->dtype;
-  if (!in_mask(dtype, kAllDtypes)) {
+  if (!in_mask(dtype, kEveryDtype)) {
     return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED, "%s: the cpu plugin has no kernel for %s",
                        op, dtype_name(dtype));
   }
@@ -124,10 +124,13 @@ xdev_status_t* kernel_select(void*, const xdev_kernel_call_t* call) noexcept {
   }
   if (xdev_status_t* s = check_same_shapes(call)) return s;
   if (xdev_status_t* s = check_attr_names(call, kNoAttrs)) return s;
-  return guarded_visit<kAllDtypes>(call, dtype, [call](auto zero) {
-    using T = decltype(zero);
-    zip3<T, boolean, T, T>(*call->inputs[0], *call->inputs[1], *call->inputs[2],
-                           *call->outputs[0], [](boolean c, T x, T y) { return c != 0 ? x : y; });
+  // The chosen element is copied, not read: by its size, for every dtype.
+  return guarded(call, [call, dtype] {
+    visit_word(itemsize(dtype), [call](auto word) {
+      using T = decltype(word);
+      zip3<T, boolean, T, T>(*call->inputs[0], *call->inputs[1], *call->inputs[2],
+                             *call->outputs[0], [](boolean c, T x, T y) { return c != 0 ? x : y; });
+    });
   });
 }
 

@@ -74,13 +74,13 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
     }
     target = a->value.dtype;
   }
-  if (!in_mask(target, kAllDtypes)) {
+  if (!in_mask(target, kEveryDtype)) {
     return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
                        "Cast: the cpu plugin has no kernel for output dtype %s (it has %s)",
-                       dtype_name(target), dtype_list(kAllDtypes));
+                       dtype_name(target), dtype_list(kEveryDtype));
   }
   xdev_dtype_t source;
-  if (xdev_status_t* s = check_dtypes(call, kAllDtypes, &source, target)) return s;
+  if (xdev_status_t* s = check_dtypes(call, kEveryDtype, &source, target)) return s;
   if (xdev_status_t* s = check_same_shapes(call)) return s;
   return guarded(call, [call, source, target] {
     const xdev_tensor_t& x = *call->inputs[0];
@@ -89,10 +89,13 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
       copy_any(x, out);
       return;
     }
-    visit_dtype(source, [&](auto from) {
-      visit_dtype(target, [&](auto to) {
+    visit_element(source, [&](auto from) {
+      visit_element(target, [&](auto to) {
+        using From = decltype(from);
         using To = decltype(to);
-        map<To, decltype(from)>(x, out, [](auto v) { return convert<To>(v); });
+        map<typename To::stored, typename From::stored>(x, out, [](typename From::stored v) {
+          return To::store(convert<typename To::value>(From::load(v)));
+        });
       });
     });
   });
@@ -100,22 +103,17 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
 
 xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* call) noexcept {
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, 1, kAllDtypes, kNoAttrs, true, &dtype)) return s;
+  if (xdev_status_t* s = check_signature(call, 1, kEveryDtype, kNoAttrs, true, &dtype)) return s;
   return guarded(call, [call] { copy_any(*call->inputs[0], *call->outputs[0]); });
 }
 
 xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
   static constexpr const char* kKnown[] = {"value", nullptr};
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, 0, kAllDtypes, kKnown, false, &dtype)) return s;
+  if (xdev_status_t* s = check_signature(call, 0, kEveryDtype, kKnown, false, &dtype)) return s;
   double value = 0;
   if (xdev_status_t* s = attr_number(call, "value", true, 0.0, &value)) return s;
-  return guarded(call, [call, dtype, value] {
-    visit_dtype(dtype, [&](auto t) {
-      using T = decltype(t);
-      fill_dense<T>(*call->outputs[0], convert<T>(value));
-    });
-  });
+  return guarded(call, [call, value] { fill_converted(*call->outputs[0], value); });
 }
 
 xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* call) noexcept {

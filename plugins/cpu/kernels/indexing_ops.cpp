@@ -73,7 +73,7 @@ xdev_status_t* copy_window(const xdev_kernel_call_t* call, const int64_t* begin,
 // its dtype, only the attributes `known`.
 xdev_status_t* check_window_call(const xdev_kernel_call_t* call, const char* const* known) {
   xdev_dtype_t dtype;
-  return check_signature(call, 1, kAllDtypes, known, false, &dtype);
+  return check_signature(call, 1, kEveryDtype, known, false, &dtype);
 }
 
 xdev_status_t* shape_mismatch(const xdev_kernel_call_t* call, const char* op) {
@@ -207,7 +207,7 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* call) noexcept {
   if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
   const xdev_tensor_t& indices = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
-  if (!in_mask(indices.dtype, kI32 | kI64) || !in_mask(out.dtype, kAllDtypes)) {
+  if (!in_mask(indices.dtype, kI32 | kI64) || !in_mask(out.dtype, kEveryDtype)) {
     return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
                        "OneHot: the cpu plugin has no kernel for indices %s, output %s",
                        dtype_name(indices.dtype), dtype_name(out.dtype));
@@ -236,9 +236,14 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* call) noexcept {
   int64_t inner = 1;
   for (int32_t k = a; k < indices.rank; ++k) inner *= indices.shape[k];
   return guarded(call, [&] {
-    visit_dtype(out.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const T on_t = convert<T>(on), off_t = convert<T>(off);
+    visit_word(itemsize(out.dtype), [&](auto word) {
+      using T = decltype(word);
+      T on_t, off_t;
+      unsigned char bytes[2][8];
+      store_converted(on, out.dtype, bytes[0]);
+      store_converted(off, out.dtype, bytes[1]);
+      std::memcpy(&on_t, bytes[0], sizeof on_t);
+      std::memcpy(&off_t, bytes[1], sizeof off_t);
       T* const o = data_of<T>(out);
       auto write = [&](const auto* index) {
         parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {

@@ -31,7 +31,7 @@ const char* op_of(const xdev_kernel_call_t* call) noexcept {
 xdev_status_t* check_joined(const xdev_kernel_call_t* call, int64_t* axis) {
   static constexpr const char* kKnown[] = {"axis", nullptr};
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, -1, kAllDtypes, kKnown, false, &dtype)) return s;
+  if (xdev_status_t* s = check_signature(call, -1, kEveryDtype, kKnown, false, &dtype)) return s;
   const xdev_tensor_t& out = *call->outputs[0];
   const xdev_attr_t* a = find_attr(call, "axis");
   if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= out.rank) {
@@ -115,7 +115,7 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept 
   const xdev_tensor_t& params = *call->inputs[0];
   const xdev_tensor_t& indices = *call->inputs[1];
   const xdev_tensor_t& out = *call->outputs[0];
-  if (!in_mask(params.dtype, kAllDtypes) || out.dtype != params.dtype ||
+  if (!in_mask(params.dtype, kEveryDtype) || out.dtype != params.dtype ||
       !in_mask(indices.dtype, kI32 | kI64)) {
     return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
                        "GatherV2: the cpu plugin has no kernel for params %s, indices %s, output %s",
@@ -180,7 +180,7 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept 
 xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
   static constexpr const char* kKnown[] = {"multiples", nullptr};
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, 1, kAllDtypes, kKnown, false, &dtype)) return s;
+  if (xdev_status_t* s = check_signature(call, 1, kEveryDtype, kKnown, false, &dtype)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   xdev_status_t* status = nullptr;
@@ -202,11 +202,7 @@ xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
       std::memcpy(data_of<char>(out), data_of<const char>(x), static_cast<size_t>(size));
       return;
     }
-    switch (size) {
-      case 1: tile_rows<uint8_t>(x, out); break;
-      case 4: tile_rows<uint32_t>(x, out); break;
-      default: tile_rows<uint64_t>(x, out); break;
-    }
+    visit_word(size, [&](auto word) { tile_rows<decltype(word)>(x, out); });
     return;
   });
 }
@@ -214,7 +210,7 @@ xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
 xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* call) noexcept {
   static constexpr const char* kKnown[] = {"paddings", "constant_values", nullptr};
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, 1, kAllDtypes, kKnown, false, &dtype)) return s;
+  if (xdev_status_t* s = check_signature(call, 1, kEveryDtype, kKnown, false, &dtype)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   xdev_status_t* status = nullptr;
@@ -230,10 +226,7 @@ xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* call) noexcept {
   }
   if (!fits) return shape_mismatch(call, 0);
   return guarded(call, [&] {
-    visit_dtype(dtype, [&](auto zero) {
-      using T = decltype(zero);
-      fill_dense<T>(out, convert<T>(value));
-    });
+    fill_converted(out, value);
     if (num_elements(x) == 0) return;
     int64_t strides[XDEV_MAX_RANK];
     dense_strides(out, strides);

@@ -143,6 +143,18 @@ void fill_dense(const xdev_tensor_t& out, T value) {
   });
 }
 
+// Every element of the dense `out` set to `value` converted to its dtype as
+// Cast converts (Fill, PadV2): the bytes of one element, repeated.
+inline void fill_converted(const xdev_tensor_t& out, double value) {
+  unsigned char bytes[8];
+  store_converted(value, out.dtype, bytes);
+  visit_word(itemsize(out.dtype), [&](auto word) {
+    using W = decltype(word);
+    std::memcpy(&word, bytes, sizeof word);
+    fill_dense<W>(out, word);
+  });
+}
+
 // Copies the elements of a view of `rank`/`shape` from `src` (element strides
 // `src_strides`) to `dst` (element strides `dst_strides`), bit for bit:
 // Word is an unsigned integer of the element's size. Rows that are dense on
@@ -168,14 +180,12 @@ void copy_view(int rank, const int64_t* shape, const void* src, const int64_t* s
   });
 }
 
-// copy_view for elements of `itemsize` bytes (1, 4 or 8).
+// copy_view for elements of `itemsize` bytes (1, 2, 4 or 8).
 inline void copy_view_bytes(int64_t itemsize, int rank, const int64_t* shape, const void* src,
                             const int64_t* src_strides, void* dst, const int64_t* dst_strides) {
-  switch (itemsize) {
-    case 1: copy_view<uint8_t>(rank, shape, src, src_strides, dst, dst_strides); break;
-    case 4: copy_view<uint32_t>(rank, shape, src, src_strides, dst, dst_strides); break;
-    default: copy_view<uint64_t>(rank, shape, src, src_strides, dst, dst_strides); break;
-  }
+  visit_word(itemsize, [&](auto word) {
+    copy_view<decltype(word)>(rank, shape, src, src_strides, dst, dst_strides);
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -83,8 +83,9 @@ XDEV_API DLManagedTensor* to_dlpack_legacy(const Tensor& tensor);
 // memory is gone. Otherwise host memory (kDLCPU, kDLCUDAHost, kDLROCMHost) is
 // copied onto the device placement picks for a new tensor, and the deleter
 // runs before from_dlpack returns; other memory throws Error(kNotFound)
-// naming the DLPack device. Dtypes: bool, int32, int64, float32, float64 (lanes
-// 1); others throw Error(kInvalidArgument) naming them. On success xdev owns
+// naming the DLPack device. Dtypes: the nine of DType (bool, int8, uint8, int32,
+// int64, float16, bfloat16, float32, float64; lanes 1); others throw
+// Error(kInvalidArgument) naming them. On success xdev owns
 // `managed`; when from_dlpack throws, the caller still does. The C structs
 // carry no stream: for device memory the caller makes sure the producer's
 // work on it has finished (as with at::toDLPack), or uses dlpack_stream()

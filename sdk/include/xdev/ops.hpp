@@ -66,8 +66,9 @@ XDEV_API Tensor scalar_like(const Tensor& x, const Literal& value);
 // From host memory: `data` holds shape.num_elements() values of `dtype`,
 // row-major. The data is copied; the caller keeps ownership.
 XDEV_API Tensor constant(const void* data, DType dtype, const Shape& shape);
-// T is one of the five element types (xdev::Element): a vector of any other
-// type does not compile.
+// T is one of the nine element types (xdev::Element: float, double, int32_t,
+// int64_t, bool, xdev::float16, xdev::bfloat16, uint8_t, int8_t): a vector of
+// any other type does not compile.
 template <Element T>
 Tensor constant(std::span<const T> values, const Shape& shape) {
   if (static_cast<int64_t>(values.size()) != shape.num_elements()) {
@@ -414,7 +415,7 @@ struct OpKernels {
 // "Exp") on `input`; `output` left out means the op's own output dtype for
 // that input (Cast and Select: any output). A dtype the op is not defined for
 // is false. Throws xdev::Error(kNotFound) naming an unknown op or device,
-// kInvalidArgument for a DType that is none of the five. Initializes the
+// kInvalidArgument for a DType that is none of the nine. Initializes the
 // devices, like list_logical_devices().
 XDEV_API bool has_kernel(std::string_view device, std::string_view op, DType input,
                          std::optional<DType> output = std::nullopt);

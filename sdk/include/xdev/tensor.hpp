@@ -150,6 +150,15 @@ class XDEV_API HostTensor {
         return static_cast<T>(v);
       }
       case DType::kBool: return static_cast<T>(static_cast<uint8_t>(*p) != 0);
+      case DType::kFloat16:
+      case DType::kBFloat16: {
+        uint16_t bits;
+        std::memcpy(&bits, p, sizeof bits);
+        return from_float<T>(dtype_ == DType::kFloat16 ? half_to_float(bits)
+                                                       : bfloat16_to_float(bits));
+      }
+      case DType::kUInt8: return static_cast<T>(static_cast<uint8_t>(*p));
+      case DType::kInt8: return static_cast<T>(static_cast<int8_t>(*p));
     }
     return T{};
   }

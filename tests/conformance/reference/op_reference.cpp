@@ -10,14 +10,15 @@
 #include <sstream>
 #include <type_traits>
 
+#include <xdev/half.hpp>
 #include <xdev/strided_slice.hpp>
 
 namespace xdev_conformance::ref {
 namespace {
 
-constexpr std::array<xdev_dtype_t, 5> kOpDtypes = {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64,
-                                                   XDEV_DTYPE_INT32, XDEV_DTYPE_INT64,
-                                                   XDEV_DTYPE_BOOL};
+constexpr std::array<xdev_dtype_t, 9> kOpDtypes = {
+    XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64,  XDEV_DTYPE_INT32, XDEV_DTYPE_INT64, XDEV_DTYPE_BOOL,
+    XDEV_DTYPE_FLOAT16, XDEV_DTYPE_BFLOAT16, XDEV_DTYPE_UINT8, XDEV_DTYPE_INT8};
 
 const xdev_attr_t* find_attr(std::span<const xdev_attr_t> attrs, const char* name) {
   for (const xdev_attr_t& a : attrs) {
@@ -31,12 +32,38 @@ bool attr_bool(std::span<const xdev_attr_t> attrs, const char* name, bool fallba
   return a != nullptr && a->kind == XDEV_ATTR_BOOL ? a->value.b != 0 : fallback;
 }
 
+bool is_half(xdev_dtype_t dtype) {
+  return dtype == XDEV_DTYPE_FLOAT16 || dtype == XDEV_DTYPE_BFLOAT16;
+}
+
+// The dtype a float op computes in: float16 and bfloat16 in float32
+// (docs/ops.md "Dtypes"), the others in their own.
+xdev_dtype_t compute_dtype(xdev_dtype_t dtype) {
+  return is_half(dtype) ? XDEV_DTYPE_FLOAT32 : dtype;
+}
+
+// The distance from 1 to the next number: 2^-23, 2^-52, 2^-10, 2^-7.
 double epsilon(xdev_dtype_t dtype) {
-  return dtype == XDEV_DTYPE_FLOAT32 ? static_cast<double>(FLT_EPSILON) : DBL_EPSILON;
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return static_cast<double>(FLT_EPSILON);
+    case XDEV_DTYPE_FLOAT16: return 0x1p-10;
+    case XDEV_DTYPE_BFLOAT16: return 0x1p-7;
+    default: return DBL_EPSILON;
+  }
 }
 
 double smallest_normal(xdev_dtype_t dtype) {
-  return dtype == XDEV_DTYPE_FLOAT32 ? static_cast<double>(FLT_MIN) : DBL_MIN;
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: return static_cast<double>(FLT_MIN);
+    case XDEV_DTYPE_FLOAT16: return 0x1p-14;
+    case XDEV_DTYPE_BFLOAT16: return static_cast<double>(FLT_MIN);
+    default: return DBL_MIN;
+  }
+}
+
+// The smallest subnormal: 2^-24 for float16, 2^-133 for bfloat16.
+double smallest_subnormal(xdev_dtype_t dtype) {
+  return dtype == XDEV_DTYPE_FLOAT16 ? 0x1p-24 : 0x1p-133;
 }
 
 // Integer result of an op, wrapped to the element type when it is written.
@@ -140,6 +167,10 @@ size_t dtype_size(xdev_dtype_t dtype) {
     case XDEV_DTYPE_INT32: return 4;
     case XDEV_DTYPE_INT64: return 8;
     case XDEV_DTYPE_BOOL: return 1;
+    case XDEV_DTYPE_FLOAT16: return 2;
+    case XDEV_DTYPE_BFLOAT16: return 2;
+    case XDEV_DTYPE_UINT8: return 1;
+    case XDEV_DTYPE_INT8: return 1;
     default: return 0;
   }
 }
@@ -151,12 +182,16 @@ std::string dtype_name(xdev_dtype_t dtype) {
     case XDEV_DTYPE_INT32: return "int32";
     case XDEV_DTYPE_INT64: return "int64";
     case XDEV_DTYPE_BOOL: return "bool";
+    case XDEV_DTYPE_FLOAT16: return "float16";
+    case XDEV_DTYPE_BFLOAT16: return "bfloat16";
+    case XDEV_DTYPE_UINT8: return "uint8";
+    case XDEV_DTYPE_INT8: return "int8";
     default: return "dtype " + std::to_string(static_cast<int>(dtype));
   }
 }
 
 bool is_float(xdev_dtype_t dtype) {
-  return dtype == XDEV_DTYPE_FLOAT32 || dtype == XDEV_DTYPE_FLOAT64;
+  return dtype == XDEV_DTYPE_FLOAT32 || dtype == XDEV_DTYPE_FLOAT64 || is_half(dtype);
 }
 
 std::span<const xdev_dtype_t> op_dtypes() { return kOpDtypes; }
@@ -192,6 +227,10 @@ double Tensor::get_double(int64_t i) const {
     case XDEV_DTYPE_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case XDEV_DTYPE_INT64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
     case XDEV_DTYPE_BOOL: return *p != 0 ? 1.0 : 0.0;
+    case XDEV_DTYPE_FLOAT16: { uint16_t h; std::memcpy(&h, p, 2); return xdev::half_to_float(h); }
+    case XDEV_DTYPE_BFLOAT16: { uint16_t h; std::memcpy(&h, p, 2); return xdev::bfloat16_to_float(h); }
+    case XDEV_DTYPE_UINT8: return *p;
+    case XDEV_DTYPE_INT8: return static_cast<int8_t>(*p);
     default: return 0.0;
   }
 }
@@ -204,6 +243,10 @@ int64_t Tensor::get_int(int64_t i) const {
     case XDEV_DTYPE_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case XDEV_DTYPE_INT64: { int64_t v; std::memcpy(&v, p, 8); return v; }
     case XDEV_DTYPE_BOOL: return *p != 0 ? 1 : 0;
+    case XDEV_DTYPE_FLOAT16:
+    case XDEV_DTYPE_BFLOAT16: return static_cast<int64_t>(get_double(i));
+    case XDEV_DTYPE_UINT8: return *p;
+    case XDEV_DTYPE_INT8: return static_cast<int8_t>(*p);
     default: return 0;
   }
 }
@@ -216,10 +259,10 @@ namespace {
 template <typename Int>
 Int saturating_int(double v) {
   if (std::isnan(v)) return 0;
-  // 2^31 and 2^63 are exact doubles.
-  const double high = sizeof(Int) == 4 ? 2147483648.0 : 9223372036854775808.0;
+  // max + 1 is an exact double: 2^7, 2^8, 2^31, 2^63.
+  const double high = static_cast<double>(std::numeric_limits<Int>::max()) + 1.0;
   if (v >= high) return std::numeric_limits<Int>::max();
-  if (v < -high) return std::numeric_limits<Int>::min();
+  if (std::is_signed_v<Int> ? v < -high : v <= -1.0) return std::numeric_limits<Int>::min();
   return static_cast<Int>(std::trunc(v));
 }
 
@@ -233,6 +276,11 @@ void Tensor::set_double(int64_t i, double v) {
     case XDEV_DTYPE_INT32: { auto x = saturating_int<int32_t>(v); std::memcpy(p, &x, 4); break; }
     case XDEV_DTYPE_INT64: { auto x = saturating_int<int64_t>(v); std::memcpy(p, &x, 8); break; }
     case XDEV_DTYPE_BOOL: *p = v != 0.0 ? 1 : 0; break;
+    // Rounded once, to nearest even, from the double.
+    case XDEV_DTYPE_FLOAT16: { uint16_t h = xdev::double_to_half(v); std::memcpy(p, &h, 2); break; }
+    case XDEV_DTYPE_BFLOAT16: { uint16_t h = xdev::double_to_bfloat16(v); std::memcpy(p, &h, 2); break; }
+    case XDEV_DTYPE_UINT8: *p = saturating_int<uint8_t>(v); break;
+    case XDEV_DTYPE_INT8: { auto x = saturating_int<int8_t>(v); std::memcpy(p, &x, 1); break; }
     default: break;
   }
 }
@@ -249,6 +297,11 @@ void Tensor::set_int(int64_t i, int64_t v) {
     }
     case XDEV_DTYPE_INT64: std::memcpy(p, &v, 8); break;
     case XDEV_DTYPE_BOOL: *p = v != 0 ? 1 : 0; break;
+    case XDEV_DTYPE_FLOAT16: { uint16_t h = xdev::float16(v).bits; std::memcpy(p, &h, 2); break; }
+    case XDEV_DTYPE_BFLOAT16: { uint16_t h = xdev::bfloat16(v).bits; std::memcpy(p, &h, 2); break; }
+    // Modulo 2^8, like any integer narrowing.
+    case XDEV_DTYPE_UINT8: *p = static_cast<uint8_t>(static_cast<uint64_t>(v)); break;
+    case XDEV_DTYPE_INT8: *p = static_cast<uint8_t>(static_cast<uint64_t>(v)); break;
     default: break;
   }
 }
@@ -399,7 +452,7 @@ std::optional<std::string> binary(const Call& c) {
     if (out.dtype == XDEV_DTYPE_FLOAT32) {
       out.set_double(i, float_binary<float>(op, static_cast<float>(x.get_double(i)),
                                             static_cast<float>(y.get_double(i))));
-    } else if (out.dtype == XDEV_DTYPE_FLOAT64) {
+    } else if (is_float(out.dtype)) {  // float16, bfloat16: exact, then rounded once
       out.set_double(i, float_binary<double>(op, x.get_double(i), y.get_double(i)));
     } else {
       out.set_int(i, int_binary(op, x.get_int(i), y.get_int(i), out.dtype));
@@ -1429,24 +1482,44 @@ std::optional<std::string> random_uniform(const Call& c) {
 
 // --- tolerances -------------------------------------------------------------------
 
-// Floats: the smallest normal number (flush-to-zero of subnormals).
+// float16 and bfloat16 results are computed in float32 and rounded once
+// (docs/ops.md "Dtypes"); the reference rounds the exact value once. Two
+// roundings to nearest of values within the float32 tolerance of each other
+// differ by at most that tolerance plus one unit in the last place of the
+// 16-bit format: rel eps (2^-10, 2^-7) and, below the smallest normal, the
+// smallest subnormal.
+void add_half_rounding(xdev_dtype_t dtype, std::vector<Tolerance>& tol) {
+  if (!is_half(dtype)) return;
+  for (Tolerance& t : tol) {
+    t.rel += epsilon(dtype);
+    t.abs += smallest_subnormal(dtype);
+  }
+}
+
+// Floats: the smallest normal number of the dtype computed in (flush-to-zero
+// of subnormals); float16, bfloat16: one rounding more.
 std::vector<Tolerance> base_tolerance(const Tensor& out) {
   std::vector<Tolerance> tol(static_cast<size_t>(out.num_elements()));
   if (!is_float(out.dtype)) return tol;  // integers and bool: exact
-  for (Tolerance& t : tol) t.abs = smallest_normal(out.dtype);
+  for (Tolerance& t : tol) t.abs = smallest_normal(compute_dtype(out.dtype));
+  add_half_rounding(out.dtype, tol);
   return tol;
 }
 
 // The tolerance of an op's output: base_tolerance, and for float outputs
 // of a call with kInputs inputs (0: any count) what `widen` adds, given the
-// output and its dtype's epsilon. Integer and bool outputs are exact.
+// output and the epsilon of the dtype it is computed in (float32 for
+// float16 and bfloat16, whose one rounding is added after). Integer and bool
+// outputs are exact.
 template <auto widen, size_t kInputs = 0>
 std::vector<Tolerance> float_tolerance(const Call& c, size_t output) {
   const Tensor& out = c.outputs[output];
-  std::vector<Tolerance> tol = base_tolerance(out);
-  if (is_float(out.dtype) && (kInputs == 0 || c.inputs.size() == kInputs)) {
-    widen(c, out, epsilon(out.dtype), tol);
-  }
+  std::vector<Tolerance> tol(static_cast<size_t>(out.num_elements()));
+  if (!is_float(out.dtype)) return tol;
+  const xdev_dtype_t compute = compute_dtype(out.dtype);
+  for (Tolerance& t : tol) t.abs = smallest_normal(compute);
+  if (kInputs == 0 || c.inputs.size() == kInputs) widen(c, out, epsilon(compute), tol);
+  add_half_rounding(out.dtype, tol);
   return tol;
 }
 
@@ -1620,7 +1693,7 @@ void widen_reduce(const Call& c, const Tensor& out, double, std::vector<Toleranc
   for (int64_t i = 0; i < x.num_elements(); ++i) {
     abs_sum[static_cast<size_t>(map[static_cast<size_t>(i)])] += std::fabs(x.get_double(i));
   }
-  const double base = out.dtype == XDEV_DTYPE_FLOAT32 ? 1e-5 : 1e-12;
+  const double base = compute_dtype(out.dtype) == XDEV_DTYPE_FLOAT32 ? 1e-5 : 1e-12;
   const double factor =
       base * std::max(1.0, std::log2(static_cast<double>(std::max<int64_t>(count, 1))));
   for (size_t o = 0; o < tol.size(); ++o) {
@@ -1844,6 +1917,8 @@ std::optional<std::string> run(const std::string& op, std::span<const Tensor* co
   if (!id) return "no reference for op '" + op + "'";
   return reference(*id).run(Call{*id, inputs, attrs, std::span<Tensor>(&out, 1)});
 }
+
+std::vector<Tolerance> default_tolerance(const Tensor& out) { return base_tolerance(out); }
 
 std::vector<Tolerance> tolerances(const std::string& op, std::span<const Tensor* const> inputs,
                                   std::span<const xdev_attr_t> attrs, const Tensor& out) {

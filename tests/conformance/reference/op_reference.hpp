@@ -31,12 +31,13 @@ namespace xdev_conformance::ref {
 // The ops of the core's table (core/ops/op_table.hpp).
 using OpId = xdev::detail::OpId;
 
-// Bytes per element of the five dtypes the op set uses (0 for others).
+// Bytes per element of the nine dtypes the op set uses (0 for others).
 size_t dtype_size(xdev_dtype_t dtype);
-// "float32", "float64", "int32", "int64", "bool", or "dtype N".
+// "float32", "float64", "int32", "int64", "bool", "float16", "bfloat16",
+// "uint8", "int8", or "dtype N".
 std::string dtype_name(xdev_dtype_t dtype);
 bool is_float(xdev_dtype_t dtype);
-// The five dtypes of docs/ops.md, in enum order.
+// The nine dtypes of docs/ops.md, in enum order.
 std::span<const xdev_dtype_t> op_dtypes();
 
 // A tensor in host memory, laid out like xdev_tensor_t: the element at index
@@ -144,6 +145,13 @@ std::optional<std::string> run(const std::string& op, std::span<const Tensor* co
 // with the reduction length for MatMul, AddN, Sum and Mean).
 std::vector<Tolerance> tolerances(const std::string& op, std::span<const Tensor* const> inputs,
                                   std::span<const xdev_attr_t> attrs, const Tensor& out);
+
+// The tolerance of an op without its own (Reference::tolerance nullptr):
+// exact for integers and bool; floats may differ by the smallest normal
+// number of the dtype computed in (devices that flush subnormals to zero);
+// float16 and bfloat16, computed in float32 and rounded once, by one unit in
+// their last place more (docs/ops.md "Dtypes").
+std::vector<Tolerance> default_tolerance(const Tensor& out);
 
 // Compares `got` with `want` (same shape and dtype, both read row-major)
 // element by element. NaN equals NaN; infinities must match exactly. Returns

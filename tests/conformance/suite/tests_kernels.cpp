@@ -136,6 +136,8 @@ class Generator {
       const auto at = static_cast<int64_t>(i);
       switch (t.dtype) {
         case XDEV_DTYPE_BOOL: flat.set_int(at, integer(0, 1)); break;
+        case XDEV_DTYPE_UINT8: flat.set_int(at, integer(0, values == Values::kCast ? 255 : 9)); break;
+        case XDEV_DTYPE_INT8:
         case XDEV_DTYPE_INT32:
         case XDEV_DTYPE_INT64:
           if (values == Values::kCast) flat.set_int(at, integer(-100, 100));
@@ -1267,11 +1269,10 @@ void run_case(Context& ctx, const OpDef& def, const Kernel& kernel, Case& c,
     std::vector<ref::Tolerance> tolerance;
     if (reference.tolerance != nullptr) {
       tolerance = reference.tolerance(ref_call, o);
-    } else if (ref::is_float(want[o].dtype)) {
-      // The default: exact up to subnormals flushed to zero.
-      const double tiny = want[o].dtype == XDEV_DTYPE_FLOAT32 ? 1.1754943508222875e-38
-                                                              : 2.2250738585072014e-308;
-      tolerance.assign(static_cast<size_t>(want[o].num_elements()), ref::Tolerance{tiny, 0.0});
+    } else {
+      // The default: exact up to subnormals flushed to zero (float16,
+      // bfloat16: and their one rounding after float32).
+      tolerance = ref::default_tolerance(want[o]);
     }
     if (auto mismatch = ref::compare(got, want[o], tolerance)) {
       const bool untouched =

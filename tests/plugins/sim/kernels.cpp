@@ -487,10 +487,14 @@ Failure select_dtypes(const char* variable, const char* names, uint64_t* out) {
   if (names == nullptr || names[0] == '\0') return {};
   uint64_t mask = 0;
   if (Failure failure = for_each_item(
-          variable, names, "a dtype of docs/ops.md (float32, float64, int32, int64, bool)",
+          variable, names,
+          "a dtype of docs/ops.md (float32, float64, int32, int64, bool, float16, bfloat16, "
+          "uint8, int8)",
           [&](std::string_view name) {
-            for (xdev_dtype_t dtype : {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64, XDEV_DTYPE_INT32,
-                                       XDEV_DTYPE_INT64, XDEV_DTYPE_BOOL}) {
+            for (xdev_dtype_t dtype :
+                 {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT64, XDEV_DTYPE_INT32, XDEV_DTYPE_INT64,
+                  XDEV_DTYPE_BOOL, XDEV_DTYPE_FLOAT16, XDEV_DTYPE_BFLOAT16, XDEV_DTYPE_UINT8,
+                  XDEV_DTYPE_INT8}) {
               if (name == dtype_name(dtype)) {
                 mask |= XDEV_DTYPE_BIT(dtype);
                 return true;

@@ -384,7 +384,7 @@ TEST_F(SimPlugin, BadEnvironmentFailsInitializeNamingTheVariable) {
       {"XDEV_SIM_MEMORY_MB", "0"},   {"XDEV_SIM_MEMORY_MB", "1e3"},
       {"XDEV_SIM_DELAY_US", " 5"},   {"XDEV_SIM_DELAY_US", "99999999999999999999999"},
       {"XDEV_SIM_KERNELS", "MatMul,Sqaure"},  {"XDEV_SIM_KERNELS", "MatMul,,Add"},
-      {"XDEV_SIM_KERNELS", "matmul"},         {"XDEV_SIM_KERNEL_DTYPES", "float16"},
+      {"XDEV_SIM_KERNELS", "matmul"},         {"XDEV_SIM_KERNEL_DTYPES", "float128"},
       {"XDEV_SIM_KERNEL_DTYPES", "float32;int32"},
   };
   for (const auto& [name, value] : bad) {
@@ -867,6 +867,9 @@ constexpr uint64_t kFloats = kF32 | kF64;
 constexpr uint64_t kNumeric =
     kFloats | XDEV_DTYPE_BIT(XDEV_DTYPE_INT32) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
 constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+constexpr uint64_t kHalves = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT16) | XDEV_DTYPE_BIT(XDEV_DTYPE_BFLOAT16);
+constexpr uint64_t kEvery = kNumeric | kBool | kHalves | XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8) |
+                            XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
 
 TEST_F(SimPlugin, EveryOpOfTheHostKernelsIsRegisteredByDefault) {
   start();
@@ -891,13 +894,16 @@ TEST_F(SimPlugin, EveryOpOfTheHostKernelsIsRegisteredByDefault) {
     uint64_t inputs;
     uint64_t outputs;
   };
-  for (const Expected& e : {Expected{"MatMul", kNumeric, kNumeric},
-                            Expected{"Add", kNumeric | kBool, kNumeric | kBool},
-                            Expected{"Cast", kNumeric | kBool, kNumeric | kBool},
-                            Expected{"Exp", kFloats, kFloats},
-                            Expected{"Less", kNumeric, kBool},
-                            Expected{"Select", kBool, kNumeric | kBool},
-                            Expected{"ArgMax", kNumeric, XDEV_DTYPE_BIT(XDEV_DTYPE_INT64)}}) {
+  // Float ops take float16 and bfloat16; Cast, Select and data movement
+  // every dtype.
+  for (const Expected& e :
+       {Expected{"MatMul", kNumeric | kHalves, kNumeric | kHalves},
+        Expected{"Add", kNumeric | kBool | kHalves, kNumeric | kBool | kHalves},
+        Expected{"Cast", kEvery, kEvery}, Expected{"Exp", kFloats | kHalves, kFloats | kHalves},
+        Expected{"Less", kNumeric | kHalves, kBool}, Expected{"Select", kBool, kEvery},
+        Expected{"Slice", kEvery, kEvery},
+        Expected{"RandomUniform", kFloats, kFloats},
+        Expected{"ArgMax", kNumeric | kHalves, XDEV_DTYPE_BIT(XDEV_DTYPE_INT64)}}) {
     const xdev_kernel_info_t* info = kernel(e.op);
     ASSERT_NE(info, nullptr) << e.op;
     EXPECT_EQ(info->input_dtypes, e.inputs) << e.op;
@@ -929,7 +935,7 @@ TEST_F(SimPlugin, TheEnvironmentPicksOpsAndDtypes) {
   EXPECT_EQ(kernel("Exp"), nullptr);
   ASSERT_NE(kernel("LogicalNot"), nullptr);
   EXPECT_EQ(kernel("Add")->input_dtypes, kBool);
-  EXPECT_EQ(kernel("Add")->output_dtypes, kNumeric | kBool);  // looked up by input 0
+  EXPECT_EQ(kernel("Add")->output_dtypes, kNumeric | kBool | kHalves);  // looked up by input 0
 }
 
 TEST_F(SimPlugin, MatMulComputesTheWalkthroughProduct) {
