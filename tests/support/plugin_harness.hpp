@@ -226,7 +226,6 @@ class NullArgumentCalls {
                     const xdev_host_api_t* host)
       : init_(init_args(host)) {
     props_.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
-    char* const mem = static_cast<char*>(buffer);
     const uint64_t n = 16;  // bytes per copy
     // Per slot: the name of each argument that is passed NULL in turn
     // (nullptr: never), then the arguments of the other calls.
@@ -251,14 +250,35 @@ class NullArgumentCalls {
     each_null("stream_wait_event", api.stream_wait_event, {"stream", "event"}, stream, event);
     each_null("event_synchronize", api.event_synchronize, {"event"}, event);
     each_null("event_query", api.event_query, {"event", "out_done"}, event, &done_);
-    each_null("copy_host_to_device", api.copy_host_to_device, {"stream", "dst", "src", nullptr},
-              stream, mem, host_bytes_, n);
-    each_null("copy_device_to_host", api.copy_device_to_host, {"stream", "dst", "src", nullptr},
-              stream, host_bytes_, mem, n);
-    each_null("copy_device_to_device", api.copy_device_to_device, {"stream", "dst", "src", nullptr},
-              stream, mem + 32, mem, n);
-    each_null("copy_peer", api.copy_peer, {"stream", nullptr, "src_device", nullptr, nullptr},
-              stream, mem, device, mem + 32, n);
+    if ((api.capabilities & XDEV_CAP_HANDLE_MEMORY) != 0) {
+      // ABI 1.6: the buffer is a handle (no address may be formed from it);
+      // the core calls only the *_at copy slots, with (allocation, offset).
+      each_null("copy_host_to_device_at", api.copy_host_to_device_at,
+                {"stream", "dst_alloc", nullptr, "src", nullptr}, stream, buffer, uint64_t{0},
+                static_cast<const void*>(host_bytes_), n);
+      each_null("copy_device_to_host_at", api.copy_device_to_host_at,
+                {"stream", "dst", "src_alloc", nullptr, nullptr}, stream,
+                static_cast<void*>(host_bytes_), static_cast<const void*>(buffer), uint64_t{0}, n);
+      each_null("copy_device_to_device_at", api.copy_device_to_device_at,
+                {"stream", "dst_alloc", nullptr, "src_alloc", nullptr, nullptr}, stream, buffer,
+                uint64_t{32}, static_cast<const void*>(buffer), uint64_t{0}, n);
+      if (XDEV_HAS_FIELD(&api, xdev_plugin_api_t, copy_peer_at)) {
+        each_null("copy_peer_at", api.copy_peer_at,
+                  {"stream", "dst_alloc", nullptr, "src_device", "src_alloc", nullptr, nullptr},
+                  stream, buffer, uint64_t{0}, device, static_cast<const void*>(buffer),
+                  uint64_t{32}, n);
+      }
+    } else {
+      char* const mem = static_cast<char*>(buffer);
+      each_null("copy_host_to_device", api.copy_host_to_device, {"stream", "dst", "src", nullptr},
+                stream, mem, host_bytes_, n);
+      each_null("copy_device_to_host", api.copy_device_to_host, {"stream", "dst", "src", nullptr},
+                stream, host_bytes_, mem, n);
+      each_null("copy_device_to_device", api.copy_device_to_device, {"stream", "dst", "src", nullptr},
+                stream, mem + 32, mem, n);
+      each_null("copy_peer", api.copy_peer, {"stream", nullptr, "src_device", nullptr, nullptr},
+                stream, mem, device, mem + 32, n);
+    }
     each_null("kernels", api.kernels, {"plugin", "out_kernels", "out_count"}, plugin, &kernels_,
               &count_);
   }

@@ -161,14 +161,30 @@ const xdev_plugin_api_t& Context::api() {
          " is smaller than the v1.0 table (" + std::to_string(kPluginApiV1Size) + " bytes)");
   }
   require(api->name != nullptr && api->name[0] != '\0', "plugin table has no name");
+  const bool handles = (api->capabilities & XDEV_CAP_HANDLE_MEMORY) != 0;
   if (const char* slot = xdev_plugin_missing_slot(api)) {
-    fail("required slot '" + std::string(slot) + "' is NULL");
+    const std::string name = slot;
+    if (handles && name.size() > 3 && name.compare(name.size() - 3, 3, "_at") == 0) {
+      fail("required slot '" + name +
+           "' is NULL: the plugin declares XDEV_CAP_HANDLE_MEMORY (ABI 1.6), so its copies take "
+           "(allocation, offset) through the *_at slots");
+    }
+    fail("required slot '" + name + "' is NULL");
   }
-  if ((api->capabilities & XDEV_CAP_HANDLE_MEMORY) != 0) {
-    // ABI 1.6: the suite forms device addresses (allocation + offset) and
-    // calls the old copy slots; it cannot test such a plugin yet.
-    fail("the plugin's memory is handles (XDEV_CAP_HANDLE_MEMORY, ABI 1.6), which this runner "
-         "does not test yet: it forms device addresses");
+  if (handles) {
+    // ABI 1.6, docs/plugin-abi.md "Handle-based memory": the core skips both.
+    if ((api->capabilities & XDEV_CAP_HOST_ADDRESSABLE) != 0) {
+      fail("declares both XDEV_CAP_HANDLE_MEMORY and XDEV_CAP_HOST_ADDRESSABLE: memory that is "
+           "handles cannot be read by the host in place");
+    }
+    if ((api->capabilities & XDEV_CAP_PEER_COPY) != 0 &&
+        (!XDEV_HAS_FIELD(api, xdev_plugin_api_t, copy_peer_at) || api->copy_peer_at == nullptr)) {
+      fail("required slot 'copy_peer_at' is NULL: the plugin declares XDEV_CAP_HANDLE_MEMORY "
+           "and XDEV_CAP_PEER_COPY (ABI 1.6), so its peer copies take (allocation, offset)");
+    }
+    // The validation layer needs addresses for its guard bytes (as in the
+    // core, which does not wrap such a plugin either).
+    options_.validate = false;
   }
   if (options_.validate) {
     xdev::validation::Options v;
@@ -247,6 +263,13 @@ xdev_device_properties_t Context::properties(uint32_t ordinal) {
   return props;
 }
 
+uint64_t Context::max_allocation(xdev_device_t* device) {
+  for (uint32_t ordinal = 0; ordinal < devices_.size(); ++ordinal) {
+    if (devices_[ordinal] == device) return properties(ordinal).max_allocation_bytes;
+  }
+  fail("max_allocation: a device handle the suite did not open");
+}
+
 xdev_device_t* Context::device(uint32_t ordinal) {
   uint32_t count = devices();
   require(ordinal < count, "device ordinal " + std::to_string(ordinal) + " out of range");
@@ -262,6 +285,13 @@ xdev_device_t* Context::device(uint32_t ordinal) {
 }
 
 bool Context::has_capability(uint64_t cap) { return (api().capabilities & cap) != 0; }
+
+void Context::require_addresses(const std::string& what) {
+  if (handle_memory()) {
+    skip(what + " needs device addresses; the plugin's memory is handles "
+         "(XDEV_CAP_HANDLE_MEMORY)");
+  }
+}
 
 void Context::require_capability(uint64_t cap, const char* cap_name) {
   if (!has_capability(cap)) {
@@ -283,6 +313,11 @@ void Release::operator()(xdev_event_t* event) const { api->event_destroy(event);
 DeviceMemory::DeviceMemory(Context& ctx, xdev_device_t* device, uint64_t size, uint64_t alignment)
     : size_(size) {
   const std::string what = "memory_allocate(" + std::to_string(size) + " bytes";
+  const uint64_t limit = ctx.max_allocation(device);
+  if (limit != 0 && size > limit) {
+    skip("needs an allocation of " + std::to_string(size) + " bytes; the device allows at most " +
+         std::to_string(limit) + " (max_allocation_bytes)");
+  }
   void* ptr = nullptr;
   check(ctx.api().memory_allocate(device, size, alignment, &ptr),
         what + ", alignment " + std::to_string(alignment) + ")");
@@ -295,24 +330,50 @@ Stream::Stream(Context& ctx, xdev_device_t* device) {
   check(ctx.api().stream_create(device, &stream), "stream_create");
   require(stream != nullptr, "stream_create succeeded but returned NULL");
   object_ = {stream, Release{&ctx.api(), nullptr}};
+  handles_ = ctx.handle_memory();
 }
 
-void Stream::upload(void* dst, const void* src, uint64_t size) {
-  check(object_.get_deleter().api->copy_host_to_device(get(), dst, src, size),
+xdev_status_t* copy_host_to_device(const xdev_plugin_api_t& api, bool handles,
+                                   xdev_stream_t* stream, DevicePtr dst, const void* src,
+                                   uint64_t size) {
+  return handles ? api.copy_host_to_device_at(stream, dst.allocation, dst.offset, src, size)
+                 : api.copy_host_to_device(stream, dst.address(), src, size);
+}
+xdev_status_t* copy_device_to_host(const xdev_plugin_api_t& api, bool handles,
+                                   xdev_stream_t* stream, void* dst, DevicePtr src, uint64_t size) {
+  return handles ? api.copy_device_to_host_at(stream, dst, src.allocation, src.offset, size)
+                 : api.copy_device_to_host(stream, dst, src.address(), size);
+}
+xdev_status_t* copy_device_to_device(const xdev_plugin_api_t& api, bool handles,
+                                     xdev_stream_t* stream, DevicePtr dst, DevicePtr src,
+                                     uint64_t size) {
+  return handles ? api.copy_device_to_device_at(stream, dst.allocation, dst.offset,
+                                                src.allocation, src.offset, size)
+                 : api.copy_device_to_device(stream, dst.address(), src.address(), size);
+}
+xdev_status_t* copy_peer(const xdev_plugin_api_t& api, bool handles, xdev_stream_t* stream,
+                         DevicePtr dst, xdev_device_t* src_device, DevicePtr src, uint64_t size) {
+  return handles ? api.copy_peer_at(stream, dst.allocation, dst.offset, src_device,
+                                    src.allocation, src.offset, size)
+                 : api.copy_peer(stream, dst.address(), src_device, src.address(), size);
+}
+
+void Stream::upload(DevicePtr dst, const void* src, uint64_t size) {
+  check(copy_host_to_device(*object_.get_deleter().api, handles_, get(), dst, src, size),
         "copy_host_to_device(" + std::to_string(size) + " bytes)");
 }
-void Stream::download(void* dst, const void* src, uint64_t size) {
-  check(object_.get_deleter().api->copy_device_to_host(get(), dst, src, size),
+void Stream::download(void* dst, DevicePtr src, uint64_t size) {
+  check(copy_device_to_host(*object_.get_deleter().api, handles_, get(), dst, src, size),
         "copy_device_to_host(" + std::to_string(size) + " bytes)");
 }
-void Stream::copy(void* dst, const void* src, uint64_t size) {
-  check(object_.get_deleter().api->copy_device_to_device(get(), dst, src, size),
+void Stream::copy(DevicePtr dst, DevicePtr src, uint64_t size) {
+  check(copy_device_to_device(*object_.get_deleter().api, handles_, get(), dst, src, size),
         "copy_device_to_device(" + std::to_string(size) + " bytes)");
 }
-void Stream::require_contents(const void* device_address,
-                              const std::vector<unsigned char>& expected, const std::string& what) {
+void Stream::require_contents(DevicePtr place, const std::vector<unsigned char>& expected,
+                              const std::string& what) {
   std::vector<unsigned char> back(expected.size());
-  download(back.data(), device_address, back.size());
+  download(back.data(), place, back.size());
   synchronize();
   const std::string diff = first_difference(back.data(), expected.data(), back.size());
   require(diff.empty(), what + ": " + diff);

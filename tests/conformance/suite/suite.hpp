@@ -88,6 +88,9 @@ class Context {
   xdev_device_properties_t properties(uint32_t ordinal);
   // Device handle, opened once per test, closed at the end.
   xdev_device_t* device(uint32_t ordinal);
+  // The device's max_allocation_bytes (ABI 1.5; 0: no limit) for a handle
+  // device() returned.
+  uint64_t max_allocation(xdev_device_t* device);
   // The device single-device tests use (--device, default 0).
   xdev_device_t* device() { return device(default_device()); }
   uint32_t default_device();
@@ -95,6 +98,13 @@ class Context {
   // Skips unless the plugin declares `cap` (named `cap_name` in the reason).
   void require_capability(uint64_t cap, const char* cap_name);
   bool has_capability(uint64_t cap);
+  // XDEV_CAP_HANDLE_MEMORY (ABI 1.6): device memory is opaque handles. The
+  // suite then never forms an address from an allocation: it passes
+  // (allocation, offset) pairs to the *_at copy slots and scratch_allocate_at.
+  bool handle_memory() { return has_capability(XDEV_CAP_HANDLE_MEMORY); }
+  // Skips a test that needs device addresses when the memory is handles,
+  // with "<what> needs device addresses; ..." as the reason.
+  void require_addresses(const std::string& what);
 
   // The dlopen handle (for the negotiation tests that call the entry again).
   void* library() const { return library_; }
@@ -149,12 +159,26 @@ class Handle {
   std::unique_ptr<T, Release> object_;
 };
 
+// A place in device memory: what memory_allocate returned, and a byte offset
+// inside it. Kept as a pair so that handle plugins (XDEV_CAP_HANDLE_MEMORY)
+// never see an address formed from a handle; for pointer plugins the copies
+// pass allocation + offset to the old slots (address()).
+struct DevicePtr {
+  void* allocation = nullptr;
+  uint64_t offset = 0;
+  // allocation + offset: only for pointer plugins (integer arithmetic only).
+  void* address() const { return static_cast<char*>(allocation) + offset; }
+};
+
 class DeviceMemory : public Handle<void> {
  public:
   DeviceMemory() = default;
+  // Skips the test when `size` is over the device's max_allocation_bytes
+  // (a test sized beyond a device's limit cannot run on it, like one that
+  // needs a capability it lacks).
   DeviceMemory(Context& ctx, xdev_device_t* device, uint64_t size, uint64_t alignment = 64);
-  // Device address `offset` bytes in (integer arithmetic only).
-  void* at(uint64_t offset) const { return static_cast<char*>(get()) + offset; }
+  // The place `offset` bytes in.
+  DevicePtr at(uint64_t offset = 0) const { return {get(), offset}; }
   uint64_t size() const { return size_; }
 
  private:
@@ -166,14 +190,19 @@ class Stream : public Handle<xdev_stream_t> {
   Stream() = default;
   Stream(Context& ctx, xdev_device_t* device);
 
-  void upload(void* dst, const void* src, uint64_t size);
-  void download(void* dst, const void* src, uint64_t size);
-  void copy(void* dst, const void* src, uint64_t size);
+  // Each through the *_at slot for a handle plugin, else the old slot with
+  // the address.
+  void upload(DevicePtr dst, const void* src, uint64_t size);
+  void download(void* dst, DevicePtr src, uint64_t size);
+  void copy(DevicePtr dst, DevicePtr src, uint64_t size);
   void synchronize();
-  // Downloads expected.size() bytes at `device_address`, synchronizes, and
-  // fails with "<what>: first difference at ..." unless they are `expected`.
-  void require_contents(const void* device_address, const std::vector<unsigned char>& expected,
+  // Downloads expected.size() bytes at `place`, synchronizes, and fails with
+  // "<what>: first difference at ..." unless they are `expected`.
+  void require_contents(DevicePtr place, const std::vector<unsigned char>& expected,
                         const std::string& what);
+
+ private:
+  bool handles_ = false;  // the plugin's memory is handles
 };
 
 class Event : public Handle<xdev_event_t> {
@@ -181,6 +210,19 @@ class Event : public Handle<xdev_event_t> {
   Event() = default;
   Event(Context& ctx, xdev_device_t* device);
 };
+
+// The copy calls as the suite makes them, returning the plugin's status:
+// the *_at slot when `handles`, else the old slot with the address.
+xdev_status_t* copy_host_to_device(const xdev_plugin_api_t& api, bool handles,
+                                   xdev_stream_t* stream, DevicePtr dst, const void* src,
+                                   uint64_t size);
+xdev_status_t* copy_device_to_host(const xdev_plugin_api_t& api, bool handles,
+                                   xdev_stream_t* stream, void* dst, DevicePtr src, uint64_t size);
+xdev_status_t* copy_device_to_device(const xdev_plugin_api_t& api, bool handles,
+                                     xdev_stream_t* stream, DevicePtr dst, DevicePtr src,
+                                     uint64_t size);
+xdev_status_t* copy_peer(const xdev_plugin_api_t& api, bool handles, xdev_stream_t* stream,
+                         DevicePtr dst, xdev_device_t* src_device, DevicePtr src, uint64_t size);
 
 // Fails unless `entry` (named `where` in the message) is non-NULL with a
 // struct_size of at least `v1_size`.

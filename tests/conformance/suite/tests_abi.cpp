@@ -19,7 +19,7 @@ constexpr size_t kPluginApiV1Size = 264;
 constexpr uint32_t kUnknownExtension = 0x7fff0001u;
 constexpr uint64_t kKnownCapabilities =
     XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_HOST_ADDRESSABLE |
-    XDEV_CAP_CONCURRENT_STREAMS | XDEV_CAP_EVENT_TIMING;
+    XDEV_CAP_CONCURRENT_STREAMS | XDEV_CAP_EVENT_TIMING | XDEV_CAP_HANDLE_MEMORY;
 
 int thread_count() {
   int n = 0;
@@ -117,6 +117,9 @@ XDEV_CONFORMANCE_TEST(abi_table, "abi.table",
                       "capability bits match the optional slots; name and version set") {
   const xdev_plugin_api_t& api = ctx.api();
   const uint64_t caps = api.capabilities;
+  const bool handles = (caps & XDEV_CAP_HANDLE_MEMORY) != 0;
+  const bool peer_at =
+      XDEV_HAS_FIELD(&api, xdev_plugin_api_t, copy_peer_at) && api.copy_peer_at != nullptr;
   struct Optional {
     const char* slot;
     bool present;
@@ -128,7 +131,13 @@ XDEV_CONFORMANCE_TEST(abi_table, "abi.table",
        "XDEV_CAP_HOST_MEMORY"},
       {"host_memory_free", api.host_memory_free != nullptr, XDEV_CAP_HOST_MEMORY,
        "XDEV_CAP_HOST_MEMORY"},
-      {"copy_peer", api.copy_peer != nullptr, XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY"},
+      // 1.6: a handle plugin's peer copies are copy_peer_at (copy_peer may
+      // then be NULL), a pointer plugin's copy_peer (copy_peer_at optional);
+      // either set without the bit is an error.
+      {"copy_peer", api.copy_peer != nullptr || (handles && (caps & XDEV_CAP_PEER_COPY) != 0),
+       XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY"},
+      {"copy_peer_at", peer_at || (!handles && (caps & XDEV_CAP_PEER_COPY) != 0),
+       XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY"},
       // 1.4: read only when the table has it.
       {"event_elapsed_ms",
        XDEV_HAS_FIELD(&api, xdev_plugin_api_t, event_elapsed_ms) &&

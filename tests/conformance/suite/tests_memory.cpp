@@ -19,7 +19,7 @@ std::vector<unsigned char> roundtrip(Stream& stream, const DeviceMemory& mem,
                                      const std::vector<unsigned char>& data, uint64_t offset) {
   stream.upload(mem.at(offset), data.data(), data.size());
   std::vector<unsigned char> back(mem.size());
-  stream.download(back.data(), mem.get(), back.size());
+  stream.download(back.data(), mem.at(), back.size());
   stream.synchronize();
   return back;
 }
@@ -33,9 +33,19 @@ XDEV_CONFORMANCE_TEST(memory_allocate_sizes, "memory.allocate_sizes",
   const uint64_t sizes[] = {1, 3, 17, 255, 4097, 65543, (1u << 20) + 13};
   std::vector<DeviceMemory> blocks;
   for (uint64_t size : sizes) blocks.emplace_back(ctx, dev, size, 64);
-  // Live allocations never overlap.
+  // Live allocations never overlap. Handles (XDEV_CAP_HANDLE_MEMORY) have
+  // no address range: they must at least be distinct.
+  if (ctx.handle_memory()) {
+    std::vector<void*> handles;
+    for (const auto& b : blocks) handles.push_back(b.get());
+    std::sort(handles.begin(), handles.end());
+    require(std::adjacent_find(handles.begin(), handles.end()) == handles.end(),
+            "memory_allocate returned the same handle for two live allocations");
+  }
   std::vector<std::pair<uintptr_t, uint64_t>> ranges;
-  for (const auto& b : blocks) ranges.emplace_back(reinterpret_cast<uintptr_t>(b.get()), b.size());
+  for (const auto& b : blocks) {
+    if (!ctx.handle_memory()) ranges.emplace_back(reinterpret_cast<uintptr_t>(b.get()), b.size());
+  }
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) {
     require(ranges[i - 1].first + ranges[i - 1].second <= ranges[i].first,
@@ -52,6 +62,7 @@ XDEV_CONFORMANCE_TEST(memory_allocate_sizes, "memory.allocate_sizes",
 
 XDEV_CONFORMANCE_TEST(memory_alignment, "memory.alignment",
                       "alignments 1 to 256 honoured (at least 64)") {
+  ctx.require_addresses("checking the alignment of an allocation");
   xdev_device_t* dev = ctx.device();
   for (uint64_t alignment = 1; alignment <= 256; alignment *= 2) {
     for (uint64_t size : {uint64_t{1}, uint64_t{100}, uint64_t{4099}}) {
@@ -181,7 +192,7 @@ XDEV_CONFORMANCE_TEST(memory_host_addressable, "memory.host_addressable",
   const size_t size = 4099;
   DeviceMemory mem(ctx, dev, size);
   auto data = random_bytes(ctx, size);
-  stream.upload(mem.get(), data.data(), size);
+  stream.upload(mem.at(), data.data(), size);
   stream.synchronize();
   std::string diff =
       first_difference(static_cast<const unsigned char*>(mem.get()), data.data(), size);
@@ -189,7 +200,7 @@ XDEV_CONFORMANCE_TEST(memory_host_addressable, "memory.host_addressable",
   auto other = random_bytes(ctx, size);
   std::memcpy(mem.get(), other.data(), size);
   std::vector<unsigned char> back(size);
-  stream.download(back.data(), mem.get(), size);
+  stream.download(back.data(), mem.at(), size);
   stream.synchronize();
   diff = first_difference(back.data(), other.data(), size);
   require(diff.empty(), "downloading memory the CPU wrote: " + diff);
@@ -215,14 +226,14 @@ XDEV_CONFORMANCE_TEST(copy_host_device, "copy.host_device",
     DeviceMemory mem(ctx, dev, alloc);
     // Known guard bytes around the target range.
     std::vector<unsigned char> expected(alloc, kGuard);
-    stream.upload(mem.get(), expected.data(), alloc);
+    stream.upload(mem.at(), expected.data(), alloc);
     std::vector<unsigned char> host(c.host_offset + c.size);
     auto data = random_bytes(ctx, c.size);
     std::memcpy(host.data() + c.host_offset, data.data(), c.size);
     stream.upload(mem.at(c.device_offset), host.data() + c.host_offset, c.size);
     std::memcpy(expected.data() + c.device_offset, data.data(), c.size);
     std::vector<unsigned char> whole(alloc);
-    stream.download(whole.data(), mem.get(), alloc);
+    stream.download(whole.data(), mem.at(), alloc);
     // And just the range, into an odd host offset.
     std::vector<unsigned char> part(c.host_offset + c.size + 5, kGuard);
     stream.download(part.data() + c.host_offset, mem.at(c.device_offset), c.size);
@@ -250,13 +261,13 @@ XDEV_CONFORMANCE_TEST(copy_device_to_device, "copy.device_to_device",
     DeviceMemory a(ctx, dev, size + 40);
     DeviceMemory b(ctx, dev, size + 40);
     std::vector<unsigned char> guard(size + 40, kGuard);
-    stream.upload(b.get(), guard.data(), guard.size());
+    stream.upload(b.at(), guard.data(), guard.size());
     auto data = random_bytes(ctx, size);
     stream.upload(a.at(3), data.data(), size);
     // Between two allocations, odd offsets on both sides.
     stream.copy(b.at(19), a.at(3), size);
     std::vector<unsigned char> back(size + 40);
-    stream.download(back.data(), b.get(), back.size());
+    stream.download(back.data(), b.at(), back.size());
     stream.synchronize();
     std::vector<unsigned char> expected = guard;
     std::memcpy(expected.data() + 19, data.data(), size);
@@ -280,17 +291,20 @@ XDEV_CONFORMANCE_TEST(copy_zero_bytes, "copy.zero_bytes",
   Stream stream(ctx, dev);
   DeviceMemory a(ctx, dev, 64), b(ctx, dev, 64);
   std::vector<unsigned char> data(64, 0x11);
-  stream.upload(a.get(), data.data(), 64);
-  stream.upload(b.get(), data.data(), 64);
+  stream.upload(a.at(), data.data(), 64);
+  stream.upload(b.at(), data.data(), 64);
   unsigned char host[64];
   std::memset(host, 0x22, sizeof host);
-  check(api.copy_host_to_device(stream.get(), a.get(), host, 0), "copy_host_to_device(0 bytes)");
-  check(api.copy_device_to_host(stream.get(), host, a.get(), 0), "copy_device_to_host(0 bytes)");
-  check(api.copy_device_to_device(stream.get(), b.get(), a.get(), 0),
+  const bool handles = ctx.handle_memory();
+  check(copy_host_to_device(api, handles, stream.get(), a.at(), host, 0),
+        "copy_host_to_device(0 bytes)");
+  check(copy_device_to_host(api, handles, stream.get(), host, a.at(), 0),
+        "copy_device_to_host(0 bytes)");
+  check(copy_device_to_device(api, handles, stream.get(), b.at(), a.at(), 0),
         "copy_device_to_device(0 bytes)");
   stream.synchronize();
   for (unsigned char c : host) require(c == 0x22, "a copy of 0 bytes changed the host buffer");
-  stream.require_contents(a.get(), data, "device memory after copies of 0 bytes");
+  stream.require_contents(a.at(), data, "device memory after copies of 0 bytes");
 }
 
 XDEV_CONFORMANCE_TEST(copy_pinned_host_memory, "copy.pinned_host_memory",
@@ -313,8 +327,8 @@ XDEV_CONFORMANCE_TEST(copy_pinned_host_memory, "copy.pinned_host_memory",
   std::memset(dst, 0, size);
   DeviceMemory mem(ctx, dev, size);
   Stream stream(ctx, dev);
-  stream.upload(mem.get(), src, size);
-  stream.download(dst, mem.get(), size);
+  stream.upload(mem.at(), src, size);
+  stream.download(dst, mem.at(), size);
   stream.synchronize();
   std::string diff = first_difference(static_cast<unsigned char*>(dst), data.data(), size);
   require(diff.empty(), "round trip through pinned host memory: " + diff);
@@ -335,7 +349,8 @@ XDEV_CONFORMANCE_TEST(copy_peer, "copy.peer", "XDEV_CAP_PEER_COPY: device 0 <-> 
     auto data = random_bytes(ctx, size);
     src_stream.upload(src.at(5), data.data(), size);
     src_stream.synchronize();
-    xdev_status_t* s = api.copy_peer(dst_stream.get(), dst.at(3), src_dev, src.at(5), size);
+    xdev_status_t* s =
+        copy_peer(api, ctx.handle_memory(), dst_stream.get(), dst.at(3), src_dev, src.at(5), size);
     if (s != nullptr && s->code == XDEV_STATUS_UNIMPLEMENTED) {
       delete s;
       skip("copy_peer reports no direct path from device " + std::to_string(from) +

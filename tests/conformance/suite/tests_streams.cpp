@@ -26,12 +26,12 @@ XDEV_CONFORMANCE_TEST(stream_ordering, "stream.ordering",
     auto first = random_bytes(ctx, size);
     auto second = random_bytes(ctx, size);
     std::vector<unsigned char> out1(size), out2(size);
-    stream.upload(a.get(), first.data(), size);
-    stream.copy(b.get(), a.get(), size);
-    stream.download(out1.data(), b.get(), size);
-    stream.upload(a.get(), second.data(), size);
-    stream.copy(b.get(), a.get(), size);
-    stream.download(out2.data(), b.get(), size);
+    stream.upload(a.at(), first.data(), size);
+    stream.copy(b.at(), a.at(), size);
+    stream.download(out1.data(), b.at(), size);
+    stream.upload(a.at(), second.data(), size);
+    stream.copy(b.at(), a.at(), size);
+    stream.download(out2.data(), b.at(), size);
     stream.synchronize();
     std::string diff = first_difference(out1.data(), first.data(), size);
     require(diff.empty(), "H2D, D2D, D2H of " + std::to_string(size) +
@@ -65,11 +65,11 @@ XDEV_CONFORMANCE_TEST(stream_cross_stream_event, "stream.cross_stream_event",
   DeviceMemory a(ctx, dev, size), b(ctx, dev, size);
   auto data = random_bytes(ctx, size);
   std::vector<unsigned char> out(size);
-  producer.upload(a.get(), data.data(), size);
+  producer.upload(a.at(), data.data(), size);
   check(api.event_record(ready.get(), producer.get()), "event_record");
   check(api.stream_wait_event(consumer.get(), ready.get()), "stream_wait_event");
-  consumer.copy(b.get(), a.get(), size);
-  consumer.download(out.data(), b.get(), size);
+  consumer.copy(b.at(), a.at(), size);
+  consumer.download(out.data(), b.at(), size);
   // Only the consumer is synchronized: the event alone orders the two.
   consumer.synchronize();
   std::string diff = first_difference(out.data(), data.data(), size);
@@ -103,14 +103,14 @@ XDEV_CONFORMANCE_TEST(event_record_synchronize, "event.record_synchronize",
   const uint64_t size = (4u << 20) + 1;
   DeviceMemory mem(ctx, dev, size);
   auto data = random_bytes(ctx, size);
-  s.upload(mem.get(), data.data(), size);
+  s.upload(mem.at(), data.data(), size);
   check(api.event_record(e.get(), s.get()), "event_record");
   check(api.event_synchronize(e.get()), "event_synchronize");
   int32_t done = -1;
   check(api.event_query(e.get(), &done), "event_query");
   require(done == 1, "event_query after event_synchronize says " + std::to_string(done));
   // The upload completed: another stream sees the data without waiting.
-  other.require_contents(mem.get(), data, "data after event_synchronize, read on another stream");
+  other.require_contents(mem.at(), data, "data after event_synchronize, read on another stream");
 }
 
 XDEV_CONFORMANCE_TEST(event_elapsed, "event.elapsed",
@@ -125,7 +125,7 @@ XDEV_CONFORMANCE_TEST(event_elapsed, "event.elapsed",
   DeviceMemory mem(ctx, dev, size);
   auto data = random_bytes(ctx, size);
   check(api.event_record(start.get(), s.get()), "event_record(start)");
-  s.upload(mem.get(), data.data(), size);
+  s.upload(mem.at(), data.data(), size);
   check(api.event_record(end.get(), s.get()), "event_record(end)");
   s.synchronize();
   double ms = -1;
@@ -152,13 +152,13 @@ XDEV_CONFORMANCE_TEST(event_rerecord, "event.rerecord",
   DeviceMemory mem(ctx, dev, size);
   auto first = random_bytes(ctx, size);
   auto second = random_bytes(ctx, size);
-  s.upload(mem.get(), first.data(), size);
+  s.upload(mem.at(), first.data(), size);
   check(api.event_record(e.get(), s.get()), "event_record");
   check(api.event_synchronize(e.get()), "event_synchronize");
-  s.upload(mem.get(), second.data(), size);
+  s.upload(mem.at(), second.data(), size);
   check(api.event_record(e.get(), s.get()), "event_record (again)");
   check(api.event_synchronize(e.get()), "event_synchronize (after recording again)");
-  other.require_contents(mem.get(), second,
+  other.require_contents(mem.at(), second,
                          "re-recording must move the event to the new end of the stream");
 }
 
@@ -172,8 +172,8 @@ XDEV_CONFORMANCE_TEST(event_asynchronous, "event.asynchronous",
   const uint64_t size = 16u << 20;
   DeviceMemory a(ctx, dev, size), b(ctx, dev, size);
   auto data = random_bytes(ctx, size);
-  s.upload(a.get(), data.data(), size);
-  for (int i = 0; i < 4; ++i) s.copy(b.get(), a.get(), size);
+  s.upload(a.at(), data.data(), size);
+  for (int i = 0; i < 4; ++i) s.copy(b.at(), a.at(), size);
   check(api.event_record(e.get(), s.get()), "event_record");
   // Without any synchronize, polling alone must see it complete.
   const auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -189,7 +189,7 @@ XDEV_CONFORMANCE_TEST(event_asynchronous, "event.asynchronous",
                 std::to_string(polls) + " polls, no synchronize)");
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  s.require_contents(b.get(), data, "data after the event completed");
+  s.require_contents(b.at(), data, "data after the event completed");
 }
 
 // --- concurrency ---------------------------------------------------------
@@ -230,8 +230,8 @@ void copy_rounds(Context& ctx, xdev_device_t* dev, uint64_t seed, int rounds) {
     DeviceMemory a(ctx, dev, size), b(ctx, dev, size + 7);
     std::vector<unsigned char> data(size), back(size);
     for (auto& c : data) c = static_cast<unsigned char>(random());
-    stream.upload(a.get(), data.data(), size);
-    stream.copy(b.at(7), a.get(), size);
+    stream.upload(a.at(), data.data(), size);
+    stream.copy(b.at(7), a.at(), size);
     stream.download(back.data(), b.at(7), size);
     stream.synchronize();
     std::string diff = first_difference(back.data(), data.data(), size);
