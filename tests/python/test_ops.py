@@ -322,3 +322,48 @@ def test_zero_dimensional_numpy_values_stay_scalars():
     assert xdev.constant(np.array(1.5), dtype=xdev.float32).shape == ()
     assert xdev.negative(np.array(0.5)).shape == ()
     assert xdev.pow(np.array(2, np.int32), np.array(3, np.int32)).shape == ()  # host fallback
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+@pytest.mark.parametrize("adj_x", [False, True])
+@pytest.mark.parametrize("adj_y", [False, True])
+def test_batch_matmul_broadcasts_batches_like_numpy(dtype, adj_x, adj_y):
+    # x [2, 1, 3, 4] · y [5, 4, 6]: the batch axes (2, 1) and (5,) broadcast to (2, 5).
+    x, y = sample((2, 1, 3, 4), dtype), sample((5, 4, 6), dtype)
+    x_in = np.swapaxes(x, -1, -2).copy() if adj_x else x
+    y_in = np.swapaxes(y, -1, -2).copy() if adj_y else y
+    expected = np.matmul(x.astype(np.float64), y.astype(np.float64)).astype(dtype)
+    got = xdev.batch_matmul(on_cpu(x_in), on_cpu(y_in), adj_x=adj_x, adj_y=adj_y)
+    assert got.shape == (2, 5, 3, 6) and got.dtype == xdev.as_dtype(dtype)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5)
+    # tf.linalg.matmul's names for the same product: transpose_* and adjoint_*.
+    np.testing.assert_allclose(
+        xdev.matmul(x_in, y_in, transpose_a=adj_x, transpose_b=adj_y).numpy(), expected, rtol=1e-5)
+    np.testing.assert_allclose(
+        xdev.matmul(x_in, y_in, adjoint_a=adj_x, adjoint_b=adj_y).numpy(), expected, rtol=1e-5)
+
+
+def test_matmul_and_the_operator_take_batches_of_matrices():
+    a, b = sample((3, 2, 4), np.float32), sample((4, 5), np.float32)
+    np.testing.assert_allclose((on_cpu(a) @ on_cpu(b)).numpy(), a @ b, rtol=1e-5)
+    np.testing.assert_allclose(xdev.matmul(a, b).numpy(), a @ b, rtol=1e-5)
+    np.testing.assert_allclose((on_cpu(b.T.copy()) @ on_cpu(a.swapaxes(1, 2).copy())).numpy(),
+                               b.T @ a.swapaxes(1, 2), rtol=1e-5)
+    # Two matrices stay MatMul (its message), rank 2 through batch_matmul is the same product.
+    m, n = sample((2, 3), np.float64), sample((3, 4), np.float64)
+    np.testing.assert_allclose(xdev.batch_matmul(m, n).numpy(), m @ n, rtol=1e-12)
+
+
+def test_batch_matmul_errors():
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2: inner dimensions"):
+        xdev.batch_matmul(np.zeros((2, 3, 4)), np.zeros((2, 3, 4)))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2: inner dimensions"):
+        xdev.matmul(np.zeros((2, 3, 4)), np.zeros((2, 3, 4)))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2.*rank >= 2"):
+        xdev.batch_matmul(np.zeros((2, 3, 4)), np.zeros(4))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2"):
+        xdev.batch_matmul(np.zeros((2, 3, 4)), np.zeros((3, 4, 5)))  # batches 2 vs 3
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2.*dtype"):
+        xdev.batch_matmul(np.zeros((1, 2, 2), np.float32), np.zeros((1, 2, 2), np.float64))
+    with pytest.raises(ValueError, match="transpose_a and adjoint_a"):
+        xdev.matmul(np.zeros((2, 2)), np.zeros((2, 2)), transpose_a=True, adjoint_a=True)
