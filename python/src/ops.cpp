@@ -80,6 +80,18 @@ std::vector<int64_t> window_ints(nb::handle v) {
   return out;
 }
 
+// An int, or anything that is one (__index__: a NumPy integer, a 0-d array or
+// tensor); nullopt for anything else, a list or a 1-d array among them.
+std::optional<int64_t> index_value(nb::handle v) {
+  if (!PyIndex_Check(v.ptr())) return std::nullopt;
+  PyObject* i = PyNumber_Index(v.ptr());
+  if (i == nullptr) {
+    PyErr_Clear();  // an array of more than one element: not an int
+    return std::nullopt;
+  }
+  return nb::cast<int64_t>(nb::steal(i));
+}
+
 // A shape argument (input_sizes, filter_sizes, orig_input_shape): ints.
 std::vector<int64_t> sizes_of(nb::handle v) {
   std::vector<int64_t> out;
@@ -521,11 +533,11 @@ void bind_data(nb::module_& m) {
     Tensor t = to_tensor(value);
     const int a = axis_of(axis, 0);
     std::vector<Tensor> pieces;
-    const bool equal_pieces = PyIndex_Check(num_or_size_splits.ptr()) != 0;
+    const std::optional<int64_t> count = index_value(num_or_size_splits);
+    const bool equal_pieces = count.has_value();
     if (equal_pieces) {
-      const auto n = nb::cast<int64_t>(nb::int_(num_or_size_splits));
       nb::gil_scoped_release release;
-      pieces = split(t, n, a);
+      pieces = split(t, *count, a);
     } else {
       const std::vector<int64_t> sizes = sizes_of(num_or_size_splits);
       nb::gil_scoped_release release;
