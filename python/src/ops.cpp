@@ -114,6 +114,16 @@ void def_pool(nb::module_& m, const char* name, const char* doc) {
         nb::arg("data_format") = "NHWC", doc);
 }
 
+// f(<tensor_arg>, shape): reshape, broadcast_to and broadcast_to_copy.
+template <Tensor (*Fn)(const Tensor&, const Shape&)>
+void def_shape_op(nb::module_& m, const char* name, const char* tensor_arg, const char* doc) {
+  m.def(name, [](nb::handle x, const std::vector<int64_t>& shape) {
+    Tensor t = to_tensor(x);
+    nb::gil_scoped_release release;
+    return Fn(t, Shape(shape));
+  }, nb::arg(tensor_arg), nb::arg("shape"), doc);
+}
+
 // TensorFlow's axis argument: None (all axes), an int (or anything with
 // __index__: a NumPy integer, an integer scalar tensor), or a list of them.
 std::vector<int> axes_of(nb::handle axis) {
@@ -554,12 +564,9 @@ void bind_data(nb::module_& m) {
         nb::arg("num").none() = nb::none(),
         "value cut along `axis` into a list of views (no copy): an int makes that many equal "
         "pieces (Split), a list one piece per size, at most one of them -1 (SplitV).");
-  m.def("broadcast_to_copy", [](nb::handle input, const std::vector<int64_t>& shape) {
-    Tensor t = to_tensor(input);
-    nb::gil_scoped_release release;
-    return broadcast_to_copy(t, Shape(shape));
-  }, nb::arg("input"), nb::arg("shape"),
-        "input broadcast to `shape` as a new dense tensor, every element stored (BroadcastTo).");
+  def_shape_op<xdev::broadcast_to_copy>(
+      m, "broadcast_to_copy", "input",
+      "input broadcast to `shape` as a new dense tensor, every element stored (BroadcastTo).");
   m.def("expand_dims", [](nb::handle input, nb::handle axis) {
     Tensor t = to_tensor(input);
     const int a = axis_of(axis, 0);
@@ -573,11 +580,8 @@ void bind_data(nb::module_& m) {
     return squeeze(t, axes);
   }, nb::arg("input"), nb::arg("axis").none() = nb::none(),
         "A view without the axes of size 1 in `axis` (None: all of them).");
-  m.def("broadcast_to", [](nb::handle input, const std::vector<int64_t>& shape) {
-    Tensor t = to_tensor(input);
-    nb::gil_scoped_release release;
-    return broadcast_to(t, Shape(shape));
-  }, nb::arg("input"), nb::arg("shape"), "A view of input broadcast to `shape` (stride 0).");
+  def_shape_op<xdev::broadcast_to>(m, "broadcast_to", "input",
+                                   "A view of input broadcast to `shape` (stride 0).");
 }
 
 }  // namespace
@@ -653,12 +657,9 @@ void bind_ops(nb::module_& m) {
     return transpose(t, perm.value_or(std::vector<int>{}));
   }, nb::arg("a"), nb::arg("perm").none() = nb::none(),
         "Axes permuted (None: reversed), as a new contiguous tensor (Copy).");
-  m.def("reshape", [](nb::handle x, const std::vector<int64_t>& shape) {
-    Tensor t = to_tensor(x);
-    nb::gil_scoped_release release;
-    return reshape(t, Shape(shape));
-  }, nb::arg("tensor"), nb::arg("shape"),
-        "The same values in a new shape; one dimension may be -1 (free when contiguous).");
+  def_shape_op<xdev::reshape>(
+      m, "reshape", "tensor",
+      "The same values in a new shape; one dimension may be -1 (free when contiguous).");
 }
 
 }  // namespace xdev::python
