@@ -379,3 +379,20 @@ def test_batch_matmul_errors():
         xdev.batch_matmul(xdev.zeros([1, 2, 2], xdev.float32), xdev.zeros([1, 2, 2], xdev.float64))
     with pytest.raises(ValueError, match="transpose_a and adjoint_a"):
         xdev.matmul(np.zeros((2, 2)), np.zeros((2, 2)), transpose_a=True, adjoint_a=True)
+
+
+@needs_sim
+def test_batch_matmul_scatter_and_split_under_a_gpu_scope():
+    # The simulated GPU has MatMul and Add only here (conftest): BatchMatMulV2 and
+    # TensorScatterAdd fall back to the CPU with the inputs copied there; split's views
+    # stay on the GPU with the tensor they cut.
+    x, y = sample((2, 3, 4), np.float32), sample((1, 4, 5), np.float32)
+    with xdev.device("/GPU:0"):
+        assert_products_close(xdev.matmul(xdev.constant(x), xdev.constant(y)), x, y)
+        t = xdev.tensor_scatter_nd_add(xdev.zeros([4]), [[1], [3], [1]], [1, 2, 5])
+        np.testing.assert_array_equal(t.numpy(), [0, 6, 0, 2])
+        with pytest.raises(xdev.errors.InvalidArgumentError, match="TensorScatterAdd"):
+            xdev.tensor_scatter_nd_add(xdev.zeros([4]), [[4]], [1])
+        pieces = xdev.split(xdev.constant(x), [1, -1], axis=-1)
+        assert [p.device for p in pieces] == [GPU0, GPU0]
+        np.testing.assert_array_equal(pieces[1].numpy(), x[..., 1:])
