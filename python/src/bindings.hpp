@@ -37,6 +37,11 @@ DType to_dtype(nb::handle obj);
 // converter (xdev._convert.convert_to_tensor). Called with the GIL held.
 Tensor to_tensor(nb::handle obj, std::optional<DType> like = std::nullopt);
 
+// tf.linalg.matmul: MatMul for two matrices, BatchMatMulV2 (the batch axes
+// broadcast) when either input has rank > 2. Used by xdev.matmul and `@`.
+Tensor tf_matmul(const Tensor& a, const Tensor& b, bool transpose_a = false,
+                 bool transpose_b = false);
+
 // Calls a function of the pure-Python part of the package, by module and name.
 nb::object package_function(const char* module, const char* name);
 

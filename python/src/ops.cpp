@@ -80,6 +80,18 @@ std::vector<int64_t> window_ints(nb::handle v) {
   return out;
 }
 
+// An int, or anything that is one (__index__: a NumPy integer, a 0-d array or
+// tensor); nullopt for anything else, a list or a 1-d array among them.
+std::optional<int64_t> index_value(nb::handle v) {
+  if (!PyIndex_Check(v.ptr())) return std::nullopt;
+  PyObject* i = PyNumber_Index(v.ptr());
+  if (i == nullptr) {
+    PyErr_Clear();  // an array of more than one element: not an int
+    return std::nullopt;
+  }
+  return nb::cast<int64_t>(nb::steal(i));
+}
+
 // A shape argument (input_sizes, filter_sizes, orig_input_shape): ints.
 std::vector<int64_t> sizes_of(nb::handle v) {
   std::vector<int64_t> out;
@@ -100,6 +112,16 @@ void def_pool(nb::module_& m, const char* name, const char* doc) {
     return Fn(x, k, s, padding, data_format);
   }, nb::arg("input"), nb::arg("ksize"), nb::arg("strides"), nb::arg("padding"),
         nb::arg("data_format") = "NHWC", doc);
+}
+
+// f(<tensor_arg>, shape): reshape, broadcast_to and broadcast_to_copy.
+template <Tensor (*Fn)(const Tensor&, const Shape&)>
+void def_shape_op(nb::module_& m, const char* name, const char* tensor_arg, const char* doc) {
+  m.def(name, [](nb::handle x, const std::vector<int64_t>& shape) {
+    Tensor t = to_tensor(x);
+    nb::gil_scoped_release release;
+    return Fn(t, Shape(shape));
+  }, nb::arg(tensor_arg), nb::arg("shape"), doc);
 }
 
 // TensorFlow's axis argument: None (all axes), an int (or anything with
@@ -389,6 +411,13 @@ std::vector<Tensor> tensors_of(nb::handle values) {
   return tensors;
 }
 
+// Indices (gather, one_hot, tensor_scatter_nd_add): a Tensor as it is (int32
+// or int64), anything else converted to int64.
+Tensor index_tensor(nb::handle indices) {
+  return nb::isinstance<Tensor>(indices) ? nb::cast<Tensor>(indices)
+                                         : to_tensor(indices, DType::kInt64);
+}
+
 // Data movement (TensorFlow's names and arguments): every dtype, values
 // copied bit for bit; expand_dims, squeeze and broadcast_to are views.
 void bind_data(nb::module_& m) {
@@ -441,8 +470,7 @@ void bind_data(nb::module_& m) {
         "axis k (PadV2).");
   m.def("gather", [](nb::handle params, nb::handle indices, nb::handle axis) {
     Tensor p = to_tensor(params);
-    Tensor i = nb::isinstance<Tensor>(indices) ? nb::cast<Tensor>(indices)
-                                                : to_tensor(indices, DType::kInt64);
+    Tensor i = index_tensor(indices);
     const int a = axis_of(axis, 0);
     nb::gil_scoped_release release;
     return gather(p, i, a);
@@ -490,8 +518,7 @@ void bind_data(nb::module_& m) {
         "ints give int32, else float32 (Range).");
   m.def("one_hot", [](nb::handle indices, int64_t depth, std::optional<double> on_value,
                       std::optional<double> off_value, nb::handle axis, nb::handle dtype) {
-    Tensor i = nb::isinstance<Tensor>(indices) ? nb::cast<Tensor>(indices)
-                                                : to_tensor(indices, DType::kInt64);
+    Tensor i = index_tensor(indices);
     const int a = axis_of(axis, -1);
     const DType d = dtype.is_none() ? DType::kFloat32 : to_dtype(dtype);
     nb::gil_scoped_release release;
@@ -501,6 +528,45 @@ void bind_data(nb::module_& m) {
         nb::arg("dtype").none() = nb::none(),
         "on_value where the index equals the position along a new axis of depth, else "
         "off_value; an index out of range gives off_value (OneHot).");
+  m.def("tensor_scatter_nd_add", [](nb::handle tensor, nb::handle indices, nb::handle updates) {
+    Tensor t = to_tensor(tensor);
+    Tensor i = index_tensor(indices);
+    Tensor u = to_tensor(updates, t.dtype());
+    nb::gil_scoped_release release;
+    return tensor_scatter_add(t, i, u);
+  }, nb::arg("tensor"), nb::arg("indices"), nb::arg("updates"),
+        "A copy of tensor with each slice of updates added at its index (rows of indices "
+        "[..., D] index tensor's first D axes; repeated indices add up); an index out of "
+        "range is an error (TensorScatterAdd).");
+  m.def("split", [](nb::handle value, nb::handle num_or_size_splits, nb::handle axis,
+                    std::optional<int64_t> num) {
+    Tensor t = to_tensor(value);
+    const int a = axis_of(axis, 0);
+    std::vector<Tensor> pieces;
+    const std::optional<int64_t> count = index_value(num_or_size_splits);
+    const bool equal_pieces = count.has_value();
+    if (equal_pieces) {
+      nb::gil_scoped_release release;
+      pieces = split(t, *count, a);
+    } else {
+      const std::vector<int64_t> sizes = sizes_of(num_or_size_splits);
+      nb::gil_scoped_release release;
+      pieces = split(t, sizes, a);
+    }
+    if (num && *num != static_cast<int64_t>(pieces.size())) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  std::string(equal_pieces ? "Split" : "SplitV") + ": num is " +
+                      std::to_string(*num) + " but num_or_size_splits gives " +
+                      std::to_string(pieces.size()) + " pieces");
+    }
+    return pieces;
+  }, nb::arg("value"), nb::arg("num_or_size_splits"), nb::arg("axis") = 0,
+        nb::arg("num").none() = nb::none(),
+        "value cut along `axis` into a list of views (no copy): an int makes that many equal "
+        "pieces (Split), a list one piece per size, at most one of them -1 (SplitV).");
+  def_shape_op<xdev::broadcast_to_copy>(
+      m, "broadcast_to_copy", "input",
+      "input broadcast to `shape` as a new dense tensor, every element stored (BroadcastTo).");
   m.def("expand_dims", [](nb::handle input, nb::handle axis) {
     Tensor t = to_tensor(input);
     const int a = axis_of(axis, 0);
@@ -514,14 +580,16 @@ void bind_data(nb::module_& m) {
     return squeeze(t, axes);
   }, nb::arg("input"), nb::arg("axis").none() = nb::none(),
         "A view without the axes of size 1 in `axis` (None: all of them).");
-  m.def("broadcast_to", [](nb::handle input, const std::vector<int64_t>& shape) {
-    Tensor t = to_tensor(input);
-    nb::gil_scoped_release release;
-    return broadcast_to(t, Shape(shape));
-  }, nb::arg("input"), nb::arg("shape"), "A view of input broadcast to `shape` (stride 0).");
+  def_shape_op<xdev::broadcast_to>(m, "broadcast_to", "input",
+                                   "A view of input broadcast to `shape` (stride 0).");
 }
 
 }  // namespace
+
+Tensor tf_matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  if (a.rank() > 2 || b.rank() > 2) return batch_matmul(a, b, transpose_a, transpose_b);
+  return matmul(a, b, transpose_a, transpose_b);
+}
 
 void bind_ops(nb::module_& m) {
   // --- creation ---
@@ -546,15 +614,26 @@ void bind_ops(nb::module_& m) {
   m.def("_set_random_seed", &set_random_seed, nb::arg("seed"));
 
   // --- ops ---
-  m.def("matmul", [](const Tensor& a, const Tensor& b, bool ta, bool tb) {
-    return matmul(a, b, ta, tb);
-  }, nb::arg("a"), nb::arg("b"), nb::arg("transpose_a") = false, nb::arg("transpose_b") = false,
-        release_gil(), "The matrix product a · b (MatMul).");
-  m.def("matmul", [](nb::handle a, nb::handle b, bool ta, bool tb) {
+  m.def("matmul", [](nb::handle a, nb::handle b, bool ta, bool tb, bool adj_a, bool adj_b) {
+    // Real dtypes only: the adjoint is the transpose (TF refuses both at once).
+    if ((ta && adj_a) || (tb && adj_b)) {
+      throw nb::value_error("matmul: only one of transpose_a and adjoint_a (transpose_b and "
+                            "adjoint_b) can be True");
+    }
     auto [x, y] = operands(a, b);
     nb::gil_scoped_release release;
-    return matmul(x, y, ta, tb);
-  }, nb::arg("a"), nb::arg("b"), nb::arg("transpose_a") = false, nb::arg("transpose_b") = false);
+    return tf_matmul(x, y, ta || adj_a, tb || adj_b);
+  }, nb::arg("a"), nb::arg("b"), nb::arg("transpose_a") = false, nb::arg("transpose_b") = false,
+        nb::arg("adjoint_a") = false, nb::arg("adjoint_b") = false,
+        "The matrix product a · b (MatMul); inputs of rank > 2 are batches of matrices whose "
+        "batch axes broadcast (BatchMatMulV2), like tf.linalg.matmul.");
+  m.def("batch_matmul", [](nb::handle x, nb::handle y, bool adj_x, bool adj_y) {
+    auto [a, b] = operands(x, y);
+    nb::gil_scoped_release release;
+    return batch_matmul(a, b, adj_x, adj_y);
+  }, nb::arg("x"), nb::arg("y"), nb::arg("adj_x") = false, nb::arg("adj_y") = false,
+        "x [..., M, K] · y [..., K, N] per matrix of the batch axes, which broadcast; adj_x / "
+        "adj_y swap the last two axes first (BatchMatMulV2).");
   m.def("add_n", [](nb::handle inputs) {
     std::vector<Tensor> tensors = tensors_of(inputs);
     nb::gil_scoped_release release;
@@ -578,12 +657,9 @@ void bind_ops(nb::module_& m) {
     return transpose(t, perm.value_or(std::vector<int>{}));
   }, nb::arg("a"), nb::arg("perm").none() = nb::none(),
         "Axes permuted (None: reversed), as a new contiguous tensor (Copy).");
-  m.def("reshape", [](nb::handle x, const std::vector<int64_t>& shape) {
-    Tensor t = to_tensor(x);
-    nb::gil_scoped_release release;
-    return reshape(t, Shape(shape));
-  }, nb::arg("tensor"), nb::arg("shape"),
-        "The same values in a new shape; one dimension may be -1 (free when contiguous).");
+  def_shape_op<xdev::reshape>(
+      m, "reshape", "tensor",
+      "The same values in a new shape; one dimension may be -1 (free when contiguous).");
 }
 
 }  // namespace xdev::python

@@ -423,7 +423,7 @@ void def_operator(nb::class_<Tensor>& cls, const char* name, const char* rname) 
   }, nb::is_operator());
 }
 
-Tensor matmul2(const Tensor& a, const Tensor& b) { return matmul(a, b); }
+Tensor matmul2(const Tensor& a, const Tensor& b) { return tf_matmul(a, b); }
 
 // TensorFlow's `/`: true division; integers are divided as float64.
 Tensor truediv(const Tensor& x, const Tensor& y) {

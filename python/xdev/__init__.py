@@ -23,6 +23,7 @@ from ._xdev import (  # noqa: A004 (range, slice: TensorFlow's names)
     Tensor,
     add,
     add_n,
+    batch_matmul,
     broadcast_to,
     cast,
     clip_by_value,
@@ -44,11 +45,13 @@ from ._xdev import (  # noqa: A004 (range, slice: TensorFlow's names)
     reduce_sum,
     reshape,
     slice,
+    split,
     squeeze,
     stack,
     strided_slice,
     subtract,
     synchronize,
+    tensor_scatter_nd_add,
     tile,
     transpose,
     truncatediv,
@@ -150,8 +153,8 @@ def try_all_gpus():
 
 
 __all__ = [
-    "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "bool", "broadcast_to", "cast",
-    "clip_by_value", "concat", "config", "constant", "convert_to_tensor", "cos", "cumsum",
+    "abs", "add", "add_n", "argmax", "argmin", "as_dtype", "batch_matmul", "bool", "broadcast_to",
+    "cast", "clip_by_value", "concat", "config", "constant", "convert_to_tensor", "cos", "cumsum",
     "debugging", "device", "distribute", "divide", "double", "DType", "dtypes", "elapsed_ms",
     "equal", "errors", "Event", "exp", "expand_dims", "experimental", "fill", "float16",
     "bfloat16", "float32", "float64", "half", "int8", "uint8",
@@ -161,7 +164,8 @@ __all__ = [
     "not_equal", "num_gpus", "one_hot", "ones", "ones_like", "pad", "PhysicalDevice", "pow",
     "random", "range", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
     "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "round", "save_file", "sigmoid",
-    "sign", "sin", "slice", "sqrt", "square", "squeeze", "stack", "strided_slice", "sub",
-    "subtract", "synchronize", "tanh", "Tensor", "tile", "trace", "transpose", "truediv",
-    "truncatediv", "try_all_gpus", "try_gpu", "Variable", "where", "zeros", "zeros_like",
+    "sign", "sin", "slice", "split", "sqrt", "square", "squeeze", "stack", "strided_slice", "sub",
+    "subtract", "synchronize", "tanh", "Tensor", "tensor_scatter_nd_add", "tile", "trace",
+    "transpose", "truediv", "truncatediv", "try_all_gpus", "try_gpu", "Variable", "where", "zeros",
+    "zeros_like"
 ]

@@ -414,12 +414,15 @@ def zeros(shape: Sequence[int], dtype: object = DType.float32) -> Tensor:
 def ones(shape: Sequence[int], dtype: object = DType.float32) -> Tensor:
     """Ones (logged as Fill)."""
 
-@overload
-def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
-    """The matrix product a · b (MatMul)."""
+def matmul(a: object, b: object, transpose_a: bool = False, transpose_b: bool = False, adjoint_a: bool = False, adjoint_b: bool = False) -> Tensor:
+    """
+    The matrix product a · b (MatMul); inputs of rank > 2 are batches of matrices whose batch axes broadcast (BatchMatMulV2), like tf.linalg.matmul.
+    """
 
-@overload
-def matmul(a: object, b: object, transpose_a: bool = False, transpose_b: bool = False) -> Tensor: ...
+def batch_matmul(x: object, y: object, adj_x: bool = False, adj_y: bool = False) -> Tensor:
+    """
+    x [..., M, K] · y [..., K, N] per matrix of the batch axes, which broadcast; adj_x / adj_y swap the last two axes first (BatchMatMulV2).
+    """
 
 def add_n(inputs: object) -> Tensor:
     """The sum of tensors of one shape and dtype, on any devices (AddN)."""
@@ -880,6 +883,21 @@ def range(start: object, limit: object | None = None, delta: object = 1, dtype: 
 def one_hot(indices: object, depth: int, on_value: float | None = None, off_value: float | None = None, axis: object | None = None, dtype: object | None = None) -> Tensor:
     """
     on_value where the index equals the position along a new axis of depth, else off_value; an index out of range gives off_value (OneHot).
+    """
+
+def tensor_scatter_nd_add(tensor: object, indices: object, updates: object) -> Tensor:
+    """
+    A copy of tensor with each slice of updates added at its index (rows of indices [..., D] index tensor's first D axes; repeated indices add up); an index out of range is an error (TensorScatterAdd).
+    """
+
+def split(value: object, num_or_size_splits: object, axis: object = 0, num: int | None = None) -> list[Tensor]:
+    """
+    value cut along `axis` into a list of views (no copy): an int makes that many equal pieces (Split), a list one piece per size, at most one of them -1 (SplitV).
+    """
+
+def broadcast_to_copy(input: object, shape: Sequence[int]) -> Tensor:
+    """
+    input broadcast to `shape` as a new dense tensor, every element stored (BroadcastTo).
     """
 
 def expand_dims(input: object, axis: object) -> Tensor:

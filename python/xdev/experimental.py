@@ -1,6 +1,13 @@
-"""xdev's own additions: strict placement, the plugins the runtime found."""
+"""xdev's own additions: strict placement, the plugins the runtime found, and
+``broadcast_to_copy`` (TF's BroadcastTo as a dense copy; ``xdev.broadcast_to`` is a view)."""
 
-from ._xdev import StrictPlacement, devices_initialized, list_plugins, plugin_search_path
+from ._xdev import (
+    StrictPlacement,
+    broadcast_to_copy,
+    devices_initialized,
+    list_plugins,
+    plugin_search_path,
+)
 
 
 def strict_placement(strict=True):
@@ -9,4 +16,5 @@ def strict_placement(strict=True):
     return StrictPlacement(strict)
 
 
-__all__ = ["strict_placement", "list_plugins", "plugin_search_path", "devices_initialized"]
+__all__ = ["broadcast_to_copy", "strict_placement", "list_plugins", "plugin_search_path",
+           "devices_initialized"]

@@ -144,3 +144,97 @@ def test_one_hot(dtype):
          np.moveaxis(expected, -1, 0))
     with pytest.raises(xdev.errors.InvalidArgumentError, match="OneHot.*depth"):
         xdev.one_hot([1], -1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_split_gives_views_like_tf_split(dtype):
+    x = sample((4, 6, 3), dtype)
+    t = xdev.constant(x)
+    pieces = xdev.split(t, 3, axis=1)
+    assert isinstance(pieces, list) and len(pieces) == 3
+    for got, expected in zip(pieces, np.split(x, 3, axis=1)):
+        same(got, expected)
+    # Sizes, one of them -1 (the rest), a negative axis; a NumPy array of sizes.
+    for sizes in ([1, 2, 3], [2, -1], np.array([0, 6, 0])):
+        pieces = xdev.split(x, sizes, axis=-2)
+        bounds = np.cumsum([6 - sum(s for s in sizes if s != -1) if s == -1 else s
+                            for s in sizes])[:-1]
+        expected = np.split(x, bounds, axis=1)
+        assert len(pieces) == len(expected)
+        for got, want in zip(pieces, expected):
+            same(got, want)
+    same(xdev.split(x, 2)[1], x[2:])  # axis 0 by default
+    same(xdev.split(x, [3], axis=2, num=1)[0], x)
+    same(xdev.split(x, np.int64(2), axis=np.int32(0))[0], x[:2])  # NumPy integers are ints
+
+
+def test_split_pieces_share_the_input_storage():
+    with xdev.device("/CPU:0"):  # host memory, which DLPack shows
+        t = xdev.constant(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+    a, b = xdev.split(t, [1, 3], axis=1)
+    base = np.from_dlpack(t).__array_interface__["data"][0]
+    assert np.from_dlpack(a).__array_interface__["data"][0] == base
+    assert np.from_dlpack(b).__array_interface__["data"][0] == base + 4  # one float32 along
+    same(xdev.reduce_sum(b, axis=1), np.array([6.0, 18.0, 30.0], np.float32))
+
+
+def test_split_errors_name_the_op_and_the_values():
+    x = np.zeros((4, 6))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="Split.*num_split 4.*dimension 6"):
+        xdev.split(x, 4, axis=1)
+    with pytest.raises(xdev.errors.InvalidArgumentError, match=r"SplitV.*size_splits \{2, 3\}"):
+        xdev.split(x, [2, 3], axis=1)
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="SplitV.*more than one -1"):
+        xdev.split(x, [-1, -1], axis=1)
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="Split"):
+        xdev.split(x, 2, axis=2)
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="SplitV: num is 3.*2 pieces"):
+        xdev.split(x, [2, -1], axis=1, num=3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_tensor_scatter_nd_add_matches_numpy(dtype, index_dtype):
+    # Elements: rows of one index each, a repeated index adds up (np.add.at).
+    t = sample((5,), dtype)
+    idx = np.array([[1], [3], [1]], index_dtype)
+    upd = sample((3,), dtype)
+    expected = t.copy()
+    np.add.at(expected, idx[:, 0], upd)
+    same(xdev.tensor_scatter_nd_add(t, idx, upd), expected)
+    # Slices: indices [2, 2, 1] index axis 0 of a [4, 3, 2] tensor; updates [2, 2, 3, 2].
+    t = sample((4, 3, 2), dtype)
+    idx = np.array([[[0], [3]], [[3], [2]]], index_dtype)
+    upd = sample((2, 2, 3, 2), dtype)
+    expected = t.copy()
+    np.add.at(expected, idx[..., 0], upd)
+    same(xdev.tensor_scatter_nd_add(t, idx, upd), expected)
+    # Full coordinates, indices as a Python list, updates taking the tensor's dtype.
+    t = sample((3, 4), dtype)
+    expected = t.copy()
+    expected[2, 1] += 7
+    expected[0, 3] += 1
+    same(xdev.tensor_scatter_nd_add(xdev.constant(t), [[2, 1], [0, 3]], [7, 1]), expected)
+
+
+def test_tensor_scatter_nd_add_errors():
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="(?s)TensorScatterAdd.*4"):
+        xdev.tensor_scatter_nd_add(np.zeros(4), [[1], [4]], np.ones(2))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="(?s)TensorScatterAdd.*-1"):
+        xdev.tensor_scatter_nd_add(np.zeros(4), [[-1]], np.ones(1))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="TensorScatterAdd"):
+        xdev.tensor_scatter_nd_add(np.zeros(4), [[1], [2]], np.ones(3))  # updates' shape
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="TensorScatterAdd"):
+        xdev.tensor_scatter_nd_add(np.zeros(4), xdev.constant([[1.0]]), np.ones(1))  # float indices
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_broadcast_to_copy_stores_every_element(dtype):
+    x = sample((2, 1, 3), dtype)
+    with xdev.device("/CPU:0"):  # host memory, which DLPack shows
+        got = xdev.experimental.broadcast_to_copy(x, [4, 2, 5, 3])
+    same(got, np.broadcast_to(x, (4, 2, 5, 3)))
+    # A dense tensor: DLPack sees contiguous strides, unlike the stride-0 view.
+    assert np.from_dlpack(got).flags["C_CONTIGUOUS"]
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BroadcastTo"):
+        xdev.experimental.broadcast_to_copy(x, [2, 2, 4])

@@ -322,3 +322,77 @@ def test_zero_dimensional_numpy_values_stay_scalars():
     assert xdev.constant(np.array(1.5), dtype=xdev.float32).shape == ()
     assert xdev.negative(np.array(0.5)).shape == ()
     assert xdev.pow(np.array(2, np.int32), np.array(3, np.int32)).shape == ()  # host fallback
+
+
+def assert_products_close(got, x, y):
+    """got == x @ y (NumPy's matmul, batches broadcast): integers exactly, floats within the
+    rounding of a K-term sum in got's dtype, K * eps * (|x| @ |y|) per element (an element
+    that cancels to near 0 keeps the absolute error of its terms)."""
+    got = got.numpy() if isinstance(got, xdev.Tensor) else got
+    exact = np.matmul(x.astype(np.float64), y.astype(np.float64))
+    assert got.shape == exact.shape, (got.shape, exact.shape)
+    if np.dtype(x.dtype).kind != "f":
+        np.testing.assert_array_equal(got, exact.astype(x.dtype))
+        return
+    bound = x.shape[-1] * np.finfo(x.dtype).eps * np.matmul(np.abs(x).astype(np.float64),
+                                                           np.abs(y).astype(np.float64))
+    assert np.all(np.abs(got - exact) <= bound), np.max(np.abs(got - exact) - bound)
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+@pytest.mark.parametrize("adj_x", [False, True])
+@pytest.mark.parametrize("adj_y", [False, True])
+def test_batch_matmul_broadcasts_batches_like_numpy(dtype, adj_x, adj_y):
+    # x [2, 1, 3, 4] · y [5, 4, 6]: the batch axes (2, 1) and (5,) broadcast to (2, 5).
+    x, y = sample((2, 1, 3, 4), dtype), sample((5, 4, 6), dtype)
+    x_in = np.swapaxes(x, -1, -2).copy() if adj_x else x
+    y_in = np.swapaxes(y, -1, -2).copy() if adj_y else y
+    got = xdev.batch_matmul(on_cpu(x_in), on_cpu(y_in), adj_x=adj_x, adj_y=adj_y)
+    assert got.shape == (2, 5, 3, 6) and got.dtype == xdev.as_dtype(dtype)
+    assert_products_close(got, x, y)
+    # tf.linalg.matmul's names for the same product: transpose_* and adjoint_*.
+    assert_products_close(xdev.matmul(x_in, y_in, transpose_a=adj_x, transpose_b=adj_y), x, y)
+    assert_products_close(xdev.matmul(x_in, y_in, adjoint_a=adj_x, adjoint_b=adj_y), x, y)
+
+
+def test_matmul_and_the_operator_take_batches_of_matrices():
+    a, b = sample((3, 2, 4), np.float32), sample((4, 5), np.float32)
+    assert_products_close(on_cpu(a) @ on_cpu(b), a, b)
+    assert_products_close(xdev.matmul(a, b), a, b)
+    bt, at = b.T.copy(), a.swapaxes(1, 2).copy()
+    assert_products_close(on_cpu(bt) @ on_cpu(at), bt, at)
+    # Rank 2 through batch_matmul is the plain product.
+    m, n = sample((2, 3), np.float64), sample((3, 4), np.float64)
+    assert_products_close(xdev.batch_matmul(m, n), m, n)
+
+
+def test_batch_matmul_errors():
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2: inner dimensions"):
+        xdev.batch_matmul(np.zeros((2, 3, 4)), np.zeros((2, 3, 4)))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2: inner dimensions"):
+        xdev.matmul(np.zeros((2, 3, 4)), np.zeros((2, 3, 4)))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2.*rank >= 2"):
+        xdev.batch_matmul(np.zeros((2, 3, 4)), np.zeros(4))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2"):
+        xdev.batch_matmul(np.zeros((2, 3, 4)), np.zeros((3, 4, 5)))  # batches 2 vs 3
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="BatchMatMulV2.*dtype"):
+        xdev.batch_matmul(xdev.zeros([1, 2, 2], xdev.float32), xdev.zeros([1, 2, 2], xdev.float64))
+    with pytest.raises(ValueError, match="transpose_a and adjoint_a"):
+        xdev.matmul(np.zeros((2, 2)), np.zeros((2, 2)), transpose_a=True, adjoint_a=True)
+
+
+@needs_sim
+def test_batch_matmul_scatter_and_split_under_a_gpu_scope():
+    # The simulated GPU has MatMul and Add only here (conftest): BatchMatMulV2 and
+    # TensorScatterAdd fall back to the CPU with the inputs copied there; split's views
+    # stay on the GPU with the tensor they cut.
+    x, y = sample((2, 3, 4), np.float32), sample((1, 4, 5), np.float32)
+    with xdev.device("/GPU:0"):
+        assert_products_close(xdev.matmul(xdev.constant(x), xdev.constant(y)), x, y)
+        t = xdev.tensor_scatter_nd_add(xdev.zeros([4]), [[1], [3], [1]], [1, 2, 5])
+        np.testing.assert_array_equal(t.numpy(), [0, 6, 0, 2])
+        with pytest.raises(xdev.errors.InvalidArgumentError, match="TensorScatterAdd"):
+            xdev.tensor_scatter_nd_add(xdev.zeros([4]), [[4]], [1])
+        pieces = xdev.split(xdev.constant(x), [1, -1], axis=-1)
+        assert [p.device for p in pieces] == [GPU0, GPU0]
+        np.testing.assert_array_equal(pieces[1].numpy(), x[..., 1:])
