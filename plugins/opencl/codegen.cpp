@@ -177,4 +177,22 @@ __kernel void xdev_kernel(__global const T* params, __global const I* indices, _
   return s;
 }
 
+std::string gemm_source(xdev_dtype_t dtype, bool fp64) {
+  std::string s = prelude(fp64);
+  s += "#define T " + std::string(cl_type(dtype)) + "\n#define U " + unsigned_type(dtype) + "\n";
+  s += R"CL(
+__kernel void xdev_kernel(__global const T* x, __global const T* y, __global T* out, xdev_index ix,
+                          long m, long n, long k, long xm, long xk, long yk, long yn) {
+  long i = get_global_id(0);
+  if (i >= ix.n) return;
+  long mn = m * n, b = i / mn, r = i % mn, row = r / n, col = r % n;
+  long xo = xdev_at(&ix, 0, b) + row * xm, yo = xdev_at(&ix, 1, b) + col * yn;
+  U acc = 0;
+  for (long j = 0; j < k; ++j) acc += (U)x[xo + j * xk] * (U)y[yo + j * yk];
+  out[ix.off[2] + i] = (T)acc;
+}
+)CL";
+  return s;
+}
+
 }  // namespace xdev::opencl

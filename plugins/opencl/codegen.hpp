@@ -62,4 +62,13 @@ std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_
 // stream's error flag (common.hpp, xdev_stream_t::errors).
 std::string gather_source(xdev_dtype_t params, xdev_dtype_t indices, bool fp64);
 
+// A batched matrix product `xdev_kernel(x, y, out, Index, m, n, k, xm, xk,
+// yk, yn)`: one work item per output element (ix.n = batches * m * n, the
+// output dense at off[2]); batch b's matrices start at xdev_at(&ix, 0, b)
+// and xdev_at(&ix, 1, b) (Index over the output's batch axes, stride 0 on
+// broadcast ones), element (r, j) of op(x) at r * xm + j * xk, (j, c) of
+// op(y) at j * yk + c * yn. Integers accumulate in their unsigned type
+// (wrapping, as the cpu plugin), floats in their own.
+std::string gemm_source(xdev_dtype_t dtype, bool fp64);
+
 }  // namespace xdev::opencl

@@ -41,7 +41,8 @@ enum class Kind {
   kReduce,       // line kernel over `axes`
   kAlongAxis,    // line kernel along `axis`, output of the input's shape
   kArg,          // line kernel along `axis`, output without it (ArgMax/ArgMin)
-  kMatMul,       // CLBlast
+  kMatMul,       // CLBlast (floats) or the generated GEMM (integers)
+  kBatchMatMul,  // the same, batched (BatchMatMulV2)
   kSlice,        // Copy of a view of the input
   kConcat,       // Copy of each input into a view of the output (ConcatV2, Pack)
   kPad,          // Fill, then Copy into the interior view
@@ -214,7 +215,8 @@ constexpr OpRow kOps[] = {
     {"ArgMax", Kind::kArg, kNumbers, 1, Out::kInt64, kArgMaxFloat, kArgMaxInt, nullptr},
     {"ArgMin", Kind::kArg, kNumbers, 1, Out::kInt64, kArgMinFloat, kArgMinInt, nullptr},
     // CLBlast.
-    {"MatMul", Kind::kMatMul, kFloats, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {"MatMul", Kind::kMatMul, kNumbers, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {"BatchMatMulV2", Kind::kBatchMatMul, kNumbers, 2, Out::kSame, nullptr, nullptr, nullptr},
     // Movement: views and copies.
     {"Slice", Kind::kSlice, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"ConcatV2", Kind::kConcat, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
@@ -895,58 +897,153 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
   return launch(call, source, args, ix.n);
 }
 
-xdev_status_t* run_matmul(const xdev_kernel_call_t* call) {
-  if (xdev_status_t* s = check_inputs(call, 2)) return s;
-  const xdev_tensor_t& a = *call->inputs[0];
-  const xdev_tensor_t& b = *call->inputs[1];
-  const xdev_tensor_t& c = *call->outputs[0];
-  if (a.rank != 2 || b.rank != 2 || c.rank != 2) {
-    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "ranks %d, %d -> %d; MatMul takes 2", a.rank,
-                   b.rank, c.rank);
+// CLBlast's GEMM for float32/float64, batched (one offset per matrix, so
+// broadcast batch axes repeat an offset) when there are several matrices.
+template <typename T>
+struct ClblastGemm;
+template <>
+struct ClblastGemm<float> {
+  static constexpr auto one = CLBlastSgemm;
+  static constexpr auto batched = CLBlastSgemmBatched;
+};
+template <>
+struct ClblastGemm<double> {
+  static constexpr auto one = CLBlastDgemm;
+  static constexpr auto batched = CLBlastDgemmBatched;
+};
+struct Clblast {
+  template <typename T>
+  static CLBlastStatusCode gemm(CLBlastTranspose ta, CLBlastTranspose tb, size_t m, size_t n,
+                                size_t k, cl_mem a, const std::vector<size_t>& ao, size_t lda,
+                                cl_mem b, const std::vector<size_t>& bo, size_t ldb, cl_mem c,
+                                const std::vector<size_t>& co, cl_command_queue* queue) {
+    constexpr auto one_matrix = ClblastGemm<T>::one;
+    constexpr auto batched = ClblastGemm<T>::batched;
+    if (ao.size() == 1) {
+      return one_matrix(CLBlastLayoutRowMajor, ta, tb, m, n, k, T{1}, a, ao[0], lda, b, bo[0], ldb,
+                        T{0}, c, co[0], n, queue, nullptr);
+    }
+    const std::vector<T> alphas(ao.size(), T{1}), betas(ao.size(), T{0});
+    return batched(CLBlastLayoutRowMajor, ta, tb, m, n, k, alphas.data(), a, ao.data(), lda, b,
+                   bo.data(), ldb, betas.data(), c, co.data(), n, ao.size(), queue, nullptr);
   }
-  const bool ta = attr_bool(call, "transpose_a");
-  const bool tb = attr_bool(call, "transpose_b");
-  const size_t m = static_cast<size_t>(c.shape[0]);
-  const size_t n = static_cast<size_t>(c.shape[1]);
-  const size_t k = static_cast<size_t>(ta ? a.shape[0] : a.shape[1]);
-  Buffer ab, bb, cb;
-  if (xdev_status_t* s = buffer_of(call, a, elements(a), "a", &ab)) return s;
-  if (xdev_status_t* s = buffer_of(call, b, elements(b), "b", &bb)) return s;
-  if (xdev_status_t* s = buffer_of(call, c, elements(c), "the output", &cb)) return s;
-  if (m == 0 || n == 0) return nullptr;
+};
+
+// MatMul (rank 2, transpose_a/transpose_b) and BatchMatMulV2 (the batch axes
+// broadcast, adj_x/adj_y): out[..., M, N] = op(x)[..., M, K] . op(y)[..., K, N].
+// Floats whose matrices are row-major run CLBlast; integers (and other
+// layouts) the generated kernel (gemm_source), wrapping like the cpu plugin.
+xdev_status_t* run_matmul(const xdev_kernel_call_t* call, bool batched) {
+  if (xdev_status_t* s = check_inputs(call, 2)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& y = *call->inputs[1];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (batched ? (x.rank < 2 || y.rank < 2 || out.rank != std::max(x.rank, y.rank))
+              : (x.rank != 2 || y.rank != 2 || out.rank != 2)) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "ranks %d, %d -> %d; %s", x.rank, y.rank,
+                   out.rank, batched ? "x and y need rank >= 2 and the output their larger rank"
+                                     : "MatMul takes 2");
+  }
+  const bool ax = attr_bool(call, batched ? "adj_x" : "transpose_a");
+  const bool ay = attr_bool(call, batched ? "adj_y" : "transpose_b");
+  const int32_t xr = x.rank, yr = y.rank, orank = out.rank;
+  const int64_t m = out.shape[orank - 2], n = out.shape[orank - 1];
+  const int64_t k = x.shape[xr - (ax ? 2 : 1)];
+  if (x.shape[xr - (ax ? 1 : 2)] != m || y.shape[yr - (ay ? 1 : 2)] != k ||
+      y.shape[yr - (ay ? 2 : 1)] != n) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "op(x) is %" PRId64 "x%" PRId64 ", op(y) %"
+                   PRId64 "x%" PRId64 ", the output %" PRId64 "x%" PRId64,
+                   x.shape[xr - (ax ? 1 : 2)], k, y.shape[yr - (ay ? 1 : 2)],
+                   y.shape[yr - (ay ? 2 : 1)], m, n);
+  }
+  // The Index over the output's batch axes: x's and y's strides aligned
+  // from the right, 0 where they broadcast.
+  Index ix;
+  ix.rank = orank - 2;
+  int64_t batches = 1;
+  for (int32_t d = 0; d < ix.rank; ++d) {
+    ix.shape[d] = out.shape[d];
+    batches *= out.shape[d];
+    const xdev_tensor_t* in[2] = {&x, &y};
+    for (int t = 0; t < 2; ++t) {
+      const int32_t j = d - (orank - in[t]->rank);
+      const int64_t extent = j >= 0 ? in[t]->shape[j] : 1;
+      if (extent != 1 && extent != out.shape[d]) {
+        return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "batch axis %d: %s has %" PRId64
+                       ", the output %" PRId64, d, t == 0 ? "x" : "y", extent, out.shape[d]);
+      }
+      ix.st[t][d] = extent == 1 ? 0 : in[t]->strides[j];
+    }
+  }
+  Buffer xb, yb, ob;
+  if (xdev_status_t* s = buffer_of(call, x, elements(x), "x", &xb)) return s;
+  if (xdev_status_t* s = buffer_of(call, y, elements(y), "y", &yb)) return s;
+  if (xdev_status_t* s = buffer_of(call, out, elements(out), "the output", &ob)) return s;
+  if (batches == 0 || m == 0 || n == 0) return nullptr;
   cl_command_queue queue = call->stream->queue;
-  const size_t size = dtype_size(c.dtype);
-  if (k == 0) {
+  const size_t size = dtype_size(out.dtype);
+  if (k == 0) {  // empty products: zeros
     const unsigned char zero[8] = {};
-    const cl_int err = clEnqueueFillBuffer(queue, cb.mem, zero, size, cb.offset * size,
-                                           m * n * size, 0, nullptr, nullptr);
+    const cl_int err = clEnqueueFillBuffer(queue, ob.mem, zero, size, ob.offset * size,
+                                           static_cast<size_t>(batches * m * n) * size, 0,
+                                           nullptr, nullptr);
     return err == CL_SUCCESS ? nullptr
                              : op_fail(call, status_code_for(err), "clEnqueueFillBuffer failed: %s",
                                        cl_error_name(err).c_str());
   }
-  const size_t lda = std::max<size_t>(1, static_cast<size_t>(a.shape[1]));
-  const size_t ldb = std::max<size_t>(1, static_cast<size_t>(b.shape[1]));
-  const CLBlastTranspose ta_ = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
-  const CLBlastTranspose tb_ = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
-  CLBlastStatusCode status;
-  if (c.dtype == XDEV_DTYPE_FLOAT32) {
-    status = CLBlastSgemm(CLBlastLayoutRowMajor, ta_, tb_, m, n, k, 1.0f, ab.mem, ab.offset, lda,
-                          bb.mem, bb.offset, ldb, 0.0f, cb.mem, cb.offset, n, &queue, nullptr);
-  } else if (c.dtype == XDEV_DTYPE_FLOAT64) {
-    status = CLBlastDgemm(CLBlastLayoutRowMajor, ta_, tb_, m, n, k, 1.0, ab.mem, ab.offset, lda,
-                          bb.mem, bb.offset, ldb, 0.0, cb.mem, cb.offset, n, &queue, nullptr);
-  } else {
-    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s", dtype_name(c.dtype));
+  ix.off[0] = xb.offset;
+  ix.off[1] = yb.offset;
+  ix.off[2] = ob.offset;
+  // Element strides of op(x) (row, k) and op(y) (k, column).
+  const int64_t* xs = x.strides + xr - 2;
+  const int64_t* ys = y.strides + yr - 2;
+  const int64_t xm = ax ? xs[1] : xs[0], xk = ax ? xs[0] : xs[1];
+  const int64_t yk = ay ? ys[1] : ys[0], yn = ay ? ys[0] : ys[1];
+  const bool row_major = xs[1] == 1 && ys[1] == 1 && xs[0] >= x.shape[xr - 1] &&
+                         ys[0] >= y.shape[yr - 1];
+  if (is_float(out.dtype) && row_major) {
+    std::vector<size_t> xo(static_cast<size_t>(batches)), yo(xo.size()), oo(xo.size());
+    for (int64_t b = 0; b < batches; ++b) {
+      // xdev_at of the OpenCL prelude, on the host.
+      int64_t at[2] = {ix.off[0], ix.off[1]};
+      for (int64_t d = ix.rank - 1, i = b; d >= 0; --d) {
+        for (int t = 0; t < 2; ++t) at[t] += (i % ix.shape[d]) * ix.st[t][d];
+        i /= ix.shape[d];
+      }
+      xo[b] = static_cast<size_t>(at[0]);
+      yo[b] = static_cast<size_t>(at[1]);
+      oo[b] = static_cast<size_t>(ob.offset + b * m * n);
+    }
+    const CLBlastTranspose ta = ax ? CLBlastTransposeYes : CLBlastTransposeNo;
+    const CLBlastTranspose tb = ay ? CLBlastTransposeYes : CLBlastTransposeNo;
+    const size_t lda = static_cast<size_t>(std::max<int64_t>(1, xs[0]));
+    const size_t ldb = static_cast<size_t>(std::max<int64_t>(1, ys[0]));
+    const bool f32 = out.dtype == XDEV_DTYPE_FLOAT32;
+    const CLBlastStatusCode status =
+        (f32 ? Clblast::gemm<float> : Clblast::gemm<double>)(
+            ta, tb, static_cast<size_t>(m), static_cast<size_t>(n), static_cast<size_t>(k), xb.mem,
+            xo, lda, yb.mem, yo, ldb, ob.mem, oo, &queue);
+    if (status != CLBlastSuccess) {
+      const std::string what = status > -1000 ? cl_error_name(static_cast<cl_int>(status))
+                                              : "CLBlast status " + std::to_string(status);
+      return op_fail(call, status == CLBlastOpenCLOutOfResources
+                               ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
+                     "CLBlast %sgemm%s failed: %s", f32 ? "S" : "D",
+                     batches > 1 ? "Batched" : "", what.c_str());
+    }
+    return nullptr;
   }
-  if (status != CLBlastSuccess) {
-    const std::string what = status > -1000 ? cl_error_name(static_cast<cl_int>(status))
-                                            : "CLBlast status " + std::to_string(status);
-    return op_fail(call, status == CLBlastOpenCLOutOfResources
-                             ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
-                   "CLBlast %sgemm failed: %s", c.dtype == XDEV_DTYPE_FLOAT32 ? "S" : "D",
-                   what.c_str());
+  if (!is_float(out.dtype) && !is_int(out.dtype)) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s",
+                   dtype_name(out.dtype));
   }
-  return nullptr;
+  ix.n = batches * m * n;
+  const std::string source = gemm_source(out.dtype, call->device->info->fp64);
+  return launch(call, source,
+                {{sizeof(cl_mem), &xb.mem}, {sizeof(cl_mem), &yb.mem}, {sizeof(cl_mem), &ob.mem},
+                 {sizeof ix, &ix}, {sizeof m, &m}, {sizeof n, &n}, {sizeof k, &k},
+                 {sizeof xm, &xm}, {sizeof xk, &xk}, {sizeof yk, &yk}, {sizeof yn, &yn}},
+                ix.n);
 }
 
 xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexcept {
@@ -979,7 +1076,8 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kAlongAxis:
       case Kind::kArg:
       case Kind::kLayerNorm: return run_line(row, call);
-      case Kind::kMatMul: return run_matmul(call);
+      case Kind::kMatMul: return run_matmul(call, false);
+      case Kind::kBatchMatMul: return run_matmul(call, true);
       case Kind::kSlice: return run_slice(call);
       case Kind::kConcat: return run_concat(call);
       case Kind::kPad: return run_pad(call);
