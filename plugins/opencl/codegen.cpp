@@ -177,6 +177,35 @@ __kernel void xdev_kernel(__global const T* params, __global const I* indices, _
   return s;
 }
 
+std::string scatter_source(xdev_dtype_t dtype, xdev_dtype_t indices, bool fp64) {
+  std::string s = prelude(fp64);
+  s += "#define T " + std::string(cl_type(dtype)) + "\n#define U " + unsigned_type(dtype) +
+       "\n#define I " + cl_type(indices) + "\n";
+  s += R"CL(
+__kernel void xdev_kernel(__global const T* updates, __global const I* indices, __global T* out,
+                          xdev_index ix, long rows, long depth, long inner, __global int* errors) {
+  long c = get_global_id(0);
+  if (c >= ix.n) return;
+  for (long j = 0; j < rows; ++j) {
+    long t = 0;
+    int ok = 1;
+    for (long d = 0; d < depth && ok; ++d) {
+      long v = (long)indices[ix.off[1] + j * depth + d];
+      if (v < 0 || v >= ix.shape[d]) {
+        if (atomic_cmpxchg(errors, 0, 1) == 0) ((__global long*)errors)[1] = v;
+        ok = 0;
+      }
+      t = t * ix.shape[d] + v;
+    }
+    if (!ok) continue;
+    long o = ix.off[2] + t * inner + c;
+    out[o] = (T)((U)out[o] + (U)updates[ix.off[0] + j * inner + c]);
+  }
+}
+)CL";
+  return s;
+}
+
 std::string gemm_source(xdev_dtype_t dtype, bool fp64) {
   std::string s = prelude(fp64);
   s += "#define T " + std::string(cl_type(dtype)) + "\n#define U " + unsigned_type(dtype) + "\n";

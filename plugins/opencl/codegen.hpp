@@ -62,6 +62,14 @@ std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_
 // stream's error flag (common.hpp, xdev_stream_t::errors).
 std::string gather_source(xdev_dtype_t params, xdev_dtype_t indices, bool fp64);
 
+// TensorScatterAdd's accumulation `xdev_kernel(updates, indices, out, Index,
+// rows, depth, inner, errors)`: work item c (of ix.n = inner) adds column c
+// of every update row in order to the output row its index row names
+// (Index::shape: the tensor's shape; off[0..2]: updates, indices, out, all
+// dense); an index row out of range is skipped and sets the error flag as
+// in gather_source. Integers add in their unsigned type (wrapping).
+std::string scatter_source(xdev_dtype_t dtype, xdev_dtype_t indices, bool fp64);
+
 // A batched matrix product `xdev_kernel(x, y, out, Index, m, n, k, xm, xk,
 // yk, yn)`: one work item per output element (ix.n = batches * m * n, the
 // output dense at off[2]); batch b's matrices start at xdev_at(&ix, 0, b)

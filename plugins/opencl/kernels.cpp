@@ -52,6 +52,7 @@ enum class Kind {
   kOneHot,       // elementwise over the output, the indices broadcast along `axis`
   kLayerNorm,    // line kernel over the axes from `begin_norm_axis`, with gamma and beta
   kGather,       // GatherV2: its own kernel, which flags indices out of range
+  kScatter,      // TensorScatterAdd: a copy, then its own kernel (flags indices like GatherV2)
   kStridedSlice, // Copy of the strided view <xdev/strided_slice.hpp> describes
   kBroadcast,    // Copy of the input as a view of the output's rank (stride 0 to repeat)
 };
@@ -225,6 +226,7 @@ constexpr OpRow kOps[] = {
     {"BiasAdd", Kind::kBiasAdd, kFloats, 2, Out::kSame, "a + b", nullptr, nullptr},
     {"StridedSlice", Kind::kStridedSlice, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"GatherV2", Kind::kGather, kAll, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {"TensorScatterAdd", Kind::kScatter, kNumbers, 3, Out::kSame, nullptr, nullptr, nullptr},
     {"Tile", Kind::kTile, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     // OneHot is looked up by the indices' dtype; its output is any dtype.
     {"OneHot", Kind::kOneHot, kInts, 1, Out::kAttr, nullptr, "((long)a == (i / inner) % depth) ? on : off",
@@ -734,6 +736,76 @@ xdev_status_t* run_gather(const xdev_kernel_call_t* call) {
   if (s == nullptr) {
     stream->check_errors = true;  // stream_synchronize reads the flag
     stream->error_op = "GatherV2";
+    stream->error_effect = "the output has 0 there";
+  }
+  return s;
+}
+
+// TensorScatterAdd: out = tensor, then each row of `updates` added at the
+// output row its index row names (a row: the tensor's elements from axis D
+// on). One work item per column of a row adds that column of every update
+// in their order in `updates`, so the result is deterministic and the same
+// as the cpu plugin's (no atomics). An index out of range is flagged like
+// GatherV2's (stream_synchronize fails naming it); its update is skipped.
+xdev_status_t* run_scatter(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 3)) return s;
+  const xdev_tensor_t& tensor = *call->inputs[0];
+  const xdev_tensor_t& indices = *call->inputs[1];
+  const xdev_tensor_t& updates = *call->inputs[2];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (indices.dtype != XDEV_DTYPE_INT32 && indices.dtype != XDEV_DTYPE_INT64) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "indices of dtype %s (int32 or int64 only)",
+                   dtype_name(indices.dtype));
+  }
+  if (updates.dtype != tensor.dtype || out.dtype != tensor.dtype) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "tensor %s, updates %s, output %s: one "
+                   "dtype expected", dtype_name(tensor.dtype), dtype_name(updates.dtype),
+                   dtype_name(out.dtype));
+  }
+  // Shapes: updates = indices[:-1] + tensor[D:], the output tensor's.
+  const int64_t depth = indices.rank == 0 ? -1 : indices.shape[indices.rank - 1];
+  bool fits = depth >= 0 && depth <= tensor.rank && out.rank == tensor.rank &&
+              updates.rank == indices.rank - 1 + tensor.rank - depth;
+  for (int32_t d = 0; fits && d < tensor.rank; ++d) fits = out.shape[d] == tensor.shape[d];
+  for (int32_t d = 0; fits && d < updates.rank; ++d) {
+    fits = updates.shape[d] == (d < indices.rank - 1 ? indices.shape[d]
+                                                     : tensor.shape[depth + d - (indices.rank - 1)]);
+  }
+  if (!fits) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "the shapes of tensor (rank %d), indices "
+                   "(rank %d) and updates (rank %d) do not fit (updates: indices[:-1] + "
+                   "tensor[D:]) or the output is not tensor's shape", tensor.rank, indices.rank,
+                   updates.rank);
+  }
+  const xdev_tensor_t* copy[1] = {&tensor};
+  if (xdev_status_t* s = run_elementwise_with(call, "a", copy, 1, out)) return s;
+  int64_t rows = 1, inner = 1;
+  for (int32_t d = 0; d + 1 < indices.rank; ++d) rows *= indices.shape[d];
+  for (int32_t d = static_cast<int32_t>(depth); d < tensor.rank; ++d) inner *= tensor.shape[d];
+  if (rows == 0 || inner == 0 || elements(out) == 0) return nullptr;
+  Index ix;
+  ix.n = inner;
+  ix.rank = tensor.rank;
+  std::copy(tensor.shape, tensor.shape + tensor.rank, ix.shape);
+  Buffer ub, ib, ob;
+  if (xdev_status_t* s = buffer_of(call, updates, elements(updates), "updates", &ub)) return s;
+  if (xdev_status_t* s = buffer_of(call, indices, elements(indices), "indices", &ib)) return s;
+  if (xdev_status_t* s = buffer_of(call, out, elements(out), "the output", &ob)) return s;
+  ix.off[0] = ub.offset;
+  ix.off[1] = ib.offset;
+  ix.off[2] = ob.offset;
+  xdev_stream_t* stream = call->stream;
+  const std::string source = scatter_source(out.dtype, indices.dtype, call->device->info->fp64);
+  xdev_status_t* s = launch(call, source,
+                            {{sizeof(cl_mem), &ub.mem}, {sizeof(cl_mem), &ib.mem},
+                             {sizeof(cl_mem), &ob.mem}, {sizeof ix, &ix}, {sizeof rows, &rows},
+                             {sizeof depth, &depth}, {sizeof inner, &inner},
+                             {sizeof(cl_mem), &stream->errors}},
+                            ix.n);
+  if (s == nullptr) {
+    stream->check_errors = true;
+    stream->error_op = "TensorScatterAdd";
+    stream->error_effect = "its update is not added";
   }
   return s;
 }
@@ -1085,6 +1157,7 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kGenerate: return run_generate(row, call);
       case Kind::kTile: return run_tile(call);
       case Kind::kGather: return run_gather(call);
+      case Kind::kScatter: return run_scatter(call);
       case Kind::kStridedSlice: return run_strided_slice(call);
       case Kind::kBroadcast: return run_broadcast(call);
       case Kind::kOneHot: return run_one_hot(row, call);
