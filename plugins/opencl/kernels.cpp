@@ -52,6 +52,7 @@ enum class Kind {
   kOneHot,       // elementwise over the output, the indices broadcast along `axis`
   kLayerNorm,    // line kernel over the axes from `begin_norm_axis`, with gamma and beta
   kGather,       // GatherV2: its own kernel, which flags indices out of range
+  kSoftmaxXent,  // line kernel per row with labels and a second output (backprop)
   kScatter,      // TensorScatterAdd: a copy, then its own kernel (flags indices like GatherV2)
   kStridedSlice, // Copy of the strided view <xdev/strided_slice.hpp> describes
   kBroadcast,    // Copy of the input as a view of the output's rank (stride 0 to repeat)
@@ -132,6 +133,18 @@ const char* const kLayerNormBody =
     " for (long j = 0; j < count; ++j)"
     " Y(j) = (O)(((A)X(j) - mean) * rstd * (A)gamma[ix.off[2] + j] + (A)beta[ix.off[3] + j]);";
 
+// SoftmaxCrossEntropyWithLogits, per row (X: features; labels and backprop
+// through the extra parameters): the maximum (a NaN stays), the sum of
+// exponentials, then loss = sum labels * (log sum - shifted) and backprop =
+// softmax - labels, all in A (double where the device has it).
+const char* const kSoftmaxXentBody =
+    "A top = -INFINITY; for (long j = 0; j < count; ++j) { A v = (A)X(j);"
+    " if (v > top || isnan(v)) top = v; if (isnan(top)) break; }"
+    " A s = 0; for (long j = 0; j < count; ++j) s += exp((A)X(j) - top); A ls = log(s);"
+    " A loss = 0; for (long j = 0; j < count; ++j) { A sh = (A)X(j) - top;"
+    " A lab = (A)labels[ix.off[2] + line * lrow + j * lcol]; loss += lab * (ls - sh);"
+    " backprop[ix.off[3] + line * count + j] = (O)(exp(sh) / s - lab); } OUT = (O)loss;";
+
 #define XDEV_WRAP(op) "($T)(($U)a " op " ($U)b)"
 constexpr OpRow kOps[] = {
     // Data movement and creation.
@@ -208,6 +221,8 @@ constexpr OpRow kOps[] = {
     {"Any", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAny},
     {"All", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAll_},
     {"LogSumExp", Kind::kReduce, kFloats, 1, Out::kSame, kLogSumExp, nullptr, nullptr},
+    {"SoftmaxCrossEntropyWithLogits", Kind::kSoftmaxXent, kFloats, 2, Out::kSame,
+     kSoftmaxXentBody, nullptr, nullptr},
     {"LayerNorm", Kind::kLayerNorm, kFloats, 3, Out::kSame, kLayerNormBody, nullptr, nullptr},
     // Along one axis.
     {"Softmax", Kind::kAlongAxis, kFloats, 1, Out::kSame, kSoftmax, nullptr, nullptr},
@@ -969,6 +984,61 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
   return launch(call, source, args, ix.n);
 }
 
+// SoftmaxCrossEntropyWithLogits: features and labels [rows or 1, cols or 1]
+// (broadcast: step 0), loss [rows], backprop [rows, cols]; one line per row.
+xdev_status_t* run_softmax_xent(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (call->input_count != 2 || call->output_count != 2) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%u input(s) and %u output(s) given; the "
+                   "op takes 2 and 2", call->input_count, call->output_count);
+  }
+  const xdev_tensor_t& f = *call->inputs[0];
+  const xdev_tensor_t& l = *call->inputs[1];
+  const xdev_tensor_t& loss = *call->outputs[0];
+  const xdev_tensor_t& bp = *call->outputs[1];
+  if (bp.rank != 2 || loss.rank != 1 || loss.shape[0] != bp.shape[0] || f.rank != 2 ||
+      l.rank != 2 || bp.dtype != f.dtype || loss.dtype != f.dtype || l.dtype != f.dtype) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "loss must be [batch] and backprop "
+                   "[batch, classes] of the features' dtype, features and labels rank 2");
+  }
+  const int64_t rows = bp.shape[0], cols = bp.shape[1];
+  for (const xdev_tensor_t* t : {&f, &l}) {
+    if ((t->shape[0] != rows && t->shape[0] != 1) || (t->shape[1] != cols && t->shape[1] != 1)) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "features and labels must broadcast to "
+                     "backprop's shape");
+    }
+  }
+  Index ix;
+  ix.n = rows;
+  ix.rank = 1;
+  ix.shape[0] = rows;
+  ix.st[0][0] = f.shape[0] == 1 ? 0 : f.shape[1];
+  ix.st[1][0] = 1;
+  ix.rrank = 1;
+  ix.count = cols;
+  ix.rshape[0] = cols;
+  ix.rst[0][0] = f.shape[1] == 1 ? 0 : 1;
+  if (rows == 0) return nullptr;
+  Buffer fb, lb, lossb, bpb;
+  if (xdev_status_t* s = buffer_of(call, f, elements(f), "features", &fb)) return s;
+  if (xdev_status_t* s = buffer_of(call, l, elements(l), "labels", &lb)) return s;
+  if (xdev_status_t* s = buffer_of(call, loss, rows, "loss", &lossb)) return s;
+  if (xdev_status_t* s = buffer_of(call, bp, elements(bp), "backprop", &bpb)) return s;
+  ix.off[0] = fb.offset;
+  ix.off[1] = lossb.offset;
+  ix.off[2] = lb.offset;
+  ix.off[3] = bpb.offset;
+  const int64_t lrow = l.shape[0] == 1 ? 0 : l.shape[1], lcol = l.shape[1] == 1 ? 0 : 1;
+  const bool fp64 = call->device->info->fp64;
+  const std::string source =
+      line_source(expr_for(row, f.dtype, call), f.dtype, f.dtype, fp64 ? "double" : "float", fp64,
+                  ", __global const T* labels, __global O* backprop, long lrow, long lcol");
+  return launch(call, source,
+                {{sizeof(cl_mem), &fb.mem}, {sizeof(cl_mem), &lossb.mem}, {sizeof ix, &ix},
+                 {sizeof(cl_mem), &lb.mem}, {sizeof(cl_mem), &bpb.mem}, {sizeof lrow, &lrow},
+                 {sizeof lcol, &lcol}},
+                ix.n);
+}
+
 // CLBlast's GEMM for float32/float64, batched (one offset per matrix, so
 // broadcast batch axes repeat an offset) when there are several matrices.
 template <typename T>
@@ -1158,6 +1228,7 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kTile: return run_tile(call);
       case Kind::kGather: return run_gather(call);
       case Kind::kScatter: return run_scatter(call);
+      case Kind::kSoftmaxXent: return run_softmax_xent(row, call);
       case Kind::kStridedSlice: return run_strided_slice(call);
       case Kind::kBroadcast: return run_broadcast(call);
       case Kind::kOneHot: return run_one_hot(row, call);
