@@ -70,6 +70,29 @@ std::string gather_source(xdev_dtype_t params, xdev_dtype_t indices, bool fp64);
 // in gather_source. Integers add in their unsigned type (wrapping).
 std::string scatter_source(xdev_dtype_t dtype, xdev_dtype_t indices, bool fp64);
 
+// The sliding windows of the pools and convolutions (docs/ops.md), one
+// element of the result per work item, the cuda plugin's per-element bodies
+// (plugins/cuda/indexing.hpp) in OpenCL C, so the terms and their order are
+// the cpu plugin's. Images are dense 4-d, NHWC or NCHW (xdev/window_geometry.hpp
+// dense_image gives the steps); `in` is the image the windows slide over,
+// `out` the image of one element per window and channel. Host and device
+// layouts agree (64-bit fields only).
+struct WindowImage {
+  int64_t nchw = 0, n = 0, h = 0, w = 0, c = 0;
+  int64_t step_n = 0, step_h = 0, step_w = 0, step_c = 0;
+};
+struct Window {
+  WindowImage in, out;
+  int64_t kh = 1, kw = 1, sy = 1, sx = 1, dy = 1, dx = 1, py = 0, px = 0;
+};
+enum class WindowOp { kMaxPool, kAvgPool, kMaxPoolGrad, kAvgPoolGrad, kConv2D, kConvInput,
+                      kConvFilter };
+
+// `xdev_kernel(a, b, c, out, Index, Window)`: ix.n elements of `out` (dense
+// at off[3]); a, b, c at off[0..2] are the op's inputs in order (unused
+// ones any buffer). Float accumulations in double where the device has it.
+std::string window_source(WindowOp op, xdev_dtype_t dtype, bool fp64);
+
 // A batched matrix product `xdev_kernel(x, y, out, Index, m, n, k, xm, xk,
 // yk, yn)`: one work item per output element (ix.n = batches * m * n, the
 // output dense at off[2]); batch b's matrices start at xdev_at(&ix, 0, b)

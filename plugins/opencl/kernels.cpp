@@ -13,6 +13,7 @@
 #include <clblast_c.h>
 #include "kernels/common.hpp"  // plugins/cpu: the conversions of Cast and Fill
 #include <xdev/strided_slice.hpp>
+#include <xdev/window_geometry.hpp>
 
 namespace xdev::opencl {
 namespace {
@@ -53,6 +54,7 @@ enum class Kind {
   kLayerNorm,    // line kernel over the axes from `begin_norm_axis`, with gamma and beta
   kGather,       // GatherV2: its own kernel, which flags indices out of range
   kSoftmaxXent,  // line kernel per row with labels and a second output (backprop)
+  kWindow,       // pools, convolutions and their gradients (window_source; OpRow::param: the WindowOp)
   kScatter,      // TensorScatterAdd: a copy, then its own kernel (flags indices like GatherV2)
   kStridedSlice, // Copy of the strided view <xdev/strided_slice.hpp> describes
   kBroadcast,    // Copy of the input as a view of the output's rank (stride 0 to repeat)
@@ -223,6 +225,14 @@ constexpr OpRow kOps[] = {
     {"LogSumExp", Kind::kReduce, kFloats, 1, Out::kSame, kLogSumExp, nullptr, nullptr},
     {"SoftmaxCrossEntropyWithLogits", Kind::kSoftmaxXent, kFloats, 2, Out::kSame,
      kSoftmaxXentBody, nullptr, nullptr},
+    // Sliding windows: `int_expr` names the WindowOp (window_op below).
+    {"MaxPool", Kind::kWindow, kFloats, 1, Out::kSame, nullptr, "0", nullptr},
+    {"AvgPool", Kind::kWindow, kFloats, 1, Out::kSame, nullptr, "1", nullptr},
+    {"MaxPoolGrad", Kind::kWindow, kFloats, 3, Out::kSame, nullptr, "2", nullptr},
+    {"AvgPoolGrad", Kind::kWindow, kFloats, 1, Out::kSame, nullptr, "3", nullptr},
+    {"Conv2D", Kind::kWindow, kFloats, 2, Out::kSame, nullptr, "4", nullptr},
+    {"Conv2DBackpropInput", Kind::kWindow, kFloats, 2, Out::kSame, nullptr, "5", nullptr},
+    {"Conv2DBackpropFilter", Kind::kWindow, kFloats, 2, Out::kSame, nullptr, "6", nullptr},
     {"LayerNorm", Kind::kLayerNorm, kFloats, 3, Out::kSame, kLayerNormBody, nullptr, nullptr},
     // Along one axis.
     {"Softmax", Kind::kAlongAxis, kFloats, 1, Out::kSame, kSoftmax, nullptr, nullptr},
@@ -1039,6 +1049,119 @@ xdev_status_t* run_softmax_xent(const OpRow& row, const xdev_kernel_call_t* call
                 ix.n);
 }
 
+// ---- sliding windows ----------------------------------------------------------
+
+// A (height, width) attribute (window::spatial_pair); (1, 1) when absent
+// and not required.
+xdev_status_t* window_pair(const xdev_kernel_call_t* call, const char* name, bool required,
+                           bool nchw, int64_t* h, int64_t* w) {
+  const xdev_attr_t* a = find_attr(call, name);
+  *h = *w = 1;
+  if (a == nullptr && !required) return nullptr;
+  if (a == nullptr || a->kind != XDEV_ATTR_INTS ||
+      (a->value.ints.count > 0 && a->value.ints.values == nullptr) ||
+      !window::spatial_pair(a->value.ints.values, a->value.ints.count, nchw, *h, *w) || *h < 1 ||
+      *w < 1) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "the attribute '%s' must be 2 ints "
+                   "(height, width) >= 1, or 4 with 1 for batch and channels", name);
+  }
+  return nullptr;
+}
+
+const char* attr_string(const xdev_kernel_call_t* call, const char* name, const char* fallback) {
+  const xdev_attr_t* a = find_attr(call, name);
+  return a != nullptr && a->kind == XDEV_ATTR_STRING && a->value.s != nullptr ? a->value.s
+                                                                               : fallback;
+}
+
+WindowImage window_image(const int64_t* shape, bool nchw) {
+  const window::Image im = window::dense_image(shape, nchw);
+  return {nchw ? 1 : 0, im.n, im.h, im.w, im.c, im.step_n, im.step_h, im.step_w, im.step_c};
+}
+
+// The pools, the convolutions and their gradients (docs/ops.md), one
+// element of the output per work item (window_source). The windows slide
+// over `image` giving `windows` (their shapes from the inputs, the output
+// or the attributes input_sizes/filter_sizes: the output's shape).
+xdev_status_t* run_window(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, row.arity)) return s;
+  const auto op = static_cast<WindowOp>(row.int_expr[0] - '0');
+  const xdev_tensor_t& out = *call->outputs[0];
+  for (uint32_t k = 0; k < call->input_count; ++k) {
+    if (call->inputs[k]->dtype != out.dtype) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "input %u has dtype %s, the output %s", k,
+                     dtype_name(call->inputs[k]->dtype), dtype_name(out.dtype));
+    }
+  }
+  const xdev_tensor_t* image = nullptr;   // what the windows slide over
+  const xdev_tensor_t* pooled = nullptr;  // one element per window and channel
+  const xdev_tensor_t* filter = nullptr;
+  switch (op) {
+    case WindowOp::kMaxPool:
+    case WindowOp::kAvgPool: image = call->inputs[0]; pooled = &out; break;
+    case WindowOp::kMaxPoolGrad: image = call->inputs[0]; pooled = call->inputs[2]; break;
+    case WindowOp::kAvgPoolGrad: image = &out; pooled = call->inputs[0]; break;
+    case WindowOp::kConv2D: image = call->inputs[0]; filter = call->inputs[1]; pooled = &out; break;
+    case WindowOp::kConvInput: image = &out; filter = call->inputs[0]; pooled = call->inputs[1]; break;
+    case WindowOp::kConvFilter: image = call->inputs[0]; filter = &out; pooled = call->inputs[1]; break;
+  }
+  const char* format = attr_string(call, "data_format", "NHWC");
+  const char* padding = attr_string(call, "padding", "");
+  const bool nchw = std::strcmp(format, "NCHW") == 0;
+  const bool same = std::strcmp(padding, "SAME") == 0;
+  if ((!nchw && std::strcmp(format, "NHWC") != 0) || (!same && std::strcmp(padding, "VALID") != 0)) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "data_format '%s' (NHWC or NCHW) or "
+                   "padding '%s' (SAME or VALID) unknown", format, padding);
+  }
+  if (image->rank != 4 || pooled->rank != 4 || (filter != nullptr && filter->rank != 4)) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "images (and the filter) of rank 4 expected");
+  }
+  Window g;
+  g.in = window_image(image->shape, nchw);
+  g.out = window_image(pooled->shape, nchw);
+  if (xdev_status_t* s = window_pair(call, "strides", true, nchw, &g.sy, &g.sx)) return s;
+  if (filter != nullptr) {
+    if (xdev_status_t* s = window_pair(call, "dilations", false, nchw, &g.dy, &g.dx)) return s;
+    g.kh = filter->shape[0];
+    g.kw = filter->shape[1];
+    if (filter->shape[2] != g.in.c || filter->shape[3] != g.out.c) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "the filter [%" PRId64 ", %" PRId64 ", %"
+                     PRId64 ", %" PRId64 "] does not match %" PRId64 " input and %" PRId64
+                     " output channels", filter->shape[0], filter->shape[1], filter->shape[2],
+                     filter->shape[3], g.in.c, g.out.c);
+    }
+  } else if (xdev_status_t* s = window_pair(call, "ksize", true, nchw, &g.kh, &g.kw)) {
+    return s;
+  }
+  window::Axis y{g.in.h, g.kh, g.sy, g.dy}, x{g.in.w, g.kw, g.sx, g.dx};
+  if (!window::resolve(y, same) || !window::resolve(x, same) || y.out != g.out.h ||
+      x.out != g.out.w || g.out.n != g.in.n || (filter == nullptr && g.in.c != g.out.c)) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "windows of %" PRId64 "x%" PRId64 " over %"
+                   PRId64 "x%" PRId64 " (batch %" PRId64 ") do not give %" PRId64 "x%" PRId64
+                   " (batch %" PRId64 ")", g.kh, g.kw, g.in.h, g.in.w, g.in.n, g.out.h, g.out.w,
+                   g.out.n);
+  }
+  g.py = y.pad_before;
+  g.px = x.pad_before;
+  Index ix;
+  ix.n = elements(out);
+  if (ix.n == 0) return nullptr;
+  Buffer buffers[4];
+  for (uint32_t k = 0; k < 3; ++k) {
+    const xdev_tensor_t& t = k < call->input_count ? *call->inputs[k] : *call->inputs[0];
+    if (xdev_status_t* s = buffer_of(call, t, elements(t), "an input", &buffers[k])) return s;
+    ix.off[k] = buffers[k].offset;
+  }
+  if (xdev_status_t* s = buffer_of(call, out, ix.n, "the output", &buffers[3])) return s;
+  ix.off[3] = buffers[3].offset;
+  const std::string source = window_source(op, out.dtype, call->device->info->fp64);
+  return launch(call, source,
+                {{sizeof(cl_mem), &buffers[0].mem}, {sizeof(cl_mem), &buffers[1].mem},
+                 {sizeof(cl_mem), &buffers[2].mem}, {sizeof(cl_mem), &buffers[3].mem},
+                 {sizeof ix, &ix}, {sizeof g, &g}},
+                ix.n);
+}
+
 // CLBlast's GEMM for float32/float64, batched (one offset per matrix, so
 // broadcast batch axes repeat an offset) when there are several matrices.
 template <typename T>
@@ -1228,6 +1351,7 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kTile: return run_tile(call);
       case Kind::kGather: return run_gather(call);
       case Kind::kScatter: return run_scatter(call);
+      case Kind::kWindow: return run_window(row, call);
       case Kind::kSoftmaxXent: return run_softmax_xent(row, call);
       case Kind::kStridedSlice: return run_strided_slice(call);
       case Kind::kBroadcast: return run_broadcast(call);
