@@ -1,7 +1,7 @@
 // The kernels of the OpenCL plugin, from tables: each op is one row (its
 // OpenCL C expression per dtype class, or its line-kernel body), turned
 // into source by codegen.cpp, compiled on first use (programs.cpp) and
-// enqueued on the call's stream. MatMul runs CLBlast.
+// enqueued on the call's stream. MatMul and BatchMatMulV2 run CLBlast (floats).
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
