@@ -54,7 +54,7 @@ enum class Kind {
   kLayerNorm,    // line kernel over the axes from `begin_norm_axis`, with gamma and beta
   kGather,       // GatherV2: its own kernel, which flags indices out of range
   kSoftmaxXent,  // line kernel per row with labels and a second output (backprop)
-  kWindow,       // pools, convolutions and their gradients (window_source; OpRow::param: the WindowOp)
+  kWindow,       // pools, convolutions and their gradients (window_source; int_expr: the WindowOp)
   kScatter,      // TensorScatterAdd: a copy, then its own kernel (flags indices like GatherV2)
   kStridedSlice, // Copy of the strided view <xdev/strided_slice.hpp> describes
   kBroadcast,    // Copy of the input as a view of the output's rank (stride 0 to repeat)
