@@ -177,4 +177,227 @@ __kernel void xdev_kernel(__global const T* params, __global const I* indices, _
   return s;
 }
 
+std::string scatter_source(xdev_dtype_t dtype, xdev_dtype_t indices, bool fp64) {
+  std::string s = prelude(fp64);
+  s += "#define T " + std::string(cl_type(dtype)) + "\n#define U " + unsigned_type(dtype) +
+       "\n#define I " + cl_type(indices) + "\n";
+  s += R"CL(
+__kernel void xdev_kernel(__global const T* updates, __global const I* indices, __global T* out,
+                          xdev_index ix, long rows, long depth, long inner, __global int* errors) {
+  long c = get_global_id(0);
+  if (c >= ix.n) return;
+  for (long j = 0; j < rows; ++j) {
+    long t = 0;
+    int ok = 1;
+    for (long d = 0; d < depth && ok; ++d) {
+      long v = (long)indices[ix.off[1] + j * depth + d];
+      if (v < 0 || v >= ix.shape[d]) {
+        if (atomic_cmpxchg(errors, 0, 1) == 0) ((__global long*)errors)[1] = v;
+        ok = 0;
+      }
+      t = t * ix.shape[d] + v;
+    }
+    if (!ok) continue;
+    long o = ix.off[2] + t * inner + c;
+    out[o] = (T)((U)out[o] + (U)updates[ix.off[0] + j * inner + c]);
+  }
+}
+)CL";
+  return s;
+}
+
+std::string window_source(WindowOp op, xdev_dtype_t dtype, bool fp64) {
+  static const char* const kBodies[] = {
+      "out[o] = best < 0 ? -INFINITY : a[best];",  // the pools pick below
+      "out[o] = xdev_avg(&g, a, i);",
+      "out[o] = xdev_pool_grad(&g, a, c, i, 1);",
+      "out[o] = xdev_pool_grad(&g, a, a, i, 0);",
+      "out[o] = xdev_conv_tap_sum(&g, a, b, i, 0);",
+      "out[o] = xdev_conv_tap_sum(&g, b, a, i, 1);",
+      "out[o] = xdev_conv_filter(&g, a, b, i);",
+  };
+  std::string s = prelude(fp64);
+  s += "#define T " + std::string(cl_type(dtype)) + "\n#define A " + (fp64 ? "double" : "float") +
+       "\n";
+  s += R"CL(
+typedef struct { long nchw, n, h, w, c, step_n, step_h, step_w, step_c; } xdev_image;
+typedef struct { xdev_image in, out; long kh, kw, sy, sx, dy, dx, py, px; } xdev_window;
+inline long xdev_image_offset(const xdev_image* im, long b, long y, long x, long ch) {
+  return b * im->step_n + y * im->step_h + x * im->step_w + ch * im->step_c;
+}
+inline void xdev_image_coordinates(const xdev_image* im, long i, long* b, long* y, long* x,
+                                   long* ch) {
+  *b = i / im->step_n;
+  i -= *b * im->step_n;
+  if (!im->nchw) {
+    *y = i / im->step_h; i -= *y * im->step_h; *x = i / im->step_w; *ch = i - *x * im->step_w;
+  } else {
+    *ch = i / im->step_c; i -= *ch * im->step_c; *y = i / im->step_h; *x = i - *y * im->step_h;
+  }
+}
+inline void xdev_covering(long at, long size, long stride, long pad, long out, long* first,
+                          long* last) {
+  long hi = at + pad, lo = hi - size + 1;
+  *first = lo <= 0 ? 0 : (lo + stride - 1) / stride;
+  long l = hi / stride;
+  *last = l < out - 1 ? l : out - 1;
+}
+inline bool xdev_tap_window(const xdev_window* g, long iy, long ix, long ky, long kx, long* oy,
+                            long* ox) {
+  long ty = iy + g->py - ky * g->dy, tx = ix + g->px - kx * g->dx;
+  if (ty < 0 || tx < 0 || ty % g->sy != 0 || tx % g->sx != 0) return false;
+  *oy = ty / g->sy;
+  *ox = tx / g->sx;
+  return *oy < g->out.h && *ox < g->out.w;
+}
+typedef struct { long y0, x0, ky0, ky1, kx0, kx1; } xdev_taps;
+inline xdev_taps xdev_pool_taps(const xdev_window* g, long oy, long ox) {
+  xdev_taps t;
+  t.y0 = oy * g->sy - g->py;
+  t.x0 = ox * g->sx - g->px;
+  t.ky0 = t.y0 < 0 ? -t.y0 : 0;
+  t.ky1 = g->in.h - t.y0 < g->kh ? g->in.h - t.y0 : g->kh;
+  t.kx0 = t.x0 < 0 ? -t.x0 : 0;
+  t.kx1 = g->in.w - t.x0 < g->kw ? g->in.w - t.x0 : g->kw;
+  return t;
+}
+inline long xdev_taps_count(const xdev_taps* t) {
+  return (t->ky1 > t->ky0 ? t->ky1 - t->ky0 : 0) * (t->kx1 > t->kx0 ? t->kx1 - t->kx0 : 0);
+}
+// The offset of window (b, oy, ox, ch)'s first NaN, else first maximum.
+inline long xdev_window_max(const xdev_window* g, __global const T* x, long b, long oy, long ox,
+                            long ch) {
+  xdev_taps t = xdev_pool_taps(g, oy, ox);
+  long best = -1;
+  T best_value = 0;
+  for (long ky = t.ky0; ky < t.ky1; ++ky) {
+    for (long kx = t.kx0; kx < t.kx1; ++kx) {
+      long at = xdev_image_offset(&g->in, b, t.y0 + ky, t.x0 + kx, ch);
+      T v = x[at];
+      if (best < 0 || (best_value == best_value && (v != v || v > best_value))) {
+        best = at;
+        best_value = v;
+      }
+    }
+  }
+  return best;
+}
+inline T xdev_avg(const xdev_window* g, __global const T* x, long i) {
+  long b, oy, ox, ch;
+  xdev_image_coordinates(&g->out, i, &b, &oy, &ox, &ch);
+  xdev_taps t = xdev_pool_taps(g, oy, ox);
+  A sum = 0;
+  for (long ky = t.ky0; ky < t.ky1; ++ky)
+    for (long kx = t.kx0; kx < t.kx1; ++kx)
+      sum += (A)x[xdev_image_offset(&g->in, b, t.y0 + ky, t.x0 + kx, ch)];
+  long n = xdev_taps_count(&t);
+  return (T)(n > 0 ? sum / (A)n : (A)NAN);
+}
+// Element i of dx: what each window over it sends, in row-major window order.
+inline T xdev_pool_grad(const xdev_window* g, __global const T* x, __global const T* dy, long i,
+                        int max) {
+  long b, iy, ix, ch;
+  xdev_image_coordinates(&g->in, i, &b, &iy, &ix, &ch);
+  long oy0, oy1, ox0, ox1;
+  xdev_covering(iy, g->kh, g->sy, g->py, g->out.h, &oy0, &oy1);
+  xdev_covering(ix, g->kw, g->sx, g->px, g->out.w, &ox0, &ox1);
+  T sum = 0;
+  for (long oy = oy0; oy <= oy1; ++oy) {
+    for (long ox = ox0; ox <= ox1; ++ox) {
+      T grad = dy[xdev_image_offset(&g->out, b, oy, ox, ch)];
+      if (max) {
+        if (xdev_window_max(g, x, b, oy, ox, ch) == i) sum += grad;
+      } else {
+        xdev_taps t = xdev_pool_taps(g, oy, ox);
+        sum += (T)((A)grad / (A)xdev_taps_count(&t));
+      }
+    }
+  }
+  return sum;
+}
+inline long xdev_filter_offset(const xdev_window* g, long ky, long kx, long ci, long co) {
+  return ((ky * g->kw + kx) * g->in.c + ci) * g->out.c + co;
+}
+// Conv2D (input 0): element i of y; Conv2DBackpropInput (input 1): of dx.
+inline T xdev_conv_tap_sum(const xdev_window* g, __global const T* a, __global const T* f, long i,
+                           int input) {
+  const xdev_image* own = input ? &g->in : &g->out;
+  const xdev_image* other = input ? &g->out : &g->in;
+  long b, y, x, ch;
+  xdev_image_coordinates(own, i, &b, &y, &x, &ch);
+  A sum = 0;
+  for (long ky = 0; ky < g->kh; ++ky) {
+    for (long kx = 0; kx < g->kw; ++kx) {
+      long p, q;
+      if (input) {
+        if (!xdev_tap_window(g, y, x, ky, kx, &p, &q)) continue;
+      } else {
+        p = y * g->sy - g->py + ky * g->dy;
+        q = x * g->sx - g->px + kx * g->dx;
+        if (p < 0 || p >= g->in.h || q < 0 || q >= g->in.w) continue;
+      }
+      for (long c = 0; c < other->c; ++c) {
+        long w = input ? xdev_filter_offset(g, ky, kx, ch, c) : xdev_filter_offset(g, ky, kx, c, ch);
+        sum += (A)a[xdev_image_offset(other, b, p, q, c)] * (A)f[w];
+      }
+    }
+  }
+  return (T)sum;
+}
+inline T xdev_conv_filter(const xdev_window* g, __global const T* x, __global const T* dy, long i) {
+  long co = i % g->out.c, k = i / g->out.c;
+  long ci = k % g->in.c, tap = k / g->in.c;
+  long ky = tap / g->kw, kx = tap % g->kw;
+  A sum = 0;
+  for (long b = 0; b < g->out.n; ++b) {
+    for (long oy = 0; oy < g->out.h; ++oy) {
+      for (long ox = 0; ox < g->out.w; ++ox) {
+        long iy = oy * g->sy - g->py + ky * g->dy, ix = ox * g->sx - g->px + kx * g->dx;
+        if (iy < 0 || iy >= g->in.h || ix < 0 || ix >= g->in.w) continue;
+        sum += (A)x[xdev_image_offset(&g->in, b, iy, ix, ci)] *
+               (A)dy[xdev_image_offset(&g->out, b, oy, ox, co)];
+      }
+    }
+  }
+  return (T)sum;
+}
+__kernel void xdev_kernel(__global const T* a0, __global const T* b0, __global const T* c0,
+                          __global T* out0, xdev_index ix, xdev_window g) {
+  long i = get_global_id(0);
+  if (i >= ix.n) return;
+  __global const T* a = a0 + ix.off[0];
+  __global const T* b = b0 + ix.off[1];
+  __global const T* c = c0 + ix.off[2];
+  __global T* out = out0 + ix.off[3];
+  long o = i;
+$BODY
+}
+)CL";
+  std::string body = kBodies[static_cast<int>(op)];
+  if (op == WindowOp::kMaxPool) {
+    body = "  long bb, oy, ox, ch; xdev_image_coordinates(&g.out, i, &bb, &oy, &ox, &ch);\n"
+           "  long best = xdev_window_max(&g, a, bb, oy, ox, ch);\n  " + body;
+  }
+  replace_all(s, "$BODY", "  " + body);
+  return s;
+}
+
+std::string gemm_source(xdev_dtype_t dtype, bool fp64) {
+  std::string s = prelude(fp64);
+  s += "#define T " + std::string(cl_type(dtype)) + "\n#define U " + unsigned_type(dtype) + "\n";
+  s += R"CL(
+__kernel void xdev_kernel(__global const T* x, __global const T* y, __global T* out, xdev_index ix,
+                          long m, long n, long k, long xm, long xk, long yk, long yn) {
+  long i = get_global_id(0);
+  if (i >= ix.n) return;
+  long mn = m * n, b = i / mn, r = i % mn, row = r / n, col = r % n;
+  long xo = xdev_at(&ix, 0, b) + row * xm, yo = xdev_at(&ix, 1, b) + col * yn;
+  U acc = 0;
+  for (long j = 0; j < k; ++j) acc += (U)x[xo + j * xk] * (U)y[yo + j * yk];
+  out[ix.off[2] + i] = (T)acc;
+}
+)CL";
+  return s;
+}
+
 }  // namespace xdev::opencl

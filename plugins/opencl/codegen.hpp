@@ -62,4 +62,44 @@ std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_
 // stream's error flag (common.hpp, xdev_stream_t::errors).
 std::string gather_source(xdev_dtype_t params, xdev_dtype_t indices, bool fp64);
 
+// TensorScatterAdd's accumulation `xdev_kernel(updates, indices, out, Index,
+// rows, depth, inner, errors)`: work item c (of ix.n = inner) adds column c
+// of every update row in order to the output row its index row names
+// (Index::shape: the tensor's shape; off[0..2]: updates, indices, out, all
+// dense); an index row out of range is skipped and sets the error flag as
+// in gather_source. Integers add in their unsigned type (wrapping).
+std::string scatter_source(xdev_dtype_t dtype, xdev_dtype_t indices, bool fp64);
+
+// The sliding windows of the pools and convolutions (docs/ops.md), one
+// element of the result per work item, the cuda plugin's per-element bodies
+// (plugins/cuda/indexing.hpp) in OpenCL C, so the terms and their order are
+// the cpu plugin's. Images are dense 4-d, NHWC or NCHW (xdev/window_geometry.hpp
+// dense_image gives the steps); `in` is the image the windows slide over,
+// `out` the image of one element per window and channel. Host and device
+// layouts agree (64-bit fields only).
+struct WindowImage {
+  int64_t nchw = 0, n = 0, h = 0, w = 0, c = 0;
+  int64_t step_n = 0, step_h = 0, step_w = 0, step_c = 0;
+};
+struct Window {
+  WindowImage in, out;
+  int64_t kh = 1, kw = 1, sy = 1, sx = 1, dy = 1, dx = 1, py = 0, px = 0;
+};
+enum class WindowOp { kMaxPool, kAvgPool, kMaxPoolGrad, kAvgPoolGrad, kConv2D, kConvInput,
+                      kConvFilter };
+
+// `xdev_kernel(a, b, c, out, Index, Window)`: ix.n elements of `out` (dense
+// at off[3]); a, b, c at off[0..2] are the op's inputs in order (unused
+// ones any buffer). Float accumulations in double where the device has it.
+std::string window_source(WindowOp op, xdev_dtype_t dtype, bool fp64);
+
+// A batched matrix product `xdev_kernel(x, y, out, Index, m, n, k, xm, xk,
+// yk, yn)`: one work item per output element (ix.n = batches * m * n, the
+// output dense at off[2]); batch b's matrices start at xdev_at(&ix, 0, b)
+// and xdev_at(&ix, 1, b) (Index over the output's batch axes, stride 0 on
+// broadcast ones), element (r, j) of op(x) at r * xm + j * xk, (j, c) of
+// op(y) at j * yk + c * yn. Integers accumulate in their unsigned type
+// (wrapping, as the cpu plugin), floats in their own.
+std::string gemm_source(xdev_dtype_t dtype, bool fp64);
+
 }  // namespace xdev::opencl

@@ -115,6 +115,7 @@ struct xdev_stream_t {
   cl_mem errors = nullptr;
   bool check_errors = false;
   const char* error_op = "";
+  const char* error_effect = "";  // what the kernel did instead ("the output has 0 there")
 };
 
 struct xdev_event_t {

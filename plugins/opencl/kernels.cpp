@@ -1,7 +1,7 @@
 // The kernels of the OpenCL plugin, from tables: each op is one row (its
 // OpenCL C expression per dtype class, or its line-kernel body), turned
 // into source by codegen.cpp, compiled on first use (programs.cpp) and
-// enqueued on the call's stream. MatMul runs CLBlast.
+// enqueued on the call's stream. MatMul and BatchMatMulV2 run CLBlast (floats).
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
@@ -13,6 +13,7 @@
 #include <clblast_c.h>
 #include "kernels/common.hpp"  // plugins/cpu: the conversions of Cast and Fill
 #include <xdev/strided_slice.hpp>
+#include <xdev/window_geometry.hpp>
 
 namespace xdev::opencl {
 namespace {
@@ -41,7 +42,8 @@ enum class Kind {
   kReduce,       // line kernel over `axes`
   kAlongAxis,    // line kernel along `axis`, output of the input's shape
   kArg,          // line kernel along `axis`, output without it (ArgMax/ArgMin)
-  kMatMul,       // CLBlast
+  kMatMul,       // CLBlast (floats) or the generated GEMM (integers)
+  kBatchMatMul,  // the same, batched (BatchMatMulV2)
   kSlice,        // Copy of a view of the input
   kConcat,       // Copy of each input into a view of the output (ConcatV2, Pack)
   kPad,          // Fill, then Copy into the interior view
@@ -51,6 +53,9 @@ enum class Kind {
   kOneHot,       // elementwise over the output, the indices broadcast along `axis`
   kLayerNorm,    // line kernel over the axes from `begin_norm_axis`, with gamma and beta
   kGather,       // GatherV2: its own kernel, which flags indices out of range
+  kSoftmaxXent,  // line kernel per row with labels and a second output (backprop)
+  kWindow,       // pools, convolutions and their gradients (window_source; int_expr: the WindowOp)
+  kScatter,      // TensorScatterAdd: a copy, then its own kernel (flags indices like GatherV2)
   kStridedSlice, // Copy of the strided view <xdev/strided_slice.hpp> describes
   kBroadcast,    // Copy of the input as a view of the output's rank (stride 0 to repeat)
 };
@@ -130,6 +135,18 @@ const char* const kLayerNormBody =
     " for (long j = 0; j < count; ++j)"
     " Y(j) = (O)(((A)X(j) - mean) * rstd * (A)gamma[ix.off[2] + j] + (A)beta[ix.off[3] + j]);";
 
+// SoftmaxCrossEntropyWithLogits, per row (X: features; labels and backprop
+// through the extra parameters): the maximum (a NaN stays), the sum of
+// exponentials, then loss = sum labels * (log sum - shifted) and backprop =
+// softmax - labels, all in A (double where the device has it).
+const char* const kSoftmaxXentBody =
+    "A top = -INFINITY; for (long j = 0; j < count; ++j) { A v = (A)X(j);"
+    " if (v > top || isnan(v)) top = v; if (isnan(top)) break; }"
+    " A s = 0; for (long j = 0; j < count; ++j) s += exp((A)X(j) - top); A ls = log(s);"
+    " A loss = 0; for (long j = 0; j < count; ++j) { A sh = (A)X(j) - top;"
+    " A lab = (A)labels[ix.off[2] + line * lrow + j * lcol]; loss += lab * (ls - sh);"
+    " backprop[ix.off[3] + line * count + j] = (O)(exp(sh) / s - lab); } OUT = (O)loss;";
+
 #define XDEV_WRAP(op) "($T)(($U)a " op " ($U)b)"
 constexpr OpRow kOps[] = {
     // Data movement and creation.
@@ -206,6 +223,16 @@ constexpr OpRow kOps[] = {
     {"Any", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAny},
     {"All", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAll_},
     {"LogSumExp", Kind::kReduce, kFloats, 1, Out::kSame, kLogSumExp, nullptr, nullptr},
+    {"SoftmaxCrossEntropyWithLogits", Kind::kSoftmaxXent, kFloats, 2, Out::kSame,
+     kSoftmaxXentBody, nullptr, nullptr},
+    // Sliding windows: `int_expr` names the WindowOp (window_op below).
+    {"MaxPool", Kind::kWindow, kFloats, 1, Out::kSame, nullptr, "0", nullptr},
+    {"AvgPool", Kind::kWindow, kFloats, 1, Out::kSame, nullptr, "1", nullptr},
+    {"MaxPoolGrad", Kind::kWindow, kFloats, 3, Out::kSame, nullptr, "2", nullptr},
+    {"AvgPoolGrad", Kind::kWindow, kFloats, 1, Out::kSame, nullptr, "3", nullptr},
+    {"Conv2D", Kind::kWindow, kFloats, 2, Out::kSame, nullptr, "4", nullptr},
+    {"Conv2DBackpropInput", Kind::kWindow, kFloats, 2, Out::kSame, nullptr, "5", nullptr},
+    {"Conv2DBackpropFilter", Kind::kWindow, kFloats, 2, Out::kSame, nullptr, "6", nullptr},
     {"LayerNorm", Kind::kLayerNorm, kFloats, 3, Out::kSame, kLayerNormBody, nullptr, nullptr},
     // Along one axis.
     {"Softmax", Kind::kAlongAxis, kFloats, 1, Out::kSame, kSoftmax, nullptr, nullptr},
@@ -214,7 +241,8 @@ constexpr OpRow kOps[] = {
     {"ArgMax", Kind::kArg, kNumbers, 1, Out::kInt64, kArgMaxFloat, kArgMaxInt, nullptr},
     {"ArgMin", Kind::kArg, kNumbers, 1, Out::kInt64, kArgMinFloat, kArgMinInt, nullptr},
     // CLBlast.
-    {"MatMul", Kind::kMatMul, kFloats, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {"MatMul", Kind::kMatMul, kNumbers, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {"BatchMatMulV2", Kind::kBatchMatMul, kNumbers, 2, Out::kSame, nullptr, nullptr, nullptr},
     // Movement: views and copies.
     {"Slice", Kind::kSlice, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"ConcatV2", Kind::kConcat, kAll, 0, Out::kSame, nullptr, nullptr, nullptr},
@@ -223,6 +251,7 @@ constexpr OpRow kOps[] = {
     {"BiasAdd", Kind::kBiasAdd, kFloats, 2, Out::kSame, "a + b", nullptr, nullptr},
     {"StridedSlice", Kind::kStridedSlice, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     {"GatherV2", Kind::kGather, kAll, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {"TensorScatterAdd", Kind::kScatter, kNumbers, 3, Out::kSame, nullptr, nullptr, nullptr},
     {"Tile", Kind::kTile, kAll, 1, Out::kSame, nullptr, nullptr, nullptr},
     // OneHot is looked up by the indices' dtype; its output is any dtype.
     {"OneHot", Kind::kOneHot, kInts, 1, Out::kAttr, nullptr, "((long)a == (i / inner) % depth) ? on : off",
@@ -732,6 +761,76 @@ xdev_status_t* run_gather(const xdev_kernel_call_t* call) {
   if (s == nullptr) {
     stream->check_errors = true;  // stream_synchronize reads the flag
     stream->error_op = "GatherV2";
+    stream->error_effect = "the output has 0 there";
+  }
+  return s;
+}
+
+// TensorScatterAdd: out = tensor, then each row of `updates` added at the
+// output row its index row names (a row: the tensor's elements from axis D
+// on). One work item per column of a row adds that column of every update
+// in their order in `updates`, so the result is deterministic and the same
+// as the cpu plugin's (no atomics). An index out of range is flagged like
+// GatherV2's (stream_synchronize fails naming it); its update is skipped.
+xdev_status_t* run_scatter(const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, 3)) return s;
+  const xdev_tensor_t& tensor = *call->inputs[0];
+  const xdev_tensor_t& indices = *call->inputs[1];
+  const xdev_tensor_t& updates = *call->inputs[2];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (indices.dtype != XDEV_DTYPE_INT32 && indices.dtype != XDEV_DTYPE_INT64) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "indices of dtype %s (int32 or int64 only)",
+                   dtype_name(indices.dtype));
+  }
+  if (updates.dtype != tensor.dtype || out.dtype != tensor.dtype) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "tensor %s, updates %s, output %s: one "
+                   "dtype expected", dtype_name(tensor.dtype), dtype_name(updates.dtype),
+                   dtype_name(out.dtype));
+  }
+  // Shapes: updates = indices[:-1] + tensor[D:], the output tensor's.
+  const int64_t depth = indices.rank == 0 ? -1 : indices.shape[indices.rank - 1];
+  bool fits = depth >= 0 && depth <= tensor.rank && out.rank == tensor.rank &&
+              updates.rank == indices.rank - 1 + tensor.rank - depth;
+  for (int32_t d = 0; fits && d < tensor.rank; ++d) fits = out.shape[d] == tensor.shape[d];
+  for (int32_t d = 0; fits && d < updates.rank; ++d) {
+    fits = updates.shape[d] == (d < indices.rank - 1 ? indices.shape[d]
+                                                     : tensor.shape[depth + d - (indices.rank - 1)]);
+  }
+  if (!fits) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "the shapes of tensor (rank %d), indices "
+                   "(rank %d) and updates (rank %d) do not fit (updates: indices[:-1] + "
+                   "tensor[D:]) or the output is not tensor's shape", tensor.rank, indices.rank,
+                   updates.rank);
+  }
+  const xdev_tensor_t* copy[1] = {&tensor};
+  if (xdev_status_t* s = run_elementwise_with(call, "a", copy, 1, out)) return s;
+  int64_t rows = 1, inner = 1;
+  for (int32_t d = 0; d + 1 < indices.rank; ++d) rows *= indices.shape[d];
+  for (int32_t d = static_cast<int32_t>(depth); d < tensor.rank; ++d) inner *= tensor.shape[d];
+  if (rows == 0 || inner == 0 || elements(out) == 0) return nullptr;
+  Index ix;
+  ix.n = inner;
+  ix.rank = tensor.rank;
+  std::copy(tensor.shape, tensor.shape + tensor.rank, ix.shape);
+  Buffer ub, ib, ob;
+  if (xdev_status_t* s = buffer_of(call, updates, elements(updates), "updates", &ub)) return s;
+  if (xdev_status_t* s = buffer_of(call, indices, elements(indices), "indices", &ib)) return s;
+  if (xdev_status_t* s = buffer_of(call, out, elements(out), "the output", &ob)) return s;
+  ix.off[0] = ub.offset;
+  ix.off[1] = ib.offset;
+  ix.off[2] = ob.offset;
+  xdev_stream_t* stream = call->stream;
+  const std::string source = scatter_source(out.dtype, indices.dtype, call->device->info->fp64);
+  xdev_status_t* s = launch(call, source,
+                            {{sizeof(cl_mem), &ub.mem}, {sizeof(cl_mem), &ib.mem},
+                             {sizeof(cl_mem), &ob.mem}, {sizeof ix, &ix}, {sizeof rows, &rows},
+                             {sizeof depth, &depth}, {sizeof inner, &inner},
+                             {sizeof(cl_mem), &stream->errors}},
+                            ix.n);
+  if (s == nullptr) {
+    stream->check_errors = true;
+    stream->error_op = "TensorScatterAdd";
+    stream->error_effect = "its update is not added";
   }
   return s;
 }
@@ -895,58 +994,321 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
   return launch(call, source, args, ix.n);
 }
 
-xdev_status_t* run_matmul(const xdev_kernel_call_t* call) {
-  if (xdev_status_t* s = check_inputs(call, 2)) return s;
-  const xdev_tensor_t& a = *call->inputs[0];
-  const xdev_tensor_t& b = *call->inputs[1];
-  const xdev_tensor_t& c = *call->outputs[0];
-  if (a.rank != 2 || b.rank != 2 || c.rank != 2) {
-    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "ranks %d, %d -> %d; MatMul takes 2", a.rank,
-                   b.rank, c.rank);
+// SoftmaxCrossEntropyWithLogits: features and labels [rows or 1, cols or 1]
+// (broadcast: step 0), loss [rows], backprop [rows, cols]; one line per row.
+xdev_status_t* run_softmax_xent(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (call->input_count != 2 || call->output_count != 2) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%u input(s) and %u output(s) given; the "
+                   "op takes 2 and 2", call->input_count, call->output_count);
   }
-  const bool ta = attr_bool(call, "transpose_a");
-  const bool tb = attr_bool(call, "transpose_b");
-  const size_t m = static_cast<size_t>(c.shape[0]);
-  const size_t n = static_cast<size_t>(c.shape[1]);
-  const size_t k = static_cast<size_t>(ta ? a.shape[0] : a.shape[1]);
-  Buffer ab, bb, cb;
-  if (xdev_status_t* s = buffer_of(call, a, elements(a), "a", &ab)) return s;
-  if (xdev_status_t* s = buffer_of(call, b, elements(b), "b", &bb)) return s;
-  if (xdev_status_t* s = buffer_of(call, c, elements(c), "the output", &cb)) return s;
-  if (m == 0 || n == 0) return nullptr;
+  const xdev_tensor_t& f = *call->inputs[0];
+  const xdev_tensor_t& l = *call->inputs[1];
+  const xdev_tensor_t& loss = *call->outputs[0];
+  const xdev_tensor_t& bp = *call->outputs[1];
+  if (bp.rank != 2 || loss.rank != 1 || loss.shape[0] != bp.shape[0] || f.rank != 2 ||
+      l.rank != 2 || bp.dtype != f.dtype || loss.dtype != f.dtype || l.dtype != f.dtype) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "loss must be [batch] and backprop "
+                   "[batch, classes] of the features' dtype, features and labels rank 2");
+  }
+  const int64_t rows = bp.shape[0], cols = bp.shape[1];
+  for (const xdev_tensor_t* t : {&f, &l}) {
+    if ((t->shape[0] != rows && t->shape[0] != 1) || (t->shape[1] != cols && t->shape[1] != 1)) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "features and labels must broadcast to "
+                     "backprop's shape");
+    }
+  }
+  Index ix;
+  ix.n = rows;
+  ix.rank = 1;
+  ix.shape[0] = rows;
+  ix.st[0][0] = f.shape[0] == 1 ? 0 : f.shape[1];
+  ix.st[1][0] = 1;
+  ix.rrank = 1;
+  ix.count = cols;
+  ix.rshape[0] = cols;
+  ix.rst[0][0] = f.shape[1] == 1 ? 0 : 1;
+  if (rows == 0) return nullptr;
+  Buffer fb, lb, lossb, bpb;
+  if (xdev_status_t* s = buffer_of(call, f, elements(f), "features", &fb)) return s;
+  if (xdev_status_t* s = buffer_of(call, l, elements(l), "labels", &lb)) return s;
+  if (xdev_status_t* s = buffer_of(call, loss, rows, "loss", &lossb)) return s;
+  if (xdev_status_t* s = buffer_of(call, bp, elements(bp), "backprop", &bpb)) return s;
+  ix.off[0] = fb.offset;
+  ix.off[1] = lossb.offset;
+  ix.off[2] = lb.offset;
+  ix.off[3] = bpb.offset;
+  const int64_t lrow = l.shape[0] == 1 ? 0 : l.shape[1], lcol = l.shape[1] == 1 ? 0 : 1;
+  const bool fp64 = call->device->info->fp64;
+  const std::string source =
+      line_source(expr_for(row, f.dtype, call), f.dtype, f.dtype, fp64 ? "double" : "float", fp64,
+                  ", __global const T* labels, __global O* backprop, long lrow, long lcol");
+  return launch(call, source,
+                {{sizeof(cl_mem), &fb.mem}, {sizeof(cl_mem), &lossb.mem}, {sizeof ix, &ix},
+                 {sizeof(cl_mem), &lb.mem}, {sizeof(cl_mem), &bpb.mem}, {sizeof lrow, &lrow},
+                 {sizeof lcol, &lcol}},
+                ix.n);
+}
+
+// ---- sliding windows ----------------------------------------------------------
+
+// A (height, width) attribute (window::spatial_pair); (1, 1) when absent
+// and not required.
+xdev_status_t* window_pair(const xdev_kernel_call_t* call, const char* name, bool required,
+                           bool nchw, int64_t* h, int64_t* w) {
+  const xdev_attr_t* a = find_attr(call, name);
+  *h = *w = 1;
+  if (a == nullptr && !required) return nullptr;
+  if (a == nullptr || a->kind != XDEV_ATTR_INTS ||
+      (a->value.ints.count > 0 && a->value.ints.values == nullptr) ||
+      !window::spatial_pair(a->value.ints.values, a->value.ints.count, nchw, *h, *w) || *h < 1 ||
+      *w < 1) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "the attribute '%s' must be 2 ints "
+                   "(height, width) >= 1, or 4 with 1 for batch and channels", name);
+  }
+  return nullptr;
+}
+
+const char* attr_string(const xdev_kernel_call_t* call, const char* name, const char* fallback) {
+  const xdev_attr_t* a = find_attr(call, name);
+  return a != nullptr && a->kind == XDEV_ATTR_STRING && a->value.s != nullptr ? a->value.s
+                                                                               : fallback;
+}
+
+WindowImage window_image(const int64_t* shape, bool nchw) {
+  const window::Image im = window::dense_image(shape, nchw);
+  return {nchw ? 1 : 0, im.n, im.h, im.w, im.c, im.step_n, im.step_h, im.step_w, im.step_c};
+}
+
+// The pools, the convolutions and their gradients (docs/ops.md), one
+// element of the output per work item (window_source). The windows slide
+// over `image` giving `windows` (their shapes from the inputs, the output
+// or the attributes input_sizes/filter_sizes: the output's shape).
+xdev_status_t* run_window(const OpRow& row, const xdev_kernel_call_t* call) {
+  if (xdev_status_t* s = check_inputs(call, row.arity)) return s;
+  const auto op = static_cast<WindowOp>(row.int_expr[0] - '0');
+  const xdev_tensor_t& out = *call->outputs[0];
+  for (uint32_t k = 0; k < call->input_count; ++k) {
+    if (call->inputs[k]->dtype != out.dtype) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "input %u has dtype %s, the output %s", k,
+                     dtype_name(call->inputs[k]->dtype), dtype_name(out.dtype));
+    }
+  }
+  const xdev_tensor_t* image = nullptr;   // what the windows slide over
+  const xdev_tensor_t* pooled = nullptr;  // one element per window and channel
+  const xdev_tensor_t* filter = nullptr;
+  switch (op) {
+    case WindowOp::kMaxPool:
+    case WindowOp::kAvgPool: image = call->inputs[0]; pooled = &out; break;
+    case WindowOp::kMaxPoolGrad: image = call->inputs[0]; pooled = call->inputs[2]; break;
+    case WindowOp::kAvgPoolGrad: image = &out; pooled = call->inputs[0]; break;
+    case WindowOp::kConv2D: image = call->inputs[0]; filter = call->inputs[1]; pooled = &out; break;
+    case WindowOp::kConvInput: image = &out; filter = call->inputs[0]; pooled = call->inputs[1]; break;
+    case WindowOp::kConvFilter: image = call->inputs[0]; filter = &out; pooled = call->inputs[1]; break;
+  }
+  const char* format = attr_string(call, "data_format", "NHWC");
+  const char* padding = attr_string(call, "padding", "");
+  const bool nchw = std::strcmp(format, "NCHW") == 0;
+  const bool same = std::strcmp(padding, "SAME") == 0;
+  if ((!nchw && std::strcmp(format, "NHWC") != 0) || (!same && std::strcmp(padding, "VALID") != 0)) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "data_format '%s' (NHWC or NCHW) or "
+                   "padding '%s' (SAME or VALID) unknown", format, padding);
+  }
+  if (image->rank != 4 || pooled->rank != 4 || (filter != nullptr && filter->rank != 4)) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "images (and the filter) of rank 4 expected");
+  }
+  Window g;
+  g.in = window_image(image->shape, nchw);
+  g.out = window_image(pooled->shape, nchw);
+  if (xdev_status_t* s = window_pair(call, "strides", true, nchw, &g.sy, &g.sx)) return s;
+  if (filter != nullptr) {
+    if (xdev_status_t* s = window_pair(call, "dilations", false, nchw, &g.dy, &g.dx)) return s;
+    g.kh = filter->shape[0];
+    g.kw = filter->shape[1];
+    if (filter->shape[2] != g.in.c || filter->shape[3] != g.out.c) {
+      return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "the filter [%" PRId64 ", %" PRId64 ", %"
+                     PRId64 ", %" PRId64 "] does not match %" PRId64 " input and %" PRId64
+                     " output channels", filter->shape[0], filter->shape[1], filter->shape[2],
+                     filter->shape[3], g.in.c, g.out.c);
+    }
+  } else if (xdev_status_t* s = window_pair(call, "ksize", true, nchw, &g.kh, &g.kw)) {
+    return s;
+  }
+  window::Axis y{g.in.h, g.kh, g.sy, g.dy}, x{g.in.w, g.kw, g.sx, g.dx};
+  if (!window::resolve(y, same) || !window::resolve(x, same) || y.out != g.out.h ||
+      x.out != g.out.w || g.out.n != g.in.n || (filter == nullptr && g.in.c != g.out.c)) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "windows of %" PRId64 "x%" PRId64 " over %"
+                   PRId64 "x%" PRId64 " (batch %" PRId64 ") do not give %" PRId64 "x%" PRId64
+                   " (batch %" PRId64 ")", g.kh, g.kw, g.in.h, g.in.w, g.in.n, g.out.h, g.out.w,
+                   g.out.n);
+  }
+  g.py = y.pad_before;
+  g.px = x.pad_before;
+  Index ix;
+  ix.n = elements(out);
+  if (ix.n == 0) return nullptr;
+  Buffer buffers[4];
+  for (uint32_t k = 0; k < 3; ++k) {
+    const xdev_tensor_t& t = k < call->input_count ? *call->inputs[k] : *call->inputs[0];
+    if (xdev_status_t* s = buffer_of(call, t, elements(t), "an input", &buffers[k])) return s;
+    ix.off[k] = buffers[k].offset;
+  }
+  if (xdev_status_t* s = buffer_of(call, out, ix.n, "the output", &buffers[3])) return s;
+  ix.off[3] = buffers[3].offset;
+  const std::string source = window_source(op, out.dtype, call->device->info->fp64);
+  return launch(call, source,
+                {{sizeof(cl_mem), &buffers[0].mem}, {sizeof(cl_mem), &buffers[1].mem},
+                 {sizeof(cl_mem), &buffers[2].mem}, {sizeof(cl_mem), &buffers[3].mem},
+                 {sizeof ix, &ix}, {sizeof g, &g}},
+                ix.n);
+}
+
+// CLBlast's GEMM for float32/float64, batched (one offset per matrix, so
+// broadcast batch axes repeat an offset) when there are several matrices.
+template <typename T>
+struct ClblastGemm;
+template <>
+struct ClblastGemm<float> {
+  static constexpr auto one = CLBlastSgemm;
+  static constexpr auto batched = CLBlastSgemmBatched;
+};
+template <>
+struct ClblastGemm<double> {
+  static constexpr auto one = CLBlastDgemm;
+  static constexpr auto batched = CLBlastDgemmBatched;
+};
+struct Clblast {
+  template <typename T>
+  static CLBlastStatusCode gemm(CLBlastTranspose ta, CLBlastTranspose tb, size_t m, size_t n,
+                                size_t k, cl_mem a, const std::vector<size_t>& ao, size_t lda,
+                                cl_mem b, const std::vector<size_t>& bo, size_t ldb, cl_mem c,
+                                const std::vector<size_t>& co, cl_command_queue* queue) {
+    constexpr auto one_matrix = ClblastGemm<T>::one;
+    constexpr auto batched = ClblastGemm<T>::batched;
+    if (ao.size() == 1) {
+      return one_matrix(CLBlastLayoutRowMajor, ta, tb, m, n, k, T{1}, a, ao[0], lda, b, bo[0], ldb,
+                        T{0}, c, co[0], n, queue, nullptr);
+    }
+    const std::vector<T> alphas(ao.size(), T{1}), betas(ao.size(), T{0});
+    return batched(CLBlastLayoutRowMajor, ta, tb, m, n, k, alphas.data(), a, ao.data(), lda, b,
+                   bo.data(), ldb, betas.data(), c, co.data(), n, ao.size(), queue, nullptr);
+  }
+};
+
+// MatMul (rank 2, transpose_a/transpose_b) and BatchMatMulV2 (the batch axes
+// broadcast, adj_x/adj_y): out[..., M, N] = op(x)[..., M, K] . op(y)[..., K, N].
+// Floats whose matrices are row-major run CLBlast; integers (and other
+// layouts) the generated kernel (gemm_source), wrapping like the cpu plugin.
+xdev_status_t* run_matmul(const xdev_kernel_call_t* call, bool batched) {
+  if (xdev_status_t* s = check_inputs(call, 2)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& y = *call->inputs[1];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (batched ? (x.rank < 2 || y.rank < 2 || out.rank != std::max(x.rank, y.rank))
+              : (x.rank != 2 || y.rank != 2 || out.rank != 2)) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "ranks %d, %d -> %d; %s", x.rank, y.rank,
+                   out.rank, batched ? "x and y need rank >= 2 and the output their larger rank"
+                                     : "MatMul takes 2");
+  }
+  const bool ax = attr_bool(call, batched ? "adj_x" : "transpose_a");
+  const bool ay = attr_bool(call, batched ? "adj_y" : "transpose_b");
+  const int32_t xr = x.rank, yr = y.rank, orank = out.rank;
+  const int64_t m = out.shape[orank - 2], n = out.shape[orank - 1];
+  const int64_t k = x.shape[xr - (ax ? 2 : 1)];
+  if (x.shape[xr - (ax ? 1 : 2)] != m || y.shape[yr - (ay ? 1 : 2)] != k ||
+      y.shape[yr - (ay ? 2 : 1)] != n) {
+    return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "op(x) is %" PRId64 "x%" PRId64 ", op(y) %"
+                   PRId64 "x%" PRId64 ", the output %" PRId64 "x%" PRId64,
+                   x.shape[xr - (ax ? 1 : 2)], k, y.shape[yr - (ay ? 1 : 2)],
+                   y.shape[yr - (ay ? 2 : 1)], m, n);
+  }
+  // The Index over the output's batch axes: x's and y's strides aligned
+  // from the right, 0 where they broadcast.
+  Index ix;
+  ix.rank = orank - 2;
+  int64_t batches = 1;
+  for (int32_t d = 0; d < ix.rank; ++d) {
+    ix.shape[d] = out.shape[d];
+    batches *= out.shape[d];
+    const xdev_tensor_t* in[2] = {&x, &y};
+    for (int t = 0; t < 2; ++t) {
+      const int32_t j = d - (orank - in[t]->rank);
+      const int64_t extent = j >= 0 ? in[t]->shape[j] : 1;
+      if (extent != 1 && extent != out.shape[d]) {
+        return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "batch axis %d: %s has %" PRId64
+                       ", the output %" PRId64, d, t == 0 ? "x" : "y", extent, out.shape[d]);
+      }
+      ix.st[t][d] = extent == 1 ? 0 : in[t]->strides[j];
+    }
+  }
+  Buffer xb, yb, ob;
+  if (xdev_status_t* s = buffer_of(call, x, elements(x), "x", &xb)) return s;
+  if (xdev_status_t* s = buffer_of(call, y, elements(y), "y", &yb)) return s;
+  if (xdev_status_t* s = buffer_of(call, out, elements(out), "the output", &ob)) return s;
+  if (batches == 0 || m == 0 || n == 0) return nullptr;
   cl_command_queue queue = call->stream->queue;
-  const size_t size = dtype_size(c.dtype);
-  if (k == 0) {
+  const size_t size = dtype_size(out.dtype);
+  if (k == 0) {  // empty products: zeros
     const unsigned char zero[8] = {};
-    const cl_int err = clEnqueueFillBuffer(queue, cb.mem, zero, size, cb.offset * size,
-                                           m * n * size, 0, nullptr, nullptr);
+    const cl_int err = clEnqueueFillBuffer(queue, ob.mem, zero, size, ob.offset * size,
+                                           static_cast<size_t>(batches * m * n) * size, 0,
+                                           nullptr, nullptr);
     return err == CL_SUCCESS ? nullptr
                              : op_fail(call, status_code_for(err), "clEnqueueFillBuffer failed: %s",
                                        cl_error_name(err).c_str());
   }
-  const size_t lda = std::max<size_t>(1, static_cast<size_t>(a.shape[1]));
-  const size_t ldb = std::max<size_t>(1, static_cast<size_t>(b.shape[1]));
-  const CLBlastTranspose ta_ = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
-  const CLBlastTranspose tb_ = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
-  CLBlastStatusCode status;
-  if (c.dtype == XDEV_DTYPE_FLOAT32) {
-    status = CLBlastSgemm(CLBlastLayoutRowMajor, ta_, tb_, m, n, k, 1.0f, ab.mem, ab.offset, lda,
-                          bb.mem, bb.offset, ldb, 0.0f, cb.mem, cb.offset, n, &queue, nullptr);
-  } else if (c.dtype == XDEV_DTYPE_FLOAT64) {
-    status = CLBlastDgemm(CLBlastLayoutRowMajor, ta_, tb_, m, n, k, 1.0, ab.mem, ab.offset, lda,
-                          bb.mem, bb.offset, ldb, 0.0, cb.mem, cb.offset, n, &queue, nullptr);
-  } else {
-    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s", dtype_name(c.dtype));
+  ix.off[0] = xb.offset;
+  ix.off[1] = yb.offset;
+  ix.off[2] = ob.offset;
+  // Element strides of op(x) (row, k) and op(y) (k, column).
+  const int64_t* xs = x.strides + xr - 2;
+  const int64_t* ys = y.strides + yr - 2;
+  const int64_t xm = ax ? xs[1] : xs[0], xk = ax ? xs[0] : xs[1];
+  const int64_t yk = ay ? ys[1] : ys[0], yn = ay ? ys[0] : ys[1];
+  const bool row_major = xs[1] == 1 && ys[1] == 1 && xs[0] >= x.shape[xr - 1] &&
+                         ys[0] >= y.shape[yr - 1];
+  if (is_float(out.dtype) && row_major) {
+    std::vector<size_t> xo(static_cast<size_t>(batches)), yo(xo.size()), oo(xo.size());
+    for (int64_t b = 0; b < batches; ++b) {
+      // xdev_at of the OpenCL prelude, on the host.
+      int64_t at[2] = {ix.off[0], ix.off[1]};
+      for (int64_t d = ix.rank - 1, i = b; d >= 0; --d) {
+        for (int t = 0; t < 2; ++t) at[t] += (i % ix.shape[d]) * ix.st[t][d];
+        i /= ix.shape[d];
+      }
+      xo[b] = static_cast<size_t>(at[0]);
+      yo[b] = static_cast<size_t>(at[1]);
+      oo[b] = static_cast<size_t>(ob.offset + b * m * n);
+    }
+    const CLBlastTranspose ta = ax ? CLBlastTransposeYes : CLBlastTransposeNo;
+    const CLBlastTranspose tb = ay ? CLBlastTransposeYes : CLBlastTransposeNo;
+    const size_t lda = static_cast<size_t>(std::max<int64_t>(1, xs[0]));
+    const size_t ldb = static_cast<size_t>(std::max<int64_t>(1, ys[0]));
+    const bool f32 = out.dtype == XDEV_DTYPE_FLOAT32;
+    const CLBlastStatusCode status =
+        (f32 ? Clblast::gemm<float> : Clblast::gemm<double>)(
+            ta, tb, static_cast<size_t>(m), static_cast<size_t>(n), static_cast<size_t>(k), xb.mem,
+            xo, lda, yb.mem, yo, ldb, ob.mem, oo, &queue);
+    if (status != CLBlastSuccess) {
+      const std::string what = status > -1000 ? cl_error_name(static_cast<cl_int>(status))
+                                              : "CLBlast status " + std::to_string(status);
+      return op_fail(call, status == CLBlastOpenCLOutOfResources
+                               ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
+                     "CLBlast %sgemm%s failed: %s", f32 ? "S" : "D",
+                     batches > 1 ? "Batched" : "", what.c_str());
+    }
+    return nullptr;
   }
-  if (status != CLBlastSuccess) {
-    const std::string what = status > -1000 ? cl_error_name(static_cast<cl_int>(status))
-                                            : "CLBlast status " + std::to_string(status);
-    return op_fail(call, status == CLBlastOpenCLOutOfResources
-                             ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
-                   "CLBlast %sgemm failed: %s", c.dtype == XDEV_DTYPE_FLOAT32 ? "S" : "D",
-                   what.c_str());
+  if (!is_float(out.dtype) && !is_int(out.dtype)) {
+    return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s",
+                   dtype_name(out.dtype));
   }
-  return nullptr;
+  ix.n = batches * m * n;
+  const std::string source = gemm_source(out.dtype, call->device->info->fp64);
+  return launch(call, source,
+                {{sizeof(cl_mem), &xb.mem}, {sizeof(cl_mem), &yb.mem}, {sizeof(cl_mem), &ob.mem},
+                 {sizeof ix, &ix}, {sizeof m, &m}, {sizeof n, &n}, {sizeof k, &k},
+                 {sizeof xm, &xm}, {sizeof xk, &xk}, {sizeof yk, &yk}, {sizeof yn, &yn}},
+                ix.n);
 }
 
 xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexcept {
@@ -979,7 +1341,8 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kAlongAxis:
       case Kind::kArg:
       case Kind::kLayerNorm: return run_line(row, call);
-      case Kind::kMatMul: return run_matmul(call);
+      case Kind::kMatMul: return run_matmul(call, false);
+      case Kind::kBatchMatMul: return run_matmul(call, true);
       case Kind::kSlice: return run_slice(call);
       case Kind::kConcat: return run_concat(call);
       case Kind::kPad: return run_pad(call);
@@ -987,6 +1350,9 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kGenerate: return run_generate(row, call);
       case Kind::kTile: return run_tile(call);
       case Kind::kGather: return run_gather(call);
+      case Kind::kScatter: return run_scatter(call);
+      case Kind::kWindow: return run_window(row, call);
+      case Kind::kSoftmaxXent: return run_softmax_xent(row, call);
       case Kind::kStridedSlice: return run_strided_slice(call);
       case Kind::kBroadcast: return run_broadcast(call);
       case Kind::kOneHot: return run_one_hot(row, call);

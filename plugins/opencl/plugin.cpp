@@ -405,9 +405,9 @@ xdev_status_t* stream_synchronize(xdev_stream_t* s) noexcept {
   err = clEnqueueWriteBuffer(s->queue, s->errors, CL_TRUE, 0, sizeof zero, zero, 0, nullptr, nullptr);
   if (err != CL_SUCCESS) return cl_failure(s->device->host, s->device, "clearing the error flag", err);
   return g_host.fail(s->device->host, XDEV_STATUS_INVALID_ARGUMENT,
-                     "opencl plugin: %s on device %u (%s): index %lld is out of range (the "
-                     "output has 0 there)", s->error_op, s->device->ordinal,
-                     s->device->info->name.c_str(), static_cast<long long>(found[1]));
+                     "opencl plugin: %s on device %u (%s): index %lld is out of range (%s)",
+                     s->error_op, s->device->ordinal, s->device->info->name.c_str(),
+                     static_cast<long long>(found[1]), s->error_effect);
 }
 
 xdev_status_t* event_create(xdev_device_t* d, xdev_event_t** out) noexcept {

@@ -257,6 +257,25 @@ TEST_F(OpenclPlugin, GatherIndexOutOfRangeIsReportedBySynchronize) {
   EXPECT_OK(api_->stream_synchronize(stream_));
 }
 
+// TensorScatterAdd checks its indices the same way: repeated ones
+// accumulate, one out of range is skipped and reported by synchronize.
+TEST_F(OpenclPlugin, ScatterIndexOutOfRangeIsReportedBySynchronize) {
+  start_or_skip();
+  void* mem = allocate(1024);
+  upload(mem, 0, std::vector<int32_t>{1, 2, 3});        // tensor [3]
+  upload(mem, 64, std::vector<int64_t>{1, 9, 1});       // indices [3, 1]
+  upload(mem, 128, std::vector<int32_t>{5, 6, 7});      // updates [3]
+  KernelCall scatter("TensorScatterAdd", device_, stream_);
+  scatter.input(mem, XDEV_DTYPE_INT32, {3}).input(mem, XDEV_DTYPE_INT64, {3, 1}, {}, 64)
+      .input(mem, XDEV_DTYPE_INT32, {3}, {}, 128).output(mem, XDEV_DTYPE_INT32, {3});
+  const_cast<xdev_tensor_t*>(scatter.get()->outputs[0])->byte_offset = 256;
+  ASSERT_TRUE(run("TensorScatterAdd", scatter, XDEV_DTYPE_INT32).ok());
+  EXPECT_STATUS(api_->stream_synchronize(stream_), XDEV_STATUS_INVALID_ARGUMENT,
+                "TensorScatterAdd on device 0");
+  EXPECT_EQ(download<int32_t>(mem, 256, 3), (std::vector<int32_t>{1, 14, 3}));
+  EXPECT_OK(api_->stream_synchronize(stream_));
+}
+
 // ---- the kernel cache ---------------------------------------------------------
 
 using xdev::opencl::ProgramCache;
