@@ -1374,7 +1374,10 @@ void register_kernels(xdev_plugin_t* p) {
     for (const OpRow& row : kOps) {
       if (row.needs_fp64 && !all_fp64) continue;
       const uint64_t type_mask = row.dtypes & fp64_mask(all_fp64);
-      const uint64_t out_mask = row.kind == Kind::kCast ? kAll & fp64_mask(all_fp64) : 0;
+      // An output dtype chosen by an attribute (Cast, Select's branches,
+      // OneHot's values) is limited to what the generated code can store:
+      // never float16/bfloat16, which the op table offers for these ops.
+      const uint64_t out_mask = row.out == Out::kAttr ? kAll & fp64_mask(all_fp64) : 0;
       if (type_mask != 0) {
         p->type_kernels.add(ph::kernel_info(row.op, type_mask, out_mask, kernel_entry,
                                             const_cast<OpRow*>(&row), type));
