@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <xdev/half.hpp>
 #include <xdev/xdev.hpp>
 
 #include "common/log.hpp"
@@ -95,6 +96,20 @@ void fill_values(xdev_fuzz::Input& in, DType dtype, std::vector<unsigned char>& 
       }
       case DType::kInt64: std::memcpy(at, &kInts[b % 16], sizeof(int64_t)); break;
       case DType::kBool: *at = b & 1; break;
+      case DType::kFloat16:
+      case DType::kBFloat16: {  // the same values, each exact in 16 bits but 1e6 (rounded once)
+        const double d = kFloats[b % 16];
+        const uint16_t v =
+            dtype == DType::kFloat16 ? xdev::double_to_half(d) : xdev::double_to_bfloat16(d);
+        std::memcpy(at, &v, sizeof v);
+        break;
+      }
+      case DType::kUInt8: *at = static_cast<unsigned char>(kInts[b % 16] & 0xff); break;
+      case DType::kInt8: {
+        const int8_t v = static_cast<int8_t>(kInts[b % 16]);
+        std::memcpy(at, &v, sizeof v);
+        break;
+      }
     }
   }
 }
