@@ -88,18 +88,6 @@ xdev_tensor_t matrix_of(const xdev_tensor_t& t) {
 }
 
 template <typename T>
-cublasStatus_t gemm_one(const Blas& blas, cublasHandle_t handle, cublasOperation_t op_b,
-                        cublasOperation_t op_a, int64_t n, int64_t m, int64_t k, const T* B,
-                        int64_t ldb, const T* A, int64_t lda, T* C) {
-  const T alpha = 1, beta = 0;
-  if constexpr (sizeof(T) == 4) {
-    return blas.sgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, ldb, A, lda, &beta, C, n);
-  } else {
-    return blas.dgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, ldb, A, lda, &beta, C, n);
-  }
-}
-
-template <typename T>
 cublasStatus_t gemm_batched(const Blas& blas, cublasHandle_t handle, cublasOperation_t op_b,
                             cublasOperation_t op_a, int64_t n, int64_t m, int64_t k, const T* B,
                             int64_t ldb, int64_t stride_b, const T* A, int64_t lda,
@@ -195,33 +183,38 @@ xdev_status_t* kernel_batch_mat_mul_v2(void*, const xdev_kernel_call_t* raw) noe
     const bool one_call = batches.uniform(0, &stride_x) && batches.uniform(1, &stride_y) &&
                           m <= kIntMax && n <= kIntMax && k <= kIntMax && ma.ld <= kIntMax &&
                           mb.ld <= kIntMax && batches.count <= kIntMax;
-    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-    auto run = [&](auto zero) {
-      using T = decltype(zero);
-      const auto* A = reinterpret_cast<const T*>(x_base);
-      const auto* B = reinterpret_cast<const T*>(y_base);
-      auto* C = reinterpret_cast<T*>(c_base);
-      if (one_call) {
-        status = gemm_batched<T>(*blas, handle, op_b, op_a, n, m, k, B, mb.ld, stride_y, A, ma.ld,
-                                 stride_x, C, batches.count);
-        return;
+    // Otherwise a matrix at a time, through ops.cpp's product (64-bit past INT_MAX).
+    if (!one_call) {
+      for (int64_t i = 0; i < batches.count; ++i) {
+        const RowMajor a_i{x_base + batches.offset(0, i) * static_cast<int64_t>(size), ma.ld,
+                           ax != ma.column_major};
+        const RowMajor b_i{y_base + batches.offset(1, i) * static_cast<int64_t>(size), mb.ld,
+                           ay != mb.column_major};
+        if (xdev_status_t* s = row_major_gemm(call, blas, handle, c.dtype, m, n, k, a_i, b_i, 0.0,
+                                              c_base + i * matrix_bytes, n)) {
+          return s;
+        }
       }
-      for (int64_t i = 0; i < batches.count && status == CUBLAS_STATUS_SUCCESS; ++i) {
-        status = gemm_one<T>(*blas, handle, op_b, op_a, n, m, k, B + batches.offset(1, i), mb.ld,
-                             A + batches.offset(0, i), ma.ld, C + i * m * n);
-      }
-    };
-    if (c.dtype == XDEV_DTYPE_FLOAT32) run(float{});
-    else run(double{});
+      return nullptr;
+    }
+    const cublasStatus_t status =
+        c.dtype == XDEV_DTYPE_FLOAT32
+            ? gemm_batched<float>(*blas, handle, op_b, op_a, n, m, k,
+                                  reinterpret_cast<const float*>(y_base), mb.ld, stride_y,
+                                  reinterpret_cast<const float*>(x_base), ma.ld, stride_x,
+                                  reinterpret_cast<float*>(c_base), batches.count)
+            : gemm_batched<double>(*blas, handle, op_b, op_a, n, m, k,
+                                   reinterpret_cast<const double*>(y_base), mb.ld, stride_y,
+                                   reinterpret_cast<const double*>(x_base), ma.ld, stride_x,
+                                   reinterpret_cast<double*>(c_base), batches.count);
     if (status != CUBLAS_STATUS_SUCCESS) {
       (void)cudaGetLastError();
       return g_host.fail(
           call.host(),
           status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
-          "%s: cuBLAS %s of %" PRId64 " matrices [%" PRId64 ", %" PRId64 "] x [%" PRId64
-          ", %" PRId64 "] on cuda device %d failed: %s",
-          kOp, one_call ? "strided batched GEMM" : "GEMM", batches.count, m, k, k, n,
-          call.ordinal(), cublas_status_name(status));
+          "%s: cuBLAS strided batched GEMM of %" PRId64 " matrices [%" PRId64 ", %" PRId64
+          "] x [%" PRId64 ", %" PRId64 "] on cuda device %d failed: %s",
+          kOp, batches.count, m, k, k, n, call.ordinal(), cublas_status_name(status));
     }
     return nullptr;
   });
