@@ -22,20 +22,16 @@
 
 namespace xdev::cuda {
 
-inline constexpr uint64_t kFloat32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
-inline constexpr uint64_t kFloat64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
-inline constexpr uint64_t kInt32 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT32);
-inline constexpr uint64_t kInt64 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
-inline constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
-inline constexpr uint64_t kNumbers = kFloat32 | kFloat64 | kInt32 | kInt64;
-inline constexpr uint64_t kAll = kNumbers | kBool;
-inline constexpr uint64_t kFloats = kFloat32 | kFloat64;
-
-// "float32", ...; "invalid dtype" for a value that is no dtype.
-inline const char* dtype_name(xdev_dtype_t dtype) {
-  const char* name = xdev_plugin_dtype_name(dtype);
-  return name != nullptr ? name : "invalid dtype";
-}
+// The SDK's dtype masks and names (<xdev/plugin_helpers.hpp>).
+inline constexpr uint64_t kFloat32 = ph::kF32;
+inline constexpr uint64_t kFloat64 = ph::kF64;
+inline constexpr uint64_t kInt32 = ph::kI32;
+inline constexpr uint64_t kInt64 = ph::kI64;
+using ph::kAll;
+using ph::kBool;
+using ph::kFloats;
+using ph::kNumbers;
+using ph::dtype_name;
 
 inline size_t itemsize(xdev_dtype_t dtype) { return xdev_plugin_dtype_size(dtype); }
 

@@ -31,10 +31,7 @@ std::string cl_error_name(cl_int code);
 xdev_status_code_t status_code_for(cl_int code);
 
 // "float32", ... and the element size in bytes (0 for no dtype): the SDK's.
-inline const char* dtype_name(xdev_dtype_t dtype) {
-  const char* name = xdev_plugin_dtype_name(dtype);
-  return name != nullptr ? name : "an unknown dtype";
-}
+using ph::dtype_name;
 inline size_t dtype_size(xdev_dtype_t dtype) { return xdev_plugin_dtype_size(dtype); }
 
 // One OpenCL device the plugin exposes, found at initialize.

@@ -18,15 +18,15 @@
 namespace xdev::opencl {
 namespace {
 
-constexpr uint64_t kF32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
-constexpr uint64_t kF64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
-constexpr uint64_t kI32 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT32);
-constexpr uint64_t kI64 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
-constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
-constexpr uint64_t kFloats = kF32 | kF64;
-constexpr uint64_t kInts = kI32 | kI64;
-constexpr uint64_t kNumbers = kFloats | kInts;
-constexpr uint64_t kAll = kNumbers | kBool;
+using ph::kAll;  // the SDK's dtype masks (<xdev/plugin_helpers.hpp>)
+using ph::kBool;
+using ph::kF32;
+using ph::kF64;
+using ph::kFloats;
+using ph::kI32;
+using ph::kI64;
+using ph::kInts;
+using ph::kNumbers;
 
 bool is_float(xdev_dtype_t t) { return t == XDEV_DTYPE_FLOAT32 || t == XDEV_DTYPE_FLOAT64; }
 bool is_int(xdev_dtype_t t) { return t == XDEV_DTYPE_INT32 || t == XDEV_DTYPE_INT64; }

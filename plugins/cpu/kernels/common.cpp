@@ -26,32 +26,6 @@ const char* shape_text(const xdev_tensor_t& t, char* buffer, size_t size) noexce
 
 }  // namespace
 
-const char* dtype_name(xdev_dtype_t dtype) noexcept {
-  switch (dtype) {
-    case XDEV_DTYPE_INVALID:
-      return "invalid";
-    case XDEV_DTYPE_FLOAT32:
-      return "float32";
-    case XDEV_DTYPE_FLOAT64:
-      return "float64";
-    case XDEV_DTYPE_INT32:
-      return "int32";
-    case XDEV_DTYPE_INT64:
-      return "int64";
-    case XDEV_DTYPE_BOOL:
-      return "bool";
-    case XDEV_DTYPE_FLOAT16:
-      return "float16";
-    case XDEV_DTYPE_BFLOAT16:
-      return "bfloat16";
-    case XDEV_DTYPE_UINT8:
-      return "uint8";
-    case XDEV_DTYPE_INT8:
-      return "int8";
-  }
-  return "an unknown dtype";
-}
-
 void store_converted(double value, xdev_dtype_t dtype, void* out) noexcept {
   visit_element(dtype, [value, out](auto e) {
     using E = decltype(e);

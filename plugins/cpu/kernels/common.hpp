@@ -10,6 +10,7 @@
 
 #include <xdev/half.hpp>
 #include <xdev/plugin.h>
+#include <xdev/plugin_helpers.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -50,25 +51,25 @@ xdev_status_t* kernel_unexpected(const xdev_kernel_call_t* call) noexcept;
 // ---------------------------------------------------------------------------
 // Dtypes
 
-inline constexpr uint64_t kF32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
-inline constexpr uint64_t kF64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
-inline constexpr uint64_t kI32 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT32);
-inline constexpr uint64_t kI64 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
-inline constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
-inline constexpr uint64_t kNumeric = kF32 | kF64 | kI32 | kI64;
-inline constexpr uint64_t kAllDtypes = kNumeric | kBool;
-inline constexpr uint64_t kFloats = kF32 | kF64;
+// The SDK's masks (<xdev/plugin_helpers.hpp>) under this plugin's names.
 // float16 and bfloat16 (<xdev/half.hpp>): float ops take them through
 // widened() (widen.hpp), computing in float32; Cast converts them directly.
-inline constexpr uint64_t kF16 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT16);
-inline constexpr uint64_t kBF16 = XDEV_DTYPE_BIT(XDEV_DTYPE_BFLOAT16);
-inline constexpr uint64_t kHalves = kF16 | kBF16;
-// Every dtype of the ABI: Cast, Fill and the data movement ops, which copy
-// elements by their size.
-inline constexpr uint64_t kEveryDtype = kAllDtypes | kHalves | XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8) |
-                                        XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
+// kEveryDtype (every dtype of the ABI): Cast, Fill and the data movement
+// ops, which copy elements by their size.
+using plugin_helpers::kBF16;
+using plugin_helpers::kBool;
+using plugin_helpers::kF16;
+using plugin_helpers::kF32;
+using plugin_helpers::kF64;
+using plugin_helpers::kFloats;
+using plugin_helpers::kHalves;
+using plugin_helpers::kI32;
+using plugin_helpers::kI64;
+inline constexpr uint64_t kNumeric = plugin_helpers::kNumbers;
+inline constexpr uint64_t kAllDtypes = plugin_helpers::kAll;
+inline constexpr uint64_t kEveryDtype = plugin_helpers::kEvery;
 
-const char* dtype_name(xdev_dtype_t dtype) noexcept;  // "float32", ..., "dtype 42"
+using plugin_helpers::dtype_name;  // "float32", ..., "an unknown dtype"
 // "float32, float64, int32, int64" for a mask (static storage per mask).
 const char* dtype_list(uint64_t mask) noexcept;
 

@@ -65,6 +65,34 @@ namespace xdev {
 namespace [[gnu::visibility("hidden")]] plugin_helpers {
 
 // ---------------------------------------------------------------------------
+// Dtypes
+
+// Masks of XDEV_DTYPE_BIT for kernel descriptors, one name per dtype and per
+// group, shared by every plugin.
+inline constexpr uint64_t kF32 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32);
+inline constexpr uint64_t kF64 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT64);
+inline constexpr uint64_t kI32 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT32);
+inline constexpr uint64_t kI64 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT64);
+inline constexpr uint64_t kBool = XDEV_DTYPE_BIT(XDEV_DTYPE_BOOL);
+inline constexpr uint64_t kF16 = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT16);
+inline constexpr uint64_t kBF16 = XDEV_DTYPE_BIT(XDEV_DTYPE_BFLOAT16);
+inline constexpr uint64_t kU8 = XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8);
+inline constexpr uint64_t kI8 = XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
+inline constexpr uint64_t kFloats = kF32 | kF64;
+inline constexpr uint64_t kInts = kI32 | kI64;
+inline constexpr uint64_t kNumbers = kFloats | kInts;  // float32, float64, int32, int64
+inline constexpr uint64_t kAll = kNumbers | kBool;     // ... and bool
+inline constexpr uint64_t kHalves = kF16 | kBF16;
+inline constexpr uint64_t kEvery = kAll | kHalves | kU8 | kI8;  // every dtype of the ABI
+
+// "float32", ... as docs/ops.md names them; "invalid" for XDEV_DTYPE_INVALID
+// and "an unknown dtype" for a value that is no dtype (never NULL).
+inline const char* dtype_name(xdev_dtype_t dtype) noexcept {
+  if (const char* name = xdev_plugin_dtype_name(dtype)) return name;
+  return dtype == XDEV_DTYPE_INVALID ? "invalid" : "an unknown dtype";
+}
+
+// ---------------------------------------------------------------------------
 // Text
 
 // printf into a std::string (the whole text, however long).
