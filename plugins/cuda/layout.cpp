@@ -47,21 +47,6 @@ int32_t simplify(int32_t rank, int64_t* shape, int64_t* strides) {
 
 }  // namespace
 
-int64_t element_count(const xdev_tensor_t& t) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < t.rank; ++d) n *= t.shape[d];
-  return n;
-}
-
-bool is_contiguous(const xdev_tensor_t& t) {
-  int64_t stride = 1;
-  for (int32_t d = t.rank - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != stride) return t.shape[d] == 0;
-    stride *= t.shape[d];
-  }
-  return true;
-}
-
 ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor_t* const* inputs,
                                      int count) {
   ElementwiseLayout l;

@@ -5,16 +5,16 @@
 #include <cstdint>
 
 #include <xdev/plugin.h>
+#include <xdev/plugin_helpers.hpp>
 #include <xdev/strided_slice.hpp>
 
 #include "launch.hpp"
 
 namespace xdev::cuda {
 
-// Number of elements of a tensor view.
-int64_t element_count(const xdev_tensor_t& t);
-// Row-major dense (axes of size 1 may have any stride; an empty view is).
-bool is_contiguous(const xdev_tensor_t& t);
+// The SDK's element count and contiguity test (<xdev/plugin_helpers.hpp>).
+using xdev::plugin_helpers::element_count;
+using xdev::plugin_helpers::is_contiguous;
 
 // The elementwise layout of `count` (1 to kMaxElementwiseInputs) inputs against the contiguous
 // output `out`. An input of a lower rank is aligned to the right (NumPy);

@@ -227,15 +227,8 @@ inline T* data_of(const xdev_tensor_t& t) noexcept {
   return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
 }
 
-// Row-major dense (dims of size 1 may have any stride).
-inline bool is_contiguous(const xdev_tensor_t& t) noexcept {
-  int64_t expected = 1;
-  for (int32_t k = t.rank - 1; k >= 0; --k) {
-    if (t.shape[k] != 1 && t.strides[k] != expected) return false;
-    expected *= t.shape[k];
-  }
-  return true;
-}
+// Row-major dense: the SDK's test (<xdev/plugin_helpers.hpp>).
+using xdev::plugin_helpers::is_contiguous;
 
 // Every element is the same one (all strides 0 where the size is not 1).
 inline bool is_broadcast_scalar(const xdev_tensor_t& t) noexcept {

@@ -93,6 +93,31 @@ inline const char* dtype_name(xdev_dtype_t dtype) noexcept {
 }
 
 // ---------------------------------------------------------------------------
+// Tensors
+
+// The number of elements of `t` (the product of its shape; 1 at rank 0).
+inline int64_t element_count(const xdev_tensor_t& t) noexcept {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t.rank; ++d) n *= t.shape[d];
+  return n;
+}
+
+// True when `t`'s elements lie row-major and dense from its offset, as an op
+// that asks for contiguous inputs (docs/ops.md) expects. Axes of size 1 may
+// have any stride, and a tensor without elements is always contiguous (the
+// core gives an empty tensor the strides of its shape with 0 read as 1, so
+// [2, 0] has strides [1, 1]).
+inline bool is_contiguous(const xdev_tensor_t& t) noexcept {
+  if (element_count(t) == 0) return true;
+  int64_t expected = 1;
+  for (int32_t d = t.rank - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
 // Text
 
 // printf into a std::string (the whole text, however long).

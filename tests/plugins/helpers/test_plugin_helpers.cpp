@@ -310,4 +310,26 @@ TEST(Format, WritesTheWholeText) {
   EXPECT_EQ(ph::format("%s", ""), "");
 }
 
+TEST(Tensors, ContiguityFollowsTheCoresStrides) {
+  auto view = [](const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+    return xdev_tensor_t{nullptr, 0, XDEV_DTYPE_FLOAT32, static_cast<int32_t>(shape.size()),
+                         shape.data(), strides.data()};
+  };
+  const std::vector<int64_t> s23{2, 3}, d23{3, 1}, t23{1, 2}, s13{1, 3}, o13{7, 1};
+  EXPECT_TRUE(ph::is_contiguous(view(s23, d23)));
+  EXPECT_FALSE(ph::is_contiguous(view(s23, t23)));  // transposed
+  EXPECT_TRUE(ph::is_contiguous(view(s13, o13)));   // an axis of size 1 has any stride
+  EXPECT_EQ(ph::element_count(view(s23, d23)), 6);
+  // Without elements: the core's strides read a 0 as 1 ([2, 0] -> [1, 1];
+  // [2, 0, 5, 5] -> [25, 25, 5, 1]). The cuda plugin refused both (Conv2D
+  // with no input channels, TensorScatterAdd with indices [2, 0]) on an H200.
+  const std::vector<int64_t> s20{2, 0}, c20{1, 1}, s2055{2, 0, 5, 5}, c2055{25, 25, 5, 1};
+  EXPECT_TRUE(ph::is_contiguous(view(s20, c20)));
+  EXPECT_TRUE(ph::is_contiguous(view(s2055, c2055)));
+  EXPECT_EQ(ph::element_count(view(s2055, c2055)), 0);
+  const xdev_tensor_t scalar{nullptr, 0, XDEV_DTYPE_FLOAT32, 0, nullptr, nullptr};
+  EXPECT_TRUE(ph::is_contiguous(scalar));
+  EXPECT_EQ(ph::element_count(scalar), 1);
+}
+
 }  // namespace
