@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <xdev/autodiff.hpp>
 #include <xdev/config.hpp>
 #include <xdev/device.hpp>
 #include <xdev/distribute.hpp>
