@@ -182,18 +182,6 @@ ThreadTapes& thread_tapes() {
   return tapes;
 }
 
-// Ops run with no tape recording them on this thread (assignments).
-class PauseRecording {
- public:
-  PauseRecording() : saved_(t_op_recorder) { t_op_recorder = nullptr; }
-  ~PauseRecording() { t_op_recorder = saved_; }
-  PauseRecording(const PauseRecording&) = delete;
-  PauseRecording& operator=(const PauseRecording&) = delete;
-
- private:
-  OpRecorder* saved_;
-};
-
 // --- the backward pass of views and copies --------------------------------------
 
 // Calls f(position) for each element of a strided layout, row-major;
@@ -325,8 +313,14 @@ std::vector<Tensor> tape_gradient(TapeState& tape, const Tensor& target,
     }
   }
   std::vector<std::shared_ptr<Record>> records;
+  // Sources the tape never saw get no gradient (TensorFlow's None), even
+  // when a recorded op took them beside a watched tensor.
+  std::unordered_set<const TensorImpl*> source_set;
   {
     std::lock_guard lock(tape.mutex);
+    for (const Tensor& s : sources) {
+      if (tape.on_tape.count(s.impl()) != 0) source_set.insert(s.impl());
+    }
     if (tape.spent) {
       throw Error(ErrorCode::kFailedPrecondition,
                   "GradientTape.gradient: a non-persistent tape computes gradients once; make "
@@ -350,8 +344,6 @@ std::vector<Tensor> tape_gradient(TapeState& tape, const Tensor& target,
     }
   } resume{tape};
 
-  std::unordered_set<const TensorImpl*> source_set;
-  for (const Tensor& s : sources) source_set.insert(s.impl());
 
   // Which records lie on a way from a source to the target.
   std::unordered_set<const TensorImpl*> from_source = source_set;
@@ -468,7 +460,7 @@ std::vector<Tensor> tape_gradient(TapeState& tape, const Tensor& target,
   std::vector<Tensor> out;
   out.reserve(sources.size());
   for (const Tensor& s : sources) {
-    auto it = grads.find(s.impl());
+    auto it = source_set.count(s.impl()) != 0 ? grads.find(s.impl()) : grads.end();
     out.push_back(it == grads.end() ? Tensor() : it->second);
   }
   return out;
@@ -531,7 +523,9 @@ std::vector<Variable> GradientTape::watched_variables() const {
   std::vector<Variable> out;
   std::lock_guard lock(state_->mutex);
   for (const auto& [var, reads] : state_->variables) {
-    out.push_back(Variable(var));
+    Variable v;
+    v.state_ = var;
+    out.push_back(std::move(v));
   }
   return out;
 }
@@ -577,6 +571,10 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target,
   return out;
 }
 
+Tensor GradientTape::gradient(const Tensor& target, const Variable& source) {
+  return gradient(target, std::vector<Variable>{source}).front();
+}
+
 size_t GradientTape::num_records() const {
   std::lock_guard lock(state_->mutex);
   return state_->records.size();
@@ -606,14 +604,13 @@ Variable::Variable(const Tensor& initial, bool trainable, std::string name)
   if (!initial.defined()) {
     throw Error(ErrorCode::kInvalidArgument, "Variable: the initial value is an empty tensor");
   }
-  detail::PauseRecording pause;
+  detail::NoRecording pause;
   const detail::ScopeEntry* scope = detail::current_scope();
   state_->value = scope != nullptr ? initial.copy_to(scope->text) : initial.copy_to(initial.device());
   state_->trainable = trainable;
   state_->name = std::move(name);
 }
 
-Variable::Variable(std::shared_ptr<detail::VariableState> state) : state_(std::move(state)) {}
 
 namespace {
 const VariableState& checked(const std::shared_ptr<VariableState>& s) {
@@ -645,14 +642,14 @@ void Variable::assign(const Tensor& value) {
       << to_string(value.dtype()) << " of shape " << value.shape();
     throw Error(ErrorCode::kInvalidArgument, m.str());
   }
-  detail::PauseRecording pause;
+  detail::NoRecording pause;
   state_->value = value.to(old.device());
 }
 
 namespace {
 void update(VariableState& s, const Tensor& delta, bool subtract) {
   if (!delta.defined()) throw Error(ErrorCode::kInvalidArgument, "Variable: an empty delta");
-  detail::PauseRecording pause;
+  detail::NoRecording pause;
   std::lock_guard lock(s.mutex);
   DeviceScope scope(s.value.device());
   Tensor next = subtract ? sub(s.value, delta) : add(s.value, delta);
@@ -665,6 +662,13 @@ void update(VariableState& s, const Tensor& delta, bool subtract) {
   s.value = std::move(next);
 }
 }  // namespace
+
+void Variable::move_to(const std::string& device) {
+  checked(state_);
+  detail::NoRecording pause;
+  std::lock_guard lock(state_->mutex);
+  state_->value = state_->value.to(device);
+}
 
 void Variable::assign_add(const Tensor& delta) {
   checked(state_);

@@ -37,4 +37,17 @@ extern thread_local OpRecorder* t_op_recorder __attribute__((tls_model("initial-
 
 inline OpRecorder* op_recorder() { return t_op_recorder; }
 
+// While alive, no tape records this thread's ops (variable assignments,
+// optimizer updates).
+class NoRecording {
+ public:
+  NoRecording() : saved_(t_op_recorder) { t_op_recorder = nullptr; }
+  ~NoRecording() { t_op_recorder = saved_; }
+  NoRecording(const NoRecording&) = delete;
+  NoRecording& operator=(const NoRecording&) = delete;
+
+ private:
+  OpRecorder* saved_;
+};
+
 }  // namespace xdev::detail

@@ -1,11 +1,12 @@
 // Reverse-mode automatic differentiation (TensorFlow's tf.GradientTape) and
 // variables (tf.Variable).
 //
-//   xdev::Variable w(xdev::random_uniform({3, 1}));
+//   xdev::Tensor inputs = xdev::random_uniform({8, 3}), targets = xdev::ones({8, 1});
+//   xdev::Variable v(xdev::random_uniform({3, 1}));
 //   xdev::GradientTape tape;                       // records this thread's ops
-//   xdev::Tensor loss = xdev::mean(xdev::square(xdev::matmul(x, w) - y));
-//   std::vector<xdev::Tensor> g = tape.gradient(loss, {w});
-//   w.assign_sub(g[0] * 0.1f);
+//   xdev::Tensor loss = xdev::mean(xdev::square(xdev::matmul(inputs, v) - targets));
+//   xdev::Tensor g = tape.gradient(loss, v);
+//   v.assign_sub(g * 0.1f);
 //
 // A tape records every op, view and explicit copy its thread runs while it
 // is alive whose inputs are on the tape: tensors it watches, the values of
@@ -65,6 +66,9 @@ class XDEV_API Variable {
   // run on the variable's device; not recorded by tapes.
   void assign_add(const Tensor& delta);
   void assign_sub(const Tensor& delta);
+  // The variable lives on `device` from now on (its value copied there; no
+  // copy if it is there already): Module::to.
+  void move_to(const std::string& device);
 
   DType dtype() const;
   Shape shape() const;
@@ -77,8 +81,7 @@ class XDEV_API Variable {
   const std::shared_ptr<detail::VariableState>& state() const { return state_; }
 
  private:
-  friend class GradientTape;
-  explicit Variable(std::shared_ptr<detail::VariableState> state);
+  friend class GradientTape;  // watched_variables() makes handles
   std::shared_ptr<detail::VariableState> state_;
 };
 
@@ -110,9 +113,11 @@ class XDEV_API GradientTape {
                                const Tensor& output_gradient = Tensor());
   Tensor gradient(const Tensor& target, const Tensor& source);
   // With respect to variables: the sum over every value of the variable
-  // read while the tape recorded.
+  // read while the tape recorded. (A braced list of variables is ambiguous
+  // between the two vector overloads: pass a std::vector<Variable>.)
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<Variable>& sources,
                                const Tensor& output_gradient = Tensor());
+  Tensor gradient(const Tensor& target, const Variable& source);
 
   // Stops this tape recording while alive (tf.GradientTape.stop_recording).
   class XDEV_API StopRecording {

@@ -22,7 +22,9 @@
 #include <xdev/export.hpp>
 #include <xdev/indexing.hpp>
 #include <xdev/interop.hpp>
+#include <xdev/layers.hpp>
 #include <xdev/ops.hpp>
+#include <xdev/optimizers.hpp>
 #include <xdev/placement.hpp>
 #include <xdev/tensor.hpp>
 #include <xdev/trace.hpp>
