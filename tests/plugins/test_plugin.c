@@ -40,6 +40,22 @@
  *                           what the user gets names the slot, the plugin
  *                           file and the device
  *
+ * and as a plugin of ABI 1.5 for 1.6 (tests/abi/test_abi_1_6.cpp):
+ *
+ *   XDEV_TEST_ABI_1_5       "abi15": its table ends at device_kernels; the
+ *                           1.6 copy slots beyond it (copy_host_to_device_at,
+ *                           ...) hold functions that abort, so a core that
+ *                           read past struct_size would crash. Its float32
+ *                           Add reads (char*)data + byte_offset, as every
+ *                           pointer plugin before 1.6 did.
+ *   XDEV_TEST_POINTER_AT    "pointerat": type PTR, a pointer plugin of 1.6
+ *                           that sets the optional *_at copy slots; its old
+ *                           copy slots abort (unless XDEV_VALIDATE is set:
+ *                           the validation layer copies its canaries through
+ *                           them), so the core must prefer the *_at ones. Its
+ *                           float32 Add sums into scratch taken with
+ *                           scratch_allocate_at, then copies it out.
+ *
  * and once more as a good plugin for the interop tests (tests/interop):
  *
  *   XDEV_TEST_FAKECL        "fakecl": one device "FAKECL:0" of 64 MiB that
@@ -64,6 +80,8 @@
 #include <string.h>
 
 #include <xdev/plugin.h>
+
+#include "enqueue_time_events.h"
 
 #ifndef XDEV_TEST_PLUGIN_NAME
 #define XDEV_TEST_PLUGIN_NAME "minimal"
@@ -102,6 +120,9 @@ static const struct test_config k_config = {
 #elif defined(XDEV_TEST_THIRD_CPU)
 #define XDEV_TEST_TYPE "CPU"
 #define XDEV_TEST_PLATFORM "thirdcpu"
+#elif defined(XDEV_TEST_POINTER_AT)
+#define XDEV_TEST_TYPE "PTR"
+#define XDEV_TEST_PLATFORM "pointerat"
 #else
 #define XDEV_TEST_TYPE "TEST"
 #define XDEV_TEST_PLATFORM "test"
@@ -136,12 +157,10 @@ struct xdev_device_t {
 struct xdev_stream_t {
   int unused;
 };
-struct xdev_event_t {
-  int unused;
-};
 
 #if defined(XDEV_TEST_WRITES_NOTHING) || defined(XDEV_TEST_WRITES_PAST) || \
-    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS)
+    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_ABI_1_5) || \
+    defined(XDEV_TEST_POINTER_AT)
 #define XDEV_TEST_HAS_KERNEL 1
 #endif
 
@@ -156,7 +175,6 @@ static uint64_t g_stream_bytes[2];
 #define XDEV_TEST_STREAM_BYTES 4096
 static struct xdev_device_t g_devices[2] = {{0}, {1}};
 static struct xdev_stream_t g_streams[2];
-static struct xdev_event_t g_event;
 
 static xdev_status_t* error(xdev_status_code_t code, const char* message) {
   return g_host->status_create(g_host->host_context, code, message);
@@ -293,35 +311,30 @@ static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
   return NULL;
 #endif
 }
-static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
-  (void)device;
-  *out = &g_event;
-  return NULL;
-}
-static void event_destroy(xdev_event_t* event) { (void)event; }
-static xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* event_synchronize(xdev_event_t* event) {
-  (void)event;
-  return NULL;
-}
-static xdev_status_t* event_query(xdev_event_t* event, int32_t* out_done) {
-  (void)event;
-  *out_done = 1;
-  return NULL;
-}
 
 static xdev_status_t* copy(xdev_stream_t* stream, void* dst, const void* src, uint64_t size) {
   (void)stream;
   if (size > 0) memcpy(dst, src, (size_t)size);
   return NULL;
 }
+
+#ifdef XDEV_TEST_POINTER_AT
+/* The old copy slots: the core must call the *_at ones instead. */
+static xdev_status_t* copy_old(xdev_stream_t* stream, void* dst, const void* src, uint64_t size) {
+  if (getenv("XDEV_VALIDATE") == NULL || strcmp(getenv("XDEV_VALIDATE"), "1") != 0) abort();
+  return copy(stream, dst, src, size);
+}
+static xdev_status_t* h2d_at(xdev_stream_t* s, void* d, uint64_t o, const void* h, uint64_t n) {
+  return copy(s, (char*)d + o, h, n);
+}
+static xdev_status_t* d2h_at(xdev_stream_t* s, void* h, const void* d, uint64_t o, uint64_t n) {
+  return copy(s, h, (const char*)d + o, n);
+}
+static xdev_status_t* d2d_at(xdev_stream_t* s, void* d, uint64_t o, const void* r, uint64_t p,
+                             uint64_t n) {
+  return copy(s, (char*)d + o, (const char*)r + p, n);
+}
+#endif
 
 #if defined(XDEV_TEST_CAP_NO_SLOT) || defined(XDEV_TEST_SLOT_NO_CAP)
 static xdev_status_t* copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_device,
@@ -348,6 +361,18 @@ static xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) 
     int64_t i;
 #ifdef XDEV_TEST_WRITES_NOTHING
     (void)x, (void)y, (void)z, (void)i;
+#elif defined(XDEV_TEST_POINTER_AT)
+    uint64_t offset = 0;
+    char* scratch;
+    if (!XDEV_HAS_FIELD(call, xdev_kernel_call_t, scratch_allocate_at) ||
+        call->scratch_allocate_at == NULL) {
+      return error(XDEV_STATUS_INTERNAL, "pointerat: no scratch_allocate_at");
+    }
+    scratch = (char*)call->scratch_allocate_at(call->scratch_context, (uint64_t)(n + 1) * 4,
+                                               &offset);
+    if (scratch == NULL) return error(XDEV_STATUS_OUT_OF_MEMORY, "pointerat: no scratch");
+    for (i = 0; i < n; ++i) ((float*)(scratch + offset))[i] = x[i] + y[i];
+    if (n > 0) memcpy(z, scratch + offset, (size_t)n * 4);
 #else
     for (i = 0; i < n; ++i) z[i] = x[i] + y[i];
 #endif
@@ -415,6 +440,25 @@ static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
 }
 #endif
 
+#ifdef XDEV_TEST_ABI_1_5
+/* Beyond the 1.5 table: a core that calls one read past struct_size. */
+static xdev_status_t* h2d_at_beyond(xdev_stream_t* s, void* d, uint64_t o, const void* h,
+                                    uint64_t n) {
+  (void)s, (void)d, (void)o, (void)h, (void)n;
+  abort();
+}
+static xdev_status_t* d2h_at_beyond(xdev_stream_t* s, void* h, const void* d, uint64_t o,
+                                    uint64_t n) {
+  (void)s, (void)h, (void)d, (void)o, (void)n;
+  abort();
+}
+static xdev_status_t* d2d_at_beyond(xdev_stream_t* s, void* d, uint64_t o, const void* r,
+                                    uint64_t p, uint64_t n) {
+  (void)s, (void)d, (void)o, (void)r, (void)p, (void)n;
+  abort();
+}
+#endif
+
 static xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* const** out,
                               uint32_t* out_count) {
   (void)plugin;
@@ -458,6 +502,13 @@ static xdev_plugin_api_t make_api(void) {
 #if defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
   api.device_kernels = device_kernels;
 #endif
+#ifdef XDEV_TEST_ABI_1_5
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_5;
+  api.abi_version.minor = 5;
+  api.copy_host_to_device_at = h2d_at_beyond; /* beyond its table: never read */
+  api.copy_device_to_host_at = d2h_at_beyond;
+  api.copy_device_to_device_at = d2d_at_beyond;
+#endif
   api.name = XDEV_TEST_PLUGIN_NAME;
   api.plugin_version = "test";
   api.capabilities = 0;
@@ -488,6 +539,12 @@ static xdev_plugin_api_t make_api(void) {
   /* Host and device memory are one: the three directions are one copy. */
   api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy;
   api.kernels = kernels;
+#ifdef XDEV_TEST_POINTER_AT
+  api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy_old;
+  api.copy_host_to_device_at = h2d_at;
+  api.copy_device_to_host_at = d2h_at;
+  api.copy_device_to_device_at = d2d_at;
+#endif
 #ifdef XDEV_TEST_CAP_NO_SLOT
   api.capabilities |= XDEV_CAP_PEER_COPY;
   (void)copy_peer;
