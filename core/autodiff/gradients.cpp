@@ -60,10 +60,12 @@ using G = std::vector<Tensor>;
 
 Tensor sc(const Tensor& like, double v) { return scalar_like(like, Literal(v)); }
 
-Tensor zeros_like(const Tensor& x) {
-  DeviceScope scope(x.device());
-  return zeros(x.shape(), x.dtype());
+// Zeros of `shape` and `like`'s dtype on `like`'s device.
+Tensor zeros_as(const Tensor& like, const Shape& shape) {
+  DeviceScope scope(like.device());
+  return zeros(shape, like.dtype());
 }
+Tensor zeros_like(const Tensor& x) { return zeros_as(x, x.shape()); }
 
 Tensor where(const Tensor& condition, const Tensor& g) { return select(condition, g, sc(g, 0.0)); }
 
@@ -143,13 +145,20 @@ Tensor rerun(OpId op, std::span<const Tensor* const> inputs, std::span<const xde
 
 // --- the gradient functions, in the op table's order -----------------------------
 
+// The gradients of a product `product(a, b, ta, tb)` (MatMul, BatchMatMulV2),
+// each still of the broadcast batch shape.
+using Product = Tensor (*)(const Tensor&, const Tensor&, bool, bool);
+G product_grads(Product product, const Tensor& a, const Tensor& b, const Tensor& g, bool ta,
+                bool tb) {
+  if (!ta && !tb) return {product(g, b, false, true), product(a, g, true, false)};
+  if (!ta && tb) return {product(g, b, false, false), product(g, a, true, false)};
+  if (ta && !tb) return {product(b, g, false, true), product(a, g, false, false)};
+  return {product(b, g, true, true), product(g, a, true, true)};
+}
+
 G matmul_grad(const GradContext& c) {
-  const Tensor &a = c.inputs[0], &b = c.inputs[1], &g = g0(c);
-  const bool ta = c.attrs.get_bool(attr::kTransposeA), tb = c.attrs.get_bool(attr::kTransposeB);
-  if (!ta && !tb) return {matmul(g, b, false, true), matmul(a, g, true, false)};
-  if (!ta && tb) return {matmul(g, b), matmul(g, a, true, false)};
-  if (ta && !tb) return {matmul(b, g, false, true), matmul(a, g)};
-  return {matmul(b, g, true, true), matmul(g, a, true, true)};
+  return product_grads(matmul, c.inputs[0], c.inputs[1], g0(c),
+                       c.attrs.get_bool(attr::kTransposeA), c.attrs.get_bool(attr::kTransposeB));
 }
 
 G add_grad(const GradContext& c) { return reduced(c, g0(c), g0(c)); }
@@ -356,9 +365,9 @@ G pad_grad(const GradContext& c) {
   for (size_t k = 0; k < paddings.size(); k += 2) begin.push_back(paddings[k]);
   return {slice(g0(c), begin, x0(c).shape().to_vector())};
 }
-// GatherV2: params' gradient sums each picked slice's gradient into the row
-// it came from, as a one-hot matrix product (no scatter op in the table):
-// [Pa, n] · [n, pre·post].
+// GatherV2: params' gradient adds each picked slice's gradient into the
+// slice it came from: the upstream, axis first, scattered into zeros at the
+// indices ([rows, pre, post] += [n, pre, post] at [n, 1]).
 G gather_grad(const GradContext& c) {
   const Tensor &params = c.inputs[0], &indices = c.inputs[1], &g = g0(c);
   const int axis = static_cast<int>(c.attrs.get_int(attr::kAxis));
@@ -367,11 +376,10 @@ G gather_grad(const GradContext& c) {
   for (int k = 0; k < axis; ++k) pre *= p[static_cast<size_t>(k)];
   for (int k = axis + 1; k < p.rank(); ++k) post *= p[static_cast<size_t>(k)];
   const int64_t n = indices.num_elements(), rows = p[static_cast<size_t>(axis)];
-  const Tensor g3 = transpose(reshape(g, Shape{pre, n, post}), {1, 0, 2});
-  const Tensor hot = one_hot(reshape(indices, Shape{n}), rows, 1.0, 0.0, -1, g.dtype());
-  const Tensor summed = matmul(hot, reshape(g3, Shape{n, pre * post}), true, false);
-  const Tensor back = transpose(reshape(summed, Shape{rows, pre, post}), {1, 0, 2});
-  return {reshape(back, p), Tensor()};
+  const Tensor updates = transpose(reshape(g, Shape{pre, n, post}), {1, 0, 2});
+  const Tensor into = zeros_as(g, Shape{rows, pre, post});
+  const Tensor summed = tensor_scatter_add(into, reshape(indices, Shape{n, 1}), updates);
+  return {reshape(transpose(summed, {1, 0, 2}), p), Tensor()};
 }
 G bias_add_grad(const GradContext& c) {
   const Tensor& g = g0(c);
@@ -495,6 +503,37 @@ G avg_pool_grad_grad(const GradContext& c) {
   return {avg_pool(g0(c), win.ksize, win.strides, win.padding, win.format)};
 }
 
+// BatchMatMulV2: MatMul's gradients with the adjoints for transposes,
+// summed over the batch axes each input broadcast along.
+G batch_matmul_grad(const GradContext& c) {
+  const Tensor &x = c.inputs[0], &y = c.inputs[1];
+  const G d = product_grads(batch_matmul, x, y, g0(c), c.attrs.get_bool(attr::kAdjX),
+                            c.attrs.get_bool(attr::kAdjY));
+  return {reduce_to_shape(d[0], x.shape()), reduce_to_shape(d[1], y.shape())};
+}
+// TensorScatterAdd: the tensor's gradient is the upstream; each update's is
+// the upstream's slice at its index row, a gather from the upstream as
+// [slices, slice elements] at the rows' linear (row-major) indices.
+G tensor_scatter_add_grad(const GradContext& c) {
+  const Tensor &indices = c.inputs[1], &updates = c.inputs[2], &g = g0(c);
+  const Shape& t = g.shape();
+  const int64_t depth = indices.shape()[static_cast<size_t>(indices.rank() - 1)];
+  if (depth == 0) return {g, Tensor(), broadcast_to_copy(g, updates.shape())};
+  const int64_t rows = indices.num_elements() / depth;
+  const Tensor idx = reshape(cast(indices, DType::kInt64), Shape{rows, depth});
+  Tensor linear;
+  int64_t slices = 1;
+  for (int64_t d = 0; d < depth; ++d) {
+    const int64_t extent = t[static_cast<size_t>(d)];
+    const Tensor column = reshape(slice(idx, {0, d}, {rows, 1}), Shape{rows});
+    linear = d == 0 ? column : add(mul(linear, scalar_like(linear, extent)), column);
+    slices *= extent;
+  }
+  const int64_t slice_elements = slices == 0 ? 0 : t.num_elements() / slices;
+  const Tensor picked = gather(reshape(g, Shape{slices, slice_elements}), linear, 0);
+  return {g, Tensor(), reshape(picked, updates.shape())};
+}
+
 // --- the table ---------------------------------------------------------------
 
 constexpr const char* kBoolResult = "its result is bool (a comparison, a test or logic)";
@@ -597,6 +636,8 @@ const GradientDef kGradients[] = {
     none(OpId::kMaxPoolGrad, "its gradient would be MaxPoolGradGrad, which the op table does not "
                              "define (no second derivative of MaxPool)"),
     fn(OpId::kAvgPoolGrad, avg_pool_grad_grad),
+    fn(OpId::kBatchMatMulV2, batch_matmul_grad),
+    fn(OpId::kTensorScatterAdd, tensor_scatter_add_grad, 1u << 1),  // the indices
 };
 
 // The entries by OpId; an op without one has op == kCount.

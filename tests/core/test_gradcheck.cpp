@@ -171,6 +171,8 @@ std::vector<Case> cases() {
   c.push_back({"Identity", "", {uniform(s23)}, F(xdev::identity(x[0]))});
   c.push_back({"Tile", "", {uniform({2, 1, 3})}, F(xdev::tile(x[0], {2, 3, 1}))});
   c.push_back({"PadV2", "", {uniform(s23)}, F(xdev::pad(x[0], {{1, 0}, {2, 1}}, 0.5))});
+  c.push_back({"GatherV2", "axis0 last", {uniform({3, 2}), indices({2, 2}, {2, 0, 2, 1})},
+               F(xdev::gather(x[0], x[1], 0))});
   c.push_back({"GatherV2", "axis1 repeated", {uniform({2, 4, 2}), indices({2, 2}, {3, 0, 3, 1})},
                F(xdev::gather(x[0], x[1], 1))});
   c.push_back({"BiasAdd", "NHWC", {uniform({2, 2, 3}), uniform({3})}, F(xdev::bias_add(x[0], x[1]))});
@@ -217,6 +219,23 @@ std::vector<Case> cases() {
   c.push_back({"view:broadcast_to", "", {uniform({3, 1})}, F(xdev::broadcast_to(x[0], {2, 3, 4}) * 1.0)});
   c.push_back({"view:of a view", "", {uniform({4, 4})},
                F(xdev::slice(xdev::transpose(x[0]), {1, 0}, {2, 3}) * 1.0)});
+  c.push_back({"BatchMatMulV2", "broadcast batch", {uniform({2, 1, 2, 3}), uniform({3, 3, 4})},
+               F(xdev::batch_matmul(x[0], x[1]))});
+  c.push_back({"BatchMatMulV2", "adj_y", {uniform({2, 2, 3}), uniform({2, 4, 3})},
+               F(xdev::batch_matmul(x[0], x[1], false, true))});
+  c.push_back({"BatchMatMulV2", "adj_x rank-2 y", {uniform({2, 3, 2}), uniform({3, 4})},
+               F(xdev::batch_matmul(x[0], x[1], true, false))});
+  c.push_back({"BatchMatMulV2", "adj_x adj_y size-1 batch", {uniform({2, 3, 2}), uniform({1, 4, 3})},
+               F(xdev::batch_matmul(x[0], x[1], true, true))});
+  c.push_back({"TensorScatterAdd", "depth1 repeated",
+               {uniform({4, 2}), indices({3, 1}, {1, 3, 1}), uniform({3, 2})},
+               F(xdev::tensor_scatter_add(x[0], x[1], x[2]))});
+  c.push_back({"TensorScatterAdd", "depth2",
+               {uniform({3, 2, 2}), indices({2, 2}, {2, 1, 0, 0}), uniform({2, 2})},
+               F(xdev::tensor_scatter_add(x[0], x[1], x[2]))});
+  c.push_back({"TensorScatterAdd", "batched indices",
+               {uniform({3, 2}), indices({2, 2, 2}, {2, 1, 0, 0, 2, 1, 1, 0}), uniform({2, 2})},
+               F(xdev::tensor_scatter_add(x[0], x[1], x[2]))});
   c.push_back({"copy", "", {uniform(s23)}, F(x[0].copy_to(x[0].device()) * 2.0)});
   c.push_back({"Dropout", "composite", {uniform(s23)}, F(xdev::dropout(x[0], 0.5, 7))});
   return c;
