@@ -303,10 +303,4 @@ void MirroredVariable::assign(const Tensor& value) {
   values_ = std::move(updated);
 }
 
-void Module::to(const std::string& device) {
-  for (Tensor* p : parameters()) *p = p->to(device);
-}
-
-Tensor Dense::operator()(const Tensor& x) const { return add(matmul(x, kernel_), bias_); }
-
 }  // namespace xdev

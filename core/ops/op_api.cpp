@@ -20,6 +20,7 @@
 #include "devices/runtime.hpp"
 #include "tensors/shape.hpp"
 #include "tensors/tensor_impl.hpp"
+#include "tensors/views.hpp"
 
 namespace xdev {
 namespace {
@@ -653,7 +654,7 @@ Tensor transpose(const Tensor& x, const std::vector<int>& perm) {
     shape.push_back(x.shape()[static_cast<size_t>(axis)]);
     strides.push_back(x.strides()[static_cast<size_t>(axis)]);
   }
-  Tensor view(detail::make_view(x.impl_ptr(), shape, strides, x.impl()->byte_offset));
+  const Tensor view = detail::storage_view(x, shape, strides, x.impl()->byte_offset);
   const Tensor* const inputs[1] = {&view};
   return detail::run_defined_op(OpId::kCopy, inputs, Attrs{});
 }
@@ -700,8 +701,8 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
     const Tensor* const inputs[1] = {&x};
     source = detail::run_defined_op(OpId::kCopy, inputs, Attrs{});
   }
-  return Tensor(detail::make_view(source.impl_ptr(), target, detail::contiguous_strides(target),
-                                  source.impl()->byte_offset));
+  return detail::storage_view(source, target, detail::contiguous_strides(target),
+                              source.impl()->byte_offset);
 }
 
 }  // namespace xdev

@@ -298,9 +298,6 @@ enum class ShapeClass : uint8_t {
 using ShapeFn = void (*)(const OpDef& def, std::span<const Shape* const> inputs,
                          const AttrValues& attrs, std::span<Shape> outputs);
 
-// Reserved for the gradients of a later issue; every entry has nullptr.
-struct GradientDef;
-
 struct OpDef {
   OpId id;
   const char* name;     // the ABI name: what plugins register and kernels receive
@@ -315,7 +312,6 @@ struct OpDef {
   const char* output_doc;        // the output shape, for docs/ops.md
   bool broadcast_inputs = false;  // the core passes inputs as stride-0 views of the output shape
   bool contiguous_inputs = false; // the kernel needs row-major inputs
-  const GradientDef* gradient = nullptr;
 
   // The input `i` of a call describes (variadic inputs repeat the last).
   const InputDef& input(size_t i) const {

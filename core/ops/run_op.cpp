@@ -10,11 +10,15 @@
 #include "common/status.hpp"
 #include "devices/runtime.hpp"
 #include "ops/kernel_scratch.hpp"
+#include "ops/op_record.hpp"
 #include "placement/decide.hpp"
 #include "trace/trace.hpp"
 #include "transfer/copy.hpp"
 
 namespace xdev::detail {
+
+thread_local OpRecorder* t_op_recorder __attribute__((tls_model("initial-exec"))) = nullptr;
+
 namespace {
 
 // Calls `kernel` for `op` on `device`'s stream with `inputs` and one output.
@@ -341,6 +345,11 @@ struct CheckedOpCall {
   CheckedCall call;
 };
 
+// Runs `request` with the inputs whose shape differs from the output's
+// passed as stride-0 views of it (run_defined_op, broadcast_inputs).
+Tensor run_broadcast(const OpRequest& request, std::span<const Tensor* const> inputs,
+                     std::span<const xdev_attr_t> kernel_attrs);
+
 }  // namespace
 
 void check_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attrs& attrs) {
@@ -364,9 +373,10 @@ std::vector<Tensor> run_defined_op_outputs(OpId op, std::span<const Tensor* cons
                     def.contiguous_inputs};
   request.more_outputs = std::span<const OutputRequest>(more.data(), call.output_count - 1);
   std::vector<Tensor> outputs(call.output_count);
-  run_op_into(request, inputs,
-              std::span<const xdev_attr_t>(call.kernel_attrs.data(), call.kernel_attr_count),
-              outputs);
+  const std::span<const xdev_attr_t> kernel_attrs(call.kernel_attrs.data(),
+                                                  call.kernel_attr_count);
+  run_op_into(request, inputs, kernel_attrs, outputs);
+  if (OpRecorder* recorder = op_recorder()) recorder->record_op(op, inputs, kernel_attrs, outputs);
   return outputs;
 }
 
@@ -389,9 +399,26 @@ Tensor run_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attr
   if (def.broadcast_inputs) {
     for (size_t i = 0; i < inputs.size(); ++i) broadcast = broadcast || !(*info[i].shape == out);
   }
-  if (!broadcast) return run_op(request, inputs, kernel_attrs);
+  Tensor result;
+  if (!broadcast) {
+    result = run_op(request, inputs, kernel_attrs);
+  } else {
+    result = run_broadcast(request, inputs, kernel_attrs);
+  }
+  // The inputs as the caller gave them (not the broadcast views): the
+  // gradient reduces back to their shapes.
+  if (OpRecorder* recorder = op_recorder()) {
+    recorder->record_op(op, inputs, kernel_attrs, std::span<const Tensor>(&result, 1));
+  }
+  return result;
+}
 
-  // Inputs of the output's shape go as they are; others as stride-0 views.
+namespace {
+
+// Inputs of the output's shape go as they are; others as stride-0 views.
+Tensor run_broadcast(const OpRequest& request, std::span<const Tensor* const> inputs,
+                     std::span<const xdev_attr_t> kernel_attrs) {
+  const Shape& out = request.output_shape;
   PerInput<const Tensor*> ptrs(inputs.size());
   PerInput<Tensor> views(inputs.size());
   const int rank = out.rank();
@@ -416,5 +443,7 @@ Tensor run_defined_op(OpId op, std::span<const Tensor* const> inputs, const Attr
   }
   return run_op(request, std::span<const Tensor* const>(ptrs.data(), inputs.size()), kernel_attrs);
 }
+
+}  // namespace
 
 }  // namespace xdev::detail

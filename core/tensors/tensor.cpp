@@ -13,6 +13,7 @@
 
 #include <sys/mman.h>
 
+#include "ops/op_record.hpp"
 #include "ops/run_op.hpp"
 #include "placement/decide.hpp"
 #include "transfer/copy.hpp"
@@ -332,7 +333,9 @@ Tensor Tensor::copy_to(std::string_view device) const {
   detail::LogicalDeviceState* target = detail::resolve_device(device);
   auto copy = detail::copy_tensor(*impl(), target);
   detail::count_explicit_copy(copy->span_bytes());
-  return Tensor(std::move(copy));
+  Tensor result(std::move(copy));
+  if (detail::OpRecorder* recorder = detail::op_recorder()) recorder->record_copy(*this, result);
+  return result;
 }
 
 HostTensor Tensor::to_host() const {

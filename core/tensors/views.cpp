@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "ops/op_record.hpp"
 #include "ops/run_op.hpp"
 #include "tensors/shape.hpp"
 #include "tensors/tensor_impl.hpp"
@@ -21,7 +22,9 @@ Tensor storage_view(const Tensor& x, const Shape& shape, Shape strides, uint64_t
   for (size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] == 1) strides[k] = dense[k];
   }
-  return Tensor(make_view(x.impl_ptr(), shape, strides, byte_offset));
+  Tensor view(make_view(x.impl_ptr(), shape, strides, byte_offset));
+  if (OpRecorder* recorder = op_recorder()) recorder->record_view(x, view);
+  return view;
 }
 
 }  // namespace detail

@@ -238,7 +238,7 @@ TEST(Mirrored, AssignSubKeepsCopiesIdentical) {
 TEST(Module, ParametersMoveAsAUnitAndRunningKeepsEverythingThere) {
   xdev::Dense model(xdev::constant({{1.f}, {2.f}}), xdev::constant({0.5f}));
   model.to("/GPU:1");
-  for (xdev::Tensor* p : model.parameters()) EXPECT_EQ(p->device().name, kGpu1);
+  for (const xdev::Variable& p : model.parameters()) EXPECT_EQ(p.device().name, kGpu1);
   xdev::Tensor x = xdev::constant({{1.f, 1.f}, {2.f, 0.f}}).to("/GPU:1");
   xdev::reset_placement_counters();
   xdev::Tensor y = model(x);
@@ -246,9 +246,9 @@ TEST(Module, ParametersMoveAsAUnitAndRunningKeepsEverythingThere) {
   EXPECT_EQ(xdev::placement_counters().implicit_copies, 0u);
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{3.5f, 2.5f}));
   // Moving again to the same device copies nothing.
-  const xdev::detail::TensorImpl* before = model.kernel().impl();
+  const xdev::detail::TensorImpl* before = model.kernel().read_value().impl();
   model.to(xdev::try_gpu(1));
-  EXPECT_EQ(model.kernel().impl(), before);
+  EXPECT_EQ(model.kernel().read_value().impl(), before);
 }
 
 }  // namespace

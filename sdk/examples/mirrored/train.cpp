@@ -1,7 +1,7 @@
 // The end of TensorFlow's GPU guide: one dense layer trained with MSE and SGD
 // (learning rate 0.2) on synthetic linear data, first on one device, then
-// mirrored over 2 and 4 logical devices (docs/behaviour.md B23). Gradients are written
-// out by hand. The mirrored runs must end with the single-device weights.
+// mirrored over 2 and 4 logical devices (docs/behaviour.md B23). Gradients come
+// from xdev::GradientTape. The mirrored runs must end with the single-device weights.
 // With --multi-worker (when built with MPI) it trains once with
 // MultiWorkerMirroredStrategy over --local-replicas logical CPUs per worker,
 // one worker per process: mpirun -np 2 xdev-train-mirrored --multi-worker
@@ -42,36 +42,40 @@ Data make_data() {
   return {x, y};
 }
 
-// Gradients of mean((x·W + b - y)²) over the whole batch of `total_rows`,
-// for the rows this replica holds. Returns {dW, db, sum of squared errors / total}.
+// The loss mean((x·W + b - y)²) over the whole batch of `total_rows`, for
+// the rows this replica holds, and its gradients from a GradientTape (each
+// replica's thread records on its own tape). Returns {dW, db, loss}.
 std::vector<xdev::Tensor> gradients(const xdev::Tensor& w, const xdev::Tensor& b,
                                     const xdev::Tensor& x, const xdev::Tensor& y,
                                     int64_t total_rows) {
+  xdev::GradientTape tape;
+  tape.watch(w);
+  tape.watch(b);
   xdev::Tensor error = xdev::matmul(x, w) + b - y;
-  xdev::Tensor scale = xdev::fill({}, 2.0 / static_cast<double>(total_rows));
-  xdev::Tensor d_pred = error * scale;
-  xdev::Tensor dw = xdev::matmul(x, d_pred, /*transpose_a=*/true);
-  xdev::Tensor db = xdev::sum(d_pred, {0});
-  xdev::Tensor loss = xdev::sum(error * error) / xdev::fill({}, static_cast<double>(total_rows));
-  return {dw, db, loss};
+  xdev::Tensor loss = xdev::sum(error * error) / static_cast<double>(total_rows);
+  std::vector<xdev::Tensor> g = tape.gradient(loss, {w, b});
+  return {g[0], g[1], loss};
 }
 
+// The same model as a Dense layer whose Variables the tape watches when the
+// layer reads them, updated by SGD.
 std::vector<float> train_single(int steps) {
   Data data = make_data();
   xdev::Dense model(xdev::zeros({3, 1}), xdev::zeros({1}));
   model.to("/CPU:0");
-  xdev::Tensor w = model.kernel(), b = model.bias();
+  xdev::SGD optimizer(kLearningRate);
+  const std::vector<xdev::Variable> vars = model.trainable_variables();
   std::cout << "Single device (/CPU:0)\n";
   for (int step = 0; step < steps; ++step) {
-    auto g = gradients(w, b, data.x, data.y, kBatch);
-    w = w - g[0] * xdev::fill({}, kLearningRate);
-    b = b - g[1] * xdev::fill({}, kLearningRate);
+    xdev::GradientTape tape;
+    xdev::Tensor loss = xdev::mean_squared_error(data.y, model(data.x));
+    optimizer.apply_gradients(tape.gradient(loss, vars), vars);
     if (step % 10 == 0 || step == steps - 1) {
-      std::cout << "  step " << std::setw(3) << step << "  loss " << g[2].item<float>() << "\n";
+      std::cout << "  step " << std::setw(3) << step << "  loss " << loss.item<float>() << "\n";
     }
   }
-  auto out = w.to_vector<float>();
-  out.push_back(b.to_vector<float>()[0]);
+  auto out = model.kernel().read_value().to_vector<float>();
+  out.push_back(model.bias().read_value().to_vector<float>()[0]);
   return out;
 }
 

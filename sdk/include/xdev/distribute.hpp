@@ -18,6 +18,7 @@
 
 #include <xdev/device.hpp>
 #include <xdev/export.hpp>
+#include <xdev/layers.hpp>
 #include <xdev/tensor.hpp>
 
 namespace xdev {
@@ -110,29 +111,6 @@ class XDEV_API MirroredStrategy {
 XDEV_API std::vector<Tensor> per_replica(const std::vector<std::vector<Tensor>>& results,
                                          size_t index);
 
-// B25: a model whose parameters move to a device as a unit.
-class XDEV_API Module {
- public:
-  virtual ~Module() = default;
-  // The parameters, in a fixed order.
-  virtual std::vector<Tensor*> parameters() = 0;
-  // Moves every parameter to `device` (no copy for those already there).
-  void to(const std::string& device);
-  void to(const Device& device) { to(device.name); }
-};
-
-// y = x · kernel + bias: kernel [in, out], bias [out].
-class XDEV_API Dense : public Module {
- public:
-  Dense(Tensor kernel, Tensor bias) : kernel_(std::move(kernel)), bias_(std::move(bias)) {}
-  Tensor operator()(const Tensor& x) const;
-  std::vector<Tensor*> parameters() override { return {&kernel_, &bias_}; }
-  const Tensor& kernel() const { return kernel_; }
-  const Tensor& bias() const { return bias_; }
-
- private:
-  Tensor kernel_;
-  Tensor bias_;
-};
+// Module and Dense (B25) are in <xdev/layers.hpp>.
 
 }  // namespace xdev

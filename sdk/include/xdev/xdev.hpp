@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <xdev/autodiff.hpp>
 #include <xdev/config.hpp>
 #include <xdev/device.hpp>
 #include <xdev/distribute.hpp>
@@ -21,7 +22,9 @@
 #include <xdev/export.hpp>
 #include <xdev/indexing.hpp>
 #include <xdev/interop.hpp>
+#include <xdev/layers.hpp>
 #include <xdev/ops.hpp>
+#include <xdev/optimizers.hpp>
 #include <xdev/placement.hpp>
 #include <xdev/tensor.hpp>
 #include <xdev/trace.hpp>

@@ -1,0 +1,97 @@
+// Optimizers (tf.keras.optimizers): SGD with momentum and Nesterov, Adam and
+// AdamW, with Keras' update rules. Each update is made of SDK ops run on the
+// variable's device (its slots — momentum, moments — live there too), not
+// recorded by tapes.
+//
+//   xdev::Variable v(xdev::zeros({3}));
+//   xdev::SGD opt(0.1, /*momentum=*/0.9, /*nesterov=*/true);
+//   opt.apply_gradients({xdev::ones({3})}, {v});   // v = −0.19 each
+//
+// Fused update kernels (one op per variable, as TensorFlow's
+// ResourceApplyAdam) are not in the op table yet: these composites are what
+// such optional ops would fall back to (issue 19).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <xdev/autodiff.hpp>
+#include <xdev/export.hpp>
+#include <xdev/tensor.hpp>
+
+namespace xdev {
+
+class XDEV_API Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // One step: variables[i] updated with gradients[i] (an undefined gradient
+  // leaves its variable alone, as TensorFlow skips None). Throws
+  // xdev::Error(kInvalidArgument) when the counts, shapes or dtypes differ.
+  void apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
+  // Steps applied so far.
+  int64_t iterations() const { return iterations_; }
+  double learning_rate() const { return learning_rate_; }
+  void set_learning_rate(double lr) { learning_rate_ = lr; }
+
+ protected:
+  explicit Optimizer(double learning_rate) : learning_rate_(learning_rate) {}
+  // Updates `variable` with `gradient` at step `step` (1 for the first);
+  // `slots` are this variable's, created empty and kept between steps.
+  virtual void update(Variable& variable, const Tensor& gradient, std::vector<Tensor>& slots,
+                      int64_t step) = 0;
+
+ private:
+  double learning_rate_;
+  int64_t iterations_ = 0;
+  // Slots by variable (the key keeps the variable's state alive).
+  std::unordered_map<const void*, std::pair<Variable, std::vector<Tensor>>> slots_;
+};
+
+// w −= lr · g; with momentum m: v = m·v − lr·g, then w += v, or with
+// Nesterov w += m·v − lr·g.
+class XDEV_API SGD : public Optimizer {
+ public:
+  explicit SGD(double learning_rate = 0.01, double momentum = 0.0, bool nesterov = false);
+
+ protected:
+  void update(Variable& variable, const Tensor& gradient, std::vector<Tensor>& slots,
+              int64_t step) override;
+
+ private:
+  double momentum_;
+  bool nesterov_;
+};
+
+// m = β1·m + (1 − β1)·g, v = β2·v + (1 − β2)·g², then
+// w −= lr·√(1 − β2ᵗ)/(1 − β1ᵗ) · m / (√v + ε)  (Keras' Adam).
+class XDEV_API Adam : public Optimizer {
+ public:
+  explicit Adam(double learning_rate = 0.001, double beta_1 = 0.9, double beta_2 = 0.999,
+                double epsilon = 1e-7);
+
+ protected:
+  void update(Variable& variable, const Tensor& gradient, std::vector<Tensor>& slots,
+              int64_t step) override;
+
+ private:
+  double beta_1_, beta_2_, epsilon_;
+};
+
+// Adam with decoupled weight decay: w −= lr·weight_decay·w before Adam's
+// step (Keras' AdamW).
+class XDEV_API AdamW : public Adam {
+ public:
+  explicit AdamW(double learning_rate = 0.001, double weight_decay = 0.004, double beta_1 = 0.9,
+                 double beta_2 = 0.999, double epsilon = 1e-7);
+
+ protected:
+  void update(Variable& variable, const Tensor& gradient, std::vector<Tensor>& slots,
+              int64_t step) override;
+
+ private:
+  double weight_decay_;
+};
+
+}  // namespace xdev
