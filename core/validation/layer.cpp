@@ -929,6 +929,18 @@ const xdev_plugin_api_t* wrap(const xdev_plugin_api_t* api, const xdev_host_api_
   if (XDEV_HAS_FIELD(api, xdev_plugin_api_t, device_kernels) && api->device_kernels != nullptr) {
     t.device_kernels = &v_device_kernels;
   }
+  // ABI 1.7 device collectives take the plugin's own device and stream
+  // handles, which the layer wraps: not offered under validation (the core
+  // then takes its host path between processes).
+  if (XDEV_HAS_FIELD(&t, xdev_plugin_api_t, collective)) {
+    t.capabilities &= ~XDEV_CAP_COLLECTIVES;
+    t.collective_id = nullptr;
+    t.communicator_create = nullptr;
+    t.communicator_destroy = nullptr;
+    t.communicator_abort = nullptr;
+    t.communicator_poll = nullptr;
+    t.collective = nullptr;
+  }
   std::lock_guard lock(g_layers_mutex);
   layers_by_host()[host] = l;
   g_last_layer = l;

@@ -3,7 +3,13 @@
 # under mpirun (2 processes on this machine, --oversubscribe) or alone, and
 # checks what they print.
 #
-#   run_case.sh MPIRUN WORKER_OR_TRAIN CASE
+#   run_case.sh MPIRUN WORKER_OR_TRAIN CASE [SIM_PLUGIN_DIR]
+#
+# A case named sim_X runs case X on the sim plugin's devices (two per
+# worker, /GPU:0 and /GPU:1), whose device collectives (ABI 1.7) replace
+# MPI over host memory between the workers: the same checks hold, and the
+# path logged is the sim's. sim_host_path runs the collectives on the sim's
+# devices with XDEV_DEVICE_COLLECTIVES=0 (the host path), the same checks.
 set -u
 mpirun=$1 prog=$2 case=$3
 out=$(mktemp) dir=$(mktemp -d)
@@ -11,6 +17,29 @@ trap 'rm -rf "$out" "$dir"' EXIT
 run2() { "$mpirun" --oversubscribe -np 2 "$@" >"$out" 2>&1; }
 fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
 count() { grep -c -- "$1" "$out"; }
+
+# The path every worker's collectives take, as the strategy logs it.
+path="in-process via shared memory, across workers via MPI over host memory"
+start_line="across workers via host memory (no device collectives: "
+case $case in
+sim_*)
+  export XDEV_PLUGIN_PATH=$4 XDEV_PLUGINS=cpu,sim XDEV_TEST_DEVICE_TYPE=GPU
+  case=${case#sim_}
+  if [ "$case" = host_path ]; then
+    export XDEV_DEVICE_COLLECTIVES=0
+    case=collectives
+    path="in-process via peer copies, across workers via MPI over host memory"
+    start_line="across workers via host memory (no device collectives: XDEV_DEVICE_COLLECTIVES=0)"
+  else
+    path="via sim device collectives"
+    start_line="across workers via sim device collectives"
+  fi ;;
+esac
+# Every worker says which path its collectives take between workers.
+check_start_line() {
+  [ "$(count "Using MultiWorkerMirroredStrategy.*$start_line")" = 2 ] ||
+    fail "each worker's start-up line names the path: $start_line"
+}
 
 case $case in
 collectives)
@@ -23,10 +52,12 @@ collectives)
   [ "$(count '^PASS collectives')" = 2 ] || fail "both workers must pass"
   grep -q "Using MultiWorkerMirroredStrategy with cluster_spec = {'worker': \[" "$out" ||
     fail "no strategy line"
-  [ "$(count "Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 2 workers x 2 local replicas: in-process via shared memory, across workers via MPI over host memory")" = 2 ] ||
-    fail "each worker logs the path of the logged all-reduce" ;;
+  check_start_line
+  [ "$(count "Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 2 workers x 2 local replicas: $path\$")" = 2 ] ||
+    fail "each worker logs the path of the logged all-reduce: $path" ;;
 mismatch)
   run2 "$prog" mismatch || fail "mpirun exited $?"
+  check_start_line
   [ "$(count '^PASS mismatch')" = 2 ] || fail "both workers must report the mismatch" ;;
 killed)
   # mpirun's default when a worker dies: it tears the others down at once
@@ -37,17 +68,22 @@ killed)
   echo "default mpirun: torn down after $(( $(date +%s) - start )) s"; cat "$out"
   # With --enable-recovery mpirun lets the survivor run on: it must report
   # the lost task within the timeout instead of hanging.
-  XDEV_COLLECTIVE_TIMEOUT_S=5 run2 --enable-recovery "$prog" killed
+  # On the sim, task 1 dies inside the device collective (mpi_worker.cpp, lost()).
+  XDEV_COLLECTIVE_TIMEOUT_S=5 "$mpirun" --oversubscribe --enable-recovery -np 1 "$prog" killed : \
+    -np 1 -x XDEV_SIM_COLLECTIVE_DELAY_US=2000000 "$prog" killed >"$out" 2>&1
+  check_start_line
   grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the lost task" ;;
 hung)
   # A worker that hangs (SIGSTOP) is no death for mpirun: plain mpirun, and the
   # survivor must name it within the timeout; its failure (exit 3) makes mpirun
   # end the job, the stopped worker included.
   start=$(date +%s)
-  XDEV_COLLECTIVE_TIMEOUT_S=5 timeout 60 "$mpirun" --oversubscribe -np 2 "$prog" hung >"$out" 2>&1
+  XDEV_COLLECTIVE_TIMEOUT_S=5 timeout 60 "$mpirun" --oversubscribe -np 1 "$prog" hung : \
+    -np 1 -x XDEV_SIM_COLLECTIVE_DELAY_US=2000000 "$prog" hung >"$out" 2>&1
   rc=$?
   echo "mpirun exited $rc after $(( $(date +%s) - start )) s"
   [ $rc = 124 ] && fail "mpirun did not end within 60 s"
+  check_start_line
   grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the hung task" ;;
 single)
   "$prog" single >"$out" 2>&1 || fail "exited $?"
