@@ -28,13 +28,27 @@ sim_*)
   if [ "$case" = host_path ]; then
     export XDEV_DEVICE_COLLECTIVES=0
     case=collectives
-    path="in-process via peer copies, across workers via MPI over host memory"
+    path="in-process via direct copies, across workers via MPI over host memory"
     start_line="across workers via host memory (no device collectives: XDEV_DEVICE_COLLECTIVES=0)"
   else
     path="via sim device collectives"
     start_line="across workers via sim device collectives"
   fi ;;
 esac
+# Two workers for the lost-worker cases (mpi_worker.cpp, lost()): on the
+# sim, task 1's device collectives start 2 s late, so that it dies or stops
+# inside one (harmless on the host path).  run_lost MODE [MPIRUN OPTIONS]
+run_lost() {
+  mode=$1; shift
+  ${wrap:-} "$mpirun" --oversubscribe "$@" -np 1 "$prog" "$mode" : \
+    -np 1 -x XDEV_SIM_COLLECTIVE_DELAY_US=2000000 "$prog" "$mode" >"$out" 2>&1
+}
+# On the device path task 0 waited in the device collective's deadline loop.
+check_lost_where() {
+  [ "$path" != "via sim device collectives" ] ||
+    grep -q "^task 0 caught .*(XDEV_COLLECTIVE_TIMEOUT_S) waiting for the device collective; lost task 1" "$out" ||
+    fail "task 0 did not time out in the device collective"
+}
 # Every worker says which path its collectives take between workers.
 check_start_line() {
   [ "$(count "Using MultiWorkerMirroredStrategy.*$start_line")" = 2 ] ||
@@ -63,28 +77,27 @@ killed)
   # mpirun's default when a worker dies: it tears the others down at once
   # (exit status 137, "mpirun noticed that process rank 1 ... exited on signal 9").
   start=$(date +%s)
-  XDEV_COLLECTIVE_TIMEOUT_S=5 run2 "$prog" killed && fail "mpirun exited 0 after a worker died"
+  XDEV_COLLECTIVE_TIMEOUT_S=5 run_lost killed && fail "mpirun exited 0 after a worker died"
   grep -q "exited on signal 9" "$out" || fail "no word from mpirun about the killed worker"
   echo "default mpirun: torn down after $(( $(date +%s) - start )) s"; cat "$out"
   # With --enable-recovery mpirun lets the survivor run on: it must report
   # the lost task within the timeout instead of hanging.
-  # On the sim, task 1 dies inside the device collective (mpi_worker.cpp, lost()).
-  XDEV_COLLECTIVE_TIMEOUT_S=5 "$mpirun" --oversubscribe --enable-recovery -np 1 "$prog" killed : \
-    -np 1 -x XDEV_SIM_COLLECTIVE_DELAY_US=2000000 "$prog" killed >"$out" 2>&1
+  XDEV_COLLECTIVE_TIMEOUT_S=5 run_lost killed --enable-recovery
   check_start_line
-  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the lost task" ;;
+  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the lost task"
+  check_lost_where ;;
 hung)
   # A worker that hangs (SIGSTOP) is no death for mpirun: plain mpirun, and the
   # survivor must name it within the timeout; its failure (exit 3) makes mpirun
   # end the job, the stopped worker included.
   start=$(date +%s)
-  XDEV_COLLECTIVE_TIMEOUT_S=5 timeout 60 "$mpirun" --oversubscribe -np 1 "$prog" hung : \
-    -np 1 -x XDEV_SIM_COLLECTIVE_DELAY_US=2000000 "$prog" hung >"$out" 2>&1
+  XDEV_COLLECTIVE_TIMEOUT_S=5 wrap="timeout 60" run_lost hung
   rc=$?
   echo "mpirun exited $rc after $(( $(date +%s) - start )) s"
   [ $rc = 124 ] && fail "mpirun did not end within 60 s"
   check_start_line
-  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the hung task" ;;
+  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the hung task"
+  check_lost_where ;;
 single)
   "$prog" single >"$out" 2>&1 || fail "exited $?"
   [ "$(count 'running as a single worker')" = 1 ] || fail "one line must say: single worker"

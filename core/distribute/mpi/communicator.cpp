@@ -261,7 +261,7 @@ void Communicator::wait(MPI_Request* requests, int count, const CallInfo& call) 
           if (rc != MPI_SUCCESS) fail(call, "MPI reported " + mpi_error_text(rc));
           return done != 0;
         },
-        [] {}, call);
+        [] {}, call, "");
   }
 }
 
@@ -276,11 +276,12 @@ void Communicator::wait_until(const std::function<bool()>& done,
           fail(call, std::string("the device collective failed: ") + e.what());
         }
       },
-      abort, call);
+      abort, call, " waiting for the device collective");
 }
 
 void Communicator::poll_until(const std::function<bool()>& done,
-                              const std::function<void()>& abort, const CallInfo& call) {
+                              const std::function<void()>& abort, const CallInfo& call,
+                              const char* where) {
   const auto started = Clock::now();
   for (;;) {
     if (done()) return;
@@ -291,7 +292,7 @@ void Communicator::poll_until(const std::function<bool()>& done,
                      std::to_string(
                          std::chrono::duration_cast<std::chrono::seconds>(settings_.timeout)
                              .count()) +
-                     " s (XDEV_COLLECTIVE_TIMEOUT_S)");
+                     " s (XDEV_COLLECTIVE_TIMEOUT_S)" + where);
     }
     // Spin while the call is young (MPI_Test drives the progress engine),
     // then give the core away: a peer may share it (--oversubscribe).

@@ -82,9 +82,10 @@ class Communicator {
   // Waits for `requests` (oldest first) until each is done; no progress for
   // settings().timeout: probes which workers still answer and throws.
   void wait(MPI_Request* requests, int count, const CallInfo& call);
-  // The deadline loop behind both waits: polls `done` until true.
+  // The deadline loop behind both waits: polls `done` until true; `where`
+  // ends the timeout's message.
   void poll_until(const std::function<bool()>& done, const std::function<void()>& abort,
-                  const CallInfo& call);
+                  const CallInfo& call, const char* where);
   [[noreturn]] void fail(const CallInfo& call, const std::string& why);
   std::string label(int rank) const;
 
