@@ -11,6 +11,7 @@
 #include <xdev/error.hpp>
 
 #include "common/checked_math.hpp"
+#include "distribute/device_collectives.hpp"
 #include "common/plugin_call.hpp"
 #include "common/status.hpp"
 #include "devices/runtime.hpp"
@@ -35,8 +36,10 @@ bool offers_collectives(const xdev_plugin_api_t* api) {
          XDEV_HAS_FIELD(api, xdev_plugin_api_t, collective) && api->collective != nullptr;
 }
 
-// "" when the devices can run device collectives together, else why not.
-std::string why_not(const std::vector<LogicalDeviceState*>& devices) {
+}  // namespace
+
+std::string detail::device_collectives_unavailable(
+    const std::vector<LogicalDeviceState*>& devices) {
   if (devices.empty()) return "no devices";
   std::set<xdev_device_t*> physical;
   for (LogicalDeviceState* d : devices) {
@@ -56,6 +59,12 @@ std::string why_not(const std::vector<LogicalDeviceState*>& devices) {
            "), which does not declare XDEV_CAP_COLLECTIVES (ABI 1.7)";
   }
   return "";
+}
+
+namespace {
+
+std::string why_not(const std::vector<LogicalDeviceState*>& devices) {
+  return detail::device_collectives_unavailable(devices);
 }
 
 xdev_reduce_op_t abi_op(ReduceOp op) {

@@ -34,6 +34,11 @@
  *                           event_elapsed_ms; the device_kernels slot beyond
  *                           it holds a function that aborts, so a core that
  *                           read past struct_size would crash
+ *   XDEV_TEST_ABI_1_5       "abi15": a plugin of ABI 1.5: its table ends at
+ *                           device_kernels; two of the 1.7 collective slots
+ *                           beyond it hold functions that abort, so a core
+ *                           that read past struct_size would crash; it
+ *                           takes the host path between processes
  *   XDEV_TEST_CRASH_DEVICE_KERNELS  "crashdevicekernels": device_kernels
  *                           aborts; the probe skips it naming that slot
  *   XDEV_TEST_SYNC_FAILS    "syncfails": stream_synchronize returns an error;
@@ -405,6 +410,20 @@ static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
 }
 #endif
 
+#ifdef XDEV_TEST_ABI_1_5
+/* Beyond the 1.5 table: a core that calls one read past struct_size. */
+static xdev_status_t* collective_id(xdev_plugin_t* plugin, uint8_t* id, size_t capacity,
+                                    size_t* out_size) {
+  (void)plugin, (void)id, (void)capacity, (void)out_size;
+  abort();
+}
+static xdev_status_t* collective(xdev_communicator_t* const* comms, xdev_stream_t* const* streams,
+                                 const xdev_collective_call_t* calls, int32_t count) {
+  (void)comms, (void)streams, (void)calls, (void)count;
+  abort();
+}
+#endif
+
 #if defined(XDEV_TEST_ABI_1_4) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
 /* ABI_1_4: beyond the 1.4 table, a core that calls it read past struct_size.
  * CRASH_DEVICE_KERNELS: the probe must catch it and name the slot. */
@@ -449,6 +468,12 @@ static xdev_plugin_api_t make_api(void) {
 #endif
 #ifdef XDEV_TEST_SMALL_TABLE
   api.struct_size = 100;
+#endif
+#ifdef XDEV_TEST_ABI_1_5
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_5;
+  api.abi_version.minor = 5;
+  api.collective_id = collective_id; /* beyond its table: never read */
+  api.collective = collective;
 #endif
 #ifdef XDEV_TEST_ABI_1_4
   api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_4;
