@@ -52,10 +52,19 @@ std::string device_type() {
 }
 
 // n local devices of device_type(); n logical CPUs are made first for CPU.
+// XDEV_TEST_GPUS_BY_RANK=1 (the cuda cases): worker k on this host takes
+// devices k·n ... k·n + n-1 (NCCL takes one GPU per rank).
 std::vector<std::string> local_devices(int n) {
   if (device_type() == "CPU" && n > 1) use_logical_cpus(n);
+  const char* by_rank = std::getenv("XDEV_TEST_GPUS_BY_RANK");
+  const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const int first = by_rank != nullptr && std::string(by_rank) == "1" && local_rank != nullptr
+                        ? std::atoi(local_rank) * n
+                        : 0;
   std::vector<std::string> out;
-  for (int i = 0; i < n; ++i) out.push_back("/" + device_type() + ":" + std::to_string(i));
+  for (int i = 0; i < n; ++i) {
+    out.push_back("/" + device_type() + ":" + std::to_string(first + i));
+  }
   return out;
 }
 

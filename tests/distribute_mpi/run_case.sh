@@ -3,13 +3,16 @@
 # under mpirun (2 processes on this machine, --oversubscribe) or alone, and
 # checks what they print.
 #
-#   run_case.sh MPIRUN WORKER_OR_TRAIN CASE [SIM_PLUGIN_DIR]
+#   run_case.sh MPIRUN WORKER_OR_TRAIN CASE [PLUGIN_DIR]
 #
 # A case named sim_X runs case X on the sim plugin's devices (two per
 # worker, /GPU:0 and /GPU:1), whose device collectives (ABI 1.7) replace
 # MPI over host memory between the workers: the same checks hold, and the
 # path logged is the sim's. sim_host_path runs the collectives on the sim's
 # devices with XDEV_DEVICE_COLLECTIVES=0 (the host path), the same checks.
+# cuda_X runs case X on GPUs through the cuda plugin's NCCL collectives
+# (tools/gpu-check runs them): worker k on /GPU:2k and /GPU:2k+1, so 4 GPUs
+# (NCCL takes one GPU per rank); skipped, saying why, without NCCL or GPUs.
 set -u
 mpirun=$1 prog=$2 case=$3
 out=$(mktemp) dir=$(mktemp -d)
@@ -34,6 +37,20 @@ sim_*)
     path="via sim device collectives"
     start_line="across workers via sim device collectives"
   fi ;;
+cuda_*)
+  if [ "${XDEV_TEST_CUDA_NCCL:-0}" != 1 ]; then
+    echo "skipped: the cuda plugin was built without NCCL (plugins/cuda/README.md: -Dnccl_root=DIR or a system NCCL)"
+    exit 77
+  fi
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  if [ "$gpus" -lt 4 ]; then
+    echo "skipped: 2 workers x 2 GPUs need 4 GPUs (NCCL takes one GPU per rank); this machine has $gpus"
+    exit 77
+  fi
+  export XDEV_PLUGIN_PATH=$4 XDEV_PLUGINS=cpu,cuda XDEV_TEST_DEVICE_TYPE=GPU XDEV_TEST_GPUS_BY_RANK=1
+  case=${case#cuda_}
+  path="via cuda device collectives"
+  start_line="across workers via cuda device collectives" ;;
 esac
 # Two workers for the lost-worker cases (mpi_worker.cpp, lost()): on the
 # sim, task 1's device collectives start 2 s late, so that it dies or stops
