@@ -41,15 +41,10 @@ bool offers_collectives(const xdev_plugin_api_t* api) {
 std::string detail::device_collectives_unavailable(
     const std::vector<LogicalDeviceState*>& devices) {
   if (devices.empty()) return "no devices";
-  std::set<xdev_device_t*> physical;
   for (LogicalDeviceState* d : devices) {
     if (d->plugin() != devices[0]->plugin()) {
       return d->name() + " (plugin " + d->plugin()->name + ") and " + devices[0]->name() +
              " (plugin " + devices[0]->plugin()->name + ") belong to different plugins";
-    }
-    if (!physical.insert(d->handle()).second) {
-      return "two of the devices share one physical device (" + d->name() +
-             "): each rank of a device collective needs its own";
     }
   }
   const detail::LoadedPlugin& p = *devices[0]->plugin();
@@ -57,6 +52,13 @@ std::string detail::device_collectives_unavailable(
     return devices[0]->name() + " is a device of plugin " + p.name + " (ABI " +
            std::to_string(p.abi_version.major) + "." + std::to_string(p.abi_version.minor) +
            "), which does not declare XDEV_CAP_COLLECTIVES (ABI 1.7)";
+  }
+  std::set<xdev_device_t*> physical;
+  for (LogicalDeviceState* d : devices) {
+    if (!physical.insert(d->handle()).second) {
+      return "two of the devices share one physical device (" + d->name() +
+             "): each rank of a device collective needs its own";
+    }
   }
   return "";
 }

@@ -2,8 +2,8 @@
 // through a plugin that offers them (plugin ABI 1.7, XDEV_CAP_COLLECTIVES:
 // NCCL in the cuda plugin, shared host memory in the sim test plugin).
 // libxdev_mpi's MultiWorkerMirroredStrategy uses them; libxdev itself knows
-// no transport between processes, so the caller carries the id:
-//
+// no transport between processes, so the caller carries the id
+// (not compiled: rank, nranks and the transport are the caller's):
 //   std::vector<xdev::Device> mine = ...;            // this process's devices
 //   if (xdev::DeviceCommunicator::plugin_for(mine).empty()) { /* host path */ }
 //   std::vector<uint8_t> id;
