@@ -43,6 +43,7 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
     stream_ = nullptr;
     check(s, describe(call_site("event_create")));
   }
+  handle_memory_ = (api()->capabilities & XDEV_CAP_HANDLE_MEMORY) != 0;
   raw_.set_wait_for_device_work([this] { return wait_for_queued_work(); });
   staging_ = std::make_unique<StagingBuffers>(*this);
 }

@@ -53,11 +53,20 @@ class LogicalDeviceState {
   bool host_addressable() const {
     return (api()->capabilities & XDEV_CAP_HOST_ADDRESSABLE) != 0;
   }
+  // ABI 1.6: the device's memory is handles (XDEV_CAP_HANDLE_MEMORY): never
+  // form an address from a DeviceMemory of it (transfer/ uses the *_at copy
+  // slots, kernels get scratch only as scratch_allocate_at).
+  // (Set in the .cpp: tests/abi/v1_0 compiles this header against the 1.0
+  // plugin.h, which has no such bit.)
+  bool handle_memory() const { return handle_memory_; }
 
-  // From the pool; throws Error(kOutOfMemory) naming this device.
-  // Traced (trace/trace.hpp) as "alloc" and "free" on the device's track.
-  void* allocate(uint64_t bytes) {
-    void* ptr = pool_.allocate(bytes);
+  // From the pool; throws Error(kOutOfMemory) naming this device. The
+  // returned pointer is the pool's key for the block (pass it to
+  // deallocate); *where, when given, is the block as the plugin names it
+  // (memory/device_memory.hpp). Traced (trace/trace.hpp) as "alloc" and
+  // "free" on the device's track.
+  void* allocate(uint64_t bytes, DeviceMemory* where = nullptr) {
+    void* ptr = pool_.allocate(bytes, where);
     if (trace::on()) trace_memory("alloc", ptr);
     return ptr;
   }
@@ -110,6 +119,7 @@ class LogicalDeviceState {
   std::mutex stream_mutex_;
   xdev_stream_t* stream_ = nullptr;
   bool concurrent_streams_ = false;
+  bool handle_memory_ = false;
   // Marks the end of the stream for wait_for_queued_work (created with it).
   xdev_event_t* queue_event_ = nullptr;
   std::unique_ptr<StagingBuffers> staging_;  // released before the stream

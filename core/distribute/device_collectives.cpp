@@ -280,10 +280,14 @@ void DeviceCommunicator::enqueue(CollectiveKind kind, ReduceOp op,
     c.op = reduce;
     c.dtype = static_cast<xdev_dtype_t>(s->dtype);
     c.root = root;
-    c.send_allocation = s->storage->data;
-    c.send_offset = s->byte_offset;
-    c.recv_allocation = r->storage->data;
-    c.recv_offset = r->byte_offset;
+    // ABI 1.6: the allocation memory_allocate returned and the offset inside
+    // it (the pool's sub-offset plus the view's), as run_op forms tensors.
+    const detail::DeviceMemory send_at = s->memory();
+    const detail::DeviceMemory recv_at = r->memory();
+    c.send_allocation = send_at.allocation;
+    c.send_offset = send_at.offset;
+    c.recv_allocation = recv_at.allocation;
+    c.recv_offset = recv_at.offset;
     c.count = count;
     streams[i] = m.devices[i]->stream();
   }

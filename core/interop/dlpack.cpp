@@ -79,8 +79,11 @@ DLPackDevice dlpack_device_of(const LogicalDeviceState* device) {
 bool addresses_in_place(const LogicalDeviceState* device, DLPackDevice memory) {
   const PhysicalDeviceRecord& record = device->physical();
   const PluginDeviceType& type = device_type_of(record);
-  // EXT_DEV names no memory anyone else has: never taken in place.
+  // EXT_DEV names no memory anyone else has: never taken in place. Nor is
+  // anything taken in place by a device whose memory is handles (ABI 1.6):
+  // the core would have to name another library's memory as one of them.
   if (!type.dlpack_declared || type.dlpack_device_type == kDLExtDev) return false;
+  if (device->handle_memory()) return false;
   if (host_readable(memory.device_type)) return type.dlpack_device_type == kDLCPU;
   return type.dlpack_device_type == memory.device_type &&
          static_cast<int64_t>(record.ordinal) == memory.device_id;
@@ -209,6 +212,14 @@ std::unique_ptr<Block> export_block(const Tensor& tensor, const ToDLPackOptions&
     }
     return block;
   }
+  if (impl.device()->handle_memory()) {
+    throw Error(ErrorCode::kUnimplemented,
+                "to_dlpack: " + impl.device()->name() + " (plugin " +
+                    impl.device()->plugin()->name +
+                    ") keeps its memory as handles (XDEV_CAP_HANDLE_MEMORY), which DLPack "
+                    "consumers cannot address; export it to the host instead "
+                    "(device=(kDLCPU, 0), a copy)");
+  }
   std::shared_ptr<TensorImpl> exported = tensor.impl_ptr();
   if (options.copy.value_or(false)) {
     exported = detail::copy_tensor(impl, impl.device());
@@ -217,8 +228,7 @@ std::unique_ptr<Block> export_block(const Tensor& tensor, const ToDLPackOptions&
   // The memory must hold its values before someone else reads it.
   exported->device()->synchronize();
   block->tensor = exported;
-  dl.data = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(exported->storage->data) +
-                                    exported->byte_offset);
+  dl.data = exported->memory().address();
   dl.device = {static_cast<DLDeviceType>(own.device_type), own.device_id};
   for (int i = 0; i < dl.ndim; ++i) {
     block->shape[i] = exported->shape[static_cast<size_t>(i)];
@@ -309,6 +319,7 @@ Tensor import_tensor(const DLTensor& t, std::function<void()> release) {
     auto block = std::make_shared<ImportBlock>();
     block->storage.device = device;
     block->storage.data = reinterpret_cast<void*>(address);
+    block->storage.memory = {block->storage.data, 0};  // foreign: its own allocation
     block->storage.bytes = span;
     TensorImpl& impl = block->tensor;
     impl.storage = &block->storage;

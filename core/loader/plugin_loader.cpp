@@ -71,8 +71,41 @@ bool valid_type_name(const char* s) {
 
 std::string str_or_empty(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
 
+// ABI 1.6: a plugin whose memory is handles names device memory only as
+// (allocation, offset): it must have the *_at copy slots (copy_peer_at with
+// XDEV_CAP_PEER_COPY), and its memory cannot be host addresses. Its old copy
+// slots are never called and may be NULL.
+void check_handle_memory(const xdev_plugin_api_t* api) {
+  if ((api->capabilities & XDEV_CAP_HANDLE_MEMORY) == 0) return;
+  if ((api->capabilities & XDEV_CAP_HOST_ADDRESSABLE) != 0) {
+    throw Skip{"declares both XDEV_CAP_HANDLE_MEMORY and XDEV_CAP_HOST_ADDRESSABLE (memory "
+               "that is handles cannot be host addresses)"};
+  }
+  const bool in_table = XDEV_HAS_FIELD(api, xdev_plugin_api_t, copy_peer_at);
+  const std::pair<const char*, bool> slots[] = {
+      {"copy_host_to_device_at", in_table && api->copy_host_to_device_at != nullptr},
+      {"copy_device_to_host_at", in_table && api->copy_device_to_host_at != nullptr},
+      {"copy_device_to_device_at", in_table && api->copy_device_to_device_at != nullptr},
+      {"copy_peer_at", !in_table || (api->capabilities & XDEV_CAP_PEER_COPY) == 0 ||
+                           api->copy_peer_at != nullptr},
+  };
+  for (const auto& [slot, present] : slots) {
+    if (present) continue;
+    throw Skip{std::string("declares XDEV_CAP_HANDLE_MEMORY but '") + slot + "' is " +
+               (in_table ? "NULL" : "beyond its table (struct_size " +
+                                        std::to_string(api->struct_size) + ")") +
+               (std::string_view(slot) == "copy_peer_at" ? " (it declares XDEV_CAP_PEER_COPY)"
+                                                         : "") +
+               ": a plugin whose memory is handles must take copies as (allocation, offset)"};
+  }
+}
+
 // Every REQUIRED slot of the v1.0 table, by name, for validation messages.
 void check_required_slots(const xdev_plugin_api_t* api) {
+  check_handle_memory(api);
+  // With XDEV_CAP_HANDLE_MEMORY (ABI 1.6) the *_at slots replace the old
+  // copy slots, which may then be NULL.
+  const bool handles = (api->capabilities & XDEV_CAP_HANDLE_MEMORY) != 0;
   const std::pair<const char*, bool> slots[] = {
       {"initialize", api->initialize != nullptr},
       {"shutdown", api->shutdown != nullptr},
@@ -93,9 +126,9 @@ void check_required_slots(const xdev_plugin_api_t* api) {
       {"stream_wait_event", api->stream_wait_event != nullptr},
       {"event_synchronize", api->event_synchronize != nullptr},
       {"event_query", api->event_query != nullptr},
-      {"copy_host_to_device", api->copy_host_to_device != nullptr},
-      {"copy_device_to_host", api->copy_device_to_host != nullptr},
-      {"copy_device_to_device", api->copy_device_to_device != nullptr},
+      {"copy_host_to_device", handles || api->copy_host_to_device != nullptr},
+      {"copy_device_to_host", handles || api->copy_device_to_host != nullptr},
+      {"copy_device_to_device", handles || api->copy_device_to_device != nullptr},
       {"kernels", api->kernels != nullptr},
   };
   for (const auto& [slot, present] : slots) {
@@ -111,13 +144,18 @@ void check_required_slots(const xdev_plugin_api_t* api) {
     const char* cap_name;
   };
   const bool has_timing = XDEV_HAS_FIELD(api, xdev_plugin_api_t, event_elapsed_ms);
+  const bool has_peer_at = XDEV_HAS_FIELD(api, xdev_plugin_api_t, copy_peer_at);
   const bool has_collectives = XDEV_HAS_FIELD(api, xdev_plugin_api_t, collective);
   const Optional optional[] = {
       {"host_memory_allocate", true, api->host_memory_allocate != nullptr, XDEV_CAP_HOST_MEMORY,
        "XDEV_CAP_HOST_MEMORY"},
       {"host_memory_free", true, api->host_memory_free != nullptr, XDEV_CAP_HOST_MEMORY,
        "XDEV_CAP_HOST_MEMORY"},
-      {"copy_peer", true, api->copy_peer != nullptr, XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY"},
+      // A handle plugin's copy_peer is never called: copy_peer_at carries the
+      // bit (check_handle_memory), copy_peer may be NULL.
+      {"copy_peer", true,
+       api->copy_peer != nullptr || (handles && (api->capabilities & XDEV_CAP_PEER_COPY) != 0),
+       XDEV_CAP_PEER_COPY, "XDEV_CAP_PEER_COPY"},
       // ABI 1.4: the timing slot, read only when the table has it.
       {"event_elapsed_ms", has_timing, has_timing && api->event_elapsed_ms != nullptr,
        XDEV_CAP_EVENT_TIMING, "XDEV_CAP_EVENT_TIMING"},
@@ -133,6 +171,14 @@ void check_required_slots(const xdev_plugin_api_t* api) {
       XDEV_COLLECTIVE_SLOT_(collective),
 #undef XDEV_COLLECTIVE_SLOT_
   };
+  // ABI 1.6: copy_peer_at, like copy_peer, only with the bit (a pointer
+  // plugin with the bit may leave it NULL; check_handle_memory asks it of
+  // a handle plugin).
+  if (has_peer_at && api->copy_peer_at != nullptr &&
+      (api->capabilities & XDEV_CAP_PEER_COPY) == 0) {
+    throw Skip{"slot 'copy_peer_at' is set but XDEV_CAP_PEER_COPY is not declared (an optional "
+               "slot whose bit is clear must be NULL)"};
+  }
   for (const Optional& o : optional) {
     const bool declared = (api->capabilities & o.cap) != 0;
     if (declared && !o.present) {

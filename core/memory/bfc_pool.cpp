@@ -112,6 +112,8 @@ using Bin = bi::set<Chunk, bi::member_hook<Chunk, bi::set_member_hook<bi::link_m
 
 struct Region {
   void* raw_ptr = nullptr;
+  void* allocation = nullptr;  // raw_.allocation(raw_ptr): the device's name for it
+  uint64_t base = 0;           // raw_ptr as a number
   uint64_t raw_size = 0;  // what was asked of the raw allocator
   uint64_t begin = 0;     // usable [begin, end), granule-aligned
   uint64_t end = 0;
@@ -309,7 +311,7 @@ class BfcPoolImpl {
   BfcPoolImpl(RawAllocator& raw, const PoolOptions& options);
   ~BfcPoolImpl();
 
-  void* allocate(uint64_t bytes);
+  void* allocate(uint64_t bytes, DeviceMemory* where);
   void deallocate(void* ptr);
   uint64_t allocation_size(void* ptr);
   PoolStats stats();
@@ -342,7 +344,7 @@ class BfcPoolImpl {
     return s.gen == gen_ ? s.cache : nullptr;
   }
 
-  void* allocate_slow(uint64_t bytes);
+  void* allocate_slow(uint64_t bytes, DeviceMemory* where);
   void deallocate_slow(void* ptr);
   [[noreturn]] void throw_unknown_pointer(uint64_t key, const char* what) const;
 
@@ -495,7 +497,12 @@ void BfcPoolImpl::detach_thread_cache(ThreadCache* cache) {
 
 // ---- fast paths ------------------------------------------------------------
 
-void* BfcPoolImpl::allocate(uint64_t bytes) {
+// The block `chunk` as the device names it.
+static void locate(const Chunk* chunk, DeviceMemory* where) {
+  if (where != nullptr) *where = {chunk->region->allocation, chunk->ptr - chunk->region->base};
+}
+
+void* BfcPoolImpl::allocate(uint64_t bytes, DeviceMemory* where) {
   if (bytes - 1 < cache_chunk_max_) {  // 0 < bytes <= cache_chunk_max_
     ThreadCache* c = my_cache();
     if (c != nullptr) {
@@ -521,13 +528,14 @@ void* BfcPoolImpl::allocate(uint64_t bytes) {
           owner_add(c->total, uint64_t{1});
           chunk->state.store(kInUse, std::memory_order_relaxed);
           c->busy.store(0, std::memory_order_release);
+          locate(chunk, where);
           return reinterpret_cast<void*>(chunk->ptr);
         }
       }
       c->busy.store(0, std::memory_order_release);
     }
   }
-  return allocate_slow(bytes);
+  return allocate_slow(bytes, where);
 }
 
 void BfcPoolImpl::deallocate(void* ptr) {
@@ -914,6 +922,13 @@ bool BfcPoolImpl::add_region(uint64_t need, uint64_t size) {
   }
   auto region = std::make_unique<Region>();
   region->raw_ptr = raw;
+  region->base = base;
+  try {
+    region->allocation = raw_.allocation(raw);
+  } catch (...) {
+    raw_.deallocate(raw);
+    throw;
+  }
   region->raw_size = size;
   region->begin = round_up(base, granule_);
   region->end = round_down(base + size, granule_);
@@ -991,7 +1006,8 @@ std::string BfcPoolImpl::oom_message(uint64_t bytes, uint64_t rounded, ThreadCac
 
 // ---- locked paths --------------------------------------------------------------
 
-void* BfcPoolImpl::allocate_slow(uint64_t bytes) {
+void* BfcPoolImpl::allocate_slow(uint64_t bytes, DeviceMemory* where) {
+  if (where != nullptr) *where = {};
   if (bytes == 0) return nullptr;
   const uint64_t rounded = bytes > UINT64_MAX - granule_ ? UINT64_MAX : round_up(bytes, granule_);
   std::unique_lock lock(mu_);
@@ -1033,6 +1049,7 @@ void* BfcPoolImpl::allocate_slow(uint64_t bytes) {
   in_use_ += static_cast<int64_t>(chunk->size);
   ++live_;
   ++total_;
+  locate(chunk, where);
   return reinterpret_cast<void*>(chunk->ptr);
 }
 
@@ -1118,7 +1135,8 @@ uint64_t BfcPoolImpl::release_free_regions() {
 
 BfcPool::BfcPool(RawAllocator& raw, PoolOptions options) : impl_(std::make_unique<BfcPoolImpl>(raw, options)) {}
 BfcPool::~BfcPool() = default;
-void* BfcPool::allocate(uint64_t bytes) { return impl_->allocate(bytes); }
+void* BfcPool::allocate(uint64_t bytes) { return impl_->allocate(bytes, nullptr); }
+void* BfcPool::allocate(uint64_t bytes, DeviceMemory* where) { return impl_->allocate(bytes, where); }
 void BfcPool::deallocate(void* ptr) { impl_->deallocate(ptr); }
 uint64_t BfcPool::allocation_size(void* ptr) const { return impl_->allocation_size(ptr); }
 PoolStats BfcPool::stats() const { return impl_->stats(); }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "memory/device_memory.hpp"
 #include "memory/raw_allocator.hpp"
 
 namespace xdev::detail {
@@ -85,6 +86,10 @@ class BfcPool {
   // stats are then unchanged (except bytes_reserved when regions were given
   // back for the retry). Errors from the raw allocator propagate.
   void* allocate(uint64_t bytes);
+  // The same, and the block as the device names it (plugin ABI 1.6): the
+  // allocation of the region it lies in (RawAllocator::allocation) and its
+  // offset there, written to *where ({nullptr, 0} for bytes == 0).
+  void* allocate(uint64_t bytes, DeviceMemory* where);
 
   // nullptr: no-op. A pointer this pool did not return, or returned and was
   // already given back, throws Error(kInvalidArgument) (a double free is

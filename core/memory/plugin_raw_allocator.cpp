@@ -1,5 +1,6 @@
 #include "memory/plugin_raw_allocator.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include <xdev/error.hpp>
@@ -15,9 +16,42 @@ PluginRawAllocator::PluginRawAllocator(const xdev_plugin_api_t& api, xdev_device
     : RawAllocator(std::move(device_name)),
       api_(api),
       device_(device),
-      plugin_file_(std::move(plugin_file)) {}
+      plugin_file_(std::move(plugin_file)),
+      handles_((api.capabilities & XDEV_CAP_HANDLE_MEMORY) != 0) {}
 
 void* PluginRawAllocator::allocate(uint64_t size, uint64_t alignment) {
+  void* block = plugin_allocate(size, alignment);
+  if (block == nullptr || !handles_) return block;
+  // A made-up range for the handle: aligned as asked (at least a page), a
+  // page of gap after it so that no two ranges touch.
+  constexpr uint64_t kPage = 4096;
+  const uint64_t align = std::max(alignment, kPage);
+  std::lock_guard lock(handles_mutex_);
+  const uint64_t start = (next_address_ + align - 1) / align * align;
+  const uint64_t span = (size + kPage - 1) / kPage * kPage + kPage;
+  if (start < next_address_ || span < size || start > UINT64_MAX / 2 - span) {
+    call_plugin_void({plugin_file_, "memory_free", device_name}, api_.memory_free, device_, block);
+    throw Error(ErrorCode::kOutOfMemory, "device " + device_name +
+                                             ": no address range left to name a memory handle of " +
+                                             std::to_string(size) + " bytes");
+  }
+  next_address_ = start + span;
+  handle_of_.emplace(start, block);
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(start));
+}
+
+void* PluginRawAllocator::allocation(void* ptr) const {
+  if (!handles_ || ptr == nullptr) return ptr;
+  std::lock_guard lock(handles_mutex_);
+  auto it = handle_of_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == handle_of_.end()) {
+    throw Error(ErrorCode::kInternal, "device " + device_name + ": no memory handle for pool range " +
+                                          std::to_string(reinterpret_cast<uintptr_t>(ptr)));
+  }
+  return it->second;
+}
+
+void* PluginRawAllocator::plugin_allocate(uint64_t size, uint64_t alignment) {
   void* ptr = nullptr;
   const PluginCallSite site{plugin_file_, "memory_allocate", device_name};
   xdev_status_t* status = call_plugin(site, api_.memory_allocate, device_, size, alignment, &ptr);
@@ -38,6 +72,13 @@ void* PluginRawAllocator::allocate(uint64_t size, uint64_t alignment) {
 }
 
 void PluginRawAllocator::deallocate(void* ptr) noexcept {
+  if (ptr != nullptr && handles_) {
+    std::lock_guard lock(handles_mutex_);
+    auto it = handle_of_.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == handle_of_.end()) return;  // not ours: nothing to free
+    ptr = it->second;
+    handle_of_.erase(it);
+  }
   if (ptr != nullptr) {
     call_plugin_void({plugin_file_, "memory_free", device_name}, api_.memory_free, device_, ptr);
   }

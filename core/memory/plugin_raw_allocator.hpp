@@ -1,7 +1,16 @@
 // A RawAllocator over a plugin's memory_allocate/memory_free for one device.
+//
+// When the plugin declares XDEV_CAP_HANDLE_MEMORY (ABI 1.6) its allocations
+// are opaque handles, not addresses: this allocator then gives the pool a
+// made-up address range per allocation (never dereferenced, never overlapping
+// another, aligned as asked) and maps each range back to its handle
+// (allocation()). The ranges start at kHandleAddressBase and only grow.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -22,6 +31,11 @@ class PluginRawAllocator final : public RawAllocator {
   // xdev::Error with the plugin's code and message, naming the device.
   void* allocate(uint64_t size, uint64_t alignment) override;
   void deallocate(void* ptr) noexcept override;
+  void* allocation(void* ptr) const override;
+
+  // Where the made-up ranges of a handle device start: far from any real
+  // address a pointer plugin could return, page aligned.
+  static constexpr uint64_t kHandleAddressBase = uint64_t{1} << 52;
 
   // How to wait for the device's queued work (the owner of the device's
   // stream knows, see LogicalDeviceState::wait_for_queued_work); unset: the
@@ -34,6 +48,13 @@ class PluginRawAllocator final : public RawAllocator {
   xdev_device_t* device_;
   std::string plugin_file_;  // for messages (common/plugin_call.hpp)
   std::function<bool()> wait_;
+  // XDEV_CAP_HANDLE_MEMORY: made-up range start -> the plugin's handle.
+  bool handles_ = false;
+  mutable std::mutex handles_mutex_;
+  std::map<uint64_t, void*> handle_of_;
+  uint64_t next_address_ = kHandleAddressBase;
+
+  void* plugin_allocate(uint64_t size, uint64_t alignment);
 };
 
 }  // namespace xdev::detail

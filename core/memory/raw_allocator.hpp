@@ -2,7 +2,11 @@
 //
 // The memory may not be addressable from the host (device memory): a pool
 // treats every pointer it gets from here as an opaque address and never reads
-// or writes through it.
+// or writes through it. The pool does arithmetic on these addresses (it
+// carves blocks out of them), so they must be distinct address ranges; a raw
+// allocator over memory that is handles (plugin ABI 1.6,
+// XDEV_CAP_HANDLE_MEMORY) hands out made-up ranges and says through
+// allocation() which handle each one stands for.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,11 @@ class RawAllocator {
 
   // Frees memory from allocate(). nullptr is a no-op. Thread-safe.
   virtual void deallocate(void* ptr) noexcept = 0;
+
+  // The device's own name for the block `ptr` that allocate() returned (what
+  // the plugin's memory_allocate returned for it): `ptr` itself unless the
+  // device's memory is handles. The pool asks once per region. Thread-safe.
+  virtual void* allocation(void* ptr) const { return ptr; }
 
   // Device work is asynchronous: a block the pool holds as free may still be
   // read by work queued before its tensor was freed (stream order makes

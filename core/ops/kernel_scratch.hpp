@@ -1,4 +1,5 @@
-// Kernel scratch (plugin ABI 1.2, xdev_kernel_call_t::scratch_allocate):
+// Kernel scratch (plugin ABI 1.2, xdev_kernel_call_t::scratch_allocate; 1.6
+// scratch_allocate_at, the same block as (allocation, offset)):
 // temporary device memory a kernel asks for during its call, from the pool of
 // the op's logical device, so it counts against that device's limit and never
 // competes with the pool for the device's free memory (issue 20: reduction
@@ -38,11 +39,26 @@ class KernelScratch {
   // KernelScratch. NULL when the pool cannot provide `size` bytes (logged at
   // debug level with the pool's reason). Never throws.
   static void* allocate(void* context, uint64_t size) noexcept {
+    DeviceMemory where;
+    return take(context, size, &where) != nullptr ? where.address() : nullptr;
+  }
+  // The xdev_kernel_call_t::scratch_allocate_at callback (ABI 1.6): the
+  // allocation, and the block's offset in it in *out_offset.
+  static void* allocate_at(void* context, uint64_t size, uint64_t* out_offset) noexcept {
+    DeviceMemory where;
+    if (out_offset == nullptr || take(context, size, &where) == nullptr) return nullptr;
+    *out_offset = where.offset;
+    return where.allocation;
+  }
+
+ private:
+  // A block from the pool, remembered for the destructor; its place in *where.
+  static void* take(void* context, uint64_t size, DeviceMemory* where) noexcept {
     auto* self = static_cast<KernelScratch*>(context);
     if (self == nullptr || size == 0) return nullptr;
     void* block = nullptr;
     try {
-      block = self->device_->allocate(size);
+      block = self->device_->allocate(size, where);
       if (self->count_ < self->inline_.size()) {
         self->inline_[self->count_] = block;
       } else {
@@ -58,7 +74,6 @@ class KernelScratch {
     }
   }
 
- private:
   LogicalDeviceState* device_;
   std::array<void*, 4> inline_{};  // the first blocks (a call needs one or two)
   std::vector<void*> more_;

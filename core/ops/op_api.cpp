@@ -45,7 +45,7 @@ Tensor upload_host(const void* data, DType dtype, const Shape& shape) {
   detail::Runtime::global().ensure_initialized();
   detail::LogicalDeviceState* device = detail::place_creation("_EagerConst");
   auto out = detail::make_tensor(device, dtype, shape, "constant");
-  detail::upload(device, out->storage->data, 0, data, bytes);
+  detail::upload(device, out->memory(), data, bytes);
   if (detail::log_placement_enabled()) detail::log_placement("_EagerConst", device->name());
   return Tensor(std::move(out));
 }
@@ -297,6 +297,14 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
   return detail::run_defined_op(OpId::kMatMul, inputs, attrs);
 }
 
+Tensor batch_matmul(const Tensor& x, const Tensor& y, bool adj_x, bool adj_y) {
+  Attrs attrs;
+  attrs.add_bool(detail::attr::kAdjX, adj_x);
+  attrs.add_bool(detail::attr::kAdjY, adj_y);
+  const Tensor* const inputs[2] = {&x, &y};
+  return detail::run_defined_op(OpId::kBatchMatMulV2, inputs, attrs);
+}
+
 Tensor add(const Tensor& x, const Tensor& y) { return binary(OpId::kAdd, x, y); }
 Tensor sub(const Tensor& x, const Tensor& y) { return binary(OpId::kSub, x, y); }
 Tensor mul(const Tensor& x, const Tensor& y) { return binary(OpId::kMul, x, y); }
@@ -402,6 +410,10 @@ Tensor gather(const Tensor& params, const Tensor& indices, int axis) {
   const Tensor* const inputs[2] = {&params, &indices};
   return detail::run_defined_op(OpId::kGatherV2, inputs,
                                 axis_attrs(OpId::kGatherV2, params, axis));
+}
+Tensor tensor_scatter_add(const Tensor& tensor, const Tensor& indices, const Tensor& updates) {
+  const Tensor* const inputs[3] = {&tensor, &indices, &updates};
+  return detail::run_defined_op(OpId::kTensorScatterAdd, inputs, Attrs{});
 }
 Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples) {
   Attrs attrs;

@@ -455,6 +455,89 @@ void matmul_shape(const OpDef& def, std::span<const Shape* const> in, const Attr
   }
 }
 
+// kBatchMatMul: x [..., M, K] times y [..., K, N] (adj_x / adj_y: the last
+// two axes swapped), each of rank >= 2; the batch axes (all but the last two)
+// broadcast NumPy-style. The output is [batch..., M, N].
+void batch_matmul_shape(const OpDef& def, std::span<const Shape* const> in,
+                        const AttrValues& attrs, std::span<Shape> out) {
+  const Shape& x = *in[0];
+  const Shape& y = *in[1];
+  if (x.rank() < 2 || y.rank() < 2) {
+    throw_invalid(def, "x and y need rank >= 2, not shapes " + shape_text(x) + " and " +
+                           shape_text(y));
+  }
+  const bool ax = attrs.get_bool(attr::kAdjX), ay = attrs.get_bool(attr::kAdjY);
+  const size_t xr = x.size(), yr = y.size();
+  const int64_t m = x[ax ? xr - 1 : xr - 2], k = x[ax ? xr - 2 : xr - 1];
+  const int64_t ky = y[ay ? yr - 1 : yr - 2], n = y[ay ? yr - 2 : yr - 1];
+  if (k != ky) {
+    throw_invalid(def, "inner dimensions differ: x " + shape_text(x) + (ax ? " (adj_x)" : "") +
+                           " · y " + shape_text(y) + (ay ? " (adj_y)" : "") + " (" +
+                           std::to_string(k) + " vs " + std::to_string(ky) + ")");
+  }
+  const size_t batch_rank = std::max(xr, yr) - 2;
+  Shape result;
+  for (size_t i = 0; i < batch_rank; ++i) {
+    // Axis i of the output's batch, counted from the left; the inputs' batch
+    // axes align on the right.
+    const size_t from_end = batch_rank - i;  // >= 1
+    const int64_t dx = from_end <= xr - 2 ? x[xr - 2 - from_end] : 1;
+    const int64_t dy = from_end <= yr - 2 ? y[yr - 2 - from_end] : 1;
+    if (dx != dy && dx != 1 && dy != 1) {
+      throw_invalid(def, "the batch dimensions of x " + shape_text(x) + " and y " +
+                             shape_text(y) + " cannot be broadcast together (batch axis " +
+                             std::to_string(i) + ": " + std::to_string(dx) + " vs " +
+                             std::to_string(dy) + ")");
+    }
+    result.push_back(dx == 1 ? dy : dx);
+  }
+  result.push_back(m);
+  result.push_back(n);
+  for (Shape& s : out) s = result;
+}
+
+// kScatter: tensor of any rank, indices [..., D] (rank >= 1, D = the last
+// dimension <= tensor's rank), updates of shape indices[:-1] + tensor[D:].
+// The output has tensor's shape. The indices' values are the kernel's to
+// check.
+void scatter_shape(const OpDef& def, std::span<const Shape* const> in, const AttrValues&,
+                   std::span<Shape> out) {
+  const Shape& tensor = *in[0];
+  const Shape& indices = *in[1];
+  const Shape& updates = *in[2];
+  if (indices.rank() < 1) {
+    throw_invalid(def, "indices of shape " + shape_text(indices) +
+                           " need rank >= 1 (the last axis holds each index)");
+  }
+  const int64_t depth = indices[indices.size() - 1];
+  if (depth > tensor.rank()) {
+    throw_invalid(def, "indices of shape " + shape_text(indices) + " index " +
+                           std::to_string(depth) + " axes, tensor of shape " +
+                           shape_text(tensor) + " has only " + std::to_string(tensor.rank()));
+  }
+  Shape want;
+  for (size_t k = 0; k + 1 < indices.size(); ++k) want.push_back(indices[k]);
+  for (size_t k = static_cast<size_t>(depth); k < tensor.size(); ++k) want.push_back(tensor[k]);
+  if (want.rank() > kMaxRank || !(updates == want)) {
+    throw_invalid(def, "updates of shape " + shape_text(updates) + " must be " +
+                           shape_text(want) + ": indices " + shape_text(indices) +
+                           " without its last axis, then tensor " + shape_text(tensor) +
+                           " from axis " + std::to_string(depth) + " on");
+  }
+  // An index into an empty axis is out of range whatever its value; the
+  // output is then empty too and no kernel would run to say so.
+  int64_t rows = 1;
+  for (size_t k = 0; k + 1 < indices.size(); ++k) rows *= indices[k];
+  for (size_t k = 0; rows > 0 && k < static_cast<size_t>(depth); ++k) {
+    if (tensor[k] == 0) {
+      throw_invalid(def, "indices of shape " + shape_text(indices) + " index axis " +
+                             std::to_string(k) + " of tensor of shape " + shape_text(tensor) +
+                             ", which is empty: every index is out of range [0, 0)");
+    }
+  }
+  for (Shape& s : out) s = tensor;
+}
+
 // --- NN ops (issue 13) -----------------------------------------------------------------
 
 // kBiasAdd: value of rank >= 2, bias of rank 1 as long as value's channel
@@ -1378,6 +1461,40 @@ constexpr OpDef kAvgPoolGradDef = image_op(
     OpId::kAvgPoolGrad, "AvgPoolGrad",
     "grad spread evenly over each window's elements inside the input", kAvgPoolGradInputs,
     kAvgPoolGradAttrs, ShapeClass::kAvgPoolGrad, avg_pool_grad_shape, "`orig_input_shape`");
+
+// Batched products and scatters (issue 13): TensorFlow's raw ops.
+constexpr AttrDef kBatchMatMulAttrs[] = {
+    {.name = attr::kAdjX, .kind = XDEV_ATTR_BOOL, .doc = "swap x's last two axes",
+     .required = false},
+    {.name = attr::kAdjY, .kind = XDEV_ATTR_BOOL, .doc = "swap y's last two axes",
+     .required = false},
+};
+constexpr InputDef kBatchMatMulInputs[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}};
+constexpr OpDef kBatchMatMulV2Def = {
+    .id = OpId::kBatchMatMulV2,
+    .name = "BatchMatMulV2",
+    .summary = "matrix product of the last two axes, batch axes broadcast (tf.linalg.matmul)",
+    .inputs = kBatchMatMulInputs,
+    .attrs = kBatchMatMulAttrs,
+    .outputs = kOutputLikeInput,
+    .shape_class = ShapeClass::kBatchMatMul,
+    .shape = batch_matmul_shape,
+    .output_doc = "`[batch..., M, N]`: the broadcast batch axes, then `[M, N]` where "
+                  "`op(x)` is `[..., M, K]`, `op(y)` `[..., K, N]`",
+    .contiguous_inputs = true};
+constexpr InputDef kScatterInputs[] = {
+    {"tensor", kNumberDTypes}, {"indices", kIntDTypes}, {"updates", kNumberDTypes, 0}};
+constexpr OpDef kTensorScatterAddDef = {
+    .id = OpId::kTensorScatterAdd,
+    .name = "TensorScatterAdd",
+    .summary = "tensor with each slice of updates added at its index (tf.tensor_scatter_nd_add; "
+               "duplicates accumulate, an index out of range is an error)",
+    .inputs = kScatterInputs,
+    .outputs = kOutputLikeInput,
+    .shape_class = ShapeClass::kScatter,
+    .shape = scatter_shape,
+    .output_doc = "shape of `tensor`",
+    .contiguous_inputs = true};
 
 #define XDEV_OP_DEF(name) k##name##Def,
 constexpr OpDef kDefs[] = {XDEV_OPS(XDEV_OP_DEF)};

@@ -120,7 +120,9 @@ namespace xdev::detail {
   X(MaxPool)        \
   X(AvgPool)        \
   X(MaxPoolGrad)    \
-  X(AvgPoolGrad)
+  X(AvgPoolGrad)    \
+  X(BatchMatMulV2)  \
+  X(TensorScatterAdd)
 
 enum class OpId : uint8_t {
 #define XDEV_OP_ENUMERATOR(name) k##name,
@@ -184,6 +186,8 @@ inline constexpr char kKsize[] = "ksize";
 inline constexpr char kInputSizes[] = "input_sizes";
 inline constexpr char kFilterSizes[] = "filter_sizes";
 inline constexpr char kOrigInputShape[] = "orig_input_shape";
+inline constexpr char kAdjX[] = "adj_x";
+inline constexpr char kAdjY[] = "adj_y";
 }  // namespace attr
 
 // --- dtype sets ------------------------------------------------------------
@@ -276,6 +280,8 @@ enum class ShapeClass : uint8_t {
   kPool,       // 4-d input pooled over `ksize` windows (MaxPool, AvgPool)
   kMaxPoolGrad,  // orig_input, orig_output, grad of MaxPool -> the gradient of orig_input
   kAvgPoolGrad,  // grad of AvgPool -> the gradient of an input of `orig_input_shape`
+  kBatchMatMul,  // [..., M, K] x [..., K, N] with adjoints, batch axes broadcast (BatchMatMulV2)
+  kScatter,    // tensor, indices [..., D], updates indices[:-1] + tensor[D:] (TensorScatterAdd)
 };
 
 // Output shapes from input shapes and attributes. Throws

@@ -36,7 +36,9 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl* t = inputs[i];
-    descs[i] = xdev_tensor_t{t->storage->data, t->byte_offset,
+    // ABI 1.6: the allocation and the offset inside it (pool block + view).
+    const DeviceMemory at = t->memory();
+    descs[i] = xdev_tensor_t{at.allocation, at.offset,
                              static_cast<xdev_dtype_t>(t->dtype), t->shape.rank(),
                              t->shape.data(), t->strides.data()};
     desc_ptrs[i] = &descs[i];
@@ -45,7 +47,8 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
   std::array<const xdev_tensor_t*, kMaxOpOutputs> out_ptrs;
   for (size_t o = 0; o < outs.size(); ++o) {
     const TensorImpl& out = *outs[o];
-    out_descs[o] = xdev_tensor_t{out.storage->data, out.byte_offset,
+    const DeviceMemory at = out.memory();
+    out_descs[o] = xdev_tensor_t{at.allocation, at.offset,
                                  static_cast<xdev_dtype_t>(out.dtype), out.shape.rank(),
                                  out.shape.data(), out.strides.data()};
     out_ptrs[o] = &out_descs[o];
@@ -65,8 +68,10 @@ void launch(LogicalDeviceState* device, const KernelEntry& kernel, const char* o
   // ABI 1.2: scratch memory from this device's pool (kernel_scratch.hpp),
   // returned to the pool when `scratch` dies, after the call.
   KernelScratch scratch(device);
-  call.scratch_allocate = &KernelScratch::allocate;
+  // A handle device cannot take an address: only scratch_allocate_at (1.6).
+  call.scratch_allocate = device->handle_memory() ? nullptr : &KernelScratch::allocate;
   call.scratch_context = &scratch;
+  call.scratch_allocate_at = &KernelScratch::allocate_at;
   PluginCallSite site = device->call_site("kernel");
   site.op = op;
   site.dtype = to_string(dtype);
@@ -97,7 +102,7 @@ std::shared_ptr<TensorImpl> make_contiguous(LogicalDeviceState* device, const Te
     return dense;
   }
   HostTensor host = read_to_host(t);
-  upload(device, dense->storage->data, 0, host.bytes(), host.byte_size());
+  upload(device, dense->memory(), host.bytes(), host.byte_size());
   return dense;
 }
 

@@ -3,11 +3,18 @@
 // a window that walks every axis forwards is then a view of x's storage
 // (no copy, no op, like xdev::slice), and only a reversed one runs the op,
 // whose kernel copies: a view with negative strides is not something
-// kernels are promised to take.
+// kernels are promised to take. split (TF's Split and SplitV) cuts x
+// into consecutive pieces along one axis: always views, so no op runs.
 #include <xdev/ops.hpp>
 #include <xdev/strided_slice.hpp>
 
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/checked_math.hpp"
 #include "ops/run_op.hpp"
+#include "tensors/shape.hpp"
 #include "tensors/tensor_impl.hpp"
 #include "tensors/views.hpp"
 
@@ -78,6 +85,90 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
   const uint64_t byte_offset =
       impl.byte_offset + (empty ? 0 : static_cast<uint64_t>(offset) * itemsize(impl.dtype));
   return detail::storage_view(x, shape, view_strides, byte_offset);
+}
+
+namespace {
+
+[[noreturn]] void split_invalid(const char* op, const std::string& why) {
+  throw Error(ErrorCode::kInvalidArgument, std::string(op) + ": " + why);
+}
+
+// `axis` (negative: from the end) of x, checked.
+size_t split_axis(const char* op, const Tensor& x, int axis) {
+  if (!x.defined()) split_invalid(op, "x is an empty (default-constructed) tensor");
+  const int rank = x.shape().rank();
+  if (axis < -rank || axis >= rank) {
+    split_invalid(op, "axis " + std::to_string(axis) + " is out of range for x of shape " +
+                          detail::shape_text(x.shape()) + " (rank " + std::to_string(rank) + ")");
+  }
+  return static_cast<size_t>(axis < 0 ? axis + rank : axis);
+}
+
+// The pieces of x along `axis` of the given sizes (they add up to the axis).
+std::vector<Tensor> split_views(const Tensor& x, size_t axis, const std::vector<int64_t>& sizes) {
+  const detail::TensorImpl& impl = *x.impl();
+  std::vector<Tensor> pieces;
+  pieces.reserve(sizes.size());
+  int64_t begin = 0;
+  for (int64_t size : sizes) {
+    Shape shape = impl.shape;
+    shape[axis] = size;
+    const bool empty = size == 0 || impl.num_elements() == 0;
+    const uint64_t byte_offset =
+        impl.byte_offset +
+        (empty ? 0 : static_cast<uint64_t>(begin * impl.strides[axis]) * itemsize(impl.dtype));
+    pieces.push_back(detail::storage_view(x, shape, impl.strides, byte_offset));
+    begin += size;
+  }
+  return pieces;
+}
+
+}  // namespace
+
+std::vector<Tensor> split(const Tensor& x, int64_t num_split, int axis) {
+  const size_t a = split_axis("Split", x, axis);
+  const int64_t n = x.shape()[a];
+  if (num_split < 1 || n % num_split != 0) {
+    split_invalid("Split", "num_split " + std::to_string(num_split) +
+                               (num_split < 1 ? " must be >= 1"
+                                              : " does not divide dimension " + std::to_string(n)) +
+                               " of axis " + std::to_string(a) + " of x of shape " +
+                               detail::shape_text(x.shape()));
+  }
+  return split_views(x, a, std::vector<int64_t>(static_cast<size_t>(num_split), n / num_split));
+}
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int axis) {
+  const size_t a = split_axis("SplitV", x, axis);
+  const int64_t n = x.shape()[a];
+  std::string list;
+  for (size_t i = 0; i < sizes.size(); ++i) list += (i ? ", " : "") + std::to_string(sizes[i]);
+  auto refuse = [&](const std::string& why) {
+    split_invalid("SplitV", "size_splits {" + list + "} " + why + " (axis " + std::to_string(a) +
+                                " of x of shape " + detail::shape_text(x.shape()) + ")");
+  };
+  if (sizes.empty()) refuse("is empty: it needs one size per piece");
+  std::vector<int64_t> resolved = sizes;
+  size_t rest = sizes.size();  // the position of the -1, if any
+  uint64_t known = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1 && rest == sizes.size()) {
+      rest = i;
+      continue;
+    }
+    if (sizes[i] < 0) refuse(sizes[i] == -1 ? "has more than one -1" : "has a negative size");
+    const std::optional<uint64_t> sum = detail::checked_add(known, static_cast<uint64_t>(sizes[i]));
+    if (!sum || *sum > static_cast<uint64_t>(n)) {
+      refuse("adds up to more than the axis' " + std::to_string(n));
+    }
+    known = *sum;
+  }
+  if (rest < sizes.size()) {
+    resolved[rest] = n - static_cast<int64_t>(known);
+  } else if (known != static_cast<uint64_t>(n)) {
+    refuse("adds up to " + std::to_string(known) + ", not the axis' " + std::to_string(n));
+  }
+  return split_views(x, a, resolved);
 }
 
 }  // namespace xdev

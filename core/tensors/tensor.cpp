@@ -216,7 +216,7 @@ std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
   auto block = std::make_shared<Fresh>();
   block->storage.device = device;
   block->storage.bytes = bytes;
-  block->storage.data = device->allocate(std::max<uint64_t>(bytes, 1));
+  block->storage.data = device->allocate(std::max<uint64_t>(bytes, 1), &block->storage.memory);
   TensorImpl& t = block->tensor;
   t.storage = &block->storage;
   t.dtype = dtype;
@@ -271,11 +271,11 @@ HostTensor read_to_host(const TensorImpl& t) {
   const uint64_t item = itemsize(t.dtype);
   if (t.num_elements() == 0) return host;
   if (t.contiguous()) {
-    download(t.device(), t.storage->data, t.byte_offset, host.bytes(), host.byte_size());
+    download(t.device(), t.memory(), host.bytes(), host.byte_size());
     return host;
   }
   std::vector<std::byte> span(t.span_bytes());
-  download(t.device(), t.storage->data, t.byte_offset, span.data(), span.size());
+  download(t.device(), t.memory(), span.data(), span.size());
   // Gather the strided view into row-major order.
   const int rank = t.shape.rank();
   std::array<int64_t, kMaxRank> index{};

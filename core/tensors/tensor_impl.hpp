@@ -15,11 +15,16 @@ namespace xdev::detail {
 
 struct Storage {
   LogicalDeviceState* device = nullptr;
-  void* data = nullptr;  // device address; never dereferenced by the core
-  uint64_t bytes = 0;    // (unless the device is host-addressable)
+  void* data = nullptr;  // the pool's key for the block (nullptr: not the pool's)
+  DeviceMemory memory;   // the block as the plugin names it (ABI 1.6): never
+                         // dereferenced by the core (unless the device is
+                         // host-addressable), never an address on a device
+                         // with XDEV_CAP_HANDLE_MEMORY
+  uint64_t bytes = 0;
 
   Storage() = default;
-  Storage(LogicalDeviceState* d, uint64_t n) : device(d), data(d->allocate(n)), bytes(n) {}
+  // (`memory` is written by the allocation, after its own initializer ran.)
+  Storage(LogicalDeviceState* d, uint64_t n) : device(d), bytes(n) { data = d->allocate(n, &memory); }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   ~Storage() {
@@ -36,6 +41,8 @@ struct TensorImpl {
   Shape strides;  // in elements
 
   LogicalDeviceState* device() const { return storage->device; }
+  // Where element 0 of this view lies: the storage's block, byte_offset in.
+  DeviceMemory memory() const { return storage->memory.at(byte_offset); }
   bool contiguous() const;
   int64_t num_elements() const { return shape.num_elements(); }
   // Bytes from the first to one past the last element this view can touch

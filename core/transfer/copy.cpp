@@ -12,15 +12,14 @@
 #include "common/plugin_call.hpp"
 #include "common/status.hpp"
 #include "trace/trace.hpp"
+#include "transfer/copy_slots.hpp"
 #include "transfer/staging.hpp"
 
 namespace xdev::detail {
 namespace {
 
-void upload_bytes(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
-                  uint64_t bytes);
-void download_bytes(LogicalDeviceState* src, const void* src_data, uint64_t src_offset,
-                    void* host, uint64_t bytes);
+void upload_bytes(LogicalDeviceState* dst, DeviceMemory to, const void* host, uint64_t bytes);
+void download_bytes(LogicalDeviceState* src, DeviceMemory from, void* host, uint64_t bytes);
 
 // A copy on the trace: on the track of the device that receives the bytes
 // (the source's, for device -> host).
@@ -34,25 +33,24 @@ void trace_copy(LogicalDeviceState* track, std::string_view direction, std::stri
 }
 
 // Host <-> device transfers. The caller must not hold the device's stream lock.
-void copy_within(LogicalDeviceState* dev, void* dst, const void* src, uint64_t bytes) {
+void copy_within(LogicalDeviceState* dev, DeviceMemory dst, DeviceMemory src, uint64_t bytes) {
   std::lock_guard lock(dev->stream_mutex());
-  check(call_plugin(dev->call_site("copy_device_to_device"), dev->api()->copy_device_to_device,
-                    dev->stream(), dst, src, bytes),
+  check(enqueue_device_to_device(*dev, dst, src, bytes),
         "copying " + std::to_string(bytes) + " bytes within " + dev->name());
 }
 
 // Returns the path the bytes took (the trace's "path").
-const char* transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* dst,
-                     char* dst_ptr, uint64_t bytes) {
+const char* transfer(LogicalDeviceState* src, DeviceMemory from, LogicalDeviceState* dst,
+                     DeviceMemory to, uint64_t bytes) {
   if (bytes == 0) return "none";
   if (src == dst) {
-    copy_within(dst, dst_ptr, src_ptr, bytes);
+    copy_within(dst, to, from, bytes);
     return "within the device";
   }
   src->synchronize();
   if (src->handle() == dst->handle()) {
     // Two logical devices of one physical device.
-    copy_within(dst, dst_ptr, src_ptr, bytes);
+    copy_within(dst, to, from, bytes);
     dst->synchronize();
     return "within the physical device";
   }
@@ -60,8 +58,7 @@ const char* transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDevice
     xdev_status_t* status;
     {
       std::lock_guard lock(dst->stream_mutex());
-      status = call_plugin(dst->call_site("copy_peer"), dst->api()->copy_peer, dst->stream(),
-                           dst_ptr, src->handle(), src_ptr, bytes);
+      status = enqueue_peer(*dst, to, *src, from, bytes);
     }
     if (status == nullptr) {
       dst->synchronize();
@@ -73,54 +70,50 @@ const char* transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDevice
     }
     StatusPtr ignored(status);  // no direct path for this pair: stage below
   }
+  // Host-addressable memory is addresses (the loader refuses it together
+  // with XDEV_CAP_HANDLE_MEMORY).
   if (src->host_addressable()) {
-    upload_bytes(dst, dst_ptr, 0, src_ptr, bytes);
+    upload_bytes(dst, to, from.address(), bytes);
     return "from host-addressable memory";
   }
   if (dst->host_addressable()) {
-    download_bytes(src, src_ptr, 0, dst_ptr, bytes);
+    download_bytes(src, from, to.address(), bytes);
     return "to host-addressable memory";
   }
   std::vector<char> staging(bytes);
-  download_bytes(src, src_ptr, 0, staging.data(), bytes);
-  upload_bytes(dst, dst_ptr, 0, staging.data(), bytes);
+  download_bytes(src, from, staging.data(), bytes);
+  upload_bytes(dst, to, staging.data(), bytes);
   return "staged through the host";
 }
 
-void upload_bytes(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
-                  uint64_t bytes) {
+void upload_bytes(LogicalDeviceState* dst, DeviceMemory to, const void* host, uint64_t bytes) {
   if (bytes == 0) return;
-  char* target = static_cast<char*>(dst_data) + dst_offset;
   if (dst->host_addressable()) {
     dst->synchronize();
-    std::memcpy(target, host, bytes);
+    std::memcpy(to.address(), host, bytes);
     return;
   }
-  if (dst->staging().upload(target, host, bytes)) return;  // pinned, double-buffered
+  if (dst->staging().upload(to, host, bytes)) return;  // pinned, double-buffered
   {
     std::lock_guard lock(dst->stream_mutex());
-    check(call_plugin(dst->call_site("copy_host_to_device"), dst->api()->copy_host_to_device,
-                      dst->stream(), target, host, bytes),
+    check(enqueue_host_to_device(*dst, to, host, bytes),
           "copying " + std::to_string(bytes) + " bytes to " + dst->name());
   }
   // The host buffer may go away when we return.
   dst->synchronize();
 }
 
-void download_bytes(LogicalDeviceState* src, const void* src_data, uint64_t src_offset,
-                    void* host, uint64_t bytes) {
+void download_bytes(LogicalDeviceState* src, DeviceMemory from, void* host, uint64_t bytes) {
   if (bytes == 0) return;
-  const char* source = static_cast<const char*>(src_data) + src_offset;
   if (src->host_addressable()) {
     src->synchronize();
-    std::memcpy(host, source, bytes);
+    std::memcpy(host, from.address(), bytes);
     return;
   }
-  if (src->staging().download(host, source, bytes)) return;  // pinned, double-buffered
+  if (src->staging().download(host, from, bytes)) return;  // pinned, double-buffered
   {
     std::lock_guard lock(src->stream_mutex());
-    check(call_plugin(src->call_site("copy_device_to_host"), src->api()->copy_device_to_host,
-                      src->stream(), host, source, bytes),
+    check(enqueue_device_to_host(*src, host, from, bytes),
           "copying " + std::to_string(bytes) + " bytes from " + src->name());
   }
   src->synchronize();
@@ -128,20 +121,18 @@ void download_bytes(LogicalDeviceState* src, const void* src_data, uint64_t src_
 
 }  // namespace
 
-void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
-            uint64_t bytes) {
+void upload(LogicalDeviceState* dst, DeviceMemory to, const void* host, uint64_t bytes) {
   const uint64_t begin_ns = trace::on() ? trace::now_ns() : 0;
-  upload_bytes(dst, dst_data, dst_offset, host, bytes);
+  upload_bytes(dst, to, host, bytes);
   if (begin_ns != 0) {
     trace_copy(dst, "host_to_device", dst->host_addressable() ? "memcpy" : "copy slot", "host",
                dst->name(), bytes, begin_ns);
   }
 }
 
-void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset, void* host,
-              uint64_t bytes) {
+void download(LogicalDeviceState* src, DeviceMemory from, void* host, uint64_t bytes) {
   const uint64_t begin_ns = trace::on() ? trace::now_ns() : 0;
-  download_bytes(src, src_data, src_offset, host, bytes);
+  download_bytes(src, from, host, bytes);
   if (begin_ns != 0) {
     trace_copy(src, "device_to_host", src->host_addressable() ? "memcpy" : "copy slot",
                src->name(), "host", bytes, begin_ns);
@@ -150,10 +141,10 @@ void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset
 
 namespace {
 
-void traced_transfer(LogicalDeviceState* src, const char* src_ptr, LogicalDeviceState* dst,
-                     char* dst_ptr, uint64_t bytes) {
+void traced_transfer(LogicalDeviceState* src, DeviceMemory from, LogicalDeviceState* dst,
+                     DeviceMemory to, uint64_t bytes) {
   const uint64_t begin_ns = trace::on() ? trace::now_ns() : 0;
-  const char* path = transfer(src, src_ptr, dst, dst_ptr, bytes);
+  const char* path = transfer(src, from, dst, to, bytes);
   if (begin_ns != 0) {
     trace_copy(dst, "device_to_device", path, src->name(), dst->name(), bytes, begin_ns);
   }
@@ -165,8 +156,7 @@ std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceStat
   const uint64_t item = itemsize(src.dtype);
   if (src.contiguous() || src.num_elements() == 0) {
     auto out = make_tensor(dst, src.dtype, src.shape);
-    traced_transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset,
-                    dst, static_cast<char*>(out->storage->data), src.num_elements() * item);
+    traced_transfer(src.device(), src.memory(), dst, out->memory(), src.num_elements() * item);
     return out;
   }
   // A strided view: move only the bytes it spans, keep its strides.
@@ -178,8 +168,7 @@ std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceStat
   out->shape = src.shape;
   out->strides = src.strides;
   out->byte_offset = 0;
-  traced_transfer(src.device(), static_cast<const char*>(src.storage->data) + src.byte_offset,
-                  dst, static_cast<char*>(storage->data), src.span_bytes());
+  traced_transfer(src.device(), src.memory(), dst, storage->memory, src.span_bytes());
   return out;
 }
 

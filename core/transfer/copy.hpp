@@ -15,11 +15,10 @@ namespace xdev::detail {
 // respect to both devices.
 std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst);
 
-// Uploads `bytes` of host memory into `dst` at `dst_offset`. Synchronous.
-void upload(LogicalDeviceState* dst, void* dst_data, uint64_t dst_offset, const void* host,
-            uint64_t bytes);
-// Reads `bytes` at `src_data + src_offset` into host memory. Synchronous.
-void download(LogicalDeviceState* src, const void* src_data, uint64_t src_offset, void* host,
-              uint64_t bytes);
+// Uploads `bytes` of host memory to `to` on `dst` (a Storage's memory, or a
+// TensorImpl's memory()). Synchronous.
+void upload(LogicalDeviceState* dst, DeviceMemory to, const void* host, uint64_t bytes);
+// Reads `bytes` at `from` on `src` into host memory. Synchronous.
+void download(LogicalDeviceState* src, DeviceMemory from, void* host, uint64_t bytes);
 
 }  // namespace xdev::detail

@@ -11,6 +11,7 @@
 #include "common/log.hpp"
 #include "common/plugin_call.hpp"
 #include "common/status.hpp"
+#include "transfer/copy_slots.hpp"
 
 namespace xdev::detail {
 namespace {
@@ -133,11 +134,10 @@ void StagingBuffers::wait_for(int buffer) {
   in_use_[buffer] = false;
 }
 
-void StagingBuffers::enqueue_h2d(int buffer, void* dst, uint64_t bytes) {
+void StagingBuffers::enqueue_h2d(int buffer, DeviceMemory dst, uint64_t bytes) {
   std::lock_guard lock(device_.stream_mutex());
   in_use_[buffer] = true;  // from here on the device may read it
-  check(call_plugin(device_.call_site("copy_host_to_device"), device_.api()->copy_host_to_device,
-                    device_.stream(), dst, buffers_[buffer], bytes),
+  check(enqueue_host_to_device(device_, dst, buffers_[buffer], bytes),
         "copying " + std::to_string(bytes) + " bytes to " + device_.name());
   check(call_plugin(device_.call_site("event_record"), device_.api()->event_record,
                     events_[buffer], device_.stream()),
@@ -145,11 +145,10 @@ void StagingBuffers::enqueue_h2d(int buffer, void* dst, uint64_t bytes) {
   g_chunks.fetch_add(1, std::memory_order_relaxed);
 }
 
-void StagingBuffers::enqueue_d2h(int buffer, const void* src, uint64_t bytes) {
+void StagingBuffers::enqueue_d2h(int buffer, DeviceMemory src, uint64_t bytes) {
   std::lock_guard lock(device_.stream_mutex());
   in_use_[buffer] = true;
-  check(call_plugin(device_.call_site("copy_device_to_host"), device_.api()->copy_device_to_host,
-                    device_.stream(), buffers_[buffer], src, bytes),
+  check(enqueue_device_to_host(device_, buffers_[buffer], src, bytes),
         "copying " + std::to_string(bytes) + " bytes from " + device_.name());
   check(call_plugin(device_.call_site("event_record"), device_.api()->event_record,
                     events_[buffer], device_.stream()),
@@ -188,12 +187,11 @@ void StagingBuffers::run_pipelined(const std::function<void()>& chunks) {
   in_use_[0] = in_use_[1] = false;
 }
 
-bool StagingBuffers::upload(void* device_dst, const void* host_src, uint64_t bytes) {
+bool StagingBuffers::upload(DeviceMemory dst, const void* host_src, uint64_t bytes) {
   if (!worth_staging(host_src, bytes)) return false;
   std::lock_guard lock(mutex_);
   if (!ensure_buffers()) return false;
   const uint64_t chunk = staging_chunk_bytes(bytes);
-  auto* dst = static_cast<char*>(device_dst);
   const auto* src = static_cast<const char*>(host_src);
   run_pipelined([&] {
     int b = 0;
@@ -201,7 +199,7 @@ bool StagingBuffers::upload(void* device_dst, const void* host_src, uint64_t byt
       const uint64_t n = std::min(chunk, bytes - offset);
       wait_for(b);  // the device is done reading the chunk before last
       std::memcpy(buffers_[b], src + offset, n);
-      enqueue_h2d(b, dst + offset, n);
+      enqueue_h2d(b, dst.at(offset), n);
     }
   });
   g_staged_uploads.fetch_add(1, std::memory_order_relaxed);
@@ -209,25 +207,24 @@ bool StagingBuffers::upload(void* device_dst, const void* host_src, uint64_t byt
   return true;
 }
 
-bool StagingBuffers::download(void* host_dst, const void* device_src, uint64_t bytes) {
+bool StagingBuffers::download(void* host_dst, DeviceMemory src, uint64_t bytes) {
   if (!worth_staging(host_dst, bytes)) return false;
   std::lock_guard lock(mutex_);
   if (!ensure_buffers()) return false;
   const uint64_t chunk = staging_chunk_bytes(bytes);
   const uint64_t count = (bytes + chunk - 1) / chunk;
   auto* dst = static_cast<char*>(host_dst);
-  const auto* src = static_cast<const char*>(device_src);
   auto length = [&](uint64_t i) { return std::min(chunk, bytes - i * chunk); };
   run_pipelined([&] {
     // Two chunks in flight; while the host copies one out of its buffer,
     // the device fills the other.
     enqueue_d2h(0, src, length(0));
-    if (count > 1) enqueue_d2h(1, src + chunk, length(1));
+    if (count > 1) enqueue_d2h(1, src.at(chunk), length(1));
     for (uint64_t i = 0; i < count; ++i) {
       const int b = static_cast<int>(i % 2);
       wait_for(b);
       std::memcpy(dst + i * chunk, buffers_[b], length(i));
-      if (i + 2 < count) enqueue_d2h(b, src + (i + 2) * chunk, length(i + 2));
+      if (i + 2 < count) enqueue_d2h(b, src.at((i + 2) * chunk), length(i + 2));
     }
   });
   g_staged_downloads.fetch_add(1, std::memory_order_relaxed);

@@ -25,6 +25,8 @@
 
 #include <xdev/plugin.h>
 
+#include "memory/device_memory.hpp"
+
 namespace xdev::detail {
 
 class LogicalDeviceState;
@@ -55,8 +57,8 @@ class StagingBuffers {
   // copied) when staging does not apply: the device offers no pinned memory,
   // the copy is smaller than kStagingMinBytes, or the host side is pinned
   // memory from the core (then the caller copies directly).
-  bool upload(void* device_dst, const void* host_src, uint64_t bytes);
-  bool download(void* host_dst, const void* device_src, uint64_t bytes);
+  bool upload(DeviceMemory device_dst, const void* host_src, uint64_t bytes);
+  bool download(void* host_dst, DeviceMemory device_src, uint64_t bytes);
 
  private:
   // Whether a copy of `bytes` to or from `host` should be staged: large
@@ -67,8 +69,8 @@ class StagingBuffers {
   // plugin has no pinned memory to give: copies then go directly.
   bool ensure_buffers();
   void wait_for(int buffer);   // until the device is done with `buffer`
-  void enqueue_h2d(int buffer, void* dst, uint64_t bytes);
-  void enqueue_d2h(int buffer, const void* src, uint64_t bytes);
+  void enqueue_h2d(int buffer, DeviceMemory dst, uint64_t bytes);
+  void enqueue_d2h(int buffer, DeviceMemory src, uint64_t bytes);
   void drain() noexcept;       // waits for both buffers, ignoring errors
   // Runs `chunks` (a copy's pipelined chunks), then synchronizes the device;
   // drains both buffers when either throws. Both buffers are free after.

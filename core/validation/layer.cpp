@@ -599,6 +599,53 @@ xdev_status_t* v_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_
   return layer(stream)->real->copy_peer(real(stream), dst, real(src_device), src, size);
 }
 
+// ABI 1.6 copies of (allocation, offset): the caller names a block the layer
+// handed out; the plugin allocated it `guard` bytes earlier.
+struct RealPlace {
+  void* allocation;
+  uint64_t offset;
+};
+RealPlace real_place(xdev_device_t* device, const void* allocation, uint64_t offset) {
+  void* a = const_cast<void*>(allocation);
+  if (device == nullptr || a == nullptr) return {a, offset};
+  VDevice* d = vd(device);
+  std::lock_guard lock(d->mutex);
+  auto it = d->allocations.find(static_cast<char*>(a));
+  if (it == d->allocations.end()) return {a, offset};  // the plugin judges it
+  return {it->second.base, offset + it->second.guard};
+}
+xdev_device_t* device_of(xdev_stream_t* s) {
+  return s != nullptr ? reinterpret_cast<xdev_device_t*>(vs(s)->device) : nullptr;
+}
+
+xdev_status_t* v_copy_h2d_at(xdev_stream_t* stream, void* dst, uint64_t dst_offset,
+                             const void* src, uint64_t size) {
+  const RealPlace d = real_place(device_of(stream), dst, dst_offset);
+  return layer(stream)->real->copy_host_to_device_at(real(stream), d.allocation, d.offset, src,
+                                                     size);
+}
+xdev_status_t* v_copy_d2h_at(xdev_stream_t* stream, void* dst, const void* src,
+                             uint64_t src_offset, uint64_t size) {
+  const RealPlace s = real_place(device_of(stream), src, src_offset);
+  return layer(stream)->real->copy_device_to_host_at(real(stream), dst, s.allocation, s.offset,
+                                                     size);
+}
+xdev_status_t* v_copy_d2d_at(xdev_stream_t* stream, void* dst, uint64_t dst_offset,
+                             const void* src, uint64_t src_offset, uint64_t size) {
+  const RealPlace d = real_place(device_of(stream), dst, dst_offset);
+  const RealPlace s = real_place(device_of(stream), src, src_offset);
+  return layer(stream)->real->copy_device_to_device_at(real(stream), d.allocation, d.offset,
+                                                       s.allocation, s.offset, size);
+}
+xdev_status_t* v_copy_peer_at(xdev_stream_t* stream, void* dst, uint64_t dst_offset,
+                              xdev_device_t* src_device, const void* src, uint64_t src_offset,
+                              uint64_t size) {
+  const RealPlace d = real_place(device_of(stream), dst, dst_offset);
+  const RealPlace s = real_place(src_device, src, src_offset);
+  return layer(stream)->real->copy_peer_at(real(stream), d.allocation, d.offset,
+                                           real(src_device), s.allocation, s.offset, size);
+}
+
 xdev_status_t* v_event_elapsed_ms(xdev_event_t* start, xdev_event_t* end, double* out_ms) {
   if (start == nullptr || end == nullptr) {
     return layer(start)->real->event_elapsed_ms(real(start), real(end), out_ms);
@@ -636,10 +683,19 @@ struct ScratchSpy {
   void* (*allocate)(void*, uint64_t);
   void* context;
   std::vector<std::pair<char*, uint64_t>> given;
+  void* (*allocate_at)(void*, uint64_t, uint64_t*) = nullptr;  // ABI 1.6
   static void* call(void* self, uint64_t size) {
     auto* spy = static_cast<ScratchSpy*>(self);
     void* p = spy->allocate(spy->context, size);
     if (p != nullptr) spy->given.emplace_back(static_cast<char*>(p), size);
+    return p;
+  }
+  // scratch_allocate_at: the layer only wraps plugins whose memory is
+  // addresses, so allocation + offset is where the scratch lies.
+  static void* call_at(void* self, uint64_t size, uint64_t* out_offset) {
+    auto* spy = static_cast<ScratchSpy*>(self);
+    void* p = spy->allocate_at(spy->context, size, out_offset);
+    if (p != nullptr) spy->given.emplace_back(static_cast<char*>(p) + *out_offset, size);
     return p;
   }
   bool covers(const char* p) const {
@@ -675,6 +731,13 @@ xdev_status_t* v_kernel(void* context, const xdev_kernel_call_t* call) {
     spy.allocate = call->scratch_allocate;
     spy.context = call->scratch_context;
     fwd.scratch_allocate = &ScratchSpy::call;
+    fwd.scratch_context = &spy;
+  }
+  if (XDEV_HAS_FIELD(call, xdev_kernel_call_t, scratch_allocate_at) &&
+      call->scratch_allocate_at != nullptr) {
+    spy.allocate_at = call->scratch_allocate_at;
+    spy.context = call->scratch_context;
+    fwd.scratch_allocate_at = &ScratchSpy::call_at;
     fwd.scratch_context = &spy;
   }
   const std::string op = call->op != nullptr ? call->op : "?";
@@ -884,6 +947,7 @@ std::string Report::text() const {
 struct VComm {
   Layer* layer;
   xdev_communicator_t* real;
+  xdev_device_t* device;  // the layer's device (its allocations name the buffers)
 };
 VComm* vc(xdev_communicator_t* c) { return reinterpret_cast<VComm*>(c); }
 
@@ -904,7 +968,7 @@ xdev_status_t* v_communicator_create(xdev_plugin_t* plugin, const xdev_collectiv
                                                   ranks, count, comms.data());
   if (s == nullptr && out_comms != nullptr) {
     for (size_t i = 0; i < comms.size(); ++i) {
-      out_comms[i] = reinterpret_cast<xdev_communicator_t*>(new VComm{l, comms[i]});
+      out_comms[i] = reinterpret_cast<xdev_communicator_t*>(new VComm{l, comms[i], devices[i]});
     }
   }
   return s;
@@ -934,16 +998,42 @@ xdev_status_t* v_collective(xdev_communicator_t* const* comms, xdev_stream_t* co
   }
   std::vector<xdev_communicator_t*> real_comms;
   std::vector<xdev_stream_t*> real_streams;
+  // ABI 1.6: the buffers name blocks the layer handed out; the plugin
+  // allocated each `guard` bytes earlier (as for the *_at copies).
+  std::vector<xdev_collective_call_t> real_calls;
   for (int32_t i = 0; i < count; ++i) {
     real_comms.push_back(comms[i] != nullptr ? vc(comms[i])->real : nullptr);
     real_streams.push_back(real(streams[i]));
+    if (calls == nullptr) continue;
+    xdev_collective_call_t c = calls[i];
+    xdev_device_t* device = comms[i] != nullptr ? vc(comms[i])->device : nullptr;
+    const RealPlace send = real_place(device, c.send_allocation, c.send_offset);
+    const RealPlace recv = real_place(device, c.recv_allocation, c.recv_offset);
+    c.send_allocation = send.allocation;
+    c.send_offset = send.offset;
+    c.recv_allocation = recv.allocation;
+    c.recv_offset = recv.offset;
+    real_calls.push_back(c);
   }
-  return vc(comms[0])->layer->real->collective(real_comms.data(), real_streams.data(), calls,
+  return vc(comms[0])->layer->real->collective(real_comms.data(), real_streams.data(),
+                                               calls != nullptr ? real_calls.data() : nullptr,
                                                count);
 }
 
 const xdev_plugin_api_t* wrap(const xdev_plugin_api_t* api, const xdev_host_api_t* host,
                               Options options) {
+  if ((api->capabilities & XDEV_CAP_HANDLE_MEMORY) != 0) {
+    // ABI 1.6: guard bytes and canaries need addresses; a plugin whose
+    // memory is handles is not wrapped (yet), and says so.
+    if (host != nullptr && host->log != nullptr) {
+      host->log(host->host_context, XDEV_LOG_WARNING,
+                (std::string("validation: ") + (api->name != nullptr ? api->name : "?") +
+                 ": not validated: its memory is handles (XDEV_CAP_HANDLE_MEMORY), which the "
+                 "validation layer cannot check yet")
+                    .c_str());
+    }
+    return api;
+  }
   auto* l = new Layer{};  // lives for the process, like the plugin's table
   l->real = api;
   l->host = host;
@@ -991,9 +1081,16 @@ const xdev_plugin_api_t* wrap(const xdev_plugin_api_t* api, const xdev_host_api_
   if (XDEV_HAS_FIELD(api, xdev_plugin_api_t, device_kernels) && api->device_kernels != nullptr) {
     t.device_kernels = &v_device_kernels;
   }
+  // ABI 1.6: the (allocation, offset) copies, when the plugin has them.
+  if (XDEV_HAS_FIELD(api, xdev_plugin_api_t, copy_peer_at)) {
+    if (api->copy_host_to_device_at != nullptr) t.copy_host_to_device_at = &v_copy_h2d_at;
+    if (api->copy_device_to_host_at != nullptr) t.copy_device_to_host_at = &v_copy_d2h_at;
+    if (api->copy_device_to_device_at != nullptr) t.copy_device_to_device_at = &v_copy_d2d_at;
+    if (api->copy_peer_at != nullptr) t.copy_peer_at = &v_copy_peer_at;
+  }
   // ABI 1.7 device collectives: passed through with the layer's handles
-  // unwrapped (buffers are addresses the layer handed out, inside the real
-  // allocations).
+  // unwrapped (each buffer's (allocation, offset) translated back to the
+  // plugin's guarded block, as for the *_at copies).
   if (XDEV_HAS_FIELD(api, xdev_plugin_api_t, collective) && api->collective != nullptr) {
     t.collective_id = &v_collective_id;
     t.communicator_create = &v_communicator_create;

@@ -53,7 +53,9 @@ Loaded load() {
               find(library, "cublasSgemm_v2", &t.sgemm, &error) &
               find(library, "cublasDgemm_v2", &t.dgemm, &error) &
               find(library, "cublasSgemm_v2_64", &t.sgemm_64, &error) &
-              find(library, "cublasDgemm_v2_64", &t.dgemm_64, &error);
+              find(library, "cublasDgemm_v2_64", &t.dgemm_64, &error) &
+              find(library, "cublasSgemmStridedBatched", &t.sgemm_strided_batched, &error) &
+              find(library, "cublasDgemmStridedBatched", &t.dgemm_strided_batched, &error);
   return loaded;
 }
 

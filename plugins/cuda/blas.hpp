@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include <xdev/plugin.h>
+
 namespace xdev::cuda {
 
 // The cuBLAS functions the plugin calls (the _v2 entry points that
@@ -24,10 +26,20 @@ struct Blas {
   decltype(&cublasDgemm_v2) dgemm;
   decltype(&cublasSgemm_v2_64) sgemm_64;
   decltype(&cublasDgemm_v2_64) dgemm_64;
+  // BatchMatMulV2 (ops_batched.cpp).
+  decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
+  decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
 };
 
 // The table, loading libcublas.so.<major> at the first call; NULL (and the
 // reason in *error) when it cannot be loaded.
 const Blas* load_blas(std::string* error) noexcept;
+
+class Call;
+// The stream's cuBLAS handle for one kernel call, its workspace taken from
+// the call's scratch (else the handle's default; ops.cpp): MatMul, BatchMatMulV2
+// and the convolutions; a status naming the op when there is no
+// cuBLAS.
+xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* out);
 
 }  // namespace xdev::cuda

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <cstdint>
+#include <vector>
 #include <new>
 #include <string_view>
 #include <utility>
@@ -216,6 +217,24 @@ class Call {
 
 // The `axes` attribute of a reduction: reduced[d] for each listed axis
 // (every axis when there is no attribute; the core always sends one).
+// The indices of GatherV2 or TensorScatterAdd (int32 or int64, contiguous)
+// copied into `host`, after the work before them on the call's stream: the
+// plugin checks them there (gather_check.hpp) before it launches anything.
+inline xdev_status_t* indices_to_host(Call& call, const xdev_tensor_t& indices,
+                                      std::vector<unsigned char>& host) {
+  int64_t count = 1;
+  for (int32_t d = 0; d < indices.rank; ++d) count *= indices.shape[d];
+  host.resize(static_cast<size_t>(count) * itemsize(indices.dtype));
+  if (count == 0) return nullptr;
+  if (xdev_status_t* s = call.launched(
+          cudaMemcpyAsync(host.data(), data_of(indices), host.size(), cudaMemcpyDeviceToHost,
+                          call.cuda_stream()),
+          "copying the indices to the host")) {
+    return s;
+  }
+  return call.launched(cudaStreamSynchronize(call.cuda_stream()), "waiting for the indices");
+}
+
 inline xdev_status_t* read_axes(Call& call, int32_t rank, bool (&reduced)[kMaxRank]) {
   if (const xdev_attr_t* a = find_attr(call.raw(), "axes", XDEV_ATTR_INTS)) {
     for (int64_t i = 0; i < a->value.ints.count; ++i) {

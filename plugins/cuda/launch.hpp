@@ -199,6 +199,74 @@ cudaError_t launch_gather(size_t element_size, xdev_dtype_t index_dtype, int64_t
                           int64_t count, int64_t inner, const void* params, const void* indices,
                           void* out, cudaStream_t stream);
 
+// Range (movement.cu): out[i] = start + i * delta in double, the product
+// and the sum each rounded (no fused multiply-add, as on the host), then
+// converted as Cast converts; f32, f64, i32, i64.
+cudaError_t launch_range(xdev_dtype_t dtype, double start, double delta, void* out,
+                         int64_t count, cudaStream_t stream);
+
+// OneHot (movement.cu): the dense output [outer, depth, inner] (`count`
+// elements) holds the bit pattern `on` at [o, d, i] where indices[o * inner
+// + i] == d, else `off`; elements of `element_size` bytes (1, 4 or 8),
+// indices int32 or int64 and contiguous.
+cudaError_t launch_one_hot(size_t element_size, xdev_dtype_t index_dtype, int64_t depth,
+                           int64_t inner, int64_t count, const void* indices, uint64_t on,
+                           uint64_t off, void* out, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------
+// Sliding windows (window.cu; docs/ops.md "Convolution and pooling"): the
+// images are dense 4-d tensors, NHWC or NCHW; ImageLayout gives each
+// dimension and its element step (indexing.hpp: image_offset,
+// image_coordinates), WindowLayout the windows as window_plan.hpp derives
+// them from xdev/window_geometry.hpp.
+struct ImageLayout {
+  bool nchw = false;
+  int64_t n = 0, h = 0, w = 0, c = 0;
+  int64_t step_n = 0, step_h = 0, step_w = 0, step_c = 0;
+};
+// `in` the image the windows slide over (Conv2D's and the pools' input,
+// the gradients' output), `out` the image of one element per window and
+// channel; kh x kw taps, steps sy, sx, dilations dy, dx, padding before.
+struct WindowLayout {
+  ImageLayout in, out;
+  int64_t kh = 1, kw = 1, sy = 1, sx = 1, dy = 1, dx = 1, py = 0, px = 0;
+};
+
+// MaxPool (max) or AvgPool of x (`in`) into y (`out`): a thread per
+// output element, the window's in-bounds taps in row-major order (MaxPool:
+// the first NaN, else the first maximum; AvgPool: the sum in double divided
+// by the taps counted). f32, f64.
+cudaError_t launch_pool(bool max, xdev_dtype_t dtype, const WindowLayout& layout, const void* x,
+                        void* y, cudaStream_t stream);
+// The pools' gradients as gathers: a thread per element of dx (`in`) adds,
+// in the windows' row-major order, what each window over it sends (MaxPool:
+// dy when the element is the window's first maximum of x; AvgPool: dy
+// divided by the window's in-bounds taps, rounded to the dtype), starting
+// from 0, so every sum has the cpu plugin's order. No atomics.
+cudaError_t launch_max_pool_grad(xdev_dtype_t dtype, const WindowLayout& layout, const void* x,
+                                 const void* dy, void* dx, cudaStream_t stream);
+cudaError_t launch_avg_pool_grad(xdev_dtype_t dtype, const WindowLayout& layout, const void* dy,
+                                 void* dx, cudaStream_t stream);
+// im2col of the convolutions: rows [r0, r0 + rows) of the column matrix of
+// x (`in`; row r is output position r mod (OH * OW) of image r / (OH *
+// OW), column (ky * KW + kx) * Cin + ci), padding as zeros, into the dense
+// col [rows, KH * KW * Cin].
+cudaError_t launch_im2col(xdev_dtype_t dtype, const WindowLayout& layout, const void* x,
+                          int64_t r0, int64_t rows, void* col, cudaStream_t stream);
+// col2im: adds the columns of rows [r0, r0 + rows) to the elements of dx
+// (`in`) they were taken from: a thread per element of the images those
+// rows touch sums its taps (ky, kx order), then adds the sum to dx.
+cudaError_t launch_col2im(xdev_dtype_t dtype, const WindowLayout& layout, const void* col,
+                          int64_t r0, int64_t rows, void* dx, cudaStream_t stream);
+// The convolutions directly, without a column matrix (when the core offers
+// no scratch for one): a thread per element of the result (`which`:
+// kConvForward y from x and f, kConvInput dx from dy and f, kConvFilter df
+// from x and dy; indexing.hpp), its terms summed in double.
+inline constexpr int kConvForward = 0, kConvInput = 1, kConvFilter = 2;
+cudaError_t launch_conv_direct(int which, xdev_dtype_t dtype, const WindowLayout& layout,
+                               const void* a, const void* b, void* out, int64_t count,
+                               cudaStream_t stream);
+
 // ---------------------------------------------------------------------------
 // NN ops (nn.cu; docs/ops.md "NN ops"). BiasAdd is launch_binary's kAdd with
 // the bias broadcast (ops_nn.cpp).

@@ -1,6 +1,7 @@
 #include "layout.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <cstdlib>
 #include <iterator>
 
@@ -50,6 +51,15 @@ int64_t element_count(const xdev_tensor_t& t) {
   int64_t n = 1;
   for (int32_t d = 0; d < t.rank; ++d) n *= t.shape[d];
   return n;
+}
+
+bool is_contiguous(const xdev_tensor_t& t) {
+  int64_t stride = 1;
+  for (int32_t d = t.rank - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != stride) return t.shape[d] == 0;
+    stride *= t.shape[d];
+  }
+  return true;
 }
 
 ElementwiseLayout elementwise_layout(const xdev_tensor_t& out, const xdev_tensor_t* const* inputs,
@@ -152,6 +162,30 @@ LineLayouts line_layouts(const xdev_tensor_t& x, const bool* reduced) {
   return {reduce_layout(x, reduced), reduce_layout(view, reduced)};
 }
 
+WindowView slice_view(const xdev_tensor_t& x, const int64_t* begin) {
+  WindowView v;
+  for (int32_t k = 0; k < x.rank; ++k) {
+    v.offset += begin[k] * x.strides[k];
+    v.strides[k] = x.strides[k];
+  }
+  return v;
+}
+
+WindowView strided_slice_view(const xdev_tensor_t& x, const strided_slice_spec::Dense& dense) {
+  WindowView v;
+  bool empty = false;
+  for (int32_t k = 0; k < x.rank; ++k) {
+    v.offset += dense.axes[k].begin * x.strides[k];
+    empty = empty || dense.axes[k].size == 0;
+  }
+  if (empty) v.offset = 0;
+  for (int32_t j = 0; j < dense.output_rank; ++j) {
+    const int32_t source = dense.output_source[j];
+    v.strides[j] = source < 0 ? 0 : dense.axes[source].stride * x.strides[source];
+  }
+  return v;
+}
+
 bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b) {
   if (a.rank != b.rank) return false;
   for (int32_t d = 0; d < a.rank; ++d) {
@@ -220,6 +254,14 @@ MatrixOperand matrix_operand(const xdev_tensor_t& t) {
     m.ld = cols <= 1 ? std::max<int64_t>(rows, 1) : s1;
   }
   return m;
+}
+
+void operand_strides(const MatrixOperand& m, bool transposed, int64_t* row, int64_t* col) {
+  int64_t r = m.column_major ? 1 : m.ld;  // stored (i, j) at i*r + j*q
+  int64_t q = m.column_major ? m.ld : 1;
+  if (transposed) std::swap(r, q);
+  *row = r;
+  *col = q;
 }
 
 }  // namespace xdev::cuda

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include <xdev/plugin.h>
+#include <xdev/strided_slice.hpp>
 
 #include "launch.hpp"
 
@@ -12,6 +13,8 @@ namespace xdev::cuda {
 
 // Number of elements of a tensor view.
 int64_t element_count(const xdev_tensor_t& t);
+// Row-major dense (axes of size 1 may have any stride; an empty view is).
+bool is_contiguous(const xdev_tensor_t& t);
 
 // The elementwise layout of `count` (1 to kMaxElementwiseInputs) inputs against the contiguous
 // output `out`. An input of a lower rank is aligned to the right (NumPy);
@@ -37,6 +40,20 @@ struct LineLayouts {
 LineLayouts line_layouts(const xdev_tensor_t& x, int32_t axis);
 // The same over the axes d with reduced[d] (LayerNorm's group of axes).
 LineLayouts line_layouts(const xdev_tensor_t& x, const bool* reduced);
+
+// The window Slice or StridedSlice copies, as a view of x with the output's
+// shape: the element offset of its first element (0 for an empty window)
+// and a stride per output axis (x's stride times the step; 0 for a new
+// axis of size 1).
+struct WindowView {
+  int64_t offset = 0;
+  int64_t strides[kMaxRank] = {};
+};
+// Slice: `begin` per axis of x, steps of 1, the output's axes are x's.
+WindowView slice_view(const xdev_tensor_t& x, const int64_t* begin);
+// StridedSlice: the dense form of its attributes (xdev/strided_slice.hpp)
+// for x's shape.
+WindowView strided_slice_view(const xdev_tensor_t& x, const strided_slice_spec::Dense& dense);
 
 // Whether a and b have one shape.
 bool same_shape(const xdev_tensor_t& a, const xdev_tensor_t& b);
@@ -69,5 +86,8 @@ struct MatrixOperand {
   int64_t ld = 0;
 };
 MatrixOperand matrix_operand(const xdev_tensor_t& t);
+// The element strides of op(t) for the integer kernel (launch_matmul_int):
+// element (i, j) of op(t) at i * row + j * col, op the transpose or not.
+void operand_strides(const MatrixOperand& m, bool transposed, int64_t* row, int64_t* col);
 
 }  // namespace xdev::cuda

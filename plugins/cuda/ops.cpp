@@ -80,7 +80,8 @@ xdev_status_t* kernel_relu(void*, const xdev_kernel_call_t* call) noexcept {
   return unary(call, UnaryOp::kRelu, "Relu");
 }
 
-// A strided copy of `x` into the contiguous `out` (same dtype).
+}  // namespace
+
 cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStream_t stream) {
   const xdev_tensor_t* inputs[1] = {&x};
   const ElementwiseLayout l = elementwise_layout(out, inputs, 1);
@@ -91,6 +92,8 @@ cudaError_t copy_into(const xdev_tensor_t& x, const xdev_tensor_t& out, cudaStre
   }
   return launch_copy(size, l, data_of(x), data_of_output(out), stream);
 }
+
+namespace {
 
 // Copy and Identity: a new dense tensor holding x (any strides).
 xdev_status_t* copy_op(const xdev_kernel_call_t* raw, const char* name) noexcept {
@@ -254,11 +257,8 @@ uint64_t blas_workspace_bytes(const DeviceInfo& info) {
   return info.cc_major >= 9 ? uint64_t{32} << 20 : uint64_t{4} << 20;
 }
 
-// The stream's cuBLAS handle (created with the stream, plugin.cpp), with its
-// workspace for this call taken from kernel scratch, so it counts against
-// the logical device's memory limit (issue 20). Without scratch (a core
-// older than ABI 1.2, or a pool too full) the handle uses its own default
-// workspace, restored by re-binding the stream (cublasSetStream resets it).
+}  // namespace
+
 xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* out) {
   xdev_stream_t* stream = call.stream();
   std::string error;
@@ -284,6 +284,55 @@ xdev_status_t* blas_for_call(Call& call, const Blas** out_blas, cublasHandle_t* 
   *out = stream->blas;
   return nullptr;
 }
+
+namespace {
+
+// One cuBLAS product in T (float: sgemm, double: dgemm), the 64-bit entry
+// point when a size passes INT_MAX.
+template <typename T, typename Gemm, typename Gemm64>
+cublasStatus_t gemm_in(Gemm gemm, Gemm64 gemm64, cublasHandle_t handle, int64_t m, int64_t n,
+                       int64_t k, const RowMajor& a, const RowMajor& b, double beta, void* c,
+                       int64_t ldc) {
+  const cublasOperation_t op_a = a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  const T alpha = 1, t_beta = static_cast<T>(beta);
+  const auto* A = static_cast<const T*>(a.p);
+  const auto* B = static_cast<const T*>(b.p);
+  auto* C = static_cast<T*>(c);
+  if (m <= kIntMax && n <= kIntMax && k <= kIntMax && a.ld <= kIntMax && b.ld <= kIntMax &&
+      ldc <= kIntMax) {
+    const auto i = [](int64_t v) { return static_cast<int>(v); };
+    return gemm(handle, op_b, op_a, i(n), i(m), i(k), &alpha, B, i(b.ld), A, i(a.ld), &t_beta, C,
+                i(ldc));
+  }
+  return gemm64(handle, op_b, op_a, n, m, k, &alpha, B, b.ld, A, a.ld, &t_beta, C, ldc);
+}
+
+}  // namespace
+
+// Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: B goes
+// first, m and n swap.
+xdev_status_t* row_major_gemm(Call& call, const Blas* blas, cublasHandle_t handle,
+                              xdev_dtype_t dtype, int64_t m, int64_t n, int64_t k, RowMajor a,
+                              RowMajor b, double beta, void* c, int64_t ldc) {
+  if (m == 0 || n == 0) return nullptr;
+  const cublasStatus_t status =
+      dtype == XDEV_DTYPE_FLOAT32
+          ? gemm_in<float>(blas->sgemm, blas->sgemm_64, handle, m, n, k, a, b, beta, c, ldc)
+          : gemm_in<double>(blas->dgemm, blas->dgemm_64, handle, m, n, k, a, b, beta, c, ldc);
+  if (status == CUBLAS_STATUS_SUCCESS) return nullptr;
+  (void)cudaGetLastError();
+  return g_host.fail(
+      call.host(),
+      status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
+      "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
+      "] on cuda device %d failed: %s",
+      call.op(), dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n, call.ordinal(),
+      cublas_status_name(status));
+}
+
+namespace {
 
 xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
   constexpr const char* kOp = "MatMul";
@@ -332,64 +381,21 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
 
     if (c.dtype == XDEV_DTYPE_INT32 || c.dtype == XDEV_DTYPE_INT64) {
       // Element strides of op(A) [M, K] and op(B) [K, N].
-      auto strides = [](const MatrixOperand& mo, bool transposed, int64_t* row, int64_t* col) {
-        int64_t r = mo.column_major ? 1 : mo.ld;  // stored (i, j) at i*r + j*q
-        int64_t q = mo.column_major ? mo.ld : 1;
-        if (transposed) std::swap(r, q);
-        *row = r;
-        *col = q;
-      };
       int64_t ar, ac, br, bc;
-      strides(ma, ta, &ar, &ac);
-      strides(mb, tb, &br, &bc);
+      operand_strides(ma, ta, &ar, &ac);
+      operand_strides(mb, tb, &br, &bc);
       return call.launched(launch_matmul_int(c.dtype, m, n, k, data_of(a), ar, ac, data_of(b), br,
                                              bc, c_ptr, call.cuda_stream()));
     }
 
-    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: pass
-    // B first. A row-major operand seen column-major is its transpose, so
-    // the flag flips for column-major storage.
+    // A row-major operand seen column-major is its transpose: the flag
+    // flips for column-major storage.
     const Blas* blas = nullptr;
     cublasHandle_t handle = nullptr;
     if (xdev_status_t* s = blas_for_call(call, &blas, &handle)) return s;
-    const cublasOperation_t op_b = (tb != mb.column_major) ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_a = (ta != ma.column_major) ? CUBLAS_OP_T : CUBLAS_OP_N;
-    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-    const bool fits_int = m <= kIntMax && n <= kIntMax && k <= kIntMax && ma.ld <= kIntMax &&
-                          mb.ld <= kIntMax;
-    cublasStatus_t status;
-    if (c.dtype == XDEV_DTYPE_FLOAT32) {
-      const float alpha = 1.0f, beta = 0.0f;
-      const auto* A = static_cast<const float*>(data_of(a));
-      const auto* B = static_cast<const float*>(data_of(b));
-      auto* C = static_cast<float*>(c_ptr);
-      status = fits_int ? blas->sgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
-                                      static_cast<int>(k), &alpha, B, static_cast<int>(mb.ld), A,
-                                      static_cast<int>(ma.ld), &beta, C, static_cast<int>(n))
-                        : blas->sgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
-                                         &beta, C, n);
-    } else {
-      const double alpha = 1.0, beta = 0.0;
-      const auto* A = static_cast<const double*>(data_of(a));
-      const auto* B = static_cast<const double*>(data_of(b));
-      auto* C = static_cast<double*>(c_ptr);
-      status = fits_int ? blas->dgemm(handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
-                                      static_cast<int>(k), &alpha, B, static_cast<int>(mb.ld), A,
-                                      static_cast<int>(ma.ld), &beta, C, static_cast<int>(n))
-                        : blas->dgemm_64(handle, op_b, op_a, n, m, k, &alpha, B, mb.ld, A, ma.ld,
-                                         &beta, C, n);
-    }
-    if (status != CUBLAS_STATUS_SUCCESS) {
-      (void)cudaGetLastError();
-      return g_host.fail(
-          call.host(),
-          status == CUBLAS_STATUS_ALLOC_FAILED ? XDEV_STATUS_OUT_OF_MEMORY : XDEV_STATUS_INTERNAL,
-          "%s: cuBLAS %s [%" PRId64 ", %" PRId64 "] x [%" PRId64 ", %" PRId64
-          "] on cuda device %d failed: %s",
-          kOp, c.dtype == XDEV_DTYPE_FLOAT32 ? "sgemm" : "dgemm", m, k, k, n, call.ordinal(),
-          cublas_status_name(status));
-    }
-    return nullptr;
+    return row_major_gemm(call, blas, handle, c.dtype, m, n, k,
+                          {data_of(a), ma.ld, ta != ma.column_major},
+                          {data_of(b), mb.ld, tb != mb.column_major}, 0.0, c_ptr, n);
   });
 }
 
@@ -417,7 +423,8 @@ constexpr xdev_kernel_info_t kKernels[] = {
 };
 
 // This file's kernels, then those of ops_math.cpp, ops_reduce.cpp,
-// ops_movement.cpp and ops_nn.cpp: room for every op of the op table.
+// ops_movement.cpp, ops_nn.cpp, ops_indexing.cpp, ops_window.cpp and
+// ops_batched.cpp: room for every op of the op table.
 constexpr size_t kMaxKernels = 128;
 struct AllKernels {
   std::array<const xdev_kernel_info_t*, kMaxKernels> pointers{};
@@ -433,7 +440,8 @@ const xdev_kernel_info_t* const* kernel_list(uint32_t* out_count) noexcept {
   static const AllKernels all = [] {
     AllKernels k;
     k.add(kKernels, std::size(kKernels));
-    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels(), nn_kernels()}) {
+    for (const KernelTable t : {math_kernels(), reduce_kernels(), movement_kernels(), nn_kernels(),
+                                indexing_kernels(), window_kernels(), batched_kernels()}) {
       k.add(t.items, t.count);
     }
     return k;

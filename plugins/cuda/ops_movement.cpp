@@ -29,15 +29,6 @@
 namespace xdev::cuda {
 namespace {
 
-bool is_contiguous(const xdev_tensor_t& t) {
-  int64_t stride = 1;
-  for (int32_t d = t.rank - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != stride) return t.shape[d] == 0;
-    stride *= t.shape[d];
-  }
-  return true;
-}
-
 // Copies `x` into the view of the output at element `offset` with
 // `strides` (x's rank).
 cudaError_t copy_to_region(Call& call, const xdev_tensor_t& x, int64_t offset,
@@ -253,20 +244,8 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* raw) noexcept {
     // docs/ops.md: an index out of range is an error, reported before any
     // write. The indices come to the host (after the work before them on
     // the stream) and are checked there.
-    const size_t index_size = itemsize(indices.dtype);
-    std::vector<unsigned char> host(static_cast<size_t>(count) * index_size);
-    if (count > 0) {
-      if (xdev_status_t* s = call.launched(
-              cudaMemcpyAsync(host.data(), data_of(indices), host.size(), cudaMemcpyDeviceToHost,
-                              call.cuda_stream()),
-              "copying the indices to the host")) {
-        return s;
-      }
-      if (xdev_status_t* s = call.launched(cudaStreamSynchronize(call.cuda_stream()),
-                                           "waiting for the indices")) {
-        return s;
-      }
-    }
+    std::vector<unsigned char> host;
+    if (xdev_status_t* s = indices_to_host(call, indices, host)) return s;
     int64_t value = 0;
     const int64_t bad = first_bad_index(host.data(), indices.dtype, count, n, &value);
     if (bad >= 0) {

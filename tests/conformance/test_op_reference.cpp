@@ -427,6 +427,62 @@ TEST(OpReference, WindowOpsOfA3x3ImageByHand) {
   EXPECT_EQ(values(routed), (std::vector<double>{5, 0, 0, 0}));
 }
 
+// BatchMatMulV2: the batch axes broadcast (a missing axis, or 1, on either
+// side), adj_y swaps y's last two axes.
+TEST(OpReference, BatchMatMulBroadcastsItsBatchAxes) {
+  const Tensor x = from(XDEV_DTYPE_FLOAT32, {2, 1, 2}, {1, 2, 3, 4});
+  const Tensor y = from(XDEV_DTYPE_FLOAT32, {2, 2}, {1, 2, 3, 4});
+  const Tensor* in[] = {&x, &y};
+  Tensor out = make_contiguous(XDEV_DTYPE_FLOAT32, {2, 1, 2});
+  const xdev_attr_t plain[] = {attr_bool("adj_x", false), attr_bool("adj_y", false)};
+  ASSERT_FALSE(run("BatchMatMulV2", in, plain, out));
+  EXPECT_EQ(values(out), (std::vector<double>{7, 10, 15, 22}));
+  const xdev_attr_t adj[] = {attr_bool("adj_x", false), attr_bool("adj_y", true)};
+  ASSERT_FALSE(run("BatchMatMulV2", in, adj, out));
+  EXPECT_EQ(values(out), (std::vector<double>{5, 11, 11, 25}));
+  // [2, 1] batch of row vectors against a [1, 3] batch of columns.
+  const Tensor rows = from(XDEV_DTYPE_INT64, {2, 1, 1, 2}, {1, 2, 3, 4});
+  const Tensor cols = from(XDEV_DTYPE_INT64, {1, 3, 2, 1}, {1, 1, 2, 0, 0, 3});
+  const Tensor* both[] = {&rows, &cols};
+  Tensor grid = make_contiguous(XDEV_DTYPE_INT64, {2, 3, 1, 1});
+  ASSERT_FALSE(run("BatchMatMulV2", both, plain, grid));
+  EXPECT_EQ(values(grid), (std::vector<double>{3, 2, 6, 7, 6, 12}));
+}
+
+// TensorScatterAdd: repeated indices accumulate, an index of depth 1 into a
+// matrix adds a row, integers wrap, an index out of range is an error.
+TEST(OpReference, TensorScatterAddAccumulatesRepeatedIndices) {
+  const Tensor ones = from(XDEV_DTYPE_FLOAT64, {4}, {1, 1, 1, 1});
+  const Tensor at = from(XDEV_DTYPE_INT32, {3, 1}, {1, 3, 1});
+  const Tensor upd = from(XDEV_DTYPE_FLOAT64, {3}, {1, 2, 5});
+  const Tensor* in[] = {&ones, &at, &upd};
+  Tensor out = make_contiguous(XDEV_DTYPE_FLOAT64, {4});
+  ASSERT_FALSE(run("TensorScatterAdd", in, {}, out));
+  EXPECT_EQ(values(out), (std::vector<double>{1, 7, 1, 3}));
+
+  const Tensor matrix = make_contiguous(XDEV_DTYPE_FLOAT32, {3, 2});
+  const Tensor rows = from(XDEV_DTYPE_INT64, {2, 1}, {2, 0});
+  const Tensor slices = from(XDEV_DTYPE_FLOAT32, {2, 2}, {1, 2, 3, 4});
+  const Tensor* row_in[] = {&matrix, &rows, &slices};
+  Tensor row_out = make_contiguous(XDEV_DTYPE_FLOAT32, {3, 2});
+  ASSERT_FALSE(run("TensorScatterAdd", row_in, {}, row_out));
+  EXPECT_EQ(values(row_out), (std::vector<double>{3, 4, 0, 0, 1, 2}));
+
+  const Tensor big = from(XDEV_DTYPE_INT32, {1}, {2147483647});
+  const Tensor zero = from(XDEV_DTYPE_INT32, {1, 1}, {0});
+  const Tensor one = from(XDEV_DTYPE_INT32, {1}, {1});
+  const Tensor* wrap_in[] = {&big, &zero, &one};
+  Tensor wrapped = make_contiguous(XDEV_DTYPE_INT32, {1});
+  ASSERT_FALSE(run("TensorScatterAdd", wrap_in, {}, wrapped));
+  EXPECT_EQ(values(wrapped), (std::vector<double>{-2147483648.0}));
+
+  const Tensor outside = from(XDEV_DTYPE_INT32, {3, 1}, {1, 4, 1});
+  const Tensor* bad_in[] = {&ones, &outside, &upd};
+  const std::optional<std::string> error = run("TensorScatterAdd", bad_in, {}, out);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("index 4"), std::string::npos) << *error;
+}
+
 TEST(OpReference, CompareAllowsTheToleranceAndNothingMore) {
   Tensor want = from(XDEV_DTYPE_FLOAT32, {2}, {1.0, NAN});
   Tensor got = from(XDEV_DTYPE_FLOAT32, {2}, {1.001, NAN});

@@ -144,8 +144,8 @@ TEST(PinnedHostMemory, IsCopiedDirectly) {
   auto tensor = make_tensor(gpu, xdev::DType::kBool, xdev::Shape{static_cast<int64_t>(bytes)});
 
   const StagingStats before = staging_stats();
-  upload(gpu, tensor->storage->data, 0, in.data(), bytes);
-  download(gpu, tensor->storage->data, 0, out.data(), bytes);
+  upload(gpu, tensor->memory(), in.data(), bytes);
+  download(gpu, tensor->memory(), out.data(), bytes);
   const StagingStats after = staging_stats();
   EXPECT_EQ(after.direct_pinned_copies, before.direct_pinned_copies + 2);
   EXPECT_EQ(after.staged_uploads, before.staged_uploads);

@@ -363,7 +363,9 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"BroadcastTo", all},
       // Convolution and pooling (issue 13).
       {"Conv2D", f}, {"Conv2DBackpropInput", f}, {"Conv2DBackpropFilter", f}, {"MaxPool", f},
-      {"AvgPool", f}, {"MaxPoolGrad", f}, {"AvgPoolGrad", f}};
+      {"AvgPool", f}, {"MaxPoolGrad", f}, {"AvgPoolGrad", f},
+      // Batched products and scatters (issue 13).
+      {"BatchMatMulV2", num}, {"TensorScatterAdd", num}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);
@@ -1311,6 +1313,93 @@ TEST_F(CpuKernels, WindowKernelsRefuseMalformedCalls) {
   EXPECT_TRUE(fails_with(call_any("AvgPool", {&xd}, pd,
                                   {ints("strides", 2), text("padding", "VALID")}),
                          kInvalid, {"AvgPool", "'ksize'"}));
+}
+
+// ---------------------------------------------------------------------------
+// BatchMatMulV2, TensorScatterAdd
+
+// Matrix `b` of a rank-3 tensor as a rank-2 view of the same storage.
+Tensor matrix(const Tensor& t, int64_t b) {
+  Tensor m = t;
+  m.shape = {t.shape[1], t.shape[2]};
+  m.strides = {t.strides[1], t.strides[2]};
+  m.byte_offset = t.byte_offset + static_cast<uint64_t>(b * t.strides[0] * itemsize(t.dtype));
+  return m;
+}
+
+// The kernel takes any batch strides, a broadcast one (stride 0) included,
+// and computes each matrix as MatMul does; many matrices run in parallel.
+TEST_F(CpuKernels, BatchMatMulTakesBroadcastBatchStridesOnEveryPath) {
+  const std::vector<xdev_attr_t> plain = {attr_bool("adj_x", false), attr_bool("adj_y", false)};
+  for (xdev_dtype_t dtype : {XDEV_DTYPE_FLOAT32, XDEV_DTYPE_INT64}) {
+    for (const Shape& dims : {Shape{6, 5, 7, 4}, Shape{64, 33, 40, 20}}) {
+      const int64_t batches = dims[0], m = dims[1], k = dims[2], n = dims[3];
+      Tensor x = random(dtype, {batches, m, k}, rng_);
+      Tensor y = random(dtype, {batches, k, n}, rng_, Layout{{}, {true, false, false}});
+      Tensor out = make(dtype, {batches, m, n});
+      ASSERT_EQ(run("BatchMatMulV2", {&x, &y}, out, plain).message, "");
+      for (int64_t b = 0; b < batches; ++b) {
+        SCOPED_TRACE("matrix " + std::to_string(b));
+        if (dtype == XDEV_DTYPE_FLOAT32) {
+          check_matmul<float>(matrix(x, b), matrix(y, b), matrix(out, b), false, false);
+        } else {
+          check_matmul<int64_t>(matrix(x, b), matrix(y, b), matrix(out, b), false, false);
+        }
+      }
+    }
+  }
+}
+
+// Repeated indices add in the order of the updates, whatever the threads:
+// the float results are the same bit for bit with one thread.
+TEST_F(CpuKernels, ScatterAndBatchMatMulDoNotDependOnTheThreadCount) {
+  const int64_t rows = 1000, updates = 200000;
+  Tensor tensor = random(XDEV_DTYPE_FLOAT32, {rows, 3}, rng_);
+  Tensor indices = make(XDEV_DTYPE_INT32, {updates, 1});
+  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(rows - 1));
+  for (int64_t j = 0; j < updates; ++j) indices.set<int32_t>({j, 0}, pick(rng_));
+  Tensor values = random(XDEV_DTYPE_FLOAT32, {updates, 3}, rng_);
+  Tensor x = random(XDEV_DTYPE_FLOAT32, {300, 16, 24}, rng_);
+  Tensor y = random(XDEV_DTYPE_FLOAT32, {300, 24, 8}, rng_);
+  Tensor many = make(XDEV_DTYPE_FLOAT32, {rows, 3}), one = make(XDEV_DTYPE_FLOAT32, {rows, 3});
+  Tensor prod_many = make(XDEV_DTYPE_FLOAT32, {300, 16, 8});
+  Tensor prod_one = make(XDEV_DTYPE_FLOAT32, {300, 16, 8});
+  ASSERT_EQ(run("TensorScatterAdd", {&tensor, &indices, &values}, many).message, "");
+  ASSERT_EQ(run("BatchMatMulV2", {&x, &y}, prod_many).message, "");
+  {
+    tbb::global_control serial(tbb::global_control::max_allowed_parallelism, 1);
+    ASSERT_EQ(run("TensorScatterAdd", {&tensor, &indices, &values}, one).message, "");
+    ASSERT_EQ(run("BatchMatMulV2", {&x, &y}, prod_one).message, "");
+  }
+  EXPECT_EQ(many.storage, one.storage);
+  EXPECT_EQ(prod_many.storage, prod_one.storage);
+}
+
+// docs/ops.md: every index is checked before anything is written, and the
+// first bad one is named (position, value, range); shapes the core would
+// refuse are refused too.
+TEST_F(CpuKernels, ScatterAndBatchMatMulRefuseMalformedCalls) {
+  constexpr auto kInvalid = XDEV_STATUS_INVALID_ARGUMENT;
+  Tensor tensor = random(XDEV_DTYPE_FLOAT64, {4, 2}, rng_);
+  Tensor indices = make(XDEV_DTYPE_INT64, {3, 2});
+  const int64_t at[] = {0, 1, 3, 0, 1, 9};
+  for (int64_t e = 0; e < 6; ++e) indices.set<int64_t>({e / 2, e % 2}, at[e]);
+  Tensor values = random(XDEV_DTYPE_FLOAT64, {3}, rng_);
+  Tensor out = make(XDEV_DTYPE_FLOAT64, {4, 2});
+  for (int64_t e = 0; e < 8; ++e) out.set<double>({e / 2, e % 2}, 7.0);
+  EXPECT_TRUE(fails_with(run("TensorScatterAdd", {&tensor, &indices, &values}, out), kInvalid,
+                         {"TensorScatterAdd: index 9 (indices element 5", "[0, 2)", "axis 1"}));
+  for (int64_t e = 0; e < 8; ++e) EXPECT_EQ(out.get<double>({e / 2, e % 2}), 7.0) << e;
+  Tensor wrong = random(XDEV_DTYPE_FLOAT64, {3, 2}, rng_);
+  const xdev_tensor_t td = tensor.desc(), id = indices.desc(), wd = wrong.desc(), od = out.desc();
+  EXPECT_TRUE(fails_with(call_any("TensorScatterAdd", {&td, &id, &wd}, od), kInvalid,
+                         {"TensorScatterAdd", "do not fit"}));
+  Tensor x = make(XDEV_DTYPE_FLOAT32, {2, 3, 4});
+  Tensor y = make(XDEV_DTYPE_FLOAT32, {3, 4, 5});
+  Tensor c = make(XDEV_DTYPE_FLOAT32, {3, 3, 5});
+  const xdev_tensor_t xd = x.desc(), yd = y.desc(), cd = c.desc();
+  EXPECT_TRUE(fails_with(call_any("BatchMatMulV2", {&xd, &yd}, cd), kInvalid,
+                         {"BatchMatMulV2", "batch axes do not broadcast"}));
 }
 
 }  // namespace

@@ -303,7 +303,8 @@ TEST_F(CpuPlugin, RegistersAKernelForEveryOpOfTheContract) {
                                    "Slice", "StridedSlice", "Range", "OneHot",
                                    "BroadcastTo", "Conv2D",
                                    "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool",
-                                   "AvgPool", "MaxPoolGrad", "AvgPoolGrad"}));
+                                   "AvgPool", "MaxPoolGrad", "AvgPoolGrad",
+                                   "BatchMatMulV2", "TensorScatterAdd"}));
 }
 
 // OpenBLAS's thread count, kernel set and lazy loading: test_cpu_blas.cpp

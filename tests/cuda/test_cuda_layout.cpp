@@ -5,11 +5,16 @@
 // (also negative and padded), reduction axes and the NN ops' broadcasts
 // (BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm); the reduction plans
 // (reduce_plan.hpp) cover every input and pick the issue 20 strategies; the
-// device guard (device_guard.hpp) restores exactly the caller's context; and
-// the MatMul error bound of the GPU tests (matmul_bound.hpp) rejects TF32.
+// device guard (device_guard.hpp) restores exactly the caller's context;
+// the MatMul error bound of the GPU tests (matmul_bound.hpp) rejects TF32;
+// and the window ops' images, windows, column chunks and per-element
+// bodies (window_plan.hpp, indexing.hpp) agree with the cpu plugin's loops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -25,6 +30,7 @@
 #include "matmul_bound.hpp"
 #include "reduce_plan.hpp"
 #include "segment_plan.hpp"
+#include "window_plan.hpp"
 
 namespace {
 
@@ -479,6 +485,24 @@ TEST(GatherCheck, TheFirstIndexOutOfRangeIsNamed) {
   EXPECT_EQ(first_bad_index(ok32.data(), XDEV_DTYPE_INT32, 1, 0, &value), 0);  // empty axis
 }
 
+// TensorScatterAdd: rows of `depth` values, value d of each below dims[d];
+// the first bad value is named by its position in the indices.
+TEST(GatherCheck, TheFirstIndexRowOutOfRangeIsNamed) {
+  using xdev::cuda::first_bad_index_row;
+  const int64_t dims[] = {3, 2};
+  const std::vector<int32_t> ok32 = {0, 1, 2, 0, 2, 1};
+  const std::vector<int64_t> bad64 = {0, 1, 1, 2, 3, 0};
+  const std::vector<int32_t> negative32 = {1, 1, -1, 0};
+  int64_t value = 0;
+  EXPECT_EQ(first_bad_index_row(ok32.data(), XDEV_DTYPE_INT32, 3, 2, dims, &value), -1);
+  EXPECT_EQ(first_bad_index_row(bad64.data(), XDEV_DTYPE_INT64, 3, 2, dims, &value), 3);
+  EXPECT_EQ(value, 2);  // position 1 of row 1: axis 1 has 2
+  EXPECT_EQ(first_bad_index_row(bad64.data(), XDEV_DTYPE_INT64, 1, 2, dims, &value), -1);
+  EXPECT_EQ(first_bad_index_row(negative32.data(), XDEV_DTYPE_INT32, 2, 2, dims, &value), 2);
+  EXPECT_EQ(value, -1);
+  EXPECT_EQ(first_bad_index_row(nullptr, XDEV_DTYPE_INT64, 5, 0, dims, &value), -1);  // depth 0
+}
+
 TEST(CudaLayout, MatrixOperandsAddressEveryElementOrAreRefused) {
   std::mt19937_64 rng(99);
   int accepted = 0;
@@ -735,3 +759,453 @@ TEST(MatMulBound, Float32PassesAndTf32Fails) {
 }
 
 }  // namespace
+
+// Slice and StridedSlice copy a view of x (layout.cpp's slice_view,
+// strided_slice_view): the elements it addresses, in the output's row-major
+// order, are NumPy's x[...] for the cases of docs/ops.md and the
+// conformance reference, on a dense x and on a transposed view.
+std::vector<int64_t> window_elements(const xdev::cuda::WindowView& v,
+                                     const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out;
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, offset = v.offset;
+    for (size_t k = shape.size(); k-- > 0;) {
+      offset += (rest % shape[k]) * v.strides[k];
+      rest /= shape[k];
+    }
+    out.push_back(offset);
+  }
+  return out;
+}
+
+TEST(CudaLayout, SliceViewsAddressNumPysWindows) {
+  // x = arange(12).reshape(3, 4): element (i, j) at offset 4 i + j.
+  View x{{3, 4}, {4, 1}};
+  // t = x.T, [4, 3] with strides [1, 4]: t[i, j] at offset 4 j + i.
+  View t{{4, 3}, {1, 4}};
+  const xdev_tensor_t xt = x.tensor(), tt = t.tensor();
+  const std::vector<int64_t> begin{1, 1};
+  EXPECT_EQ(window_elements(xdev::cuda::slice_view(xt, begin.data()), {2, 3}),
+            (std::vector<int64_t>{5, 6, 7, 9, 10, 11}));
+  EXPECT_EQ(window_elements(xdev::cuda::slice_view(tt, begin.data()), {3, 2}),
+            (std::vector<int64_t>{5, 9, 6, 10, 7, 11}));
+  struct Case {
+    const xdev_tensor_t* x;
+    std::vector<int64_t> begin, end, strides;
+    int64_t begin_mask, end_mask, new_axis_mask, shrink_axis_mask;
+    std::vector<int64_t> shape, elements;
+  };
+  const std::vector<Case> cases = {
+      // x[:, 3:0:-2]
+      {&xt, {0, 3}, {3, 0}, {1, -2}, 1, 1, 0, 0, {3, 2}, {3, 1, 7, 5, 11, 9}},
+      // x[-1, ::-1]
+      {&xt, {-1, 0}, {0, 0}, {1, -1}, 2, 2, 0, 1, {4}, {11, 10, 9, 8}},
+      // x[newaxis, 1, ::2]
+      {&xt, {0, 1, 0}, {0, 2, 0}, {1, 1, 2}, 4, 4, 1, 2, {1, 2}, {4, 6}},
+      // t[1:3, ::-1]
+      {&tt, {1, 0}, {3, 0}, {1, -1}, 2, 2, 0, 0, {2, 3}, {9, 5, 1, 10, 6, 2}},
+      // x[2:2]: empty
+      {&xt, {2}, {2}, {1}, 0, 0, 0, 0, {0, 4}, {}},
+  };
+  for (const Case& c : cases) {
+    xdev::strided_slice_spec::Dense dense;
+    xdev::strided_slice_spec::make_dense(c.x->rank, c.x->shape, c.begin.data(), c.end.data(),
+                                         c.strides.data(), static_cast<int64_t>(c.begin.size()),
+                                         c.begin_mask, c.end_mask, 0, c.new_axis_mask,
+                                         c.shrink_axis_mask, dense);
+    ASSERT_EQ(dense.error[0], '\0') << dense.error;
+    ASSERT_EQ(std::vector<int64_t>(dense.output_shape, dense.output_shape + dense.output_rank),
+              c.shape);
+    EXPECT_EQ(window_elements(xdev::cuda::strided_slice_view(*c.x, dense), c.shape), c.elements);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sliding windows (window_plan.hpp, indexing.hpp): the images, the windows
+// window_geometry.hpp gives, and the per-element bodies of window.cu's
+// kernels, run here on the host against references written like the cpu
+// plugin's loops (plugins/cpu/kernels/pool.cpp, conv.cpp).
+
+namespace window_tests {
+
+using xdev::cuda::ImageLayout;
+using xdev::cuda::WindowAttrs;
+using xdev::cuda::WindowLayout;
+
+// A 4-d shape in data_format order from (n, h, w, c).
+std::vector<int64_t> image_shape(int64_t n, int64_t h, int64_t w, int64_t c, bool nchw) {
+  return nchw ? std::vector<int64_t>{n, c, h, w} : std::vector<int64_t>{n, h, w, c};
+}
+
+// The windows of `a` over an image of n x h x w x c, the output shape from
+// xdev::window::resolve; false when they do not fit.
+bool make_windows(const WindowAttrs& a, int64_t n, int64_t h, int64_t w, int64_t c, int64_t cout,
+                  WindowLayout& l) {
+  xdev::window::Axis y{h, a.kh, a.sy, a.dy}, x{w, a.kw, a.sx, a.dx};
+  if (!xdev::window::resolve(y, a.same) || !xdev::window::resolve(x, a.same)) return false;
+  const std::vector<int64_t> in = image_shape(n, h, w, c, a.nchw);
+  const std::vector<int64_t> out = image_shape(n, y.out, x.out, cout, a.nchw);
+  return xdev::cuda::plan_windows(a, in.data(), out.data(), l);
+}
+
+// Every geometry of small sizes: f(attrs, h, w).
+template <typename F>
+void for_geometries(bool dilations, F&& f) {
+  for (bool nchw : {false, true}) {
+    for (bool same : {false, true}) {
+      for (int64_t k = 1; k <= 3; ++k) {
+        for (int64_t s = 1; s <= 3; ++s) {
+          for (int64_t d = 1; d <= (dilations ? 2 : 1); ++d) {
+            for (int64_t h : {1, 2, 5, 7}) {
+              WindowAttrs a;
+              a.nchw = nchw;
+              a.same = same;
+              a.kh = k;
+              a.kw = k == 3 ? 2 : k;  // also non-square windows
+              a.sy = s;
+              a.sx = s == 3 ? 1 : s;
+              a.dy = d;
+              a.dx = d;
+              f(a, h, h + 1);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(WindowPlan, ImagesAreIndexedRowMajorInDataFormatOrder) {
+  for (bool nchw : {false, true}) {
+    for (const auto& [n, h, w, c] : std::vector<std::array<int64_t, 4>>{
+             {2, 3, 4, 5}, {1, 1, 1, 7}, {3, 5, 1, 1}, {2, 1, 1, 4}, {1, 2, 3, 1}}) {
+      const std::vector<int64_t> shape = image_shape(n, h, w, c, nchw);
+      const ImageLayout im = xdev::cuda::image_layout(shape.data(), nchw);
+      EXPECT_EQ(im.nchw, nchw);
+      EXPECT_EQ(im.n * im.step_n, n * h * w * c);
+      int64_t i = 0;
+      // Row-major order of the shape: the offsets count up from 0.
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t o = 0; o < (nchw ? c : h); ++o) {
+          for (int64_t p = 0; p < (nchw ? h : w); ++p) {
+            for (int64_t q = 0; q < (nchw ? w : c); ++q, ++i) {
+              const int64_t y = nchw ? p : o, x = nchw ? q : p, ch = nchw ? o : q;
+              ASSERT_EQ(xdev::cuda::image_offset(im, b, y, x, ch), i);
+              int64_t cb, cy, cx, cc;
+              xdev::cuda::image_coordinates(im, i, &cb, &cy, &cx, &cc);
+              ASSERT_EQ(std::make_tuple(cb, cy, cx, cc), std::make_tuple(b, y, x, ch))
+                  << (nchw ? "NCHW" : "NHWC") << " element " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(WindowPlan, WindowsAreWindowGeometrysAndMustGiveTheOutput) {
+  WindowAttrs a;
+  a.kh = a.kw = 3;
+  a.sy = a.sx = 2;
+  a.same = true;
+  const std::vector<int64_t> in{1, 5, 5, 2};
+  WindowLayout l;
+  // TensorFlow: SAME over 5 with 3 taps, stride 2: 3 outputs, 1 padding before.
+  const std::vector<int64_t> same_out{1, 3, 3, 2};
+  ASSERT_TRUE(xdev::cuda::plan_windows(a, in.data(), same_out.data(), l));
+  EXPECT_EQ(l.py, 1);
+  EXPECT_EQ(l.px, 1);
+  a.same = false;  // VALID: 2 outputs, no padding
+  EXPECT_FALSE(xdev::cuda::plan_windows(a, in.data(), same_out.data(), l));
+  const std::vector<int64_t> valid_out{1, 2, 2, 2};
+  ASSERT_TRUE(xdev::cuda::plan_windows(a, in.data(), valid_out.data(), l));
+  EXPECT_EQ(l.py, 0);
+  // Dilation 2: 3 taps cover 5 elements, one VALID window over 5, none over 4.
+  a.sy = a.sx = 1;
+  a.dy = a.dx = 2;
+  const std::vector<int64_t> one{1, 1, 1, 2}, in4{1, 4, 4, 2};
+  EXPECT_TRUE(xdev::cuda::plan_windows(a, in.data(), one.data(), l));
+  EXPECT_FALSE(xdev::cuda::plan_windows(a, in4.data(), one.data(), l));
+  // Another batch is refused.
+  const std::vector<int64_t> batch2{2, 1, 1, 2};
+  EXPECT_FALSE(xdev::cuda::plan_windows(a, in.data(), batch2.data(), l));
+}
+
+TEST(WindowPlan, TapWindowInvertsTapInput) {
+  for_geometries(true, [](const WindowAttrs& a, int64_t h, int64_t w) {
+    WindowLayout l;
+    if (!make_windows(a, 1, h, w, 1, 1, l)) return;
+    int64_t inside = 0, found = 0;
+    for (int64_t oy = 0; oy < l.out.h; ++oy) {
+      for (int64_t ox = 0; ox < l.out.w; ++ox) {
+        for (int64_t ky = 0; ky < l.kh; ++ky) {
+          for (int64_t kx = 0; kx < l.kw; ++kx) {
+            int64_t iy, ix, by, bx;
+            xdev::cuda::tap_input(l, oy, ox, ky, kx, &iy, &ix);
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+            ++inside;
+            ASSERT_TRUE(xdev::cuda::tap_window(l, iy, ix, ky, kx, &by, &bx));
+            ASSERT_EQ(std::make_pair(by, bx), std::make_pair(oy, ox));
+          }
+        }
+      }
+    }
+    for (int64_t iy = 0; iy < h; ++iy) {
+      for (int64_t ix = 0; ix < w; ++ix) {
+        for (int64_t ky = 0; ky < l.kh; ++ky) {
+          for (int64_t kx = 0; kx < l.kw; ++kx) {
+            int64_t oy, ox;
+            found += xdev::cuda::tap_window(l, iy, ix, ky, kx, &oy, &ox) ? 1 : 0;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(found, inside);
+  });
+}
+
+TEST(WindowPlan, CoveringWindowsAreExactlyThoseOverTheElement) {
+  for_geometries(false, [](const WindowAttrs& a, int64_t h, int64_t w) {
+    WindowLayout l;
+    if (!make_windows(a, 1, h, w, 1, 1, l)) return;
+    for (int64_t iy = 0; iy < h; ++iy) {
+      int64_t first, last;
+      xdev::cuda::covering_windows(iy, l.kh, l.sy, l.py, l.out.h, &first, &last);
+      for (int64_t oy = 0; oy < l.out.h; ++oy) {
+        const xdev::cuda::PoolTaps t = xdev::cuda::pool_taps(l, oy, 0);
+        const bool covers = iy >= t.y0 + t.ky0 && iy < t.y0 + t.ky1;
+        ASSERT_EQ(covers, oy >= first && oy <= last)
+            << "element " << iy << " window " << oy << " of " << l.out.h;
+      }
+    }
+  });
+}
+
+// pool.cpp's loops: the forward ops, and the gradients scattered window by
+// window in row-major order (dx zeroed, T additions).
+template <typename T>
+void cpu_pools(const WindowLayout& l, const std::vector<T>& x, const std::vector<T>& dy,
+               std::vector<T>& max, std::vector<T>& avg, std::vector<T>& dmax,
+               std::vector<T>& davg) {
+  max.assign(static_cast<size_t>(l.out.n * l.out.step_n), T(0));
+  avg = max;
+  dmax.assign(x.size(), T(0));
+  davg = dmax;
+  for (int64_t b = 0; b < l.out.n; ++b) {
+    for (int64_t oy = 0; oy < l.out.h; ++oy) {
+      for (int64_t ox = 0; ox < l.out.w; ++ox) {
+        for (int64_t ch = 0; ch < l.out.c; ++ch) {
+          const int64_t o = xdev::cuda::image_offset(l.out, b, oy, ox, ch);
+          const int64_t y0 = oy * l.sy - l.py, x0 = ox * l.sx - l.px;
+          int64_t best = -1, count = 0;
+          double sum = 0;
+          for (int64_t ky = std::max<int64_t>(0, -y0); ky < std::min(l.kh, l.in.h - y0); ++ky) {
+            for (int64_t kx = std::max<int64_t>(0, -x0); kx < std::min(l.kw, l.in.w - x0);
+                 ++kx) {
+              const int64_t at = xdev::cuda::image_offset(l.in, b, y0 + ky, x0 + kx, ch);
+              if (best < 0 || (!std::isnan(x[best]) && (std::isnan(x[at]) || x[at] > x[best]))) {
+                best = at;
+              }
+              sum += static_cast<double>(x[at]);
+              ++count;
+            }
+          }
+          max[o] = x[best];
+          avg[o] = static_cast<T>(sum / static_cast<double>(count));
+          dmax[best] += dy[o];
+          const T share = static_cast<T>(static_cast<double>(dy[o]) / static_cast<double>(count));
+          for (int64_t ky = std::max<int64_t>(0, -y0); ky < std::min(l.kh, l.in.h - y0); ++ky) {
+            for (int64_t kx = std::max<int64_t>(0, -x0); kx < std::min(l.kw, l.in.w - x0);
+                 ++kx) {
+              davg[xdev::cuda::image_offset(l.in, b, y0 + ky, x0 + kx, ch)] += share;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(WindowPlan, PoolsAndTheirGradientsAreTheCpuPluginsTermForTerm) {
+  std::mt19937_64 engine(77);
+  // Few distinct values: ties in most windows; some NaNs.
+  std::uniform_int_distribution<int> value(0, 3);
+  std::uniform_real_distribution<float> grad(-1.0f, 1.0f);
+  int checked = 0;
+  for_geometries(false, [&](const WindowAttrs& a, int64_t h, int64_t w) {
+    WindowLayout l;
+    if (!make_windows(a, 2, h, w, 3, 3, l) || l.out.h * l.out.w == 0) return;
+    std::vector<float> x(static_cast<size_t>(l.in.n * l.in.step_n));
+    for (float& v : x) {
+      v = value(engine) == 3 && engine() % 4 == 0 ? NAN : static_cast<float>(value(engine));
+    }
+    std::vector<float> dy(static_cast<size_t>(l.out.n * l.out.step_n));
+    for (float& v : dy) v = grad(engine);
+    std::vector<float> max, avg, dmax, davg;
+    cpu_pools(l, x, dy, max, avg, dmax, davg);
+    for (int64_t i = 0; i < static_cast<int64_t>(max.size()); ++i) {
+      const float m = xdev::cuda::pool_element<float, true>(l, x.data(), i);
+      ASSERT_TRUE(same_bits(m, max[i]) || (std::isnan(m) && std::isnan(max[i]))) << i;
+      ASSERT_TRUE(same_bits(xdev::cuda::pool_element<float, false>(l, x.data(), i), avg[i]) ||
+                  std::isnan(avg[i]))
+          << i;
+    }
+    for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+      ASSERT_TRUE(same_bits(xdev::cuda::pool_grad_element<float, true>(l, x.data(), dy.data(), i),
+                            dmax[i]))
+          << "MaxPoolGrad element " << i;
+      ASSERT_TRUE(same_bits(
+          xdev::cuda::pool_grad_element<float, false>(l, nullptr, dy.data(), i), davg[i]))
+          << "AvgPoolGrad element " << i;
+    }
+    ++checked;
+  });
+  EXPECT_GT(checked, 100);
+}
+
+// conv.cpp's definition, directly: y[b, oy, ox, co] = Σ x[b, iy, ix, ci] ·
+// f[ky, kx, ci, co] over the taps inside the image, in double.
+struct Conv {
+  WindowLayout l;
+  std::vector<double> x, f, dy;
+};
+
+TEST(WindowPlan, ColumnChunksAndDirectKernelsGiveTheConvolutionsAndTheirGradients) {
+  std::mt19937_64 engine(78);
+  std::uniform_real_distribution<double> real(-1, 1);
+  int checked = 0;
+  for_geometries(true, [&](const WindowAttrs& a, int64_t h, int64_t w) {
+    Conv c;
+    const int64_t cin = 2, cout = 3;
+    WindowLayout& l = c.l;
+    if (!make_windows(a, 2, h, w, cin, cout, l) || l.out.h * l.out.w == 0) return;
+    const int64_t width = l.kh * l.kw * cin, positions = l.out.h * l.out.w;
+    const int64_t total = l.out.n * positions;
+    c.x.resize(static_cast<size_t>(l.in.n * l.in.step_n));
+    c.f.resize(static_cast<size_t>(width * cout));
+    c.dy.resize(static_cast<size_t>(l.out.n * l.out.step_n));
+    for (auto* v : {&c.x, &c.f, &c.dy}) {
+      for (double& e : *v) e = real(engine);
+    }
+    // References: y, dx, dfilter by the definition.
+    std::vector<double> y(c.dy.size(), 0.0), dx(c.x.size(), 0.0), df(c.f.size(), 0.0);
+    for (int64_t b = 0; b < l.out.n; ++b) {
+      for (int64_t oy = 0; oy < l.out.h; ++oy) {
+        for (int64_t ox = 0; ox < l.out.w; ++ox) {
+          for (int64_t ky = 0; ky < l.kh; ++ky) {
+            for (int64_t kx = 0; kx < l.kw; ++kx) {
+              int64_t iy, ix;
+              xdev::cuda::tap_input(l, oy, ox, ky, kx, &iy, &ix);
+              if (iy < 0 || iy >= l.in.h || ix < 0 || ix >= l.in.w) continue;
+              for (int64_t ci = 0; ci < cin; ++ci) {
+                for (int64_t co = 0; co < cout; ++co) {
+                  const int64_t xi = xdev::cuda::image_offset(l.in, b, iy, ix, ci);
+                  const int64_t yi = xdev::cuda::image_offset(l.out, b, oy, ox, co);
+                  const int64_t fi = ((ky * l.kw + kx) * cin + ci) * cout + co;
+                  y[yi] += c.x[xi] * c.f[fi];
+                  dx[xi] += c.dy[yi] * c.f[fi];
+                  df[fi] += c.x[xi] * c.dy[yi];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    // The direct kernels' elements (no scratch for the columns).
+    for (size_t i = 0; i < y.size(); ++i) {
+      ASSERT_NEAR((xdev::cuda::conv_tap_sum<double, false>(l, c.x.data(), c.f.data(), i)), y[i],
+                  1e-12);
+    }
+    for (size_t i = 0; i < dx.size(); ++i) {
+      ASSERT_NEAR((xdev::cuda::conv_tap_sum<double, true>(l, c.dy.data(), c.f.data(), i)), dx[i],
+                  1e-12);
+    }
+    for (size_t i = 0; i < df.size(); ++i) {
+      ASSERT_NEAR(xdev::cuda::conv_filter_element(l, c.x.data(), c.dy.data(), i), df[i], 1e-12);
+    }
+    // ops_window.cpp's way, chunk by chunk, with plain loops for cuBLAS.
+    for (int64_t rows : {int64_t{1}, int64_t{3}, total}) {
+      std::vector<double> gy(y.size(), 0.0), gdx(dx.size(), 0.0), gdf(df.size(), 0.0);
+      for (int64_t r0 = 0; r0 < total; r0 += rows) {
+        const int64_t n = std::min(rows, total - r0);
+        std::vector<double> col(static_cast<size_t>(n * width)), back(col.size(), 0.0);
+        for (int64_t i = 0; i < n * width; ++i) {
+          col[i] = xdev::cuda::im2col_element(l, c.x.data(), r0, i);
+        }
+        xdev::cuda::for_image_segments(r0, r0 + n, positions, [&](int64_t b, int64_t p0,
+                                                                  int64_t p1) {
+          for (int64_t p = p0; p < p1; ++p) {
+            const int64_t r = b * positions + p - r0;
+            for (int64_t co = 0; co < cout; ++co) {
+              const int64_t yi = xdev::cuda::image_offset(l.out, b, p / l.out.w, p % l.out.w, co);
+              for (int64_t k = 0; k < width; ++k) {
+                gy[yi] += col[r * width + k] * c.f[k * cout + co];
+                back[r * width + k] += c.dy[yi] * c.f[k * cout + co];
+                gdf[k * cout + co] += col[r * width + k] * c.dy[yi];
+              }
+            }
+          }
+        });
+        for (int64_t i = 0; i < static_cast<int64_t>(gdx.size()); ++i) {
+          gdx[i] += xdev::cuda::col2im_element(l, back.data(), r0, n, i);
+        }
+      }
+      SCOPED_TRACE("rows per chunk " + std::to_string(rows));
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(gy[i], y[i], 1e-12) << "Conv2D " << i;
+      for (size_t i = 0; i < dx.size(); ++i) {
+        ASSERT_NEAR(gdx[i], dx[i], 1e-12) << "input grad " << i;
+      }
+      for (size_t i = 0; i < df.size(); ++i) {
+        ASSERT_NEAR(gdf[i], df[i], 1e-12) << "filter grad " << i;
+      }
+    }
+    ++checked;
+  });
+  EXPECT_GT(checked, 100);
+}
+
+TEST(WindowPlan, ColumnChunksFitTheBudgetAndSegmentsCoverTheirRows) {
+  WindowAttrs a;
+  a.kh = a.kw = 3;
+  a.same = true;
+  WindowLayout l;
+  ASSERT_TRUE(make_windows(a, 4, 5, 6, 7, 2, l));
+  const int64_t width = 3 * 3 * 7, total = 4 * 5 * 6;
+  for (uint64_t budget : {uint64_t{0}, uint64_t{100}, uint64_t{width * 8 * 7 + 5},
+                          uint64_t{1} << 30}) {
+    const xdev::cuda::ColumnPlan p = xdev::cuda::plan_columns(l, 8, budget);
+    EXPECT_EQ(p.total_rows, total);
+    EXPECT_EQ(p.width, width);
+    EXPECT_GE(p.rows, 1);
+    EXPECT_LE(p.rows, total);
+    EXPECT_TRUE(p.rows == 1 || p.bytes() <= budget) << budget;
+    EXPECT_TRUE(p.rows == total || p.bytes() + width * 8 > budget) << "the largest that fits";
+  }
+  WindowLayout none = l;
+  none.out.n = 0;
+  EXPECT_EQ(xdev::cuda::plan_columns(none, 8, 1 << 20).rows, 0);
+  const int64_t positions = 30;
+  for (int64_t rows : {1, 7, 30, 31, 120}) {
+    std::vector<int> seen(static_cast<size_t>(total), 0);
+    for (int64_t r0 = 0; r0 < total; r0 += rows) {
+      const int64_t r1 = std::min(total, r0 + rows);
+      int64_t next = r0;
+      xdev::cuda::for_image_segments(r0, r1, positions, [&](int64_t b, int64_t p0, int64_t p1) {
+        EXPECT_EQ(b * positions + p0, next);
+        EXPECT_LT(p0, p1);
+        EXPECT_LE(p1, positions);
+        for (int64_t p = p0; p < p1; ++p) ++seen[static_cast<size_t>(b * positions + p)];
+        next = b * positions + p1;
+      });
+      EXPECT_EQ(next, r1);
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), total) << rows;
+  }
+}
+
+}  // namespace window_tests

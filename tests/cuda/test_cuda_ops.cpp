@@ -2,8 +2,10 @@
 // the public SDK (inputs on /CPU:0; each op once under DeviceScope("/GPU:0"),
 // once under "/CPU:0"): elementwise math, binary math, comparisons and
 // logic, Select, ClipByValue, the reductions, ArgMax/ArgMin, CumSum,
-// Softmax/LogSoftmax, data movement and the NN ops (BiasAdd,
-// SoftmaxCrossEntropyWithLogits, LayerNorm). Random inputs with broadcasting,
+// Softmax/LogSoftmax, data movement, the NN ops (BiasAdd,
+// SoftmaxCrossEntropyWithLogits, LayerNorm), the indexing ops
+// (StridedSlice, BroadcastTo, Range, OneHot), the convolutions and the
+// pools (NHWC/NCHW, SAME/VALID, strides, dilations, ties). Random inputs with broadcasting,
 // strided (transposed) views, 0-size and scalar shapes, and the edge values
 // docs/ops.md names (NaN, ±inf, ±0, integer MIN/MAX, halves for Round).
 // Exact ops are compared bit for bit; float math within the tolerances of
@@ -868,6 +870,309 @@ TEST(CudaGpu, LayerNormMatchesTheCpu) {
     const Tensor t = xdev::transpose(random_tensor(dtype, {6, 9}, seed++));
     EXPECT_TRUE(LayerNormMatches(t, 1, 1e-3, seed));
     seed += 2;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Indexing: StridedSlice (the SDK runs the op for a reversed window; others
+// are views), BroadcastTo, Range, OneHot. Slice's kernel runs through the
+// raw ABI (cuda_plugin_abi: the SDK's slice is always a view).
+
+TEST(CudaGpu, StridedSliceMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 25000;
+  for (DType dtype : kAllTypes) {
+    SCOPED_TRACE(text(dtype));
+    const Tensor x = random_tensor(dtype, {4, 5, 6}, seed++, -100, 100);
+    const Tensor t = xdev::transpose(random_tensor(dtype, {6, 5}, seed++, -100, 100));
+    const Tensor none = random_tensor(dtype, {3, 0}, seed++);
+    const Tensor big = random_tensor(dtype, {1000, 300}, seed++, -100, 100);
+    // x[3:0:-1], x[0:4, 4::-2, 5::-3], x[2, ::-1] (shrunk), x[newaxis, ::-1],
+    // a transposed view reversed, an empty reversed window, a large one.
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::strided_slice(x, {3}, {0}, {-1}); }));
+    EXPECT_TRUE(GpuMatchesCpu(
+        [&] { return xdev::strided_slice(x, {0, 4, 5}, {4, 0, 0}, {1, -2, -3}, 0, 6); }));
+    EXPECT_TRUE(GpuMatchesCpu(
+        [&] { return xdev::strided_slice(x, {2, 0}, {3, 0}, {1, -1}, 2, 2, 0, 0, 1); }));
+    EXPECT_TRUE(GpuMatchesCpu(
+        [&] { return xdev::strided_slice(x, {0, 0}, {0, 0}, {1, -1}, 2, 2, 0, 1); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::strided_slice(t, {0}, {0}, {-1}, 1, 1); }));
+    EXPECT_TRUE(GpuMatchesCpu(
+        [&] { return xdev::strided_slice(none, {0, 0}, {0, 0}, {-1, 1}, 3, 3); }));
+    EXPECT_TRUE(GpuMatchesCpu(
+        [&] { return xdev::strided_slice(big, {0, 0}, {0, 0}, {-3, -1}, 3, 3); }));
+  }
+}
+
+TEST(CudaGpu, BroadcastToMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 26000;
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{3, 1, 5}, {2, 3, 4, 5}}, {{}, {7, 3}},     {{0, 1}, {0, 4}},   {{1}, {1}},
+      {{1, 1000}, {500, 1000}},  {{4, 1}, {4, 0}},
+      {{2, 1, 1, 1, 1, 1, 3}, {2, 2, 2, 2, 2, 2, 2, 3}}};
+  for (DType dtype : kAllTypes) {
+    for (const auto& [from, to] : cases) {
+      SCOPED_TRACE(shape_text(from) + " to " + shape_text(to) + " " + text(dtype));
+      const Tensor x = random_tensor(dtype, from, seed++, -100, 100);
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::broadcast_to_copy(x, to); }));
+    }
+    SCOPED_TRACE(text(dtype));
+    const Tensor t = xdev::transpose(random_tensor(dtype, {3, 5}, seed++));  // strided [5, 3]
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::broadcast_to_copy(t, {2, 5, 3}); }));
+    const Tensor e = edge_values(dtype);  // NaN, -0 ... copied bit for bit
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::broadcast_to_copy(e, {3, e.shape()[0]}); }));
+  }
+}
+
+TEST(CudaGpu, RangeMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  struct Case {
+    double start, limit, delta;
+  };
+  // Integral bounds for every dtype; fractional ones (whose i·delta rounds)
+  // for the floats.
+  const std::vector<Case> integral = {{0, 10, 1},     {5, 0, -2},          {-7, 8, 3},
+                                      {0, 0, 1},      {3, 3, -1},          {0, 1000000, 1},
+                                      {-1000, 1000, 7}, {2147483000, 2147483647, 100}};
+  const std::vector<Case> fractional = {{0, 1, 0.1},   {-3.5, 7.25, 0.5}, {1e10, 1e10 + 1, 1e-3},
+                                        {0.3, -0.7, -0.01}, {0, 1e6, 0.37}};
+  for (DType dtype : kNumberTypes) {
+    for (const Case& c : integral) {
+      SCOPED_TRACE(std::to_string(c.start) + ".." + std::to_string(c.limit) + " by " +
+                   std::to_string(c.delta) + " " + text(dtype));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::range(c.start, c.limit, c.delta, dtype); }));
+    }
+    if (!is_float(dtype)) continue;
+    for (const Case& c : fractional) {
+      SCOPED_TRACE(std::to_string(c.start) + ".." + std::to_string(c.limit) + " by " +
+                   std::to_string(c.delta) + " " + text(dtype));
+      EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::range(c.start, c.limit, c.delta, dtype); }));
+    }
+  }
+}
+
+TEST(CudaGpu, OneHotMatchesTheCpu) {
+  XDEV_REQUIRE_GPU();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  uint64_t seed = 27000;
+  const std::vector<std::pair<double, double>> values = {
+      {1, 0}, {-2.5, 7}, {kNan, -0.0}, {3e9, -3e9}};
+  for (DType index_type : {DType::kInt32, DType::kInt64}) {
+    for (const Shape& shape : {Shape{5}, Shape{3, 4}, Shape{}, Shape{0, 3}, Shape{2, 3, 4}}) {
+      for (int64_t depth : {0, 1, 4, 300}) {
+        // Indices in [-2, depth + 1]: some out of range (a row of off_value).
+        const Tensor idx = random_tensor(index_type, shape, seed++, -2,
+                                         static_cast<double>(depth + 1));
+        for (int axis = -1; axis <= shape.rank(); ++axis) {
+          for (DType dtype : kAllTypes) {
+            for (const auto& [on, off] : values) {
+              SCOPED_TRACE(shape_text(shape) + " depth " + std::to_string(depth) + " axis " +
+                           std::to_string(axis) + " " + text(index_type) + " -> " + text(dtype) +
+                           " on " + std::to_string(on) + " off " + std::to_string(off));
+              EXPECT_TRUE(GpuMatchesCpu(
+                  [&] { return xdev::one_hot(idx, depth, on, off, axis, dtype); }));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Convolution and pooling (docs/ops.md): NHWC and NCHW, SAME and VALID,
+// strides, dilations, windows larger than the image, empty batches and
+// channels, strided inputs (the core makes them contiguous).
+
+struct WindowCase {
+  int64_t n, h, w, cin, cout, kh, kw;
+  std::vector<int64_t> strides, dilations;
+  const char* padding;
+  const char* format;
+};
+
+std::string case_text(const WindowCase& c) {
+  std::ostringstream o;
+  o << "n" << c.n << " " << c.h << "x" << c.w << " cin " << c.cin << " cout " << c.cout << " k "
+    << c.kh << "x" << c.kw << " strides " << c.strides[0] << "," << c.strides[1];
+  if (!c.dilations.empty()) o << " dilations " << c.dilations[0] << "," << c.dilations[1];
+  o << " " << c.padding << " " << c.format;
+  return o.str();
+}
+
+// The image shape of `c` in its data_format.
+Shape image(const WindowCase& c, int64_t h, int64_t w, int64_t channels) {
+  return std::string(c.format) == "NCHW" ? Shape{c.n, channels, h, w} : Shape{c.n, h, w, channels};
+}
+
+// The output's height and width (window_geometry.hpp's rules, written out).
+std::pair<int64_t, int64_t> output_size(const WindowCase& c) {
+  auto axis = [&](int64_t in, int64_t k, int64_t s, int64_t d) {
+    const int64_t e = (k - 1) * d + 1;
+    return std::string(c.padding) == "SAME" ? (in + s - 1) / s : (in - e + s) / s;
+  };
+  const int64_t dy = c.dilations.empty() ? 1 : c.dilations[0];
+  const int64_t dx = c.dilations.empty() ? 1 : c.dilations[1];
+  return {axis(c.h, c.kh, c.strides[0], dy), axis(c.w, c.kw, c.strides[1], dx)};
+}
+
+// docs/ops.md's tolerance of Conv2D, doubled (each device may be that far
+// from the exact result): (n + 2) eps times Σ |terms| (`scale`, computed in
+// float64 on /CPU:0), n the terms per element, plus the smallest normal.
+xdev_cuda_test::Compare conv_tolerance(const Tensor& scale, DType dtype, int64_t n) {
+  const HostTensor h = scale.to_host();
+  const double e = 2 * static_cast<double>(n + 2) * eps(dtype), t = tiny(dtype);
+  return within([h, e, t](int64_t i, double) { return t + e * h.value_as_double(i); });
+}
+
+Tensor abs64(const Tensor& x) {
+  xdev::DeviceScope cpu("/CPU:0");
+  return xdev::abs(xdev::cast(x, DType::kFloat64));
+}
+
+const std::vector<WindowCase>& conv_cases() {
+  static const std::vector<WindowCase> cases = {
+      {2, 7, 8, 3, 4, 3, 3, {1, 1}, {}, "SAME", "NHWC"},
+      {2, 7, 8, 3, 4, 3, 2, {2, 2}, {}, "VALID", "NCHW"},
+      {2, 9, 9, 2, 3, 3, 3, {1, 1}, {2, 2}, "SAME", "NHWC"},
+      {1, 10, 7, 3, 2, 2, 3, {2, 1}, {1, 2}, "VALID", "NCHW"},
+      {3, 5, 5, 4, 5, 1, 1, {1, 1}, {}, "VALID", "NHWC"},
+      {2, 3, 3, 2, 2, 5, 5, {1, 1}, {}, "SAME", "NCHW"},   // window larger than the image
+      {2, 4, 4, 3, 2, 3, 3, {3, 3}, {}, "SAME", "NHWC"},
+      {0, 5, 5, 2, 3, 3, 3, {1, 1}, {}, "SAME", "NHWC"},   // no images
+      {2, 5, 5, 0, 3, 3, 3, {1, 1}, {}, "SAME", "NCHW"},   // no input channels
+      {2, 5, 5, 2, 0, 3, 3, {1, 1}, {}, "VALID", "NHWC"},  // no output channels
+      // Column matrices of several chunks (64 MiB each): 8 x 64 x 64
+      // positions of 576 columns.
+      {8, 64, 64, 64, 16, 3, 3, {1, 1}, {}, "SAME", "NHWC"},
+      {8, 64, 64, 64, 16, 3, 3, {1, 1}, {}, "SAME", "NCHW"},
+  };
+  return cases;
+}
+
+TEST(CudaGpu, Conv2DAndItsGradientsMatchTheCpu) {
+  XDEV_REQUIRE_GPU();
+  uint64_t seed = 28000;
+  for (DType dtype : kFloatTypes) {
+    for (const WindowCase& c : conv_cases()) {
+      SCOPED_TRACE(case_text(c) + " " + text(dtype));
+      const auto [oh, ow] = output_size(c);
+      const Shape in_shape = image(c, c.h, c.w, c.cin);
+      const Tensor x = random_tensor(dtype, in_shape, seed++);
+      const Tensor f = random_tensor(dtype, {c.kh, c.kw, c.cin, c.cout}, seed++);
+      const Tensor dy = random_tensor(dtype, image(c, oh, ow, c.cout), seed++);
+      const std::vector<int64_t> in_sizes(in_shape.begin(), in_shape.end());
+      const std::vector<int64_t> f_sizes{c.kh, c.kw, c.cin, c.cout};
+      Tensor y_scale, dx_scale, df_scale;
+      {
+        xdev::DeviceScope cpu("/CPU:0");
+        y_scale = xdev::conv2d(abs64(x), abs64(f), c.strides, c.padding, c.format, c.dilations);
+        dx_scale = xdev::conv2d_backprop_input(in_sizes, abs64(f), abs64(dy), c.strides,
+                                               c.padding, c.format, c.dilations);
+        df_scale = xdev::conv2d_backprop_filter(abs64(x), f_sizes, abs64(dy), c.strides,
+                                                c.padding, c.format, c.dilations);
+      }
+      EXPECT_TRUE(GpuComparesToCpu(
+          [&] { return xdev::conv2d(x, f, c.strides, c.padding, c.format, c.dilations); },
+          conv_tolerance(y_scale, dtype, c.kh * c.kw * c.cin)))
+          << "Conv2D";
+      EXPECT_TRUE(GpuComparesToCpu(
+          [&] {
+            return xdev::conv2d_backprop_input(in_sizes, f, dy, c.strides, c.padding, c.format,
+                                               c.dilations);
+          },
+          conv_tolerance(dx_scale, dtype, c.kh * c.kw * c.cout)))
+          << "Conv2DBackpropInput";
+      EXPECT_TRUE(GpuComparesToCpu(
+          [&] {
+            return xdev::conv2d_backprop_filter(x, f_sizes, dy, c.strides, c.padding, c.format,
+                                                c.dilations);
+          },
+          conv_tolerance(df_scale, dtype, c.n * oh * ow)))
+          << "Conv2DBackpropFilter";
+    }
+  }
+  // Strided (transposed) operands; the core makes them contiguous.
+  for (DType dtype : kFloatTypes) {
+    SCOPED_TRACE("transposed " + text(dtype));
+    const Tensor x = xdev::transpose(random_tensor(dtype, {3, 6, 5, 2}, seed++), {3, 2, 1, 0});
+    const Tensor f = xdev::transpose(random_tensor(dtype, {3, 3, 2, 2}, seed++), {2, 1, 0, 3});
+    Tensor scale;
+    {
+      xdev::DeviceScope cpu("/CPU:0");
+      scale = xdev::conv2d(abs64(x), abs64(f), {1, 1}, "SAME");
+    }
+    EXPECT_TRUE(GpuComparesToCpu([&] { return xdev::conv2d(x, f, {1, 1}, "SAME"); },
+                                 conv_tolerance(scale, dtype, 2 * 3 * 3)));
+  }
+}
+
+// The cpu plugin's loops, term for term (window order, AvgPool in double,
+// the gradients gathered in the order the cpu plugin scatters them): exact.
+TEST(CudaGpu, PoolsAndTheirGradientsMatchTheCpuExactly) {
+  XDEV_REQUIRE_GPU();
+  const std::vector<WindowCase> cases = {
+      {2, 7, 8, 3, 3, 3, 3, {2, 2}, {}, "SAME", "NHWC"},
+      {2, 7, 8, 3, 3, 3, 3, {2, 2}, {}, "VALID", "NCHW"},
+      {1, 9, 6, 2, 2, 2, 3, {1, 2}, {}, "SAME", "NCHW"},
+      {3, 5, 5, 4, 4, 1, 1, {1, 1}, {}, "VALID", "NHWC"},
+      {2, 3, 3, 2, 2, 5, 5, {1, 1}, {}, "SAME", "NHWC"},  // window larger than the image
+      {2, 6, 6, 1, 1, 3, 3, {1, 1}, {}, "SAME", "NCHW"},  // overlapping windows
+      {0, 5, 5, 2, 2, 2, 2, {2, 2}, {}, "VALID", "NHWC"}, // no images
+      {2, 5, 5, 0, 0, 2, 2, {2, 2}, {}, "SAME", "NCHW"},  // no channels
+      {4, 64, 64, 32, 32, 3, 3, {2, 2}, {}, "SAME", "NHWC"},
+  };
+  uint64_t seed = 29000;
+  for (DType dtype : kFloatTypes) {
+    for (const WindowCase& c : cases) {
+      const auto [oh, ow] = output_size(c);
+      const Shape in_shape = image(c, c.h, c.w, c.cin);
+      const std::vector<int64_t> in_sizes(in_shape.begin(), in_shape.end());
+      const std::vector<int64_t> k{c.kh, c.kw};
+      const Tensor dy = random_tensor(dtype, image(c, oh, ow, c.cin), seed++);
+      // Small integers: ties in most windows; then random reals.
+      for (bool ties : {true, false}) {
+        SCOPED_TRACE(case_text(c) + (ties ? " ties " : " ") + text(dtype));
+        const Tensor x = ties ? xdev::cast(random_tensor(DType::kInt32, in_shape, seed++, 0, 2),
+                                           dtype)
+                              : random_tensor(dtype, in_shape, seed++);
+        Tensor y;
+        {
+          xdev::DeviceScope cpu("/CPU:0");
+          y = xdev::max_pool(x, k, c.strides, c.padding, c.format);
+        }
+        EXPECT_TRUE(
+            GpuMatchesCpu([&] { return xdev::max_pool(x, k, c.strides, c.padding, c.format); }));
+        EXPECT_TRUE(
+            GpuMatchesCpu([&] { return xdev::avg_pool(x, k, c.strides, c.padding, c.format); }));
+        EXPECT_TRUE(GpuMatchesCpu([&] {
+          return xdev::max_pool_grad(x, y, dy, k, c.strides, c.padding, c.format);
+        }));
+        EXPECT_TRUE(GpuMatchesCpu([&] {
+          return xdev::avg_pool_grad(in_sizes, dy, k, c.strides, c.padding, c.format);
+        }));
+      }
+    }
+    // NaN and ±inf in the windows: MaxPool takes the first NaN, and its
+    // gradient goes there.
+    SCOPED_TRACE("edge values " + text(dtype));
+    const Tensor e = edge_values(dtype);  // 25 values
+    const Tensor x = xdev::reshape(e, {1, 5, 5, 1});
+    const Tensor dy = random_tensor(dtype, {1, 3, 3, 1}, seed++);
+    Tensor y;
+    {
+      xdev::DeviceScope cpu("/CPU:0");
+      y = xdev::max_pool(x, {2, 2}, {2, 2}, "SAME");
+    }
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::max_pool(x, {2, 2}, {2, 2}, "SAME"); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::avg_pool(x, {3, 3}, {2, 2}, "SAME"); }));
+    EXPECT_TRUE(
+        GpuMatchesCpu([&] { return xdev::max_pool_grad(x, y, dy, {2, 2}, {2, 2}, "SAME"); }));
+    // A strided input (transposed; the core makes it contiguous).
+    const Tensor t = xdev::transpose(random_tensor(dtype, {3, 6, 5, 2}, seed++), {3, 2, 1, 0});
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::max_pool(t, {2, 2}, {1, 1}, "VALID"); }));
+    EXPECT_TRUE(GpuMatchesCpu([&] { return xdev::avg_pool(t, {2, 2}, {1, 1}, "VALID"); }));
   }
 }
 

@@ -757,6 +757,106 @@ TEST_F(CudaDevice, KernelsTakeScratchFromTheCallerAndWorkWithout) {
   api_->memory_free(device_, x);
 }
 
+// Slice through the raw ABI (the SDK's slice is a view and never runs the
+// op): the window of a strided (transposed) view, an empty window, and a
+// window that does not fit, refused by axis.
+TEST_F(CudaDevice, SliceCopiesTheWindowOfAStridedView) {
+  const xdev_kernel_info_t* slice = find_kernel(api_, instance_.plugin(), "Slice");
+  ASSERT_NE(slice, nullptr);
+  // x: 4 x 6 int32 holding 0 ... 23; the view t = xᵀ, [6, 4] with strides [1, 6].
+  std::vector<int32_t> host(24);
+  for (int32_t i = 0; i < 24; ++i) host[static_cast<size_t>(i)] = i;
+  void* x = nullptr;
+  void* y = nullptr;
+  ASSERT_TRUE(Ok(api_->memory_allocate(device_, 24 * 4, 256, &x)));
+  ASSERT_TRUE(Ok(api_->memory_allocate(device_, 24 * 4, 256, &y)));
+  ASSERT_TRUE(Ok(api_->copy_host_to_device(stream_, x, host.data(), 24 * 4)));
+  const std::vector<int64_t> begin{1, 2}, size{-1, 2};
+  KernelCall call("Slice", device_, stream_);
+  call.input(x, XDEV_DTYPE_INT32, {6, 4}, {1, 6})
+      .output(y, XDEV_DTYPE_INT32, {5, 2})
+      .attribute(xdev_test::attr_ints("begin", begin))
+      .attribute(xdev_test::attr_ints("size", size));
+  ASSERT_TRUE(Ok(slice->fn(slice->kernel_context, call.get())));
+  std::vector<int32_t> back(10);
+  ASSERT_TRUE(Ok(api_->copy_device_to_host(stream_, back.data(), y, 10 * 4)));
+  ASSERT_TRUE(Ok(api_->stream_synchronize(stream_)));
+  // t[i][j] = x[j][i] = 6 j + i for i in [1, 6), j in [2, 4).
+  std::vector<int32_t> want;
+  for (int32_t i = 1; i < 6; ++i) {
+    for (int32_t j = 2; j < 4; ++j) want.push_back(6 * j + i);
+  }
+  EXPECT_EQ(back, want);
+  const std::vector<int64_t> at_end{6, 0}, none{0, 4};
+  KernelCall empty("Slice", device_, stream_);
+  empty.input(x, XDEV_DTYPE_INT32, {6, 4}, {1, 6})
+      .output(y, XDEV_DTYPE_INT32, {0, 4})
+      .attribute(xdev_test::attr_ints("begin", at_end))
+      .attribute(xdev_test::attr_ints("size", none));
+  EXPECT_TRUE(Ok(slice->fn(slice->kernel_context, empty.get())));
+  const std::vector<int64_t> past{5, 0}, two{2, 4};
+  KernelCall bad("Slice", device_, stream_);
+  bad.input(x, XDEV_DTYPE_INT32, {6, 4}, {1, 6})
+      .output(y, XDEV_DTYPE_INT32, {2, 4})
+      .attribute(xdev_test::attr_ints("begin", past))
+      .attribute(xdev_test::attr_ints("size", two));
+  EXPECT_STATUS(slice->fn(slice->kernel_context, bad.get()), XDEV_STATUS_INVALID_ARGUMENT,
+                "axis 0");
+  ASSERT_TRUE(Ok(api_->stream_synchronize(stream_)));
+  api_->memory_free(device_, y);
+  api_->memory_free(device_, x);
+}
+
+// The convolutions build their column matrix in kernel scratch (nothing
+// allocates behind the core's pool); a call without any (the conformance
+// suite makes such calls) runs the direct kernels, with the same result.
+TEST_F(CudaDevice, ConvolutionsTakeTheirColumnsFromScratchAndWorkWithout) {
+  const xdev_kernel_info_t* conv = find_kernel(api_, instance_.plugin(), "Conv2D");
+  ASSERT_NE(conv, nullptr);
+  // [1, 4, 4, 2] * [3, 3, 2, 1], SAME: 16 rows of 18 columns.
+  std::vector<float> ones(32, 1.0f);
+  void* x = nullptr;
+  void* f = nullptr;
+  void* y = nullptr;
+  ASSERT_TRUE(Ok(api_->memory_allocate(device_, 32 * 4, 256, &x)));
+  ASSERT_TRUE(Ok(api_->memory_allocate(device_, 18 * 4, 256, &f)));
+  ASSERT_TRUE(Ok(api_->memory_allocate(device_, 16 * 4, 256, &y)));
+  ASSERT_TRUE(Ok(api_->copy_host_to_device(stream_, x, ones.data(), 32 * 4)));
+  ASSERT_TRUE(Ok(api_->copy_host_to_device(stream_, f, ones.data(), 18 * 4)));
+  const std::vector<int64_t> strides{1, 1};
+  TestScratch scratch{api_, device_, {}};
+  for (bool with_scratch : {true, false}) {
+    SCOPED_TRACE(with_scratch ? "with scratch" : "without scratch");
+    KernelCall call("Conv2D", device_, stream_);
+    call.input(x, XDEV_DTYPE_FLOAT32, {1, 4, 4, 2})
+        .input(f, XDEV_DTYPE_FLOAT32, {3, 3, 2, 1})
+        .output(y, XDEV_DTYPE_FLOAT32, {1, 4, 4, 1})
+        .attribute(xdev_test::attr_ints("strides", strides))
+        .attribute(xdev_test::attr_string("padding", "SAME"));
+    xdev_kernel_call_t* raw = call.get();
+    raw->scratch_allocate = with_scratch ? &TestScratch::allocate : nullptr;
+    raw->scratch_context = &scratch;
+    ASSERT_TRUE(Ok(conv->fn(conv->kernel_context, raw)));
+    std::vector<float> back(16);
+    ASSERT_TRUE(Ok(api_->copy_device_to_host(stream_, back.data(), y, 16 * 4)));
+    ASSERT_TRUE(Ok(api_->stream_synchronize(stream_)));
+    // With scratch: the columns (18 x 16 floats) and cuBLAS's workspace.
+    EXPECT_EQ(scratch.blocks.size(), with_scratch ? 2U : 0U);
+    scratch.release();
+    // Each output sums the in-bounds taps: 2 channels x (rows x columns inside).
+    for (int64_t oy = 0; oy < 4; ++oy) {
+      for (int64_t ox = 0; ox < 4; ++ox) {
+        const int64_t rows = (oy == 0 || oy == 3) ? 2 : 3, cols = (ox == 0 || ox == 3) ? 2 : 3;
+        EXPECT_EQ(back[static_cast<size_t>(oy * 4 + ox)], static_cast<float>(2 * rows * cols))
+            << oy << ", " << ox;
+      }
+    }
+  }
+  api_->memory_free(device_, y);
+  api_->memory_free(device_, f);
+  api_->memory_free(device_, x);
+}
+
 // Issue 20: the device guard puts back exactly the context the calling
 // thread had. A thread with none ends with none (the old guard left device
 // 0's context bound, or created it); a thread with its own stays with it.

@@ -45,6 +45,25 @@
  *                           what the user gets names the slot, the plugin
  *                           file and the device
  *
+ * and as a plugin of ABI 1.5 for 1.6 (tests/abi/test_abi_1_6.cpp):
+ *
+ *   XDEV_TEST_ABI_1_5       "abi15": its table ends at device_kernels; the
+ *                           1.6 copy slots beyond it (copy_host_to_device_at,
+ *                           ...) and two 1.7 collective slots hold functions
+ *                           that abort, so a core that read past struct_size
+ *                           would crash. Its float32
+ *                           Add reads (char*)data + byte_offset, as every
+ *                           pointer plugin before 1.6 did.
+ *   XDEV_TEST_POINTER_AT    "pointerat": type PTR, a pointer plugin of 1.6
+ *                           (its table ends at copy_peer_at; two 1.7
+ *                           collective slots beyond it abort) that sets the
+ *                           optional *_at copy slots; its old
+ *                           copy slots abort (unless XDEV_VALIDATE is set:
+ *                           the validation layer copies its canaries through
+ *                           them), so the core must prefer the *_at ones. Its
+ *                           float32 Add sums into scratch taken with
+ *                           scratch_allocate_at, then copies it out.
+ *
  * and once more as a good plugin for the interop tests (tests/interop):
  *
  *   XDEV_TEST_FAKECL        "fakecl": one device "FAKECL:0" of 64 MiB that
@@ -69,6 +88,8 @@
 #include <string.h>
 
 #include <xdev/plugin.h>
+
+#include "enqueue_time_events.h"
 
 #ifndef XDEV_TEST_PLUGIN_NAME
 #define XDEV_TEST_PLUGIN_NAME "minimal"
@@ -107,6 +128,9 @@ static const struct test_config k_config = {
 #elif defined(XDEV_TEST_THIRD_CPU)
 #define XDEV_TEST_TYPE "CPU"
 #define XDEV_TEST_PLATFORM "thirdcpu"
+#elif defined(XDEV_TEST_POINTER_AT)
+#define XDEV_TEST_TYPE "PTR"
+#define XDEV_TEST_PLATFORM "pointerat"
 #else
 #define XDEV_TEST_TYPE "TEST"
 #define XDEV_TEST_PLATFORM "test"
@@ -141,12 +165,10 @@ struct xdev_device_t {
 struct xdev_stream_t {
   int unused;
 };
-struct xdev_event_t {
-  int unused;
-};
 
 #if defined(XDEV_TEST_WRITES_NOTHING) || defined(XDEV_TEST_WRITES_PAST) || \
-    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS)
+    defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_ABI_1_5) || \
+    defined(XDEV_TEST_POINTER_AT)
 #define XDEV_TEST_HAS_KERNEL 1
 #endif
 
@@ -161,7 +183,6 @@ static uint64_t g_stream_bytes[2];
 #define XDEV_TEST_STREAM_BYTES 4096
 static struct xdev_device_t g_devices[2] = {{0}, {1}};
 static struct xdev_stream_t g_streams[2];
-static struct xdev_event_t g_event;
 
 static xdev_status_t* error(xdev_status_code_t code, const char* message) {
   return g_host->status_create(g_host->host_context, code, message);
@@ -298,35 +319,30 @@ static xdev_status_t* stream_synchronize(xdev_stream_t* stream) {
   return NULL;
 #endif
 }
-static xdev_status_t* event_create(xdev_device_t* device, xdev_event_t** out) {
-  (void)device;
-  *out = &g_event;
-  return NULL;
-}
-static void event_destroy(xdev_event_t* event) { (void)event; }
-static xdev_status_t* event_record(xdev_event_t* event, xdev_stream_t* stream) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* stream_wait_event(xdev_stream_t* stream, xdev_event_t* event) {
-  (void)event, (void)stream;
-  return NULL;
-}
-static xdev_status_t* event_synchronize(xdev_event_t* event) {
-  (void)event;
-  return NULL;
-}
-static xdev_status_t* event_query(xdev_event_t* event, int32_t* out_done) {
-  (void)event;
-  *out_done = 1;
-  return NULL;
-}
 
 static xdev_status_t* copy(xdev_stream_t* stream, void* dst, const void* src, uint64_t size) {
   (void)stream;
   if (size > 0) memcpy(dst, src, (size_t)size);
   return NULL;
 }
+
+#ifdef XDEV_TEST_POINTER_AT
+/* The old copy slots: the core must call the *_at ones instead. */
+static xdev_status_t* copy_old(xdev_stream_t* stream, void* dst, const void* src, uint64_t size) {
+  if (getenv("XDEV_VALIDATE") == NULL || strcmp(getenv("XDEV_VALIDATE"), "1") != 0) abort();
+  return copy(stream, dst, src, size);
+}
+static xdev_status_t* h2d_at(xdev_stream_t* s, void* d, uint64_t o, const void* h, uint64_t n) {
+  return copy(s, (char*)d + o, h, n);
+}
+static xdev_status_t* d2h_at(xdev_stream_t* s, void* h, const void* d, uint64_t o, uint64_t n) {
+  return copy(s, h, (const char*)d + o, n);
+}
+static xdev_status_t* d2d_at(xdev_stream_t* s, void* d, uint64_t o, const void* r, uint64_t p,
+                             uint64_t n) {
+  return copy(s, (char*)d + o, (const char*)r + p, n);
+}
+#endif
 
 #if defined(XDEV_TEST_CAP_NO_SLOT) || defined(XDEV_TEST_SLOT_NO_CAP)
 static xdev_status_t* copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* src_device,
@@ -353,6 +369,18 @@ static xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) 
     int64_t i;
 #ifdef XDEV_TEST_WRITES_NOTHING
     (void)x, (void)y, (void)z, (void)i;
+#elif defined(XDEV_TEST_POINTER_AT)
+    uint64_t offset = 0;
+    char* scratch;
+    if (!XDEV_HAS_FIELD(call, xdev_kernel_call_t, scratch_allocate_at) ||
+        call->scratch_allocate_at == NULL) {
+      return error(XDEV_STATUS_INTERNAL, "pointerat: no scratch_allocate_at");
+    }
+    scratch = (char*)call->scratch_allocate_at(call->scratch_context, (uint64_t)(n + 1) * 4,
+                                               &offset);
+    if (scratch == NULL) return error(XDEV_STATUS_OUT_OF_MEMORY, "pointerat: no scratch");
+    for (i = 0; i < n; ++i) ((float*)(scratch + offset))[i] = x[i] + y[i];
+    if (n > 0) memcpy(z, scratch + offset, (size_t)n * 4);
 #else
     for (i = 0; i < n; ++i) z[i] = x[i] + y[i];
 #endif
@@ -410,8 +438,9 @@ static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
 }
 #endif
 
-#ifdef XDEV_TEST_ABI_1_5
-/* Beyond the 1.5 table: a core that calls one read past struct_size. */
+#if defined(XDEV_TEST_ABI_1_5) || defined(XDEV_TEST_POINTER_AT)
+/* Beyond the 1.5 and 1.6 tables: a core that calls one read past
+ * struct_size. */
 static xdev_status_t* collective_id(xdev_plugin_t* plugin, uint8_t* id, size_t capacity,
                                     size_t* out_size) {
   (void)plugin, (void)id, (void)capacity, (void)out_size;
@@ -430,6 +459,25 @@ static xdev_status_t* collective(xdev_communicator_t* const* comms, xdev_stream_
 static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
                                      const xdev_kernel_info_t* const** out, uint32_t* out_count) {
   (void)plugin, (void)ordinal, (void)out, (void)out_count;
+  abort();
+}
+#endif
+
+#ifdef XDEV_TEST_ABI_1_5
+/* Beyond the 1.5 table: a core that calls one read past struct_size. */
+static xdev_status_t* h2d_at_beyond(xdev_stream_t* s, void* d, uint64_t o, const void* h,
+                                    uint64_t n) {
+  (void)s, (void)d, (void)o, (void)h, (void)n;
+  abort();
+}
+static xdev_status_t* d2h_at_beyond(xdev_stream_t* s, void* h, const void* d, uint64_t o,
+                                    uint64_t n) {
+  (void)s, (void)h, (void)d, (void)o, (void)n;
+  abort();
+}
+static xdev_status_t* d2d_at_beyond(xdev_stream_t* s, void* d, uint64_t o, const void* r,
+                                    uint64_t p, uint64_t n) {
+  (void)s, (void)d, (void)o, (void)r, (void)p, (void)n;
   abort();
 }
 #endif
@@ -469,12 +517,6 @@ static xdev_plugin_api_t make_api(void) {
 #ifdef XDEV_TEST_SMALL_TABLE
   api.struct_size = 100;
 #endif
-#ifdef XDEV_TEST_ABI_1_5
-  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_5;
-  api.abi_version.minor = 5;
-  api.collective_id = collective_id; /* beyond its table: never read */
-  api.collective = collective;
-#endif
 #ifdef XDEV_TEST_ABI_1_4
   api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_4;
   api.abi_version.minor = 4;
@@ -482,6 +524,15 @@ static xdev_plugin_api_t make_api(void) {
 #endif
 #if defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
   api.device_kernels = device_kernels;
+#endif
+#ifdef XDEV_TEST_ABI_1_5
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_5;
+  api.abi_version.minor = 5;
+  api.copy_host_to_device_at = h2d_at_beyond; /* beyond its table: never read */
+  api.copy_device_to_host_at = d2h_at_beyond;
+  api.copy_device_to_device_at = d2d_at_beyond;
+  api.collective_id = collective_id; /* 1.7, beyond its table: never read */
+  api.collective = collective;
 #endif
   api.name = XDEV_TEST_PLUGIN_NAME;
   api.plugin_version = "test";
@@ -513,6 +564,16 @@ static xdev_plugin_api_t make_api(void) {
   /* Host and device memory are one: the three directions are one copy. */
   api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy;
   api.kernels = kernels;
+#ifdef XDEV_TEST_POINTER_AT
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_6;
+  api.abi_version.minor = 6;
+  api.collective_id = collective_id; /* 1.7, beyond its table: never read */
+  api.collective = collective;
+  api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy_old;
+  api.copy_host_to_device_at = h2d_at;
+  api.copy_device_to_host_at = d2h_at;
+  api.copy_device_to_device_at = d2d_at;
+#endif
 #ifdef XDEV_TEST_CAP_NO_SLOT
   api.capabilities |= XDEV_CAP_PEER_COPY;
   (void)copy_peer;

@@ -347,6 +347,7 @@ xdev_attr_t attr_of(const char* name, const T& value) {
   if constexpr (Kind == XDEV_ATTR_DTYPE) a.value.dtype = value;
   if constexpr (Kind == XDEV_ATTR_INTS)
     a.value.ints = {value.data(), static_cast<int64_t>(value.size())};
+  if constexpr (Kind == XDEV_ATTR_STRING) a.value.s = value;
   return a;
 }
 inline xdev_attr_t attr_bool(const char* n, bool v) { return attr_of<XDEV_ATTR_BOOL>(n, v); }
@@ -357,6 +358,9 @@ inline xdev_attr_t attr_dtype(const char* n, xdev_dtype_t v) {
 }
 inline xdev_attr_t attr_ints(const char* n, const std::vector<int64_t>& v) {
   return attr_of<XDEV_ATTR_INTS>(n, v);
+}
+inline xdev_attr_t attr_string(const char* n, const char* v) {
+  return attr_of<XDEV_ATTR_STRING>(n, v);
 }
 
 // Row-major strides (in elements) of `shape`.

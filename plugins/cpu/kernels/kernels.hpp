@@ -12,6 +12,7 @@ const xdev_kernel_info_t* const* kernel_infos(uint32_t* count) noexcept;
 
 // The kernel functions (xdev_kernel_fn_t); kernel_context is unused.
 xdev_status_t* kernel_matmul(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_batch_mat_mul_v2(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_add(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_sub(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_mul(void* context, const xdev_kernel_call_t* call) noexcept;
@@ -42,6 +43,7 @@ xdev_status_t* kernel_pack(void* context, const xdev_kernel_call_t* call) noexce
 xdev_status_t* kernel_tile(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_pad_v2(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_gather_v2(void* context, const xdev_kernel_call_t* call) noexcept;
+xdev_status_t* kernel_tensor_scatter_add(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_fill(void* context, const xdev_kernel_call_t* call) noexcept;
 xdev_status_t* kernel_random_uniform(void* context, const xdev_kernel_call_t* call) noexcept;
 // Elementwise math (math.cpp).

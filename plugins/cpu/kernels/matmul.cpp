@@ -26,10 +26,12 @@
 #include <cinttypes>
 #include <climits>
 #include <type_traits>
+#include <utility>
 
 #include "blas.hpp"
 #include "kernels/common.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/rows.hpp"
 
 namespace xdev::cpu {
 namespace {
@@ -69,13 +71,19 @@ struct Operand {
 // Describes op(x) for x of rank 2, `t` = transpose flag. Returns false when
 // no BLAS leading dimension describes it (not a dense matrix).
 template <typename T>
-bool operand(const xdev_tensor_t& x, bool t, Operand<T>* out) noexcept {
-  const int64_t rows = x.shape[t ? 1 : 0], cols = x.shape[t ? 0 : 1];
-  int64_t rs = x.strides[t ? 1 : 0], cs = x.strides[t ? 0 : 1];
+bool operand(const xdev_tensor_t& x, bool t, Operand<T>* out) noexcept;
+
+// The same for the matrix at `p` whose two axes have sizes d[0], d[1] and
+// strides st[0], st[1] (the last two axes of a batched operand).
+template <typename T>
+bool operand_at(const T* p, const int64_t* d, const int64_t* st, bool t,
+                Operand<T>* out) noexcept {
+  const int64_t rows = d[t ? 1 : 0], cols = d[t ? 0 : 1];
+  int64_t rs = st[t ? 1 : 0], cs = st[t ? 0 : 1];
   // The stride of a dim of size 1 is never used: pick one BLAS accepts.
   if (cols == 1) cs = 1;
   if (rows == 1) rs = std::max<int64_t>(cols, 1);
-  out->p = data_of<const T>(x);
+  out->p = p;
   out->rs = rs;
   out->cs = cs;
   if (cs == 1 && rs >= std::max<int64_t>(cols, 1)) {
@@ -89,6 +97,11 @@ bool operand(const xdev_tensor_t& x, bool t, Operand<T>* out) noexcept {
     return true;
   }
   return false;
+}
+
+template <typename T>
+bool operand(const xdev_tensor_t& x, bool t, Operand<T>* out) noexcept {
+  return operand_at(data_of<const T>(x), x.shape, x.strides, t, out);
 }
 
 // Plain loops. C is dense M×N.
@@ -308,6 +321,133 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* call) noexcept {
       matmul(call, a, b, data_of<T>(out), m, n, k);
       return nullptr;
     };
+    xdev_status_t* status = nullptr;
+    visit_dtypes<kNumeric>(dtype, [&](auto zero) { status = run(zero); });
+    return status;
+  } catch (...) {
+    return kernel_unexpected(call);
+  }
+}
+
+namespace {
+
+// Where each matrix of a batched product starts: the output's batch axes
+// (all but the last two) unravelled, each input's batch strides applied (0
+// along an axis it broadcasts: size 1 or absent).
+struct BatchLayout {
+  int32_t axes = 0;
+  int64_t dims[XDEV_MAX_RANK] = {};
+  int64_t x_strides[XDEV_MAX_RANK] = {};
+  int64_t y_strides[XDEV_MAX_RANK] = {};
+  int64_t count = 1;
+
+  void offsets(int64_t b, int64_t* x_off, int64_t* y_off) const noexcept {
+    int64_t xo = 0, yo = 0;
+    for (int32_t i = axes; i-- > 0;) {
+      const int64_t at = b % dims[i];
+      b /= dims[i];
+      xo += at * x_strides[i];
+      yo += at * y_strides[i];
+    }
+    *x_off = xo;
+    *y_off = yo;
+  }
+};
+
+// False when an input's batch axis is neither the output's size nor 1.
+bool batch_layout(const xdev_tensor_t& x, const xdev_tensor_t& y, const xdev_tensor_t& out,
+                  BatchLayout* layout) noexcept {
+  layout->axes = out.rank - 2;
+  for (int32_t i = 0; i < layout->axes; ++i) {
+    const int64_t d = out.shape[i];
+    layout->dims[i] = d;
+    layout->count *= d;
+    const int32_t from_end = layout->axes - i;  // >= 1
+    for (const auto& [t, strides] : {std::pair{&x, layout->x_strides}, {&y, layout->y_strides}}) {
+      const int32_t j = t->rank - 2 - from_end;
+      const int64_t dt = j >= 0 ? t->shape[j] : 1;
+      if (dt != d && dt != 1) return false;
+      strides[i] = j >= 0 && dt != 1 ? t->strides[j] : 0;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// BatchMatMulV2: out[..., M, N] = op(x)[..., M, K] · op(y)[..., K, N], the
+// batch axes broadcast. Each matrix is one MatMul as above (BLAS, tiles or
+// loops, integers in wrapping arithmetic); the matrices run in parallel over
+// oneTBB's threads, several per task when they are small.
+xdev_status_t* kernel_batch_mat_mul_v2(void*, const xdev_kernel_call_t* call) noexcept {
+  static constexpr const char* kKnown[] = {"adj_x", "adj_y", nullptr};
+  xdev_dtype_t dtype;
+  if (xdev_status_t* s = check_signature(call, 2, kNumeric, kKnown, false, &dtype)) return s;
+  bool ax = false, ay = false;
+  if (xdev_status_t* s = attr_bool(call, "adj_x", false, &ax)) return s;
+  if (xdev_status_t* s = attr_bool(call, "adj_y", false, &ay)) return s;
+  const xdev_tensor_t& x = *call->inputs[0];
+  const xdev_tensor_t& y = *call->inputs[1];
+  const xdev_tensor_t& out = *call->outputs[0];
+  if (x.rank < 2 || y.rank < 2 || out.rank != std::max(x.rank, y.rank)) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "BatchMatMulV2: x and y need rank >= 2 and the output their larger "
+                       "rank, not %" PRId32 ", %" PRId32 " and %" PRId32,
+                       x.rank, y.rank, out.rank);
+  }
+  const int64_t m = x.shape[x.rank - (ax ? 1 : 2)], k = x.shape[x.rank - (ax ? 2 : 1)];
+  const int64_t ky = y.shape[y.rank - (ay ? 1 : 2)], n = y.shape[y.rank - (ay ? 2 : 1)];
+  BatchLayout layout;
+  if (k != ky || out.shape[out.rank - 2] != m || out.shape[out.rank - 1] != n ||
+      !batch_layout(x, y, out, &layout)) {
+    return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                       "BatchMatMulV2: op(x) is %" PRId64 "x%" PRId64 ", op(y) %" PRId64
+                       "x%" PRId64 ", the output %" PRId64 "x%" PRId64
+                       " (or the batch axes do not broadcast to the output's)",
+                       m, k, ky, n, out.shape[out.rank - 2], out.shape[out.rank - 1]);
+  }
+  const int64_t batches = layout.count;
+  if (batches == 0 || m == 0 || n == 0) return nullptr;
+  auto run = [&](auto zero) -> xdev_status_t* {
+    using T = decltype(zero);
+    T* const c = data_of<T>(out);
+    const int64_t per_matrix = m * n;
+    if (k == 0) {  // empty inputs: the output is zeros
+      for_rows(batches, per_matrix, [&](int64_t b) {
+        std::fill(c + b * per_matrix, c + (b + 1) * per_matrix, T{0});
+      });
+      return nullptr;
+    }
+    Operand<T> a0, b0;
+    if (!operand_at(data_of<const T>(x), x.shape + x.rank - 2, x.strides + x.rank - 2, ax, &a0) ||
+        !operand_at(data_of<const T>(y), y.shape + y.rank - 2, y.strides + y.rank - 2, ay, &b0)) {
+      return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                         "BatchMatMulV2: inputs must be contiguous (each matrix row-major or "
+                         "column-major)");
+    }
+    auto product = [&](int64_t b) {
+      int64_t xo = 0, yo = 0;
+      layout.offsets(b, &xo, &yo);
+      Operand<T> a = a0, bb = b0;
+      a.p += xo;
+      bb.p += yo;
+      matmul(call, a, bb, c + b * per_matrix, m, n, k);
+    };
+    const int64_t volume = m * n * k;
+    if (batches == 1 || batches * volume < kParallelMinElements * 4) {
+      for (int64_t b = 0; b < batches; ++b) product(b);
+      return nullptr;
+    }
+    // Several small matrices per task; a large one alone (its own product
+    // may split further over the threads).
+    const int64_t grain = std::max<int64_t>(1, (kParallelMinElements * 4) / volume);
+    cpu::parallel_for(tbb::blocked_range<int64_t>(0, batches, grain),
+                      [&](const tbb::blocked_range<int64_t>& r) {
+                        for (int64_t b = r.begin(); b < r.end(); ++b) product(b);
+                      });
+    return nullptr;
+  };
+  try {
     xdev_status_t* status = nullptr;
     visit_dtypes<kNumeric>(dtype, [&](auto zero) { status = run(zero); });
     return status;

@@ -114,6 +114,9 @@ constexpr xdev_kernel_info_t kInfos[] = {
     info("AvgPool", kFloats, kFloats, &kernel_avg_pool),
     info("MaxPoolGrad", kFloats, kFloats, &kernel_max_pool_grad),
     info("AvgPoolGrad", kFloats, kFloats, &kernel_avg_pool_grad),
+    info("BatchMatMulV2", kNumeric, kNumeric, &kernel_batch_mat_mul_v2),
+    // Looked up by the tensor's dtype; the indices int32 or int64.
+    info("TensorScatterAdd", kNumeric, kNumeric, &kernel_tensor_scatter_add),
 };
 
 template <size_t... I>

@@ -11,24 +11,8 @@ namespace xdev::cpu {
 namespace {
 
 ImageDims image_dims(const xdev_tensor_t& t, bool nchw) noexcept {
-  ImageDims d;
-  const int64_t* s = t.shape;
-  d.n = s[0];
-  d.h = nchw ? s[2] : s[1];
-  d.w = nchw ? s[3] : s[2];
-  d.c = nchw ? s[1] : s[3];
-  if (nchw) {
-    d.step_w = 1;
-    d.step_h = d.w;
-    d.step_c = d.h * d.w;
-    d.step_n = d.c * d.step_c;
-  } else {
-    d.step_c = 1;
-    d.step_w = d.c;
-    d.step_h = d.w * d.c;
-    d.step_n = d.h * d.step_h;
-  }
-  return d;
+  const window::Image im = window::dense_image(t.shape, nchw);
+  return {im.n, im.h, im.w, im.c, im.step_n, im.step_h, im.step_w, im.step_c};
 }
 
 // The string attribute `name`, one of `a` and `b` (a when absent): 0 or 1.

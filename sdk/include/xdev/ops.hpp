@@ -97,6 +97,14 @@ XDEV_API void set_random_seed(uint64_t seed);
 
 XDEV_API Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false,
                        bool transpose_b = false);
+// TF's raw op BatchMatMulV2 (tf.linalg.matmul on batches of matrices): x
+// [..., M, K] times y [..., K, N], for each matrix of the batch axes (all
+// but the last two), which broadcast NumPy-style; adj_x / adj_y swap the
+// last two axes of x / y first. Rank-2 inputs are a plain matmul.
+//   xdev::Tensor q = xdev::ones({8, 1, 16, 64}), k = xdev::ones({8, 4, 32, 64});
+//   xdev::Tensor scores = xdev::batch_matmul(q, k, false, true);  // [8, 4, 16, 32]
+XDEV_API Tensor batch_matmul(const Tensor& x, const Tensor& y, bool adj_x = false,
+                             bool adj_y = false);
 // Elementwise with NumPy broadcasting; both inputs must have the same dtype.
 XDEV_API Tensor add(const Tensor& x, const Tensor& y);
 XDEV_API Tensor sub(const Tensor& x, const Tensor& y);
@@ -212,6 +220,18 @@ XDEV_API Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& 
 // [0, params.shape[axis]) is an error (kInvalidArgument naming it), on every
 // device.
 XDEV_API Tensor gather(const Tensor& params, const Tensor& indices, int axis = 0);
+// tf.tensor_scatter_nd_add (TF's raw op TensorScatterAdd): a copy of
+// `tensor` with each slice of `updates` added at its index. indices (int32
+// or int64) is [..., D]: each row of D values indexes tensor's first D axes,
+// and updates is indices' shape without its last axis, then tensor's shape
+// from axis D on. Indices that repeat add all their updates. An index
+// outside tensor's shape is an error (kInvalidArgument naming its position
+// and value), on every device.
+//   xdev::Tensor t = xdev::zeros({4});
+//   xdev::Tensor i = xdev::constant({{1}, {3}, {1}}, xdev::DType::kInt32);
+//   xdev::tensor_scatter_add(t, i, xdev::constant({1.0f, 2.0f, 5.0f}));  // [0, 6, 0, 2]
+XDEV_API Tensor tensor_scatter_add(const Tensor& tensor, const Tensor& indices,
+                                   const Tensor& updates);
 // --- NN ops (TensorFlow's raw ops; float32 and float64) ----------------------
 //
 // tf.nn.bias_add (BiasAdd): value (rank >= 2) plus bias (rank 1) along the
@@ -309,6 +329,21 @@ XDEV_API Tensor dropout(const Tensor& x, double rate,
 // and the values).
 XDEV_API Tensor slice(const Tensor& x, const std::vector<int64_t>& begin,
                       const std::vector<int64_t>& size);
+// tf.split (TF's raw ops Split and SplitV): x cut along `axis` (negative:
+// from the end) into consecutive pieces, returned in order as views of x's
+// storage (no copy). The first form makes `num_split` pieces of equal size
+// (x.shape[axis] must divide evenly); the second one piece per entry of
+// `sizes`, at most one of them -1 (the rest of the axis). Sizes that do not
+// add up to the axis, a -1 beyond the first, or an axis out of range are an
+// error (kInvalidArgument naming the op, the values and the shape). A
+// braced list of one value, split(x, {4}), is the first form (num_split 4);
+// one piece of size 4 is split(x, std::vector<int64_t>{4}).
+//   xdev::Tensor qkv = xdev::zeros({8, 128, 3 * 64});
+//   std::vector<xdev::Tensor> p = xdev::split(qkv, 3, -1);      // 3 × [8, 128, 64]
+//   std::vector<xdev::Tensor> r = xdev::split(qkv, {64, -1}, 2); // [.., 64], [.., 128]
+XDEV_API std::vector<Tensor> split(const Tensor& x, int64_t num_split, int axis = 0);
+XDEV_API std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes,
+                                   int axis = 0);
 // x[begin:end:strides] with TensorFlow's masks, like tf.strided_slice (TF's
 // raw op StridedSlice; <xdev/strided_slice.hpp> has the rules): bit i of
 // begin_mask / end_mask ignores begin[i] / end[i], of ellipsis_mask makes

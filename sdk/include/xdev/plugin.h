@@ -47,6 +47,8 @@ extern "C" {
  * 1.4: timing between two events (XDEV_CAP_EVENT_TIMING, event_elapsed_ms).
  * 1.5: a device's largest single allocation and memory kind, per-device
  *      kernels (device_kernels); platform names are lower case.
+ * 1.6: handle-based device memory (XDEV_CAP_HANDLE_MEMORY, the *_at copy
+ *      slots, scratch_allocate_at); xdev_tensor_t::data is the allocation.
  * 1.7: device collectives across processes (XDEV_CAP_COLLECTIVES: a
  *      communicator per device from an opaque id, collectives on streams). */
 #define XDEV_ABI_VERSION_MINOR 7
@@ -161,17 +163,31 @@ typedef enum xdev_dtype_t {
 #define XDEV_MAX_RANK 8
 
 /* A view of a tensor handed to a kernel. Not size-tagged: it is fixed for
- * the life of major version 1. The element at index (i0, ..., in-1) lives at
- * byte address (char*)data + byte_offset + sum_k(i_k * strides[k]) *
- * element_size. `shape` and `strides` point to `rank` values owned by the
- * core, valid for the duration of the kernel call. `strides` are in
+ * the life of major version 1. The element at index (i0, ..., in-1) lives
+ * at byte offset byte_offset + sum_k(i_k * strides[k]) * element_size
+ * inside the allocation `data`; for a plugin whose memory is addresses
+ * (no XDEV_CAP_HANDLE_MEMORY) that is the byte address (char*)data +
+ * byte_offset + ... . `shape` and `strides` point to `rank` values owned
+ * by the core, valid for the duration of the kernel call. `strides` are in
  * elements; a stride of 0 means the tensor is broadcast along that axis.
- * The core computes `data + byte_offset` addresses only by integer
- * arithmetic and never dereferences device memory. */
+ * The core never dereferences device memory.
+ *
+ * Since 1.6, `data` is exactly the value memory_allocate returned for the
+ * allocation the tensor lives in (the core's pool sub-allocates inside
+ * such allocations), and `byte_offset` is the offset of element 0 inside
+ * it: the pool's sub-offset plus the view's offset. Cores before 1.6
+ * passed `data` = allocation + pool sub-offset and only the view's offset
+ * in `byte_offset`; the sum (char*)data + byte_offset, the only thing a
+ * pointer plugin may rely on, is the same address either way, so plugins
+ * built before 1.6 are unaffected. A plugin that declares
+ * XDEV_CAP_HANDLE_MEMORY reads `data` as its own opaque handle (OpenCL's
+ * cl_mem) and `byte_offset` as the offset inside it; the core never forms
+ * an address from a handle. */
 typedef struct xdev_tensor_t {
-  void* data;              /* device address of the buffer (may lie inside
-                            * a larger allocation of the core's pool) */
-  uint64_t byte_offset;    /* offset of element 0 from `data` */
+  void* data;              /* the allocation memory_allocate returned (an
+                            * address or, with XDEV_CAP_HANDLE_MEMORY, a
+                            * handle) */
+  uint64_t byte_offset;    /* offset of element 0 inside `data` */
   xdev_dtype_t dtype;
   int32_t rank;            /* 0 ... XDEV_MAX_RANK */
   const int64_t* shape;    /* `rank` dims, each >= 0 */
@@ -390,11 +406,31 @@ typedef struct xdev_kernel_call_t {
   void* (*scratch_allocate)(void* scratch_context, uint64_t size);
   /* Opaque; owned by the core, valid during the call. */
   void* scratch_context;
+
+  /* --- 1.6: scratch as (allocation, offset) (read with XDEV_HAS_FIELD) --- */
+
+  /* The same scratch as scratch_allocate (same pool, alignment, lifetime
+   * and stream-order rules, same `scratch_context`), returned the way
+   * xdev_tensor_t carries memory: the value memory_allocate returned for
+   * the allocation the scratch lies in, with the scratch's offset inside it
+   * written to *out_offset (its first byte; offset and size lie inside the
+   * allocation). NULL, and *out_offset untouched, when the pool cannot
+   * provide `size` bytes (> 0). A plugin with XDEV_CAP_HANDLE_MEMORY must
+   * use this one: for its kernels the core passes scratch_allocate = NULL
+   * (an address cannot be formed from a handle). For a pointer plugin both
+   * are set and (char*)allocation + offset is the address scratch_allocate
+   * would have returned. NULL from a core before 1.6 or a harness that
+   * offers no scratch. */
+  void* (*scratch_allocate_at)(void* scratch_context, uint64_t size,
+                               uint64_t* out_offset);
 } xdev_kernel_call_t;
 /* The v1.0 call ended at attr_count. */
 #define XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 \
   XDEV_STRUCT_SIZE(xdev_kernel_call_t, attr_count)
 #define XDEV_KERNEL_CALL_STRUCT_SIZE \
+  XDEV_STRUCT_SIZE(xdev_kernel_call_t, scratch_allocate_at)
+/* The 1.2 call ended at scratch_context. */
+#define XDEV_KERNEL_CALL_STRUCT_SIZE_1_2 \
   XDEV_STRUCT_SIZE(xdev_kernel_call_t, scratch_context)
 
 /* A kernel function. `kernel_context` is the value registered with it.
@@ -454,11 +490,25 @@ typedef struct xdev_plugin_init_args_t {
 /* Since 1.4. The plugin can time the work between two events
  * (event_elapsed_ms). */
 #define XDEV_CAP_EVENT_TIMING UINT64_C(0x20)
+/* Since 1.6. Device memory is handles, not addresses: the values
+ * memory_allocate returns (OpenCL's cl_mem) are opaque to the core, which
+ * never adds an offset to one, compares two, or passes one where an
+ * address is expected. It names device memory only as (allocation,
+ * offset) pairs: xdev_tensor_t {data, byte_offset}, scratch_allocate_at,
+ * and the *_at copy slots, which such a plugin must provide
+ * (copy_host_to_device_at, copy_device_to_host_at, copy_device_to_device_at;
+ * copy_peer_at when it also declares XDEV_CAP_PEER_COPY): the core skips a
+ * plugin that declares this bit without them, or together with
+ * XDEV_CAP_HOST_ADDRESSABLE. Its old copy slots (copy_host_to_device,
+ * copy_device_to_host, copy_device_to_device, copy_peer) are never called
+ * and may be NULL. DLPack export of its memory is refused (the core cannot
+ * name an address for another library). */
+#define XDEV_CAP_HANDLE_MEMORY UINT64_C(0x40)
 /* Since 1.7. Collectives between devices of many processes (and hosts) on
  * the devices' own streams (NCCL for CUDA): collective_id,
  * communicator_create, communicator_destroy, communicator_abort,
  * communicator_poll, collective. */
-#define XDEV_CAP_COLLECTIVES UINT64_C(0x40)
+#define XDEV_CAP_COLLECTIVES UINT64_C(0x80)
 
 /* ------------------------------------------------------------------------ */
 /* Device collectives (since 1.7, XDEV_CAP_COLLECTIVES)                      */
@@ -697,18 +747,24 @@ typedef struct xdev_plugin_api_t {
    * XDEV_STATUS_INVALID_ARGUMENT). Thread-safety of all four: the stream
    * rule. --- */
 
-  /* REQUIRED. Host memory `src` -> device address `dst`. The host buffer
+  /* REQUIRED (may be NULL with XDEV_CAP_HANDLE_MEMORY, which uses
+   * copy_host_to_device_at instead). Host memory `src` -> device address
+   * `dst`. The host buffer
    * must stay valid and unchanged until the stream passes the copy (the
    * core synchronizes or uses host memory it owns). */
   xdev_status_t* (*copy_host_to_device)(xdev_stream_t* stream, void* dst,
                                         const void* src, uint64_t size);
-  /* REQUIRED. Device address `src` -> host memory `dst`. */
+  /* REQUIRED (may be NULL with XDEV_CAP_HANDLE_MEMORY). Device address
+   * `src` -> host memory `dst`. */
   xdev_status_t* (*copy_device_to_host)(xdev_stream_t* stream, void* dst,
                                         const void* src, uint64_t size);
-  /* REQUIRED. Within the stream's device (regions may not overlap). */
+  /* REQUIRED (may be NULL with XDEV_CAP_HANDLE_MEMORY). Within the
+   * stream's device (regions may not overlap). */
   xdev_status_t* (*copy_device_to_device)(xdev_stream_t* stream, void* dst,
                                           const void* src, uint64_t size);
-  /* Optional (XDEV_CAP_PEER_COPY). From `src` on `src_device` to `dst` on
+  /* Optional (XDEV_CAP_PEER_COPY; with XDEV_CAP_HANDLE_MEMORY the core
+   * calls copy_peer_at instead and this may be NULL). From `src` on
+   * `src_device` to `dst` on
    * the stream's device, both devices of this plugin; the work that wrote
    * `src` has completed (the core synchronizes its stream first). Returns
    * XDEV_STATUS_UNIMPLEMENTED when this pair has no direct path; the core
@@ -768,6 +824,45 @@ typedef struct xdev_plugin_api_t {
                                    uint32_t* out_count);
   /* ---- end of 1.5 ---------------------------------------------------- */
 
+  /* ---- Since 1.6: copies of (allocation, offset) pairs -------------------
+   * The copy slots above with each device buffer named as an allocation
+   * (the value memory_allocate returned, never an address the core formed)
+   * and a byte offset inside it: the bytes [offset, offset + size) lie
+   * inside that allocation (the core's promise; a plugin may check it and
+   * return XDEV_STATUS_INVALID_ARGUMENT naming the allocation). Same rules
+   * otherwise: asynchronous on `stream`, size 0 uses no pointer, regions
+   * never overlap, the host buffer stays valid until the stream passes the
+   * copy; thread-safety: the stream rule (for copy_peer_at also as
+   * copy_peer). REQUIRED with XDEV_CAP_HANDLE_MEMORY (copy_peer_at when it
+   * also declares XDEV_CAP_PEER_COPY); optional otherwise: a pointer plugin
+   * may set them, and the core then calls them instead of the old slots
+   * (copy_peer_at only with XDEV_CAP_PEER_COPY, like copy_peer). NULL, and
+   * every plugin before 1.6: the core calls the old slots with the address
+   * allocation + offset. */
+
+  /* Host memory `src` -> `size` bytes at `dst_offset` in `dst_alloc`. */
+  xdev_status_t* (*copy_host_to_device_at)(xdev_stream_t* stream, void* dst_alloc,
+                                           uint64_t dst_offset, const void* src,
+                                           uint64_t size);
+  /* `size` bytes at `src_offset` in `src_alloc` -> host memory `dst`. */
+  xdev_status_t* (*copy_device_to_host_at)(xdev_stream_t* stream, void* dst,
+                                           const void* src_alloc, uint64_t src_offset,
+                                           uint64_t size);
+  /* Within the stream's device; the two allocations may be the same one
+   * (the ranges then do not overlap). */
+  xdev_status_t* (*copy_device_to_device_at)(xdev_stream_t* stream, void* dst_alloc,
+                                             uint64_t dst_offset, const void* src_alloc,
+                                             uint64_t src_offset, uint64_t size);
+  /* From `src_alloc` + `src_offset` on `src_device` to `dst_alloc` +
+   * `dst_offset` on the stream's device, both devices of this plugin; the
+   * rest as copy_peer (the source's work has completed; UNIMPLEMENTED for a
+   * pair without a direct path makes the core stage through the host). */
+  xdev_status_t* (*copy_peer_at)(xdev_stream_t* stream, void* dst_alloc,
+                                 uint64_t dst_offset, xdev_device_t* src_device,
+                                 const void* src_alloc, uint64_t src_offset,
+                                 uint64_t size);
+  /* ---- end of 1.6 ---------------------------------------------------- */
+
   /* ---- Since 1.7: device collectives (optional, XDEV_CAP_COLLECTIVES) --- */
   /* docs/plugin-abi.md, "Device collectives", says how the core uses them.
    * The core calls none of them for devices of different plugins together. */
@@ -823,6 +918,8 @@ typedef struct xdev_plugin_api_t {
 } xdev_plugin_api_t;
 /* The size a writer built against this header reports. */
 #define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, collective)
+/* The 1.6 table (up to `copy_peer_at`). */
+#define XDEV_PLUGIN_API_STRUCT_SIZE_1_6 XDEV_STRUCT_SIZE(xdev_plugin_api_t, copy_peer_at)
 /* The 1.5 table (up to `device_kernels`). */
 #define XDEV_PLUGIN_API_STRUCT_SIZE_1_5 XDEV_STRUCT_SIZE(xdev_plugin_api_t, device_kernels)
 /* The 1.4 table (up to `event_elapsed_ms`). */
@@ -887,10 +984,6 @@ XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_3 == 272, "xdev_plugin_api_t 1.
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_4 == 280, "xdev_plugin_api_t 1.4 changed");
 /* 1.5 */
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_5 == 288, "xdev_plugin_api_t 1.5 changed");
-/* 1.7 */
-XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 336, "xdev_plugin_api_t 1.7 changed");
-XDEV_STATIC_ASSERT(XDEV_COLLECTIVE_INIT_STRUCT_SIZE == 48, "xdev_collective_init_t changed");
-XDEV_STATIC_ASSERT(XDEV_COLLECTIVE_CALL_STRUCT_SIZE == 72, "xdev_collective_call_t changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 92, "xdev_device_properties_t 1.5 changed");
 XDEV_STATIC_ASSERT(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE_1_0 == 76, "xdev_device_properties_t changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE_1_0 == 84, "xdev_kernel_call_t changed");
@@ -899,7 +992,14 @@ XDEV_STATIC_ASSERT(XDEV_PLUGIN_INIT_ARGS_STRUCT_SIZE == 24, "xdev_plugin_init_ar
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_0 == 264, "xdev_plugin_api_t changed");
 XDEV_STATIC_ASSERT(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE == 48, "xdev_plugin_query_args_t changed");
 /* Appended in 1.2. */
-XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE == 104, "xdev_kernel_call_t 1.2 changed");
+XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE_1_2 == 104, "xdev_kernel_call_t 1.2 changed");
+/* 1.6 */
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_6 == 320, "xdev_plugin_api_t 1.6 changed");
+XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE == 112, "xdev_kernel_call_t 1.6 changed");
+/* 1.7 */
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 368, "xdev_plugin_api_t 1.7 changed");
+XDEV_STATIC_ASSERT(XDEV_COLLECTIVE_INIT_STRUCT_SIZE == 48, "xdev_collective_init_t changed");
+XDEV_STATIC_ASSERT(XDEV_COLLECTIVE_CALL_STRUCT_SIZE == 72, "xdev_collective_call_t changed");
 #endif
 
 #endif /* XDEV_PLUGIN_H_ */

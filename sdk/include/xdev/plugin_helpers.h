@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <xdev/plugin.h>
 
@@ -278,12 +279,37 @@ static inline void xdev_plugin_fill_properties(xdev_device_properties_t* out,
                           X(copy_device_to_device, 1) X(copy_peer, 0) X(kernels, 1)
 
 /* The name of the first REQUIRED slot of `api` that is NULL, or NULL when
- * all are set. `api` must be at least a v1.0 table. */
+ * all are set. `api` must be at least a v1.0 table. Since 1.6, a table with
+ * XDEV_CAP_HANDLE_MEMORY needs copy_host_to_device_at,
+ * copy_device_to_host_at and copy_device_to_device_at instead of the three
+ * old copy slots (copy_peer_at with XDEV_CAP_PEER_COPY is the loader's
+ * capability check). */
+static inline int xdev_plugin_is_pointer_copy_slot_(const char* slot) {
+  return strcmp(slot, "copy_host_to_device") == 0 || strcmp(slot, "copy_device_to_host") == 0 ||
+         strcmp(slot, "copy_device_to_device") == 0;
+}
 static inline const char* xdev_plugin_missing_slot(const xdev_plugin_api_t* api) {
-#define XDEV_PLUGIN_CHECK_SLOT_(slot, required) \
-  if ((required) && api->slot == NULL) return #slot;
+  const int handles = (api->capabilities & XDEV_CAP_HANDLE_MEMORY) != 0;
+#define XDEV_PLUGIN_CHECK_SLOT_(slot, required)                                      \
+  if ((required) && api->slot == NULL &&                                             \
+      !(handles && xdev_plugin_is_pointer_copy_slot_(#slot)))                         \
+    return #slot;
   XDEV_PLUGIN_SLOTS(XDEV_PLUGIN_CHECK_SLOT_)
 #undef XDEV_PLUGIN_CHECK_SLOT_
+  if (handles) {
+    if (!XDEV_HAS_FIELD(api, xdev_plugin_api_t, copy_host_to_device_at) ||
+        api->copy_host_to_device_at == NULL) {
+      return "copy_host_to_device_at";
+    }
+    if (!XDEV_HAS_FIELD(api, xdev_plugin_api_t, copy_device_to_host_at) ||
+        api->copy_device_to_host_at == NULL) {
+      return "copy_device_to_host_at";
+    }
+    if (!XDEV_HAS_FIELD(api, xdev_plugin_api_t, copy_device_to_device_at) ||
+        api->copy_device_to_device_at == NULL) {
+      return "copy_device_to_device_at";
+    }
+  }
   return NULL;
 }
 

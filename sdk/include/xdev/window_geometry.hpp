@@ -77,4 +77,32 @@ inline bool spatial_pair(const int64_t* values, int64_t count, bool nchw, int64_
   return true;
 }
 
+// A dense 4-d image of `shape` in data_format order (NHWC, or NCHW when
+// `nchw`): its dimensions and the element step of each (the kernels of
+// every plugin index images the same way).
+struct Image {
+  int64_t n = 0, h = 0, w = 0, c = 0;
+  int64_t step_n = 0, step_h = 0, step_w = 0, step_c = 0;
+};
+
+inline Image dense_image(const int64_t* shape, bool nchw) noexcept {
+  Image im;
+  im.n = shape[0];
+  im.h = shape[nchw ? 2 : 1];
+  im.w = shape[nchw ? 3 : 2];
+  im.c = shape[nchw ? 1 : 3];
+  // Steps from the innermost axis out: NHWC is c, w, h; NCHW is w, h, c.
+  const int64_t* inner_first[3] = {nchw ? &im.w : &im.c, nchw ? &im.h : &im.w,
+                                   nchw ? &im.c : &im.h};
+  int64_t* steps[3] = {nchw ? &im.step_w : &im.step_c, nchw ? &im.step_h : &im.step_w,
+                       nchw ? &im.step_c : &im.step_h};
+  int64_t step = 1;
+  for (int k = 0; k < 3; ++k) {
+    *steps[k] = step;
+    step *= *inner_first[k];
+  }
+  im.step_n = step;
+  return im;
+}
+
 }  // namespace xdev::window

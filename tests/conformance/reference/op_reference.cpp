@@ -315,44 +315,75 @@ std::optional<std::string> each_element(const Call& c, size_t inputs, F f) {
 
 // --- the references ---------------------------------------------------------------
 
-// MatMul's index arithmetic, transpose_a and transpose_b honoured: output
-// element (i, j) of m x cols sums a[a_at(i, p)] * b[b_at(p, j)] over p < k.
+// MatMul's and BatchMatMulV2's index arithmetic, the transposes (MatMul's
+// transpose_a / transpose_b, BatchMatMulV2's adj_x / adj_y) honoured: element
+// (i, j) of output matrix `batch` (m x cols) sums a[a_at(batch, i, p)] *
+// b[b_at(batch, p, j)] over p < k. The batch axes (all but the last two)
+// broadcast: an input's axis of size 1, or one it lacks, stays at 0.
 struct MatMulShape {
   explicit MatMulShape(const Call& c)
       : a(*c.inputs[0]),
         b(*c.inputs[1]),
-        ta(attr_bool(c.attrs, "transpose_a", false)),
-        tb(attr_bool(c.attrs, "transpose_b", false)),
-        m(c.outputs[0].shape[0]),
-        cols(c.outputs[0].shape[1]),
-        k(ta ? a.shape[0] : a.shape[1]) {}
-  int64_t a_at(int64_t i, int64_t p) const { return ta ? p * a.shape[1] + i : i * a.shape[1] + p; }
-  int64_t b_at(int64_t p, int64_t j) const { return tb ? j * b.shape[1] + p : p * b.shape[1] + j; }
+        ta(attr_bool(c.attrs, c.op == OpId::kMatMul ? "transpose_a" : "adj_x", false)),
+        tb(attr_bool(c.attrs, c.op == OpId::kMatMul ? "transpose_b" : "adj_y", false)),
+        out(c.outputs[0].shape),
+        m(out[out.size() - 2]),
+        cols(out[out.size() - 1]),
+        k(ta ? dim(a, 2) : dim(a, 1)) {
+    for (size_t i = 0; i + 2 < out.size(); ++i) batches *= out[i];
+  }
+  static int64_t dim(const Tensor& t, size_t from_end) { return t.shape[t.shape.size() - from_end]; }
+  // The row-major index of matrix `batch`'s first element in t.
+  int64_t base(const Tensor& t, int64_t batch) const {
+    int64_t index = 0, stride = dim(t, 2) * dim(t, 1);
+    for (size_t from_end = 3; from_end <= out.size(); ++from_end) {
+      const int64_t d = out[out.size() - from_end];
+      const int64_t at = batch % d;
+      batch /= d;
+      if (from_end <= t.shape.size()) {
+        const int64_t td = t.shape[t.shape.size() - from_end];
+        if (td != 1) index += at * stride;
+        stride *= td;
+      }
+    }
+    return index;
+  }
+  int64_t a_at(int64_t batch, int64_t i, int64_t p) const {
+    return base(a, batch) + (ta ? p * dim(a, 1) + i : i * dim(a, 1) + p);
+  }
+  int64_t b_at(int64_t batch, int64_t p, int64_t j) const {
+    return base(b, batch) + (tb ? j * dim(b, 1) + p : p * dim(b, 1) + j);
+  }
 
   const Tensor& a;
   const Tensor& b;
   bool ta, tb;
+  const std::vector<int64_t>& out;
   int64_t m, cols, k;
+  int64_t batches = 1;
 };
 
 std::optional<std::string> matmul(const Call& c) {
   if (auto e = need_inputs(c, 2)) return e;
   const MatMulShape s(c);
   Tensor& out = c.outputs[0];
-  for (int64_t i = 0; i < s.m; ++i) {
-    for (int64_t j = 0; j < s.cols; ++j) {
-      double facc = 0.0;
-      uint64_t iacc = 0;
-      for (int64_t p = 0; p < s.k; ++p) {
-        const int64_t ai = s.a_at(i, p), bi = s.b_at(p, j);
-        if (is_float(out.dtype)) {
-          facc += s.a.get_double(ai) * s.b.get_double(bi);
-        } else {
-          iacc += static_cast<uint64_t>(s.a.get_int(ai)) * static_cast<uint64_t>(s.b.get_int(bi));
+  for (int64_t batch = 0; batch < s.batches; ++batch) {
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < s.cols; ++j) {
+        double facc = 0.0;
+        uint64_t iacc = 0;
+        for (int64_t p = 0; p < s.k; ++p) {
+          const int64_t ai = s.a_at(batch, i, p), bi = s.b_at(batch, p, j);
+          if (is_float(out.dtype)) {
+            facc += s.a.get_double(ai) * s.b.get_double(bi);
+          } else {
+            iacc += static_cast<uint64_t>(s.a.get_int(ai)) * static_cast<uint64_t>(s.b.get_int(bi));
+          }
         }
+        const int64_t at = (batch * s.m + i) * s.cols + j;
+        if (is_float(out.dtype)) out.set_double(at, facc);
+        else out.set_int(at, static_cast<int64_t>(iacc));
       }
-      if (is_float(out.dtype)) out.set_double(i * s.cols + j, facc);
-      else out.set_int(i * s.cols + j, static_cast<int64_t>(iacc));
     }
   }
   return std::nullopt;
@@ -803,6 +834,64 @@ std::optional<std::string> gather(const Call& c) {
     const int64_t v = indices.get_int(j);
     if (v < 0 || v >= n) return "GatherV2: index " + std::to_string(v) + " out of range";
     move_element(params, (o * n + v) * inner + i, out, e);
+  }
+  return std::nullopt;
+}
+
+// TensorScatterAdd: tensor, then each row j of updates (indices[:-1] rows of
+// `inner` elements) added at the output row indices[j] (D values, row-major
+// over tensor's first D axes); an index out of range is an error. Floats
+// sum in double, integers in wrapping int64 arithmetic, then converted.
+struct ScatterRows {
+  explicit ScatterRows(const Call& c)
+      : tensor(*c.inputs[0]), indices(*c.inputs[1]), updates(*c.inputs[2]) {
+    depth = indices.shape.back();
+    for (size_t k = 0; k + 1 < indices.shape.size(); ++k) rows *= indices.shape[k];
+    for (size_t k = static_cast<size_t>(depth); k < tensor.shape.size(); ++k) inner *= tensor.shape[k];
+  }
+  // The output row of update row j, or an error naming the bad index.
+  std::optional<std::string> target(int64_t j, int64_t& row) const {
+    row = 0;
+    for (int64_t d = 0; d < depth; ++d) {
+      const int64_t v = indices.get_int(j * depth + d);
+      const int64_t n = tensor.shape[static_cast<size_t>(d)];
+      if (v < 0 || v >= n) {
+        return "TensorScatterAdd: index " + std::to_string(v) + " at indices element " +
+               std::to_string(j * depth + d) + " out of range [0, " + std::to_string(n) + ")";
+      }
+      row = row * n + v;
+    }
+    return std::nullopt;
+  }
+  const Tensor& tensor;
+  const Tensor& indices;
+  const Tensor& updates;
+  int64_t depth = 0, rows = 1, inner = 1;
+};
+
+std::optional<std::string> scatter_add(const Call& c) {
+  if (auto e = need_inputs(c, 3)) return e;
+  const ScatterRows s(c);
+  Tensor& out = c.outputs[0];
+  const bool fl = is_float(out.dtype);
+  std::vector<double> fsum(static_cast<size_t>(out.num_elements()));
+  std::vector<uint64_t> isum(fsum.size());
+  for (int64_t e = 0; e < out.num_elements(); ++e) {
+    if (fl) fsum[static_cast<size_t>(e)] = s.tensor.get_double(e);
+    else isum[static_cast<size_t>(e)] = static_cast<uint64_t>(s.tensor.get_int(e));
+  }
+  for (int64_t j = 0; j < s.rows; ++j) {
+    int64_t row = 0;
+    if (auto e = s.target(j, row)) return e;
+    for (int64_t i = 0; i < s.inner; ++i) {
+      const auto at = static_cast<size_t>(row * s.inner + i);
+      if (fl) fsum[at] += s.updates.get_double(j * s.inner + i);
+      else isum[at] += static_cast<uint64_t>(s.updates.get_int(j * s.inner + i));
+    }
+  }
+  for (int64_t e = 0; e < out.num_elements(); ++e) {
+    if (fl) out.set_double(e, fsum[static_cast<size_t>(e)]);
+    else out.set_int(e, static_cast<int64_t>(isum[static_cast<size_t>(e)]));
   }
   return std::nullopt;
 }
@@ -1390,15 +1479,37 @@ void widen_math(const Call& c, const Tensor&, double eps, std::vector<Tolerance>
 // |error| <= K * eps * sum_k |a_ik * b_kj| (any summation order).
 void widen_matmul(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
   const MatMulShape s(c);
-  for (int64_t i = 0; i < s.m; ++i) {
-    for (int64_t j = 0; j < s.cols; ++j) {
-      double sum = 0.0;
-      for (int64_t p = 0; p < s.k; ++p) {
-        sum += std::fabs(s.a.get_double(s.a_at(i, p)) * s.b.get_double(s.b_at(p, j)));
+  for (int64_t batch = 0; batch < s.batches; ++batch) {
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < s.cols; ++j) {
+        double sum = 0.0;
+        for (int64_t p = 0; p < s.k; ++p) {
+          sum += std::fabs(s.a.get_double(s.a_at(batch, i, p)) * s.b.get_double(s.b_at(batch, p, j)));
+        }
+        tol[static_cast<size_t>((batch * s.m + i) * s.cols + j)].abs +=
+            static_cast<double>(s.k + 2) * eps * sum;
       }
-      tol[static_cast<size_t>(i * s.cols + j)].abs += static_cast<double>(s.k + 2) * eps * sum;
     }
   }
+}
+
+// TensorScatterAdd: each element sums the tensor's and its updates in any
+// order (devices add them atomically): (terms + 1) eps times the sum of
+// their magnitudes.
+void widen_scatter(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
+  const ScatterRows s(c);
+  std::vector<double> magnitude(tol.size()), terms(tol.size(), 1.0);
+  for (size_t e = 0; e < tol.size(); ++e) magnitude[e] = std::fabs(s.tensor.get_double(static_cast<int64_t>(e)));
+  for (int64_t j = 0; j < s.rows; ++j) {
+    int64_t row = 0;
+    if (s.target(j, row)) continue;
+    for (int64_t i = 0; i < s.inner; ++i) {
+      const auto at = static_cast<size_t>(row * s.inner + i);
+      magnitude[at] += std::fabs(s.updates.get_double(j * s.inner + i));
+      terms[at] += 1.0;
+    }
+  }
+  for (size_t e = 0; e < tol.size(); ++e) tol[e].abs += (terms[e] + 1.0) * eps * magnitude[e];
 }
 
 void widen_add_n(const Call& c, const Tensor&, double eps, std::vector<Tolerance>& tol) {
@@ -1534,6 +1645,7 @@ constexpr ToleranceFn random_uniform_tolerance = &float_tolerance<widen_random_u
 constexpr ToleranceFn math_tolerance = &float_tolerance<widen_math, 1>;
 constexpr ToleranceFn matmul_tolerance = &float_tolerance<widen_matmul, 2>;
 constexpr ToleranceFn add_n_tolerance = &float_tolerance<widen_add_n>;
+constexpr ToleranceFn scatter_tolerance = &float_tolerance<widen_scatter, 3>;
 constexpr ToleranceFn reduce_other_tolerance = &float_tolerance<widen_reduce_other>;
 constexpr ToleranceFn reduce_tolerance = &float_tolerance<widen_reduce, 1>;
 constexpr ToleranceFn softmax_tolerance = &float_tolerance<widen_softmax, 1>;
@@ -1684,6 +1796,8 @@ constexpr std::array<Reference, xdev::detail::kOpCount> kReferences = [] {
   r[index(OpId::kPack)] = {.run = joined, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kIdentity)] = {.run = unary, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kGatherV2)] = {.run = gather, .values = {Values::kSpecial, Values::kSpecial}};
+  r[index(OpId::kBatchMatMulV2)] = {.run = matmul, .tolerance = matmul_tolerance};
+  r[index(OpId::kTensorScatterAdd)] = {.run = scatter_add, .tolerance = scatter_tolerance};
   r[index(OpId::kTile)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial}};
   r[index(OpId::kPadV2)] = {.run = tile_or_pad, .values = {Values::kSpecial, Values::kSpecial},
                             .attr_sets = pad_values};

@@ -710,6 +710,76 @@ std::vector<Case> matmul_cases(Generator& g, const OpDef&, const ref::Reference&
   return cases;
 }
 
+// kBatchMatMul: rank 2 (MatMul), equal and broadcast batch axes on either
+// side, inputs of different ranks, every adjoint, an empty batch, M = 0 and
+// K = 0, inputs at an offset, many small matrices and large ones.
+std::vector<Case> batch_matmul_cases(Generator& g, const OpDef&, const ref::Reference& r,
+                                     const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> x_batch, y_batch;
+    int64_t m, k, n;
+  };
+  const Spec specs[] = {
+      {{}, {}, 2, 3, 4},          {{3}, {3}, 2, 3, 4},       {{3}, {1}, 4, 2, 3},
+      {{1}, {3}, 1, 5, 2},        {{2, 3}, {3}, 3, 2, 3},    {{}, {2, 1, 3}, 2, 4, 2},
+      {{2, 1}, {1, 3}, 3, 3, 3},  {{0}, {1}, 2, 3, 4},       {{2}, {2}, 0, 3, 4},
+      {{3}, {3}, 2, 0, 4},        {{500}, {}, 4, 5, 3},      {{6}, {6}, 70, 65, 66},
+      {{2}, {1}, 130, 129, 131},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    const bool big = s.m * s.n > 4000;
+    for (int t = 0; t < 4; ++t) {
+      const bool ax = (t & 1) != 0, ay = (t & 2) != 0;
+      if (big && t != 0 && t != 3) continue;
+      std::vector<int64_t> x = s.x_batch, y = s.y_batch;
+      x.insert(x.end(), {ax ? s.k : s.m, ax ? s.m : s.k});
+      y.insert(y.end(), {ay ? s.n : s.k, ay ? s.k : s.n});
+      Case c;
+      c.inputs.push_back(g.contiguous(in[0], x, values_of(r, 0), t == 1 ? 3 : 0));
+      c.inputs.push_back(g.contiguous(in[1], y, values_of(r, 1), t == 2 ? 5 : 0));
+      c.attrs = {bool_attr("adj_x", ax), bool_attr("adj_y", ay)};
+      c.label = shape_text(x) + (ax ? " adj" : "") + " x " + shape_text(y) + (ay ? " adj" : "");
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+// kScatter: indices of every depth from 0 to the tensor's rank, repeated
+// indices (their updates accumulate), no indices, an empty tensor or
+// slices, large ones (wide slices, and many narrow ones). Inputs are
+// contiguous (the op table says so), the tensor at an offset.
+std::vector<Case> scatter_cases(Generator& g, const OpDef&, const ref::Reference& r,
+                                const std::vector<xdev_dtype_t>& in) {
+  struct Spec {
+    std::vector<int64_t> tensor;
+    std::vector<int64_t> indices;  // the last: the depth D
+  };
+  const Spec specs[] = {
+      {{5}, {7, 1}},          {{5}, {1}},           {{4, 3}, {2, 1}},       {{4, 3}, {5, 2}},
+      {{2, 3, 4}, {2, 2, 2}}, {{3}, {2, 0}},        {{4, 3}, {0, 1}},       {{0, 3}, {0, 1}},
+      {{4, 0}, {3, 1}},       {{4, 20000}, {6, 1}}, {{1000, 257}, {600, 1}}, {{100003}, {50000, 1}},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs) {
+    const int64_t depth = s.indices.back();
+    std::vector<int64_t> updates(s.indices.begin(), s.indices.end() - 1);
+    updates.insert(updates.end(), s.tensor.begin() + depth, s.tensor.end());
+    Case c;
+    c.inputs.push_back(g.contiguous(in[0], s.tensor, values_of(r, 0), 3));
+    ref::Tensor indices = ref::make_contiguous(in[1], s.indices);
+    for (int64_t e = 0; e < indices.num_elements(); ++e) {
+      indices.set_int(e, g.integer(0, s.tensor[static_cast<size_t>(e % depth)] - 1));
+    }
+    c.inputs.push_back(std::move(indices));
+    c.inputs.push_back(g.contiguous(in[2], updates, values_of(r, 2)));
+    c.label = "tensor " + shape_text(s.tensor) + " indices " + shape_text(s.indices);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 // kFromAttr: no inputs; the output shape from scalar to large.
 std::vector<Case> from_attr_cases(Generator&, const OpDef&, const ref::Reference&,
                                   const std::vector<xdev_dtype_t>&) {
@@ -942,6 +1012,11 @@ ClassInfo class_info(ShapeClass shape_class) {
       return {reduce_cases, "axes subsets, keepdims, empty axes, large"};
     case ShapeClass::kMatMul:
       return {matmul_cases, "transposes, K = 0, offsets, large"};
+    case ShapeClass::kBatchMatMul:
+      return {batch_matmul_cases, "broadcast batch axes, ranks 2 to 4, adjoints, empty batch, "
+                                  "M = 0, K = 0, offsets, many small and large matrices"};
+    case ShapeClass::kScatter:
+      return {scatter_cases, "index depths 0 to rank, repeated indices, none, empty, large"};
     case ShapeClass::kFromAttr:
       return {from_attr_cases, "scalar to large"};
     case ShapeClass::kAxis:

@@ -207,6 +207,22 @@ static void test_tables(void) {
   api.event_query = NULL;
   api.copy_device_to_device = NULL;
   CHECK(strcmp(xdev_plugin_missing_slot(&api), "event_query") == 0);
+  /* ABI 1.6: a handle plugin needs the *_at copy slots, not the old ones. */
+  memcpy(&api.event_query, &any, sizeof any);
+  api.copy_host_to_device = NULL;
+  api.copy_device_to_host = NULL;
+  api.capabilities = XDEV_CAP_HANDLE_MEMORY;
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE;
+  CHECK(strcmp(xdev_plugin_missing_slot(&api), "copy_host_to_device_at") == 0);
+  memcpy(&api.copy_host_to_device_at, &any, sizeof any);
+  memcpy(&api.copy_device_to_host_at, &any, sizeof any);
+  CHECK(strcmp(xdev_plugin_missing_slot(&api), "copy_device_to_device_at") == 0);
+  memcpy(&api.copy_device_to_device_at, &any, sizeof any);
+  CHECK(xdev_plugin_missing_slot(&api) == NULL);
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_5; /* the *_at slots beyond it */
+  CHECK(strcmp(xdev_plugin_missing_slot(&api), "copy_host_to_device_at") == 0);
+  api.capabilities = 0;
+  CHECK(strcmp(xdev_plugin_missing_slot(&api), "copy_host_to_device") == 0);
   CHECK(xdev_plugin_dtype_size(XDEV_DTYPE_BFLOAT16) == 2);
   CHECK(xdev_plugin_dtype_size(XDEV_DTYPE_INVALID) == 0);
   CHECK(strcmp(xdev_plugin_dtype_name(XDEV_DTYPE_UINT8), "uint8") == 0);
