@@ -145,6 +145,7 @@ void check_required_slots(const xdev_plugin_api_t* api) {
   };
   const bool has_timing = XDEV_HAS_FIELD(api, xdev_plugin_api_t, event_elapsed_ms);
   const bool has_peer_at = XDEV_HAS_FIELD(api, xdev_plugin_api_t, copy_peer_at);
+  const bool has_collectives = XDEV_HAS_FIELD(api, xdev_plugin_api_t, collective);
   const Optional optional[] = {
       {"host_memory_allocate", true, api->host_memory_allocate != nullptr, XDEV_CAP_HOST_MEMORY,
        "XDEV_CAP_HOST_MEMORY"},
@@ -158,6 +159,17 @@ void check_required_slots(const xdev_plugin_api_t* api) {
       // ABI 1.4: the timing slot, read only when the table has it.
       {"event_elapsed_ms", has_timing, has_timing && api->event_elapsed_ms != nullptr,
        XDEV_CAP_EVENT_TIMING, "XDEV_CAP_EVENT_TIMING"},
+      // ABI 1.7: the device collective slots, read only when the table has them.
+#define XDEV_COLLECTIVE_SLOT_(slot)                                                   \
+  {#slot, has_collectives, has_collectives && api->slot != nullptr, XDEV_CAP_COLLECTIVES, \
+   "XDEV_CAP_COLLECTIVES"}
+      XDEV_COLLECTIVE_SLOT_(collective_id),
+      XDEV_COLLECTIVE_SLOT_(communicator_create),
+      XDEV_COLLECTIVE_SLOT_(communicator_destroy),
+      XDEV_COLLECTIVE_SLOT_(communicator_abort),
+      XDEV_COLLECTIVE_SLOT_(communicator_poll),
+      XDEV_COLLECTIVE_SLOT_(collective),
+#undef XDEV_COLLECTIVE_SLOT_
   };
   // ABI 1.6: copy_peer_at, like copy_peer, only with the bit (a pointer
   // plugin with the bit may leave it NULL; check_handle_memory asks it of

@@ -949,6 +949,83 @@ std::string Report::text() const {
   return s + ": " + message;
 }
 
+// ABI 1.7: a communicator of the real plugin, with the layer that made it.
+struct VComm {
+  Layer* layer;
+  xdev_communicator_t* real;
+  xdev_device_t* device;  // the layer's device (its allocations name the buffers)
+};
+VComm* vc(xdev_communicator_t* c) { return reinterpret_cast<VComm*>(c); }
+
+xdev_status_t* v_collective_id(xdev_plugin_t* plugin, uint8_t* id, size_t capacity,
+                               size_t* out_size) {
+  return layer(plugin)->real->collective_id(real(plugin), id, capacity, out_size);
+}
+
+xdev_status_t* v_communicator_create(xdev_plugin_t* plugin, const xdev_collective_init_t* init,
+                                     xdev_device_t* const* devices, const int32_t* ranks,
+                                     int32_t count, xdev_communicator_t** out_comms) {
+  Layer* l = layer(plugin);
+  std::vector<xdev_device_t*> real_devices;
+  for (int32_t i = 0; devices != nullptr && i < count; ++i) real_devices.push_back(real(devices[i]));
+  std::vector<xdev_communicator_t*> comms(count > 0 ? static_cast<size_t>(count) : 0, nullptr);
+  xdev_status_t* s = l->real->communicator_create(real(plugin), init,
+                                                  devices != nullptr ? real_devices.data() : nullptr,
+                                                  ranks, count, comms.data());
+  if (s == nullptr && out_comms != nullptr) {
+    for (size_t i = 0; i < comms.size(); ++i) {
+      out_comms[i] = reinterpret_cast<xdev_communicator_t*>(new VComm{l, comms[i], devices[i]});
+    }
+  }
+  return s;
+}
+
+void v_communicator_destroy(xdev_communicator_t* comm) {
+  if (comm == nullptr) return;
+  vc(comm)->layer->real->communicator_destroy(vc(comm)->real);
+  delete vc(comm);
+}
+
+void v_communicator_abort(xdev_communicator_t* comm) {
+  if (comm == nullptr) return;
+  vc(comm)->layer->real->communicator_abort(vc(comm)->real);
+  delete vc(comm);
+}
+
+xdev_status_t* v_communicator_poll(xdev_communicator_t* comm) {
+  if (comm == nullptr) return last_layer()->real->communicator_poll(nullptr);
+  return vc(comm)->layer->real->communicator_poll(vc(comm)->real);
+}
+
+xdev_status_t* v_collective(xdev_communicator_t* const* comms, xdev_stream_t* const* streams,
+                            const xdev_collective_call_t* calls, int32_t count) {
+  if (comms == nullptr || streams == nullptr || count < 1 || comms[0] == nullptr) {
+    return last_layer()->real->collective(comms, streams, calls, count);
+  }
+  std::vector<xdev_communicator_t*> real_comms;
+  std::vector<xdev_stream_t*> real_streams;
+  // ABI 1.6: the buffers name blocks the layer handed out; the plugin
+  // allocated each `guard` bytes earlier (as for the *_at copies).
+  std::vector<xdev_collective_call_t> real_calls;
+  for (int32_t i = 0; i < count; ++i) {
+    real_comms.push_back(comms[i] != nullptr ? vc(comms[i])->real : nullptr);
+    real_streams.push_back(real(streams[i]));
+    if (calls == nullptr) continue;
+    xdev_collective_call_t c = calls[i];
+    xdev_device_t* device = comms[i] != nullptr ? vc(comms[i])->device : nullptr;
+    const RealPlace send = real_place(device, c.send_allocation, c.send_offset);
+    const RealPlace recv = real_place(device, c.recv_allocation, c.recv_offset);
+    c.send_allocation = send.allocation;
+    c.send_offset = send.offset;
+    c.recv_allocation = recv.allocation;
+    c.recv_offset = recv.offset;
+    real_calls.push_back(c);
+  }
+  return vc(comms[0])->layer->real->collective(real_comms.data(), real_streams.data(),
+                                               calls != nullptr ? real_calls.data() : nullptr,
+                                               count);
+}
+
 const xdev_plugin_api_t* wrap(const xdev_plugin_api_t* api, const xdev_host_api_t* host,
                               Options options) {
   if ((api->capabilities & XDEV_CAP_HANDLE_MEMORY) != 0) {
@@ -1016,6 +1093,17 @@ const xdev_plugin_api_t* wrap(const xdev_plugin_api_t* api, const xdev_host_api_
     if (api->copy_device_to_host_at != nullptr) t.copy_device_to_host_at = &v_copy_d2h_at;
     if (api->copy_device_to_device_at != nullptr) t.copy_device_to_device_at = &v_copy_d2d_at;
     if (api->copy_peer_at != nullptr) t.copy_peer_at = &v_copy_peer_at;
+  }
+  // ABI 1.7 device collectives: passed through with the layer's handles
+  // unwrapped (each buffer's (allocation, offset) translated back to the
+  // plugin's guarded block, as for the *_at copies).
+  if (XDEV_HAS_FIELD(api, xdev_plugin_api_t, collective) && api->collective != nullptr) {
+    t.collective_id = &v_collective_id;
+    t.communicator_create = &v_communicator_create;
+    t.communicator_destroy = &v_communicator_destroy;
+    t.communicator_abort = &v_communicator_abort;
+    t.communicator_poll = &v_communicator_poll;
+    t.collective = &v_collective;
   }
   std::lock_guard lock(g_layers_mutex);
   layers_by_host()[host] = l;

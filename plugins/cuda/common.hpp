@@ -92,6 +92,14 @@ struct xdev_stream_t {
   std::string blas_error;
 };
 
+// ABI 1.7: one device's rank of an NCCL communicator (plugin.cpp, built
+// with NCCL only: XDEV_CUDA_NCCL).
+struct xdev_communicator_t {
+  xdev_device_t* device = nullptr;
+  void* nccl = nullptr;  // the ncclComm_t
+  int rank = 0;
+};
+
 // A CUDA event created with cudaEventDisableTiming. CUDA requires an event
 // to be recorded on a stream of the device it was created on: recording on
 // another device's stream re-creates it there.

@@ -17,7 +17,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda_plugin_config.hpp"
+#if XDEV_CUDA_NCCL
+#include <nccl.h>
+#endif
+
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +37,7 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <thread>
 #include <vector>
 
 #include "blas.hpp"
@@ -1053,6 +1060,232 @@ xdev_status_t* plugin_kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* c
   return g_host.hand_out(host, kSlot, "out_kernels", kernels, count, out_kernels, out_count);
 }
 
+#if XDEV_CUDA_NCCL
+// ---------------------------------------------------------------------------
+// ABI 1.7: device collectives with NCCL (built when meson found NCCL:
+// plugins/cuda/README.md). Communicators are non-blocking (config.blocking
+// = 0), so that joining can time out and a lost peer can be aborted.
+
+ncclComm_t nccl_of(const xdev_communicator_t* comm) { return static_cast<ncclComm_t>(comm->nccl); }
+
+xdev_status_t* nccl_fail(const xdev_host_api_t* host, const char* slot, ncclResult_t r,
+                         ncclComm_t comm) {
+  const char* last = comm != nullptr ? ncclGetLastError(comm) : nullptr;
+  return g_host.fail(host, r == ncclInvalidArgument || r == ncclInvalidUsage
+                               ? XDEV_STATUS_INVALID_ARGUMENT
+                               : XDEV_STATUS_UNAVAILABLE,
+                     "%s: NCCL: %s%s%s", slot, ncclGetErrorString(r),
+                     last != nullptr && *last != '\0' ? ": " : "", last != nullptr ? last : "");
+}
+
+// Waits while a non-blocking communicator is busy with the last call
+// (ncclInProgress); its final state.
+ncclResult_t nccl_settle(ncclComm_t comm, std::chrono::steady_clock::time_point until) {
+  ncclResult_t state = ncclInProgress;
+  while (ncclCommGetAsyncError(comm, &state) == ncclSuccess && state == ncclInProgress) {
+    if (std::chrono::steady_clock::now() > until) return ncclInProgress;
+    std::this_thread::yield();
+  }
+  return state;
+}
+
+xdev_status_t* plugin_collective_id(xdev_plugin_t* plugin, uint8_t* id, size_t capacity,
+                                    size_t* out_size) noexcept {
+  constexpr const char* kSlot = "collective_id";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (xdev_status_t* s = g_host.require(
+          host, kSlot, {{"plugin", plugin}, {"id", id}, {"out_size", out_size}})) {
+    return s;
+  }
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
+    if (capacity < sizeof(ncclUniqueId)) {
+      return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: %zu bytes of room, %zu needed",
+                         kSlot, capacity, sizeof(ncclUniqueId));
+    }
+    ncclUniqueId unique;
+    if (ncclResult_t r = ncclGetUniqueId(&unique); r != ncclSuccess) {
+      return nccl_fail(host, kSlot, r, nullptr);
+    }
+    std::memcpy(id, &unique, sizeof unique);
+    *out_size = sizeof unique;
+    return nullptr;
+  });
+}
+
+xdev_status_t* plugin_communicator_create(xdev_plugin_t* plugin, const xdev_collective_init_t* init,
+                                          xdev_device_t* const* devices, const int32_t* ranks,
+                                          int32_t count, xdev_communicator_t** out_comms) noexcept {
+  constexpr const char* kSlot = "communicator_create";
+  const xdev_host_api_t* host = plugin != nullptr ? plugin->host : g_host.fallback();
+  if (xdev_status_t* s = g_host.require(host, kSlot,
+                                        {{"plugin", plugin},
+                                         {"init", init},
+                                         {"devices", devices},
+                                         {"ranks", ranks},
+                                         {"out_comms", out_comms}})) {
+    return s;
+  }
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
+    if (!XDEV_HAS_FIELD(init, xdev_collective_init_t, timeout_ms) ||
+        init->id_size != sizeof(ncclUniqueId) || init->id == nullptr || count < 1) {
+      return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                         "%s: an id of %zu bytes (NCCL's has %zu), %d devices", kSlot,
+                         init->id_size, sizeof(ncclUniqueId), static_cast<int>(count));
+    }
+    ncclUniqueId unique;
+    std::memcpy(&unique, init->id, sizeof unique);
+    std::vector<ncclComm_t> comms(static_cast<size_t>(count), nullptr);
+    int previous = 0;
+    (void)cudaGetDevice(&previous);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t r = ncclGroupStart();
+    for (int32_t i = 0; i < count && r == ncclSuccess; ++i) {
+      if (devices[i] == nullptr || devices[i]->plugin != plugin) {
+        r = ncclInvalidArgument;
+        break;
+      }
+      (void)cudaSetDevice(devices[i]->ordinal);
+      r = ncclCommInitRankConfig(&comms[i], init->nranks, unique, ranks[i], &config);
+      if (r == ncclInProgress) r = ncclSuccess;
+    }
+    ncclResult_t end = ncclGroupEnd();
+    (void)cudaSetDevice(previous);
+    if (r == ncclSuccess && end != ncclSuccess && end != ncclInProgress) r = end;
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(init->timeout_ms == 0 ? 60000 : init->timeout_ms);
+    for (int32_t i = 0; i < count && r == ncclSuccess; ++i) {
+      r = comms[i] != nullptr ? nccl_settle(comms[i], until) : ncclInternalError;
+    }
+    if (r != ncclSuccess) {
+      xdev_status_t* status =
+          r == ncclInProgress
+              ? g_host.fail(host, XDEV_STATUS_UNAVAILABLE,
+                            "%s: not every one of %d ranks joined within %llu ms", kSlot,
+                            static_cast<int>(init->nranks),
+                            static_cast<unsigned long long>(init->timeout_ms))
+              : nccl_fail(host, kSlot, r, nullptr);
+      for (ncclComm_t c : comms) {
+        if (c != nullptr) (void)ncclCommAbort(c);
+      }
+      return status;
+    }
+    for (int32_t i = 0; i < count; ++i) {
+      out_comms[i] = new xdev_communicator_t{devices[i], comms[i], ranks[i]};
+    }
+    return nullptr;
+  });
+}
+
+void plugin_communicator_destroy(xdev_communicator_t* comm) noexcept {
+  if (comm == nullptr) return;
+  (void)ncclCommDestroy(nccl_of(comm));
+  delete comm;
+}
+
+void plugin_communicator_abort(xdev_communicator_t* comm) noexcept {
+  if (comm == nullptr) return;
+  (void)ncclCommAbort(nccl_of(comm));
+  delete comm;
+}
+
+xdev_status_t* plugin_communicator_poll(xdev_communicator_t* comm) noexcept {
+  constexpr const char* kSlot = "communicator_poll";
+  const xdev_host_api_t* host = comm != nullptr ? host_of(comm->device) : g_host.fallback();
+  if (xdev_status_t* s = g_host.require(host, kSlot, {{"comm", comm}})) return s;
+  ncclResult_t state = ncclSuccess;
+  ncclResult_t r = ncclCommGetAsyncError(nccl_of(comm), &state);
+  if (r != ncclSuccess) return nccl_fail(host, kSlot, r, nccl_of(comm));
+  if (state != ncclSuccess && state != ncclInProgress) {
+    return nccl_fail(host, kSlot, state, nccl_of(comm));
+  }
+  return nullptr;
+}
+
+// The NCCL type of an xdev dtype; reductions refuse bool.
+bool nccl_type(xdev_dtype_t dtype, bool reduces, ncclDataType_t* out) {
+  switch (dtype) {
+    case XDEV_DTYPE_FLOAT32: *out = ncclFloat32; return true;
+    case XDEV_DTYPE_FLOAT64: *out = ncclFloat64; return true;
+    case XDEV_DTYPE_INT32: *out = ncclInt32; return true;
+    case XDEV_DTYPE_INT64: *out = ncclInt64; return true;
+    case XDEV_DTYPE_FLOAT16: *out = ncclFloat16; return true;
+    case XDEV_DTYPE_BFLOAT16: *out = ncclBfloat16; return true;
+    case XDEV_DTYPE_UINT8: *out = ncclUint8; return true;
+    case XDEV_DTYPE_INT8: *out = ncclInt8; return true;
+    case XDEV_DTYPE_BOOL: *out = ncclUint8; return !reduces;
+    default: return false;
+  }
+}
+
+xdev_status_t* plugin_collective(xdev_communicator_t* const* comms, xdev_stream_t* const* streams,
+                                 const xdev_collective_call_t* calls, int32_t count) noexcept {
+  constexpr const char* kSlot = "collective";
+  const xdev_host_api_t* host = comms != nullptr && count > 0 && comms[0] != nullptr
+                                    ? host_of(comms[0]->device)
+                                    : g_host.fallback();
+  if (xdev_status_t* s = g_host.require(host, kSlot,
+                                        {{"comms", comms}, {"streams", streams}, {"calls", calls}})) {
+    return s;
+  }
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
+    // Everything is checked before NCCL sees any of it.
+    std::vector<ncclDataType_t> types(static_cast<size_t>(count));
+    for (int32_t i = 0; i < count; ++i) {
+      const xdev_collective_call_t& c = calls[i];
+      const bool reduces =
+          c.kind == XDEV_COLLECTIVE_ALL_REDUCE || c.kind == XDEV_COLLECTIVE_REDUCE_SCATTER;
+      if (comms[i] == nullptr || streams[i] == nullptr || streams[i]->device != comms[i]->device ||
+          !XDEV_HAS_FIELD(&c, xdev_collective_call_t, count) ||
+          c.kind < XDEV_COLLECTIVE_ALL_REDUCE || c.kind > XDEV_COLLECTIVE_REDUCE_SCATTER ||
+          (reduces && (c.op < XDEV_REDUCE_SUM || c.op > XDEV_REDUCE_MIN)) ||
+          !nccl_type(c.dtype, reduces, &types[i])) {
+        return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                           "%s: call %d (kind %d, op %d, dtype %d) is not one NCCL runs here",
+                           kSlot, static_cast<int>(i), static_cast<int>(c.kind),
+                           static_cast<int>(c.op), static_cast<int>(c.dtype));
+      }
+    }
+    ncclResult_t r = ncclGroupStart();
+    for (int32_t i = 0; i < count && (r == ncclSuccess || r == ncclInProgress); ++i) {
+      const xdev_collective_call_t& c = calls[i];
+      const void* send = static_cast<const char*>(c.send_allocation) + c.send_offset;
+      void* recv = static_cast<char*>(c.recv_allocation) + c.recv_offset;
+      const ncclRedOp_t op = c.op == XDEV_REDUCE_MAX   ? ncclMax
+                             : c.op == XDEV_REDUCE_MIN ? ncclMin
+                                                       : ncclSum;
+      ncclComm_t comm = nccl_of(comms[i]);
+      cudaStream_t stream = streams[i]->stream;
+      switch (c.kind) {
+        case XDEV_COLLECTIVE_ALL_REDUCE:
+          r = ncclAllReduce(send, recv, c.count, types[i], op, comm, stream);
+          break;
+        case XDEV_COLLECTIVE_ALL_GATHER:
+          r = ncclAllGather(send, recv, c.count, types[i], comm, stream);
+          break;
+        case XDEV_COLLECTIVE_BROADCAST:
+          r = ncclBroadcast(send, recv, c.count, types[i], c.root, comm, stream);
+          break;
+        default:
+          r = ncclReduceScatter(send, recv, c.count, types[i], op, comm, stream);
+          break;
+      }
+    }
+    const ncclResult_t end = ncclGroupEnd();
+    if (r == ncclSuccess || r == ncclInProgress) r = end;
+    // Non-blocking communicators: the enqueue finishes in the background;
+    // settle it here (it does not wait for the other ranks' data).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (int32_t i = 0; i < count && r == ncclInProgress; ++i) {
+      r = nccl_settle(nccl_of(comms[i]), until);
+      if (r == ncclSuccess && i + 1 < count) r = ncclInProgress;
+    }
+    if (r != ncclSuccess) return nccl_fail(host, kSlot, r, nccl_of(comms[0]));
+    return nullptr;
+  });
+}
+#endif  // XDEV_CUDA_NCCL
+
 // ---------------------------------------------------------------------------
 // The table
 
@@ -1062,8 +1295,8 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR},
     .name = "cuda",
     .plugin_version = XDEV_CUDA_PLUGIN_VERSION,
-    .capabilities =
-        XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_EVENT_TIMING,
+    .capabilities = XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS |
+                    XDEV_CAP_EVENT_TIMING | (XDEV_CUDA_NCCL ? XDEV_CAP_COLLECTIVES : 0),
     .initialize = &plugin_initialize,
     .shutdown = &plugin_shutdown,
     .describe_status = &plugin_describe_status,
@@ -1093,6 +1326,15 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .kernels = &plugin_kernels,
     .stream_native_handle = &plugin_stream_native_handle,
     .event_elapsed_ms = &plugin_event_elapsed_ms,  // ABI 1.4
+#if XDEV_CUDA_NCCL
+    .device_kernels = nullptr,
+    .collective_id = &plugin_collective_id,  // ABI 1.7
+    .communicator_create = &plugin_communicator_create,
+    .communicator_destroy = &plugin_communicator_destroy,
+    .communicator_abort = &plugin_communicator_abort,
+    .communicator_poll = &plugin_communicator_poll,
+    .collective = &plugin_collective,
+#endif
 };
 
 }  // namespace

@@ -470,6 +470,36 @@ xdev_status_t* shim_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t* s
                               const void* src, uint64_t size) noexcept {
   XDEV_SHIM_FORWARD(copy_peer, stream, dst, src_device, src, size);
 }
+#if XDEV_CUDA_NCCL
+// ABI 1.7: the implementation's NCCL collectives.
+xdev_status_t* shim_collective_id(xdev_plugin_t* plugin, uint8_t* id, size_t capacity,
+                                  size_t* out_size) noexcept {
+  if (plugin == nullptr) return null_plugin("collective_id");
+  if (plugin->impl == nullptr) return no_implementation("collective_id", "plugin", plugin);
+  return impl_api()->collective_id(plugin->impl, id, capacity, out_size);
+}
+xdev_status_t* shim_communicator_create(xdev_plugin_t* plugin, const xdev_collective_init_t* init,
+                                        xdev_device_t* const* devices, const int32_t* ranks,
+                                        int32_t count, xdev_communicator_t** out_comms) noexcept {
+  if (plugin == nullptr) return null_plugin("communicator_create");
+  if (plugin->impl == nullptr) return no_implementation("communicator_create", "plugin", plugin);
+  return impl_api()->communicator_create(plugin->impl, init, devices, ranks, count, out_comms);
+}
+void shim_communicator_destroy(xdev_communicator_t* comm) noexcept {
+  if (const xdev_plugin_api_t* api = impl_api()) api->communicator_destroy(comm);
+}
+void shim_communicator_abort(xdev_communicator_t* comm) noexcept {
+  if (const xdev_plugin_api_t* api = impl_api()) api->communicator_abort(comm);
+}
+xdev_status_t* shim_communicator_poll(xdev_communicator_t* comm) noexcept {
+  if (const xdev_plugin_api_t* api = impl_api()) return api->communicator_poll(comm);
+  return no_implementation("communicator_poll", "comm", comm);
+}
+xdev_status_t* shim_collective(xdev_communicator_t* const* comms, xdev_stream_t* const* streams,
+                               const xdev_collective_call_t* calls, int32_t count) noexcept {
+  XDEV_SHIM_FORWARD(collective, comms, streams, calls, count);
+}
+#endif
 #undef XDEV_SHIM_FORWARD
 
 constexpr xdev_plugin_api_t kPluginApi = {
@@ -479,8 +509,8 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .name = "cuda",
     .plugin_version = XDEV_CUDA_PLUGIN_VERSION,
     // The implementation's capabilities (plugin.cpp declares the same).
-    .capabilities =
-        XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_EVENT_TIMING,
+    .capabilities = XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS |
+                    XDEV_CAP_EVENT_TIMING | (XDEV_CUDA_NCCL ? XDEV_CAP_COLLECTIVES : 0),
     .initialize = &shim_initialize,
     .shutdown = &shim_shutdown,
     .describe_status = &shim_describe_status,
@@ -510,6 +540,15 @@ constexpr xdev_plugin_api_t kPluginApi = {
     .kernels = &shim_kernels,
     .stream_native_handle = &shim_stream_native_handle,
     .event_elapsed_ms = &shim_event_elapsed_ms,  // ABI 1.4
+#if XDEV_CUDA_NCCL
+    .device_kernels = nullptr,
+    .collective_id = &shim_collective_id,  // ABI 1.7
+    .communicator_create = &shim_communicator_create,
+    .communicator_destroy = &shim_communicator_destroy,
+    .communicator_abort = &shim_communicator_abort,
+    .communicator_poll = &shim_communicator_poll,
+    .collective = &shim_collective,
+#endif
 };
 
 }  // namespace

@@ -13,9 +13,12 @@ static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_0 == 264);
 static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_3 == 272);  // 1.3
 static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_4 == 280);  // 1.4
 static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_5 == 288);  // 1.5
-static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 320);  // 1.6
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE_1_6 == 320);  // 1.6
 static_assert(XDEV_KERNEL_CALL_STRUCT_SIZE_1_2 == 104);
 static_assert(XDEV_KERNEL_CALL_STRUCT_SIZE == 112);  // 1.6
+static_assert(XDEV_PLUGIN_API_STRUCT_SIZE == 368);  // 1.7
+static_assert(XDEV_COLLECTIVE_INIT_STRUCT_SIZE == 48);  // 1.7
+static_assert(XDEV_COLLECTIVE_CALL_STRUCT_SIZE == 72);  // 1.7
 static_assert(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE_1_0 == 76);
 static_assert(XDEV_DEVICE_PROPERTIES_STRUCT_SIZE == 92);  // 1.5
 

@@ -17,6 +17,7 @@
 #include <xdev/error.hpp>
 
 #include "devices/runtime.hpp"
+#include "distribute/device_collectives.hpp"
 #include "loader/plugin_loader.hpp"
 #include "loader_support.hpp"
 
@@ -231,6 +232,21 @@ TEST(Abi1_5, ADevicesOwnKernelsArePreferredOverItsTypes) {
   EXPECT_EQ(logical_of(runtime, "limits", 0).kernels().find(OpId::kAdd, DType::kFloat64,
                                                             DType::kFloat64),
             nullptr);
+}
+
+// ABI 1.7 (device collectives): a 1.5 plugin keeps loading, the core reads
+// none of the collective slots past its table (two of them abort), and its
+// devices take the host path between processes, saying why.
+TEST(Abi1_7, APluginOfAbi1_5LoadsAndTakesTheHostPathBetweenProcesses) {
+  auto plugin = load_plugin(kDir / "xdev_test_abi_1_5.so");
+  ASSERT_TRUE(plugin->loaded()) << plugin->reason;
+  EXPECT_EQ(xdev_test::version_text(plugin->abi_version), "1.5");
+  Runtime runtime(xdev_test::only_dirs({kDir}));
+  LogicalDeviceState& d0 = logical_of(runtime, "abi15", 0);
+  LogicalDeviceState& d1 = logical_of(runtime, "abi15", 1);
+  EXPECT_EQ(device_collectives_unavailable({&d0, &d1}),
+            d0.name() + " is a device of plugin abi15 (ABI 1.5), which does not declare "
+                        "XDEV_CAP_COLLECTIVES (ABI 1.7)");
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"xdev_test_no_entry.so",
                 "missing entry symbol 'xdev_plugin_query' (export it with XDEV_PLUGIN_EXPORT)"},
         BadCase{"xdev_test_wrong_major.so",
-                "built for plugin ABI 2.0, but this core supports ABI 1.x (up to 1.6); major "
+                "built for plugin ABI 2.0, but this core supports ABI 1.x (up to 1.7); major "
                 "versions must match"},
         BadCase{"xdev_test_init_fails.so",
                 "initialize failed: UNAVAILABLE: simulated init failure"},

@@ -224,8 +224,12 @@ TEST(CudaPluginQuery, LoadsAndReturnsAV1TableWithItsCapabilities) {
   ASSERT_NE(api->plugin_version, nullptr);
   EXPECT_GT(std::strlen(api->plugin_version), 0U);
   EXPECT_EQ(api->capabilities, XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS |
-                                   XDEV_CAP_EVENT_TIMING);
+                                   XDEV_CAP_EVENT_TIMING |
+                                   (XDEV_TEST_CUDA_NCCL ? XDEV_CAP_COLLECTIVES : 0));
   EXPECT_NE(api->event_elapsed_ms, nullptr);  // ABI 1.4
+  // ABI 1.7: NCCL's device collectives exactly when the plugin was built with it.
+  EXPECT_EQ(api->collective != nullptr, XDEV_TEST_CUDA_NCCL != 0);
+  EXPECT_EQ(api->communicator_create != nullptr, XDEV_TEST_CUDA_NCCL != 0);
   const void* slots[] = {
       reinterpret_cast<const void*>(api->initialize),
       reinterpret_cast<const void*>(api->shutdown),

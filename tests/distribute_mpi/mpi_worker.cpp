@@ -44,9 +44,27 @@ void use_logical_cpus(int n) {
   xdev::set_logical_device_configuration(xdev::list_physical_devices("CPU").at(0), config);
 }
 
-std::vector<std::string> local_cpus(int n) {
+// XDEV_TEST_DEVICE_TYPE: "CPU" (logical CPUs, the host path) or "GPU" (the
+// sim plugin's devices: its device collectives, ABI 1.7).
+std::string device_type() {
+  const char* type = std::getenv("XDEV_TEST_DEVICE_TYPE");
+  return type != nullptr && *type != '\0' ? type : "CPU";
+}
+
+// n local devices of device_type(); n logical CPUs are made first for CPU.
+// XDEV_TEST_GPUS_BY_RANK=1 (the cuda cases): worker k on this host takes
+// devices k·n ... k·n + n-1 (NCCL takes one GPU per rank).
+std::vector<std::string> local_devices(int n) {
+  if (device_type() == "CPU" && n > 1) use_logical_cpus(n);
+  const char* by_rank = std::getenv("XDEV_TEST_GPUS_BY_RANK");
+  const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const int first = by_rank != nullptr && std::string(by_rank) == "1" && local_rank != nullptr
+                        ? std::atoi(local_rank) * n
+                        : 0;
   std::vector<std::string> out;
-  for (int i = 0; i < n; ++i) out.push_back("/CPU:" + std::to_string(i));
+  for (int i = 0; i < n; ++i) {
+    out.push_back("/" + device_type() + ":" + std::to_string(first + i));
+  }
   return out;
 }
 
@@ -61,13 +79,13 @@ void expect_everywhere(const std::vector<xdev::Tensor>& got, const std::vector<f
 }
 
 void collectives() {
-  use_logical_cpus(2);
-  xdev::MultiWorkerMirroredStrategy s(local_cpus(2));
+  xdev::MultiWorkerMirroredStrategy s(local_devices(2));
   const int W = s.num_workers(), L = s.num_local_replicas(), R = s.num_replicas_in_sync();
   expect(W == 2 && L == 2 && R == 4, "2 workers x 2 replicas, got " + std::to_string(W) + " x " +
                                          std::to_string(L));
   expect(s.device_names().at(1) ==
-             "/job:worker/replica:0/task:" + std::to_string(s.task_id()) + "/device:CPU:1",
+             "/job:worker/replica:0/task:" + std::to_string(s.task_id()) + "/device:" +
+                 device_type() + ":1",
          "device name " + s.device_names().at(1));
   // Replica g holds [g, 10 - g].
   std::vector<xdev::Tensor> values;
@@ -168,7 +186,7 @@ void collectives() {
 }
 
 void mismatch() {
-  xdev::MultiWorkerMirroredStrategy s({"/CPU:0"});
+  xdev::MultiWorkerMirroredStrategy s(local_devices(1));
   xdev::Tensor t = xdev::zeros({s.task_id() == 0 ? 3 : 4, 1});
   try {
     s.all_reduce(xdev::ReduceOp::kSum, {t}, "dense/kernel/grad");
@@ -206,20 +224,37 @@ void mismatch() {
 }
 
 // Task 1 dies (SIGKILL) or hangs (SIGSTOP) mid-step; task 0 must say so.
+// On the host path task 1 stops before step 1's header exchange; on the sim's
+// device path after it, inside the device collective (run_case.sh delays
+// task 1's collectives by 2 s with XDEV_SIM_COLLECTIVE_DELAY_US; the signal
+// comes 1 s into step 1), so task 0 waits in the device path's deadline loop.
 void lost(int signal) {
-  xdev::MultiWorkerMirroredStrategy s({"/CPU:0"});
+  xdev::MultiWorkerMirroredStrategy s(local_devices(1));
   xdev::Tensor g = xdev::fill({4}, 1.0);
   s.all_reduce(xdev::ReduceOp::kSum, {g}, "step 0");
   if (s.task_id() == 1) {
     std::cout << "task 1: raising " << (signal == SIGKILL ? "SIGKILL" : "SIGSTOP")
               << " mid-step" << std::endl;
-    std::raise(signal);
+    if (device_type() == "CPU") {
+      std::raise(signal);
+    } else {
+      std::thread([signal] {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        std::raise(signal);
+      }).detach();
+    }
   }
   const auto start = std::chrono::steady_clock::now();
   try {
     s.all_reduce(xdev::ReduceOp::kSum, {g}, "step 1");
     expect(false, "the all-reduce with a dead worker returned");
   } catch (const xdev::Error& e) {
+    if (s.task_id() != 0) {
+      // The stopped task 1 of the device path, continued by mpirun as it
+      // ends the job: its collective was aborted by task 0.
+      std::cout << "task " << s.task_id() << " (continued) caught: " << e.what() << std::endl;
+      std::exit(3);
+    }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "task 0 caught after " << seconds << " s: " << e.what() << std::endl;
@@ -237,8 +272,7 @@ void lost(int signal) {
 }
 
 void single() {
-  use_logical_cpus(2);
-  xdev::MultiWorkerMirroredStrategy s(local_cpus(2));
+  xdev::MultiWorkerMirroredStrategy s(local_devices(2));
   expect(s.num_workers() == 1 && s.task_id() == 0 && s.cluster().source == "single worker",
          "a single worker");
   std::vector<xdev::Tensor> v{xdev::constant(std::vector<float>{1, 5}, xdev::Shape{2}),

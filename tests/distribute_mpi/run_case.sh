@@ -3,7 +3,16 @@
 # under mpirun (2 processes on this machine, --oversubscribe) or alone, and
 # checks what they print.
 #
-#   run_case.sh MPIRUN WORKER_OR_TRAIN CASE
+#   run_case.sh MPIRUN WORKER_OR_TRAIN CASE [PLUGIN_DIR]
+#
+# A case named sim_X runs case X on the sim plugin's devices (two per
+# worker, /GPU:0 and /GPU:1), whose device collectives (ABI 1.7) replace
+# MPI over host memory between the workers: the same checks hold, and the
+# path logged is the sim's. sim_host_path runs the collectives on the sim's
+# devices with XDEV_DEVICE_COLLECTIVES=0 (the host path), the same checks.
+# cuda_X runs case X on GPUs through the cuda plugin's NCCL collectives
+# (tools/gpu-check runs them): worker k on /GPU:2k and /GPU:2k+1, so 4 GPUs
+# (NCCL takes one GPU per rank); skipped, saying why, without NCCL or GPUs.
 set -u
 mpirun=$1 prog=$2 case=$3
 out=$(mktemp) dir=$(mktemp -d)
@@ -11,6 +20,57 @@ trap 'rm -rf "$out" "$dir"' EXIT
 run2() { "$mpirun" --oversubscribe -np 2 "$@" >"$out" 2>&1; }
 fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
 count() { grep -c -- "$1" "$out"; }
+
+# The path every worker's collectives take, as the strategy logs it.
+path="in-process via shared memory, across workers via MPI over host memory"
+start_line="across workers via host memory (no device collectives: "
+case $case in
+sim_*)
+  export XDEV_PLUGIN_PATH=$4 XDEV_PLUGINS=cpu,sim XDEV_TEST_DEVICE_TYPE=GPU
+  case=${case#sim_}
+  if [ "$case" = host_path ]; then
+    export XDEV_DEVICE_COLLECTIVES=0
+    case=collectives
+    path="in-process via direct copies, across workers via MPI over host memory"
+    start_line="across workers via host memory (no device collectives: XDEV_DEVICE_COLLECTIVES=0)"
+  else
+    path="via sim device collectives"
+    start_line="across workers via sim device collectives"
+  fi ;;
+cuda_*)
+  if [ "${XDEV_TEST_CUDA_NCCL:-0}" != 1 ]; then
+    echo "skipped: the cuda plugin was built without NCCL (plugins/cuda/README.md: -Dnccl_root=DIR or a system NCCL)"
+    exit 77
+  fi
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  if [ "$gpus" -lt 4 ]; then
+    echo "skipped: 2 workers x 2 GPUs need 4 GPUs (NCCL takes one GPU per rank); this machine has $gpus"
+    exit 77
+  fi
+  export XDEV_PLUGIN_PATH=$4 XDEV_PLUGINS=cpu,cuda XDEV_TEST_DEVICE_TYPE=GPU XDEV_TEST_GPUS_BY_RANK=1
+  case=${case#cuda_}
+  path="via cuda device collectives"
+  start_line="across workers via cuda device collectives" ;;
+esac
+# Two workers for the lost-worker cases (mpi_worker.cpp, lost()): on the
+# sim, task 1's device collectives start 2 s late, so that it dies or stops
+# inside one (harmless on the host path).  run_lost MODE [MPIRUN OPTIONS]
+run_lost() {
+  mode=$1; shift
+  ${wrap:-} "$mpirun" --oversubscribe "$@" -np 1 "$prog" "$mode" : \
+    -np 1 -x XDEV_SIM_COLLECTIVE_DELAY_US=2000000 "$prog" "$mode" >"$out" 2>&1
+}
+# On the device path task 0 waited in the device collective's deadline loop.
+check_lost_where() {
+  [ "$path" != "via sim device collectives" ] ||
+    grep -q "^task 0 caught .*(XDEV_COLLECTIVE_TIMEOUT_S) waiting for the device collective; lost task 1" "$out" ||
+    fail "task 0 did not time out in the device collective"
+}
+# Every worker says which path its collectives take between workers.
+check_start_line() {
+  [ "$(count "Using MultiWorkerMirroredStrategy.*$start_line")" = 2 ] ||
+    fail "each worker's start-up line names the path: $start_line"
+}
 
 case $case in
 collectives)
@@ -23,32 +83,38 @@ collectives)
   [ "$(count '^PASS collectives')" = 2 ] || fail "both workers must pass"
   grep -q "Using MultiWorkerMirroredStrategy with cluster_spec = {'worker': \[" "$out" ||
     fail "no strategy line"
-  [ "$(count "Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 2 workers x 2 local replicas: in-process via shared memory, across workers via MPI over host memory")" = 2 ] ||
-    fail "each worker logs the path of the logged all-reduce" ;;
+  check_start_line
+  [ "$(count "Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 2 workers x 2 local replicas: $path\$")" = 2 ] ||
+    fail "each worker logs the path of the logged all-reduce: $path" ;;
 mismatch)
   run2 "$prog" mismatch || fail "mpirun exited $?"
+  check_start_line
   [ "$(count '^PASS mismatch')" = 2 ] || fail "both workers must report the mismatch" ;;
 killed)
   # mpirun's default when a worker dies: it tears the others down at once
   # (exit status 137, "mpirun noticed that process rank 1 ... exited on signal 9").
   start=$(date +%s)
-  XDEV_COLLECTIVE_TIMEOUT_S=5 run2 "$prog" killed && fail "mpirun exited 0 after a worker died"
+  XDEV_COLLECTIVE_TIMEOUT_S=5 run_lost killed && fail "mpirun exited 0 after a worker died"
   grep -q "exited on signal 9" "$out" || fail "no word from mpirun about the killed worker"
   echo "default mpirun: torn down after $(( $(date +%s) - start )) s"; cat "$out"
   # With --enable-recovery mpirun lets the survivor run on: it must report
   # the lost task within the timeout instead of hanging.
-  XDEV_COLLECTIVE_TIMEOUT_S=5 run2 --enable-recovery "$prog" killed
-  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the lost task" ;;
+  XDEV_COLLECTIVE_TIMEOUT_S=5 run_lost killed --enable-recovery
+  check_start_line
+  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the lost task"
+  check_lost_where ;;
 hung)
   # A worker that hangs (SIGSTOP) is no death for mpirun: plain mpirun, and the
   # survivor must name it within the timeout; its failure (exit 3) makes mpirun
   # end the job, the stopped worker included.
   start=$(date +%s)
-  XDEV_COLLECTIVE_TIMEOUT_S=5 timeout 60 "$mpirun" --oversubscribe -np 2 "$prog" hung >"$out" 2>&1
+  XDEV_COLLECTIVE_TIMEOUT_S=5 wrap="timeout 60" run_lost hung
   rc=$?
   echo "mpirun exited $rc after $(( $(date +%s) - start )) s"
   [ $rc = 124 ] && fail "mpirun did not end within 60 s"
-  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the hung task" ;;
+  check_start_line
+  grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the hung task"
+  check_lost_where ;;
 single)
   "$prog" single >"$out" 2>&1 || fail "exited $?"
   [ "$(count 'running as a single worker')" = 1 ] || fail "one line must say: single worker"

@@ -34,6 +34,11 @@
  *                           event_elapsed_ms; the device_kernels slot beyond
  *                           it holds a function that aborts, so a core that
  *                           read past struct_size would crash
+ *   XDEV_TEST_ABI_1_5       "abi15": a plugin of ABI 1.5: its table ends at
+ *                           device_kernels; two of the 1.7 collective slots
+ *                           beyond it hold functions that abort, so a core
+ *                           that read past struct_size would crash; it
+ *                           takes the host path between processes
  *   XDEV_TEST_CRASH_DEVICE_KERNELS  "crashdevicekernels": device_kernels
  *                           aborts; the probe skips it naming that slot
  *   XDEV_TEST_SYNC_FAILS    "syncfails": stream_synchronize returns an error;
@@ -44,12 +49,15 @@
  *
  *   XDEV_TEST_ABI_1_5       "abi15": its table ends at device_kernels; the
  *                           1.6 copy slots beyond it (copy_host_to_device_at,
- *                           ...) hold functions that abort, so a core that
- *                           read past struct_size would crash. Its float32
+ *                           ...) and two 1.7 collective slots hold functions
+ *                           that abort, so a core that read past struct_size
+ *                           would crash. Its float32
  *                           Add reads (char*)data + byte_offset, as every
  *                           pointer plugin before 1.6 did.
  *   XDEV_TEST_POINTER_AT    "pointerat": type PTR, a pointer plugin of 1.6
- *                           that sets the optional *_at copy slots; its old
+ *                           (its table ends at copy_peer_at; two 1.7
+ *                           collective slots beyond it abort) that sets the
+ *                           optional *_at copy slots; its old
  *                           copy slots abort (unless XDEV_VALIDATE is set:
  *                           the validation layer copies its canaries through
  *                           them), so the core must prefer the *_at ones. Its
@@ -430,6 +438,21 @@ static xdev_status_t* device_kernels(xdev_plugin_t* plugin, uint32_t ordinal,
 }
 #endif
 
+#if defined(XDEV_TEST_ABI_1_5) || defined(XDEV_TEST_POINTER_AT)
+/* Beyond the 1.5 and 1.6 tables: a core that calls one read past
+ * struct_size. */
+static xdev_status_t* collective_id(xdev_plugin_t* plugin, uint8_t* id, size_t capacity,
+                                    size_t* out_size) {
+  (void)plugin, (void)id, (void)capacity, (void)out_size;
+  abort();
+}
+static xdev_status_t* collective(xdev_communicator_t* const* comms, xdev_stream_t* const* streams,
+                                 const xdev_collective_call_t* calls, int32_t count) {
+  (void)comms, (void)streams, (void)calls, (void)count;
+  abort();
+}
+#endif
+
 #if defined(XDEV_TEST_ABI_1_4) || defined(XDEV_TEST_CRASH_DEVICE_KERNELS)
 /* ABI_1_4: beyond the 1.4 table, a core that calls it read past struct_size.
  * CRASH_DEVICE_KERNELS: the probe must catch it and name the slot. */
@@ -508,6 +531,8 @@ static xdev_plugin_api_t make_api(void) {
   api.copy_host_to_device_at = h2d_at_beyond; /* beyond its table: never read */
   api.copy_device_to_host_at = d2h_at_beyond;
   api.copy_device_to_device_at = d2d_at_beyond;
+  api.collective_id = collective_id; /* 1.7, beyond its table: never read */
+  api.collective = collective;
 #endif
   api.name = XDEV_TEST_PLUGIN_NAME;
   api.plugin_version = "test";
@@ -540,6 +565,10 @@ static xdev_plugin_api_t make_api(void) {
   api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy;
   api.kernels = kernels;
 #ifdef XDEV_TEST_POINTER_AT
+  api.struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_6;
+  api.abi_version.minor = 6;
+  api.collective_id = collective_id; /* 1.7, beyond its table: never read */
+  api.collective = collective;
   api.copy_host_to_device = api.copy_device_to_host = api.copy_device_to_device = copy_old;
   api.copy_host_to_device_at = h2d_at;
   api.copy_device_to_host_at = d2h_at;

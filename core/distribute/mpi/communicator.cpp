@@ -101,10 +101,7 @@ MPI_Datatype mpi_type(DType dtype) {
 }
 
 MPI_Op mpi_op(ReduceOp op, DType dtype, const CallInfo& call) {
-  if (dtype == DType::kBool) {  // as in one process: AddN, Maximum, Minimum refuse bool
-    throw Error(ErrorCode::kInvalidArgument,
-                describe(call) + ": bool tensors are not reduced (cast them to int32 first)");
-  }
+  check_reducible(dtype, call);
   switch (op) {
     case ReduceOp::kSum:
     case ReduceOp::kMean: return MPI_SUM;  // the caller divides
@@ -148,6 +145,13 @@ std::string_view collective_name(Collective kind) {
 
 bool any_collective_failed() { return g_failed.load(); }
 
+void check_reducible(DType dtype, const CallInfo& call) {
+  if (dtype == DType::kBool) {  // as in one process: AddN, Maximum, Minimum refuse bool
+    throw Error(ErrorCode::kInvalidArgument,
+                describe(call) + ": bool tensors are not reduced (cast them to int32 first)");
+  }
+}
+
 std::string describe(const CallInfo& call) { return header_text(to_header(call)); }
 
 Settings Settings::from_environment() {
@@ -161,6 +165,10 @@ Settings Settings::from_environment() {
                               8, 1, 1024);
   warn(chunk.warning);
   s.chunk_bytes = chunk.value << 20;
+  auto device = ev::parse_bool("XDEV_DEVICE_COLLECTIVES", std::getenv("XDEV_DEVICE_COLLECTIVES"),
+                               true);
+  warn(device.warning);
+  s.device_collectives = device.value;
   return s;
 }
 
@@ -253,34 +261,53 @@ void Communicator::fail(const CallInfo& call, const std::string& why) {
 }
 
 void Communicator::wait(MPI_Request* requests, int count, const CallInfo& call) {
-  auto last_progress = Clock::now();
-  auto started = last_progress;
   for (int i = 0; i < count; ++i) {
-    for (;;) {
-      int done = 0;
-      int rc = MPI_Test(&requests[i], &done, MPI_STATUS_IGNORE);
-      if (rc != MPI_SUCCESS) {
-        fail(call, "MPI reported " + mpi_error_text(rc));
-      }
-      if (done) {
-        last_progress = Clock::now();
-        break;
-      }
-      const auto now = Clock::now();
-      if (now - last_progress > settings_.timeout) {
-        fail(call, "no progress within " +
-                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                          settings_.timeout)
-                                          .count()) +
-                       " s (XDEV_COLLECTIVE_TIMEOUT_S)");
-      }
-      // Spin while the call is young (MPI_Test drives the progress engine),
-      // then give the core away: a peer may share it (--oversubscribe).
-      if (now - started > std::chrono::seconds(1)) {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-      } else if (now - started > std::chrono::milliseconds(2)) {
-        std::this_thread::yield();
-      }
+    poll_until(
+        [&] {
+          int done = 0;
+          int rc = MPI_Test(&requests[i], &done, MPI_STATUS_IGNORE);
+          if (rc != MPI_SUCCESS) fail(call, "MPI reported " + mpi_error_text(rc));
+          return done != 0;
+        },
+        [] {}, call, "");
+  }
+}
+
+void Communicator::wait_until(const std::function<bool()>& done,
+                              const std::function<void()>& abort, const CallInfo& call) {
+  poll_until(
+      [&] {
+        try {
+          return done();
+        } catch (const Error& e) {
+          abort();
+          fail(call, std::string("the device collective failed: ") + e.what());
+        }
+      },
+      abort, call, " waiting for the device collective");
+}
+
+void Communicator::poll_until(const std::function<bool()>& done,
+                              const std::function<void()>& abort, const CallInfo& call,
+                              const char* where) {
+  const auto started = Clock::now();
+  for (;;) {
+    if (done()) return;
+    const auto now = Clock::now();
+    if (now - started > settings_.timeout) {
+      abort();
+      fail(call, "no progress within " +
+                     std::to_string(
+                         std::chrono::duration_cast<std::chrono::seconds>(settings_.timeout)
+                             .count()) +
+                     " s (XDEV_COLLECTIVE_TIMEOUT_S)" + where);
+    }
+    // Spin while the call is young (MPI_Test drives the progress engine),
+    // then give the core away: a peer may share it (--oversubscribe).
+    if (now - started > std::chrono::seconds(1)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    } else if (now - started > std::chrono::milliseconds(2)) {
+      std::this_thread::yield();
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ struct Settings {
   std::chrono::milliseconds timeout{60000};  // XDEV_COLLECTIVE_TIMEOUT_S
   uint64_t chunk_bytes = 8u << 20;           // XDEV_COLLECTIVE_CHUNK_MIB
   int depth = 4;                             // chunks in flight
+  bool device_collectives = true;            // XDEV_DEVICE_COLLECTIVES (0: the host path)
   static Settings from_environment();        // warnings go to stderr
 };
 
@@ -65,6 +67,14 @@ class Communicator {
                       ReduceOp op, const CallInfo& call);
   void barrier(const CallInfo& call);
 
+  // Waits until `done()` (a device collective's poll) returns true, against
+  // the same deadline as MPI's requests. On expiry, or when `done` throws
+  // (the plugin's asynchronous error), `abort()` runs first (the device
+  // communicators), then the liveness probe names the lost tasks and this
+  // throws; the communicator is broken from then on.
+  void wait_until(const std::function<bool()>& done, const std::function<void()>& abort,
+                  const CallInfo& call);
+
   // Gathers one fixed-size string per rank (host names); blocking, at start-up.
   std::vector<std::string> gather_strings(const std::string& mine);
 
@@ -72,6 +82,10 @@ class Communicator {
   // Waits for `requests` (oldest first) until each is done; no progress for
   // settings().timeout: probes which workers still answer and throws.
   void wait(MPI_Request* requests, int count, const CallInfo& call);
+  // The deadline loop behind both waits: polls `done` until true; `where`
+  // ends the timeout's message.
+  void poll_until(const std::function<bool()>& done, const std::function<void()>& abort,
+                  const CallInfo& call, const char* where);
   [[noreturn]] void fail(const CallInfo& call, const std::string& why);
   std::string label(int rank) const;
 
@@ -87,6 +101,10 @@ class Communicator {
 // True once a collective of any communicator failed (timeout or MPI error):
 // requests to a lost worker stay pending, so MPI must not be finalized.
 bool any_collective_failed();
+
+// Throws xdev::Error(kInvalidArgument) on every worker alike when `dtype`
+// cannot be reduced (bool, as inside one process).
+void check_reducible(DType dtype, const CallInfo& call);
 
 // "all_reduce SUM of 'grad/w' (3, 1) float32": a call in messages.
 std::string describe(const CallInfo& call);

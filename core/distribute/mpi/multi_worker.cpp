@@ -6,11 +6,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
 
+#include <xdev/device_collectives.hpp>
 #include <xdev/indexing.hpp>
 #include <xdev/interop.hpp>
 #include <xdev/ops.hpp>
@@ -185,6 +187,10 @@ struct MultiWorkerMirroredStrategy::State {
   ClusterSpec cluster;
   std::unique_ptr<MirroredStrategy> local;
   std::unique_ptr<mpi::Communicator> comm;  // none for a single worker
+  // The device path (ABI 1.7 device collectives), when every worker's local
+  // devices belong to one plugin that offers them; else none (host path).
+  std::unique_ptr<DeviceCommunicator> device;
+  std::string device_path_note;  // why not, for the start-up line
   mutable int variables = 0;                // names the broadcasts of create_variable
 
   // MPI_THREAD_FUNNELED: only the thread that started MPI may call it (not
@@ -233,10 +239,116 @@ struct MultiWorkerMirroredStrategy::State {
     if (!log_device_placement()) return;
     std::string line = "Collective " + mpi::describe(call) + " (" + std::to_string(bytes) +
                        " B) over " + std::to_string(cluster.workers.size()) + " workers x " +
-                       std::to_string(local->devices().size()) + " local replicas: in-process via " +
-                       local->all_reduce_path();
-    if (comm) line += ", across workers via MPI over host memory";
+                       std::to_string(local->devices().size()) + " local replicas: ";
+    if (device) {
+      line += "via " + device->plugin() + " device collectives";
+    } else {
+      line += "in-process via " + local->all_reduce_path();
+      if (comm) line += ", across workers via MPI over host memory";
+    }
     log_line(line);
+  }
+
+  // Task 0's plugin makes the id, MPI carries it to every worker, and each
+  // joins its local devices as global replicas task·L ... task·L + L-1. Only
+  // when every worker's devices can: otherwise every worker keeps the host path.
+  void start_device_collectives() {
+    const std::vector<Device>& devices = local->devices();
+    std::string why;
+    std::string plugin = comm->settings().device_collectives
+                             ? DeviceCommunicator::plugin_for(devices, &why)
+                             : std::string();
+    if (!comm->settings().device_collectives) why = "XDEV_DEVICE_COLLECTIVES=0";
+    const std::vector<std::string> all = comm->gather_strings(plugin);
+    for (int r = 0; r < comm->size(); ++r) {
+      if (all[r] != all[0] && why.empty()) {
+        why = "task " + std::to_string(r) + " offers " +
+              (all[r].empty() ? std::string("none") : all[r]) + ", task 0 " +
+              (all[0].empty() ? std::string("none") : all[0]);
+      }
+    }
+    if (!why.empty() || plugin.empty()) {
+      device_path_note = "host memory (no device collectives: " + why + ")";
+      return;
+    }
+    // A fixed-size message: the id's length, then its bytes.
+    std::vector<uint8_t> message(8 + DeviceCommunicator::kMaxIdBytes, 0);
+    if (comm->rank() == 0) {
+      const std::vector<uint8_t> id = DeviceCommunicator::unique_id(devices);
+      const uint64_t size = id.size();
+      std::memcpy(message.data(), &size, sizeof size);
+      std::memcpy(message.data() + 8, id.data(), id.size());
+    }
+    mpi::CallInfo call;
+    call.kind = mpi::Collective::kBroadcast;
+    call.dtype = DType::kInt64;  // bytes, described as the message's words
+    call.shape = Shape{static_cast<int64_t>(message.size() / 8)};
+    call.name = "device collective id";
+    comm->broadcast(message.data(), message.size(), 0, call);
+    uint64_t size = 0;
+    std::memcpy(&size, message.data(), sizeof size);
+    const std::vector<uint8_t> id(message.begin() + 8,
+                                  message.begin() + 8 + static_cast<std::ptrdiff_t>(
+                                                            std::min<uint64_t>(size, DeviceCommunicator::kMaxIdBytes)));
+    const int replicas = static_cast<int>(devices.size());
+    std::vector<int> ranks;
+    for (int l = 0; l < replicas; ++l) ranks.push_back(comm->rank() * replicas + l);
+    device = std::make_unique<DeviceCommunicator>(devices, id, comm->size() * replicas, ranks,
+                                                  comm->settings().timeout);
+    device_path_note = plugin + " device collectives";
+  }
+
+  // One collective on the device path: the header exchange over MPI (which
+  // names mismatches on every worker), then each local replica's part on its
+  // device's stream, waited for against XDEV_COLLECTIVE_TIMEOUT_S.
+  std::vector<Tensor> run_device(const mpi::CallInfo& call, CollectiveKind kind,
+                                 const std::vector<Tensor>& send, std::vector<Tensor> recv,
+                                 int root_rank, uint64_t bytes) const {
+    comm->agree(call);
+    const bool reduces = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter;
+    if (reduces) mpi::check_reducible(call.dtype, call);
+    log_path(call, bytes);
+    const ReduceOp op = call.op == ReduceOp::kMean ? ReduceOp::kSum : call.op;
+    device->enqueue(kind, op, send, recv, root_rank);
+    comm->wait_until([this] { return device->poll(); }, [this] { device->abort(); }, call);
+    if (reduces && call.op == ReduceOp::kMean) {
+      const int64_t replicas = static_cast<int64_t>(comm->size()) * static_cast<int64_t>(recv.size());
+      for (size_t i = 0; i < recv.size(); ++i) {
+        DeviceScope scope(local->devices()[i]);
+        recv[i] = div(recv[i], scalar_like(recv[i], replicas));
+      }
+    }
+    return recv;
+  }
+  // `t` contiguous on local replica `i`'s device.
+  Tensor on_replica(const Tensor& t, size_t i) const {
+    const Device& d = local->devices()[i];
+    Tensor out = t.to(d);
+    return out.is_contiguous() ? out : out.copy_to(d);
+  }
+  // A new tensor of `shape` on every local replica's device (the results).
+  std::vector<Tensor> fresh(const Shape& shape, DType dtype) const {
+    std::vector<Tensor> out;
+    for (const Device& d : local->devices()) {
+      DeviceScope scope(d);
+      out.push_back(zeros(shape, dtype));
+    }
+    return out;
+  }
+  // The device path needs one shape and dtype on every local replica.
+  void check_same(const char* what, const std::vector<Tensor>& values) const {
+    for (size_t i = 1; i < values.size(); ++i) {
+      if (values[i].dtype() != values[0].dtype() || !(values[i].shape() == values[0].shape())) {
+        std::ostringstream m;
+        m << what << ": local replica " << i << " has " << values[i].shape() << " "
+          << values[i].dtype() << ", replica 0 has " << values[0].shape() << " "
+          << values[0].dtype();
+        throw Error(ErrorCode::kInvalidArgument, m.str());
+      }
+    }
+  }
+  uint64_t byte_size(const Tensor& t) const {
+    return static_cast<uint64_t>(t.num_elements()) * itemsize(t.dtype());
   }
 };
 
@@ -323,6 +435,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
                         " (every worker needs the same number)");
       }
     }
+    state_->start_device_collectives();
   }
   std::string spec = "{'worker': [";
   for (size_t i = 0; i < cluster.workers.size(); ++i) {
@@ -333,7 +446,9 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(
            ", task_type = 'worker', task_id = " + std::to_string(task_id()) +
            ", num_workers = " + std::to_string(num_workers()) +
            ", local_devices = " + python_tuple(device_names()) + ", communication = " +
-           (state_->comm ? "MPI (" + mpi_library_version() + ")" : std::string("none")));
+           (state_->comm ? "MPI (" + mpi_library_version() + "), across workers via " +
+                               state_->device_path_note
+                         : std::string("none")));
 }
 
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() = default;
@@ -379,6 +494,14 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::all_reduce(ReduceOp op,
   if (!state_->comm) return local().all_reduce(op, values);
   const ReduceOp local_op = op == ReduceOp::kMean ? ReduceOp::kSum : op;
   const mpi::CallInfo call = call_info(mpi::Collective::kAllReduce, op, values[0], 0, name);
+  if (state_->device) {
+    state_->check_same("all_reduce", values);
+    std::vector<Tensor> send;
+    for (size_t i = 0; i < values.size(); ++i) send.push_back(state_->on_replica(values[i], i));
+    return state_->run_device(call, CollectiveKind::kAllReduce, send,
+                              state_->fresh(values[0].shape(), values[0].dtype()), 0,
+                              state_->byte_size(values[0]));
+  }
   HostStaging host(values.size() == 1 ? values[0] : local().reduce(local_op, values, "/CPU:0"),
                    /*separate_result=*/true);
   state_->log_path(call, host.bytes());
@@ -395,9 +518,18 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::broadcast(const Tensor& value, 
                     std::to_string(num_workers()) + ")");
   }
   if (!state_->comm) return state_->replicate(value, ReduceOp::kSum, false);
-  HostStaging host(value, /*separate_result=*/false);
   const mpi::CallInfo call =
       call_info(mpi::Collective::kBroadcast, ReduceOp::kSum, value, root_task, name);
+  if (state_->device) {
+    std::vector<Tensor> send;
+    for (size_t i = 0; i < local().devices().size(); ++i) {
+      send.push_back(state_->on_replica(value, i));
+    }
+    return state_->run_device(call, CollectiveKind::kBroadcast, send,
+                              state_->fresh(value.shape(), value.dtype()),
+                              root_task * num_local_replicas(), state_->byte_size(value));
+  }
+  HostStaging host(value, /*separate_result=*/false);
   state_->log_path(call, host.bytes());
   state_->comm->broadcast(host.recv(), host.bytes(), root_task, call);
   return state_->replicate(host.adopt(local().devices()[0]), ReduceOp::kSum, false);
@@ -409,6 +541,18 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::all_gather(const std::vector<Te
   if (values[0].rank() == 0) {
     throw Error(ErrorCode::kInvalidArgument,
                 "all_gather '" + name + "': scalars cannot be concatenated along axis 0");
+  }
+  if (state_->device) {
+    state_->check_same("all_gather", values);
+    const mpi::CallInfo call =
+        call_info(mpi::Collective::kAllGather, ReduceOp::kSum, values[0], 0, name);
+    std::vector<Tensor> send;
+    for (size_t i = 0; i < values.size(); ++i) send.push_back(state_->on_replica(values[i], i));
+    Shape shape = values[0].shape();
+    shape[0] *= num_replicas_in_sync();
+    return state_->run_device(call, CollectiveKind::kAllGather, send,
+                              state_->fresh(shape, values[0].dtype()), 0,
+                              state_->byte_size(values[0]));
   }
   Tensor mine;
   {
@@ -437,6 +581,18 @@ std::vector<Tensor> MultiWorkerMirroredStrategy::reduce_scatter(ReduceOp op,
     m << "reduce_scatter '" << name << "': axis 0 of " << values[0].shape()
       << " does not divide among " << replicas << " replicas";
     throw Error(ErrorCode::kInvalidArgument, m.str());
+  }
+  if (state_->comm && state_->device) {
+    state_->check_same("reduce_scatter", values);
+    const mpi::CallInfo call =
+        call_info(mpi::Collective::kReduceScatter, op, values[0], 0, name);
+    std::vector<Tensor> send;
+    for (size_t i = 0; i < values.size(); ++i) send.push_back(state_->on_replica(values[i], i));
+    Shape shape = values[0].shape();
+    shape[0] /= replicas;
+    return state_->run_device(call, CollectiveKind::kReduceScatter, send,
+                              state_->fresh(shape, values[0].dtype()), 0,
+                              state_->byte_size(values[0]));
   }
   const ReduceOp local_op = op == ReduceOp::kMean ? ReduceOp::kSum : op;
   Tensor reduced = local().reduce(local_op, values, "/CPU:0");

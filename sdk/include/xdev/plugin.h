@@ -48,8 +48,10 @@ extern "C" {
  * 1.5: a device's largest single allocation and memory kind, per-device
  *      kernels (device_kernels); platform names are lower case.
  * 1.6: handle-based device memory (XDEV_CAP_HANDLE_MEMORY, the *_at copy
- *      slots, scratch_allocate_at); xdev_tensor_t::data is the allocation. */
-#define XDEV_ABI_VERSION_MINOR 6
+ *      slots, scratch_allocate_at); xdev_tensor_t::data is the allocation.
+ * 1.7: device collectives across processes (XDEV_CAP_COLLECTIVES: a
+ *      communicator per device from an opaque id, collectives on streams). */
+#define XDEV_ABI_VERSION_MINOR 7
 
 /* The name of the one exported entry symbol. */
 #define XDEV_PLUGIN_ENTRY_SYMBOL "xdev_plugin_query"
@@ -502,6 +504,90 @@ typedef struct xdev_plugin_init_args_t {
  * and may be NULL. DLPack export of its memory is refused (the core cannot
  * name an address for another library). */
 #define XDEV_CAP_HANDLE_MEMORY UINT64_C(0x40)
+/* Since 1.7. Collectives between devices of many processes (and hosts) on
+ * the devices' own streams (NCCL for CUDA): collective_id,
+ * communicator_create, communicator_destroy, communicator_abort,
+ * communicator_poll, collective. */
+#define XDEV_CAP_COLLECTIVES UINT64_C(0x80)
+
+/* ------------------------------------------------------------------------ */
+/* Device collectives (since 1.7, XDEV_CAP_COLLECTIVES)                      */
+/* ------------------------------------------------------------------------ */
+
+/* One device's membership of a group of `nranks` devices (of this and other
+ * processes) that run collectives together; created by communicator_create,
+ * owned by the plugin. */
+typedef struct xdev_communicator_t xdev_communicator_t;
+
+/* The most bytes an id from collective_id may have (NCCL's ncclUniqueId
+ * has 128). */
+#define XDEV_COLLECTIVE_ID_MAX_SIZE 256
+
+/* What communicator_create needs besides the devices. The core allocates
+ * and fills it; valid for the duration of the call only. */
+typedef struct xdev_collective_init_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  /* The bytes one process got from collective_id, sent by the core to every
+   * other process (over MPI); `id_size` of them, at most
+   * XDEV_COLLECTIVE_ID_MAX_SIZE. */
+  const uint8_t* id;
+  size_t id_size;
+  /* Devices in the group, over all processes (every rank once). */
+  int32_t nranks;
+  int32_t reserved; /* 0 */
+  /* How long communicator_create may wait for the other ranks to join
+   * before it returns XDEV_STATUS_UNAVAILABLE; 0: the plugin's default. */
+  uint64_t timeout_ms;
+} xdev_collective_init_t;
+#define XDEV_COLLECTIVE_INIT_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_collective_init_t, timeout_ms)
+
+typedef enum xdev_collective_kind_t {
+  /* recv[i] = op over ranks of send[i], i < count. */
+  XDEV_COLLECTIVE_ALL_REDUCE = 1,
+  /* recv[r * count + i] = send of rank r [i]: `count` elements per rank,
+   * recv holds nranks * count, in rank order. */
+  XDEV_COLLECTIVE_ALL_GATHER = 2,
+  /* recv[i] = send of rank `root` [i], i < count; send is read on the root
+   * only (elsewhere it may equal recv). */
+  XDEV_COLLECTIVE_BROADCAST = 3,
+  /* recv[i] = op over ranks of send[rank * count + i]: send holds
+   * nranks * count, recv `count` elements (rank r keeps block r). */
+  XDEV_COLLECTIVE_REDUCE_SCATTER = 4
+} xdev_collective_kind_t;
+
+/* The reduction of ALL_REDUCE and REDUCE_SCATTER. A mean is a SUM the core
+ * divides afterwards. */
+typedef enum xdev_reduce_op_t {
+  XDEV_REDUCE_SUM = 1,
+  XDEV_REDUCE_MAX = 2,
+  XDEV_REDUCE_MIN = 3
+} xdev_reduce_op_t;
+
+/* One device's part of one collective. The core allocates and fills it;
+ * valid for the duration of the call only (the plugin copies what it
+ * enqueues). Buffers are given as (allocation, byte offset) pairs: the
+ * allocation is what memory_allocate returned (the whole pool region the
+ * tensor lies in), the offset where the data starts inside it, so that a
+ * plugin whose memory is handles rather than addresses can resolve them.
+ * Both buffers are contiguous, on the communicator's device, and either
+ * identical (same allocation and offset: in place) or disjoint. */
+typedef struct xdev_collective_call_t {
+  size_t struct_size;
+  const xdev_extension_t* ext;
+  int32_t kind;         /* xdev_collective_kind_t */
+  int32_t op;           /* xdev_reduce_op_t; ignored by gather, broadcast */
+  xdev_dtype_t dtype;   /* of both buffers */
+  int32_t root;         /* BROADCAST: the rank whose send is sent */
+  void* send_allocation;
+  uint64_t send_offset;
+  void* recv_allocation;
+  uint64_t recv_offset;
+  /* Elements, as the kinds above define them (may be 0: nothing moves, but
+   * every rank still takes part). */
+  uint64_t count;
+} xdev_collective_call_t;
+#define XDEV_COLLECTIVE_CALL_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_collective_call_t, count)
 
 /* ------------------------------------------------------------------------ */
 /* The plugin's table                                                       */
@@ -776,9 +862,64 @@ typedef struct xdev_plugin_api_t {
                                  const void* src_alloc, uint64_t src_offset,
                                  uint64_t size);
   /* ---- end of 1.6 ---------------------------------------------------- */
+
+  /* ---- Since 1.7: device collectives (optional, XDEV_CAP_COLLECTIVES) --- */
+  /* docs/plugin-abi.md, "Device collectives", says how the core uses them.
+   * The core calls none of them for devices of different plugins together. */
+
+  /* Writes a new opaque bootstrap id (NCCL's ncclUniqueId) of `*out_size`
+   * bytes, at most `capacity` (the core passes XDEV_COLLECTIVE_ID_MAX_SIZE),
+   * into `id` (owned by the core). The core calls it in one process and
+   * sends the bytes to the others; it names one group: every id is new.
+   * Thread-safety: thread-safe. */
+  xdev_status_t* (*collective_id)(xdev_plugin_t* plugin, uint8_t* id, size_t capacity,
+                                  size_t* out_size);
+  /* Joins `count` open devices of this plugin to the group `init` names,
+   * device `devices[i]` as rank `ranks[i]` (distinct, in [0, nranks)), and
+   * writes one communicator per device to `out_comms[i]` (an array of
+   * `count` owned by the core; the communicators are the plugin's). Blocks
+   * until every rank of every process joined; after init->timeout_ms
+   * without them: XDEV_STATUS_UNAVAILABLE naming how many joined, and no
+   * communicator is made. Thread-safety: thread-safe for different groups;
+   * every device of the call is otherwise idle. */
+  xdev_status_t* (*communicator_create)(xdev_plugin_t* plugin,
+                                        const xdev_collective_init_t* init,
+                                        xdev_device_t* const* devices, const int32_t* ranks,
+                                        int32_t count, xdev_communicator_t** out_comms);
+  /* Frees a communicator; all its collectives have completed (the core
+   * synchronized their streams). Must not fail. Thread-safety: no other
+   * call that takes this communicator runs. */
+  void (*communicator_destroy)(xdev_communicator_t* comm);
+  /* Tears down a communicator that may have collectives pending which will
+   * never complete (a rank of another process was lost; ncclCommAbort):
+   * pending and later work on its streams fails or is skipped instead of
+   * waiting, so the streams drain. Frees the communicator (no destroy
+   * follows). Must not fail or block on other ranks. Thread-safety: may be
+   * called while another thread waits for the communicator's streams. */
+  void (*communicator_abort)(xdev_communicator_t* comm);
+  /* Non-blocking: NULL while the communicator is healthy, else the
+   * asynchronous error that stops it (ncclCommGetAsyncError; a peer that
+   * aborted). The core polls it while it waits for a collective's event.
+   * Thread-safety: thread-safe. */
+  xdev_status_t* (*communicator_poll)(xdev_communicator_t* comm);
+  /* Enqueues one collective on each of `count` communicators of this
+   * process: `calls[i]` on `comms[i]` and its device's stream
+   * `streams[i]`, together (one NCCL group), and returns without waiting
+   * for other ranks. The work completes on each stream when every rank
+   * took part; the core records an event after it. Every rank enqueues the
+   * same collectives in the same order with the same kind, op, dtype, count
+   * and root (the core checks this first). Errors found at enqueue are
+   * returned (nothing was enqueued on any stream); later ones come from
+   * stream_synchronize or communicator_poll. Thread-safety: the stream
+   * rule for each stream; one thread at a time per communicator. */
+  xdev_status_t* (*collective)(xdev_communicator_t* const* comms, xdev_stream_t* const* streams,
+                               const xdev_collective_call_t* calls, int32_t count);
+  /* ---- end of 1.7 ---------------------------------------------------- */
 } xdev_plugin_api_t;
 /* The size a writer built against this header reports. */
-#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, copy_peer_at)
+#define XDEV_PLUGIN_API_STRUCT_SIZE XDEV_STRUCT_SIZE(xdev_plugin_api_t, collective)
+/* The 1.6 table (up to `copy_peer_at`). */
+#define XDEV_PLUGIN_API_STRUCT_SIZE_1_6 XDEV_STRUCT_SIZE(xdev_plugin_api_t, copy_peer_at)
 /* The 1.5 table (up to `device_kernels`). */
 #define XDEV_PLUGIN_API_STRUCT_SIZE_1_5 XDEV_STRUCT_SIZE(xdev_plugin_api_t, device_kernels)
 /* The 1.4 table (up to `event_elapsed_ms`). */
@@ -853,8 +994,12 @@ XDEV_STATIC_ASSERT(XDEV_PLUGIN_QUERY_ARGS_STRUCT_SIZE == 48, "xdev_plugin_query_
 /* Appended in 1.2. */
 XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE_1_2 == 104, "xdev_kernel_call_t 1.2 changed");
 /* 1.6 */
-XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 320, "xdev_plugin_api_t 1.6 changed");
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE_1_6 == 320, "xdev_plugin_api_t 1.6 changed");
 XDEV_STATIC_ASSERT(XDEV_KERNEL_CALL_STRUCT_SIZE == 112, "xdev_kernel_call_t 1.6 changed");
+/* 1.7 */
+XDEV_STATIC_ASSERT(XDEV_PLUGIN_API_STRUCT_SIZE == 368, "xdev_plugin_api_t 1.7 changed");
+XDEV_STATIC_ASSERT(XDEV_COLLECTIVE_INIT_STRUCT_SIZE == 48, "xdev_collective_init_t changed");
+XDEV_STATIC_ASSERT(XDEV_COLLECTIVE_CALL_STRUCT_SIZE == 72, "xdev_collective_call_t changed");
 #endif
 
 #endif /* XDEV_PLUGIN_H_ */

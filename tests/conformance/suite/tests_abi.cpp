@@ -19,7 +19,8 @@ constexpr size_t kPluginApiV1Size = 264;
 constexpr uint32_t kUnknownExtension = 0x7fff0001u;
 constexpr uint64_t kKnownCapabilities =
     XDEV_CAP_HOST_MEMORY | XDEV_CAP_PEER_COPY | XDEV_CAP_EVENTS | XDEV_CAP_HOST_ADDRESSABLE |
-    XDEV_CAP_CONCURRENT_STREAMS | XDEV_CAP_EVENT_TIMING | XDEV_CAP_HANDLE_MEMORY;
+    XDEV_CAP_CONCURRENT_STREAMS | XDEV_CAP_EVENT_TIMING | XDEV_CAP_HANDLE_MEMORY |
+    XDEV_CAP_COLLECTIVES;
 
 int thread_count() {
   int n = 0;
@@ -143,6 +144,17 @@ XDEV_CONFORMANCE_TEST(abi_table, "abi.table",
        XDEV_HAS_FIELD(&api, xdev_plugin_api_t, event_elapsed_ms) &&
            api.event_elapsed_ms != nullptr,
        XDEV_CAP_EVENT_TIMING, "XDEV_CAP_EVENT_TIMING"},
+      // 1.7: the device collective slots, read only when the table has them.
+#define XDEV_CONFORMANCE_COLLECTIVE_SLOT_(slot)                                                \
+  {#slot, XDEV_HAS_FIELD(&api, xdev_plugin_api_t, collective) && api.slot != nullptr,         \
+   XDEV_CAP_COLLECTIVES, "XDEV_CAP_COLLECTIVES"}
+      XDEV_CONFORMANCE_COLLECTIVE_SLOT_(collective_id),
+      XDEV_CONFORMANCE_COLLECTIVE_SLOT_(communicator_create),
+      XDEV_CONFORMANCE_COLLECTIVE_SLOT_(communicator_destroy),
+      XDEV_CONFORMANCE_COLLECTIVE_SLOT_(communicator_abort),
+      XDEV_CONFORMANCE_COLLECTIVE_SLOT_(communicator_poll),
+      XDEV_CONFORMANCE_COLLECTIVE_SLOT_(collective),
+#undef XDEV_CONFORMANCE_COLLECTIVE_SLOT_
   };
   for (const Optional& o : optional) {
     const bool declared = (caps & o.cap) != 0;

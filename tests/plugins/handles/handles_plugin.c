@@ -489,9 +489,10 @@ XDEV_PLUGIN_EXPORT xdev_status_t* xdev_plugin_query(xdev_plugin_query_args_t* ar
   xdev_plugin_api_t* api = &g_api;
   g_host = args->host;
   memset(api, 0, sizeof *api);
-  api->struct_size = XDEV_PLUGIN_API_STRUCT_SIZE;
+  /* A plugin of ABI 1.6 (the 1.7 collective slots lie beyond its table). */
+  api->struct_size = XDEV_PLUGIN_API_STRUCT_SIZE_1_6;
   api->abi_version.major = XDEV_ABI_VERSION_MAJOR;
-  api->abi_version.minor = XDEV_ABI_VERSION_MINOR;
+  api->abi_version.minor = 6;
   api->name = XDEV_TEST_PLUGIN_NAME;
   api->plugin_version = "test";
   api->capabilities = XDEV_CAP_HANDLE_MEMORY | XDEV_CAP_PEER_COPY;

@@ -4,6 +4,7 @@
 
 #include <xdev/plugin.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "arena.hpp"
+#include "collectives.hpp"
 #include "common.hpp"
 #include "queue.hpp"
 
@@ -31,6 +33,17 @@ struct Config {
   std::vector<const xdev_kernel_info_t*> kernels;
   // XDEV_SIM_KERNEL_DTYPES: the input dtypes they are registered for.
   uint64_t kernel_dtypes = ~uint64_t{0};
+  // XDEV_SIM_COLLECTIVE_DELAY_US: slept before each collective runs.
+  std::chrono::microseconds collective_delay{0};
+};
+
+// What a rank's queued collectives share with its communicator, which the
+// core may abort (and so free) while they are queued.
+struct RankState {
+  std::shared_ptr<CollectiveGroup> group;
+  int32_t rank = 0;
+  uint64_t round = 0;  // touched by the stream worker only
+  std::atomic<bool> aborted{false};
 };
 
 // The kernel_context of a registered kernel.
@@ -95,4 +108,10 @@ struct xdev_event_t {
   std::mutex mutex;  // guards `mark`
   // The mark of the last event_record; NULL while never recorded.
   std::shared_ptr<xdev::sim::Mark> mark;
+};
+
+// One device's rank of a group (ABI 1.7).
+struct xdev_communicator_t {
+  xdev_device_t* device = nullptr;
+  std::shared_ptr<xdev::sim::RankState> state;
 };

@@ -29,6 +29,7 @@
 #include <xdev/plugin_helpers.hpp>
 
 #include <algorithm>
+#include <thread>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdlib>
@@ -140,6 +141,12 @@ Failure read_config(Config* config) {
   if (Failure failure = read_env("XDEV_SIM_DELAY_US", 0, 0, kMaxDelayUs, &delay_us)) {
     return failure;
   }
+  uint64_t collective_delay_us = 0;
+  if (Failure failure = read_env("XDEV_SIM_COLLECTIVE_DELAY_US", 0, 0, kMaxDelayUs,
+                                 &collective_delay_us)) {
+    return failure;
+  }
+  config->collective_delay = std::chrono::microseconds(collective_delay_us);
   if (Failure failure = read_env("XDEV_SIM_SCRATCH_BYTES", 0, 0, kMaxMemoryMb << 20,
                                  &config->scratch_bytes)) {
     return failure;
@@ -884,6 +891,168 @@ xdev_status_t* kernel(void* context, const xdev_kernel_call_t* call) noexcept {
 }
 
 // ---------------------------------------------------------------------------
+// Device collectives (ABI 1.7) over shared memory: collectives.hpp
+
+xdev_status_t* collective_id(xdev_plugin_t* plugin, uint8_t* id, size_t capacity,
+                             size_t* out_size) noexcept {
+  constexpr const char* kSlot = "collective_id";
+  if (plugin == nullptr) return g_host.null_argument(nullptr, kSlot, "plugin");
+  if (id == nullptr) return g_host.null_argument(plugin->host, kSlot, "id");
+  if (out_size == nullptr) return g_host.null_argument(plugin->host, kSlot, "out_size");
+  return g_host.guard(plugin->host, kSlot, [&]() -> xdev_status_t* {
+    Failure failure = CollectiveGroup::make_id(id, capacity, out_size);
+    return failure ? g_host.fail(plugin->host, failure.code, "%s", failure.message.c_str())
+                   : nullptr;
+  });
+}
+
+xdev_status_t* communicator_create(xdev_plugin_t* plugin, const xdev_collective_init_t* init,
+                                   xdev_device_t* const* devices, const int32_t* ranks,
+                                   int32_t count, xdev_communicator_t** out_comms) noexcept {
+  constexpr const char* kSlot = "communicator_create";
+  if (plugin == nullptr) return g_host.null_argument(nullptr, kSlot, "plugin");
+  const xdev_host_api_t* host = plugin->host;
+  if (init == nullptr) return g_host.null_argument(host, kSlot, "init");
+  if (devices == nullptr) return g_host.null_argument(host, kSlot, "devices");
+  if (ranks == nullptr) return g_host.null_argument(host, kSlot, "ranks");
+  if (out_comms == nullptr) return g_host.null_argument(host, kSlot, "out_comms");
+  if (!XDEV_HAS_FIELD(init, xdev_collective_init_t, timeout_ms)) {
+    return g_host.fail(host, XDEV_STATUS_ABI_MISMATCH, "%s: init->struct_size %zu is below %zu",
+                       kSlot, init->struct_size, size_t{XDEV_COLLECTIVE_INIT_STRUCT_SIZE});
+  }
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
+    for (int32_t i = 0; i < count; ++i) {
+      if (devices[i] == nullptr || devices[i]->plugin != plugin) {
+        return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT,
+                           "%s: devices[%d] is no open device of this sim plugin", kSlot, i);
+      }
+      if (ranks[i] < 0 || ranks[i] >= init->nranks) {
+        return g_host.fail(host, XDEV_STATUS_INVALID_ARGUMENT, "%s: rank %d is not in [0, %d)",
+                           kSlot, ranks[i], init->nranks);
+      }
+    }
+    std::shared_ptr<CollectiveGroup> group;
+    const auto timeout =
+        std::chrono::milliseconds(init->timeout_ms == 0 ? 60000 : init->timeout_ms);
+    if (Failure failure = CollectiveGroup::join(init->id, init->id_size, init->nranks, count,
+                                                timeout, &group)) {
+      return g_host.fail(host, failure.code, "%s", failure.message.c_str());
+    }
+    for (int32_t i = 0; i < count; ++i) {
+      auto* comm = new xdev_communicator_t;
+      comm->device = devices[i];
+      comm->state = std::make_shared<RankState>();
+      comm->state->group = group;
+      comm->state->rank = ranks[i];
+      out_comms[i] = comm;
+    }
+    return nullptr;
+  });
+}
+
+void communicator_destroy(xdev_communicator_t* comm) noexcept { delete comm; }
+
+void communicator_abort(xdev_communicator_t* comm) noexcept {
+  if (comm == nullptr) return;
+  comm->state->aborted = true;  // this rank's queued collectives give up
+  comm->state->group->abort(comm->state->rank);  // and every other rank's
+  delete comm;
+}
+
+xdev_status_t* communicator_poll(xdev_communicator_t* comm) noexcept {
+  constexpr const char* kSlot = "communicator_poll";
+  if (comm == nullptr) return g_host.null_argument(nullptr, kSlot, "comm");
+  const int32_t by = comm->state->group->aborted_by();
+  if (by < 0) return nullptr;
+  return g_host.fail(host_of(comm->device), XDEV_STATUS_UNAVAILABLE,
+                     "%s: %s: rank %d aborted the group", kSlot,
+                     comm->device->text->label.c_str(), by);
+}
+
+// Checks one call and resolves its buffers; the work for the stream, or a
+// failure (then nothing is enqueued anywhere).
+Failure prepare_collective(xdev_communicator_t* comm, xdev_stream_t* stream,
+                           const xdev_collective_call_t* call, WorkQueue::Work* out) {
+  if (comm == nullptr || stream == nullptr || call == nullptr) {
+    return make_failure(XDEV_STATUS_INVALID_ARGUMENT, "collective: a NULL comm, stream or call");
+  }
+  if (!XDEV_HAS_FIELD(call, xdev_collective_call_t, count)) {
+    return make_failure(XDEV_STATUS_ABI_MISMATCH, "collective: call->struct_size %zu is below %zu",
+                        call->struct_size, size_t{XDEV_COLLECTIVE_CALL_STRUCT_SIZE});
+  }
+  if (stream->device != comm->device) {
+    return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
+                        "collective: the stream belongs to %s, the communicator to %s",
+                        stream->device->text->label.c_str(), comm->device->text->label.c_str());
+  }
+  CollectiveArgs args;
+  args.kind = call->kind;
+  args.op = call->op;
+  args.dtype = call->dtype;
+  args.root = call->root;
+  args.count = call->count;
+  std::shared_ptr<RankState> state = comm->state;
+  uint64_t send_bytes = 0, recv_bytes = 0;
+  if (Failure failure = collective_sizes(args, state->group->nranks(), &send_bytes, &recv_bytes)) {
+    return failure;
+  }
+  const Arena& arena = *comm->device->arena;
+  const uint64_t send = address_of(call->send_allocation) + call->send_offset;
+  const uint64_t recv = address_of(call->recv_allocation) + call->recv_offset;
+  std::byte* unused = nullptr;
+  if (Failure failure = arena.resolve(send, send_bytes, "collective send", &unused)) return failure;
+  if (Failure failure = arena.resolve(recv, recv_bytes, "collective recv", &unused)) return failure;
+  if (send != recv && ranges_overlap(send, recv, std::min(send_bytes, recv_bytes))) {
+    return make_failure(XDEV_STATUS_INVALID_ARGUMENT,
+                        "collective: send and recv overlap without being the same buffer");
+  }
+  const std::chrono::microseconds delay = comm->device->plugin->config.collective_delay;
+  *out = [&arena, state = std::move(state), args, send, recv, send_bytes, recv_bytes, delay,
+          send_pin = arena.pin(send), recv_pin = arena.pin(recv)]() mutable -> Failure {
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    std::byte* send_host = nullptr;
+    std::byte* recv_host = nullptr;
+    if (Failure failure = arena.resolve(send, send_bytes, "collective send", &send_host)) {
+      return failure;
+    }
+    if (Failure failure = arena.resolve(recv, recv_bytes, "collective recv", &recv_host)) {
+      return failure;
+    }
+    args.send = send_host;
+    args.recv = recv_host;
+    Failure failure = state->group->run(state->rank, args, &state->round, state->aborted);
+    if (failure) failure.message = arena.label() + ": " + failure.message;
+    return failure;
+  };
+  return {};
+}
+
+xdev_status_t* collective(xdev_communicator_t* const* comms, xdev_stream_t* const* streams,
+                          const xdev_collective_call_t* calls, int32_t count) noexcept {
+  constexpr const char* kSlot = "collective";
+  if (comms == nullptr || streams == nullptr || calls == nullptr || count < 1 ||
+      comms[0] == nullptr) {
+    return g_host.fail(nullptr, XDEV_STATUS_INVALID_ARGUMENT,
+                       "%s: NULL arrays or a count of %d", kSlot, count);
+  }
+  const xdev_host_api_t* host = host_of(comms[0]->device);
+  return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
+    std::vector<WorkQueue::Work> work(static_cast<size_t>(count));
+    for (int32_t i = 0; i < count; ++i) {
+      if (Failure failure = prepare_collective(comms[i], streams[i], &calls[i], &work[i])) {
+        return g_host.fail(host, failure.code, "%s: %s", kSlot, failure.message.c_str());
+      }
+    }
+    // Every rank of this process on its own stream worker: they meet in the
+    // group's memory, so none waits for another's enqueue.
+    for (int32_t i = 0; i < count; ++i) {
+      streams[i]->queue->enqueue(std::move(work[i]), /*delayed=*/false);
+    }
+    return nullptr;
+  });
+}
+
+// ---------------------------------------------------------------------------
 // The table
 
 // The sim plugin implements every slot of the table, optional ones included,
@@ -894,12 +1063,18 @@ constexpr xdev_plugin_api_t make_plugin_api() {
   api.abi_version = {XDEV_ABI_VERSION_MAJOR, XDEV_ABI_VERSION_MINOR};
   api.name = "sim";
   api.plugin_version = XDEV_SIM_PLUGIN_VERSION;
-  api.capabilities =
-      XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY | XDEV_CAP_EVENT_TIMING;
+  api.capabilities = XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY |
+                     XDEV_CAP_EVENT_TIMING | XDEV_CAP_COLLECTIVES;
 #define XDEV_SIM_SET_SLOT(slot, required) api.slot = &slot;
   XDEV_PLUGIN_SLOTS(XDEV_SIM_SET_SLOT)
 #undef XDEV_SIM_SET_SLOT
   api.event_elapsed_ms = &event_elapsed_ms;  // ABI 1.4
+  api.collective_id = &collective_id;        // ABI 1.7
+  api.communicator_create = &communicator_create;
+  api.communicator_destroy = &communicator_destroy;
+  api.communicator_abort = &communicator_abort;
+  api.communicator_poll = &communicator_poll;
+  api.collective = &collective;
   return api;
 }
 constexpr xdev_plugin_api_t kPluginApi = make_plugin_api();

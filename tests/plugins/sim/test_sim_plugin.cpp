@@ -309,10 +309,16 @@ TEST_F(SimPlugin, QueryGivesACompleteV1Table) {
   EXPECT_STREQ(api_->name, "sim");
   EXPECT_NE(api_->plugin_version, nullptr);
   EXPECT_EQ(api_->capabilities, XDEV_CAP_EVENTS | XDEV_CAP_PEER_COPY | XDEV_CAP_HOST_MEMORY |
-                                    XDEV_CAP_EVENT_TIMING);
+                                    XDEV_CAP_EVENT_TIMING | XDEV_CAP_COLLECTIVES);
   EXPECT_STREQ(xdev_plugin_missing_slot(api_), nullptr);
   // Optional slots its capabilities promise.
   EXPECT_NE(api_->event_elapsed_ms, nullptr);  // ABI 1.4
+  EXPECT_NE(api_->collective_id, nullptr);     // ABI 1.7
+  EXPECT_NE(api_->communicator_create, nullptr);
+  EXPECT_NE(api_->communicator_destroy, nullptr);
+  EXPECT_NE(api_->communicator_abort, nullptr);
+  EXPECT_NE(api_->communicator_poll, nullptr);
+  EXPECT_NE(api_->collective, nullptr);
   EXPECT_NE(api_->host_memory_allocate, nullptr);
   EXPECT_NE(api_->host_memory_free, nullptr);
   EXPECT_NE(api_->copy_peer, nullptr);
