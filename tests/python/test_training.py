@@ -230,7 +230,9 @@ def test_a_path_through_an_integer_op_names_it():
 def test_the_variable_api_is_kept():
     v = xdev.Variable([1.0, 2.0], name="v")
     assert (v.shape, v.dtype, v.name, v.trainable) == ((2,), xdev.float32, "v", True)
-    assert v.device.endswith("CPU:0") and v.ndim == 1
+    assert v.device == xdev.constant([1.0]).device and v.ndim == 1
+    with xdev.device("/CPU:0"):  # made on the device of the innermost scope
+        assert xdev.Variable(xdev.constant([1.0])).device.endswith("/device:CPU:0")
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
     np.testing.assert_array_equal((v + 1.0).numpy(), [2.0, 3.0])
     np.testing.assert_array_equal(xdev.multiply(v, v).numpy(), [1.0, 4.0])
