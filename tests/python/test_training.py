@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import xdev
+from conftest import REPO, run_python
 
 
 def _f64(shape, seed):
@@ -421,3 +422,14 @@ def test_losses_values():
     assert float(xdev.losses.softmax_cross_entropy(t, logits)) == pytest.approx(expected)
     sparse = xdev.losses.sparse_softmax_cross_entropy(np.array([0, 1], np.int32), logits)
     assert float(sparse) == pytest.approx(expected)
+
+
+def test_the_user_guides_python_training_loop_runs_and_learns():
+    guide = (REPO / "docs" / "user-guide.md").read_text()
+    section = guide[guide.index("## Training: GradientTape"):]
+    code = section[section.index("```python\n") + len("```python\n"):]
+    code = code[:code.index("```")]
+    assert "xdev.GradientTape()" in code and "apply_gradients" in code
+    lines = run_python(code).stdout.splitlines()
+    losses = [float(line.split()[-1]) for line in lines if line.startswith("step ")]
+    assert len(losses) == 5 and losses[-1] < 0.1 * losses[0]
