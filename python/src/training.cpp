@@ -6,11 +6,11 @@
 #include "bindings.hpp"
 
 #include <nanobind/stl/optional.h>
-#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,13 +44,17 @@ class PyTape {
   void close() {
     stopped_.reset();
     tape_.reset();
+    closed_ = true;
   }
   GradientTape& tape(const char* what) {
     if (tape_ == nullptr) {
       throw Error(ErrorCode::kFailedPrecondition,
                   std::string("GradientTape.") + what +
-                      ": the tape has not recorded anything yet; use it as `with "
-                      "xdev.GradientTape() as tape:`");
+                      (closed_ ? ": the non-persistent tape is spent (it computed its gradient "
+                                 "and freed its records); make it "
+                                 "xdev.GradientTape(persistent=True) to use it again"
+                               : ": the tape has not recorded anything yet; use it as `with "
+                                 "xdev.GradientTape() as tape:`"));
     }
     return *tape_;
   }
@@ -59,6 +63,7 @@ class PyTape {
   bool persistent_, watch_accessed_variables_;
   std::unique_ptr<GradientTape> tape_;
   std::unique_ptr<GradientTape::StopRecording> stopped_;
+  bool closed_ = false;
 };
 
 // An optional tensor: None for TensorFlow's "no gradient".
@@ -118,7 +123,10 @@ void bind_training(nb::module_& m) {
       .def_prop_ro("device", [](const Variable& v) { return v.device().name; })
       .def_prop_ro("trainable", &Variable::trainable)
       .def_prop_ro("name", &Variable::name)
-      .def("same_as", &Variable::same_as, nb::arg("other"));
+      .def("same_as", &Variable::same_as, nb::arg("other"))
+      .def_prop_ro("key", [](const Variable& v) {
+        return reinterpret_cast<uintptr_t>(v.state().get());
+      }, "The same number for every handle of one variable, while it lives.");
 
   nb::class_<PyTape>(m, "_GradientTape", "xdev::GradientTape (use xdev.GradientTape)")
       .def(nb::init<bool, bool>(), nb::arg("persistent"), nb::arg("watch_accessed_variables"))
@@ -202,10 +210,6 @@ void bind_training(nb::module_& m) {
       }, nb::arg("kernel"), nb::arg("bias"), nb::arg("activation").none() = nb::none())
       .def_prop_ro("kernel", [](const Dense& d) { return d.kernel(); })
       .def_prop_ro("bias", [](const Dense& d) { return d.bias(); });
-  nb::class_<Sequential, Module>(m, "_Sequential")
-      .def(nb::init<>())
-      .def("add", [](Sequential& s, std::shared_ptr<Module> layer) { s.add(std::move(layer)); },
-           nb::arg("layer"));
 
   m.def("mean_squared_error", [](nb::handle y_true, nb::handle y_pred) {
     Tensor t = to_tensor(y_true), p = to_tensor(y_pred);

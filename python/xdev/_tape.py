@@ -17,7 +17,7 @@ import threading
 
 from . import _xdev
 from ._convert import convert_to_tensor
-from ._variables import Variable
+from ._variables import Variable, _python_variable
 
 _state = threading.local()
 _FLOATS = ("float32", "float64")  # the dtypes with gradients
@@ -215,6 +215,12 @@ class GradientTape:
                     with _xdev.DeviceScope(source.device):
                         grads[i] = _xdev.zeros(list(source.shape), source.dtype)
         return _pack(sources, grads)
+
+    def watched_variables(self):
+        """The variables this tape watched (read while recording, or ``watch``ed), in the
+        order it first saw them. MirroredVariables are not listed (the tape watched their
+        replica's copy, a tensor)."""
+        return [_python_variable(v) for v in self._cpp.watched_variables()]
 
 
 __all__ = ["GradientTape", "stop_gradient"]

@@ -3,8 +3,20 @@
 update them. Under ``strategy.scope()`` a Variable is a
 :class:`xdev.distribute.MirroredVariable` with a copy on every replica device."""
 
+import weakref
+
 from . import _xdev
 from ._convert import convert_to_tensor
+
+# The Python Variable of each C++ variable alive (by its key), so that what the C++
+# side hands back (GradientTape.watched_variables) is the user's object.
+_by_key = weakref.WeakValueDictionary()
+
+
+def _python_variable(cpp_variable):
+    """The Python Variable holding ``cpp_variable`` (a new handle if there is none)."""
+    found = _by_key.get(cpp_variable.key)
+    return found if found is not None else Variable._wrap(cpp_variable)
 
 
 class Variable:
@@ -31,6 +43,7 @@ class Variable:
         # The C++ variable (xdev::Variable): tapes recording on this thread watch
         # its reads when it is trainable, optimizers update it in place.
         self._var = _xdev._Variable(tensor, bool(self.trainable), self.name)
+        _by_key[self._var.key] = self
 
     @classmethod
     def _wrap(cls, cpp_variable):
@@ -40,6 +53,7 @@ class Variable:
         self.name = cpp_variable.name or "Variable"
         self.trainable = cpp_variable.trainable
         self._var = cpp_variable
+        _by_key[cpp_variable.key] = self
         return self
 
     # --- reading ---

@@ -433,3 +433,20 @@ def test_the_user_guides_python_training_loop_runs_and_learns():
     lines = run_python(code).stdout.splitlines()
     losses = [float(line.split()[-1]) for line in lines if line.startswith("step ")]
     assert len(losses) == 5 and losses[-1] < 0.1 * losses[0]
+
+
+def test_watched_variables_are_the_users_objects_in_first_seen_order():
+    a, b = xdev.Variable(1.0, name="a"), xdev.Variable(2.0, name="b")
+    frozen = xdev.Variable(3.0, trainable=False)
+    with xdev.GradientTape() as tape:
+        y = b * a * frozen
+    watched = tape.watched_variables()
+    assert len(watched) == 2 and watched[0] is b and watched[1] is a
+    tape.gradient(y, [a])
+    with pytest.raises(xdev.errors.FailedPreconditionError, match="non-persistent tape is spent"):
+        tape.watched_variables()
+    layer = xdev.layers.Dense(1, input_dim=2)
+    with xdev.GradientTape() as tape:
+        layer(xdev.ones([1, 2]))  # read by the C++ layer
+    watched = tape.watched_variables()  # in the order the C++ layer read them
+    assert sorted(map(id, watched)) == sorted(map(id, layer.trainable_variables))
