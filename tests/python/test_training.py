@@ -1,11 +1,13 @@
 """Training from Python: xdev.GradientTape (the C++ tape), Variables, optimizers,
 layers and losses."""
 
+import threading
+
 import numpy as np
 import pytest
 
 import xdev
-from conftest import REPO, run_python
+from conftest import GPU1, REPO, needs_sim, run_python
 
 
 def _f64(shape, seed):
@@ -450,3 +452,29 @@ def test_watched_variables_are_the_users_objects_in_first_seen_order():
         layer(xdev.ones([1, 2]))  # read by the C++ layer
     watched = tape.watched_variables()  # in the order the C++ layer read them
     assert sorted(map(id, watched)) == sorted(map(id, layer.trainable_variables))
+
+
+@needs_sim
+def test_the_backward_pass_runs_where_the_forward_ops_ran():
+    with xdev.device("/GPU:1"):
+        x = xdev.constant([[1.0, 2.0]])
+        w = xdev.Variable([[3.0], [4.0]])
+    assert w.device == GPU1
+    with xdev.GradientTape() as tape:
+        y = x @ w + x @ w  # MatMul and Add: the sim's kernels
+    g = tape.gradient(y, w, output_gradients=[[1.0]])
+    assert g.device == GPU1
+    np.testing.assert_array_equal(g.numpy(), [[2.0], [4.0]])
+
+
+def test_a_tape_records_only_its_own_threads_ops():
+    x = xdev.constant([1.0, 2.0])
+    other = {}
+    with xdev.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        thread = threading.Thread(target=lambda: other.setdefault("y", x * x))
+        thread.start()
+        thread.join()
+        mine = x * x
+    assert tape.gradient(other["y"], x) is None
+    np.testing.assert_allclose(tape.gradient(mine, x).numpy(), [2.0, 4.0])
