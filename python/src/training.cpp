@@ -97,6 +97,20 @@ Activation to_activation(nb::handle obj) {
                   "' is not one of None, 'linear', 'relu', 'tanh', 'sigmoid', 'gelu'");
 }
 
+// A loss of (truth, prediction). The prediction is converted first; a truth
+// that is not a tensor yet takes its dtype when `truth_like_prediction` (the
+// class indices of sparse losses keep theirs).
+template <Tensor (*Fn)(const Tensor&, const Tensor&)>
+void def_loss(nb::module_& m, const char* name, const char* truth, const char* prediction,
+              bool truth_like_prediction, const char* doc) {
+  m.def(name, [truth_like_prediction](nb::handle t, nb::handle p) {
+    Tensor pred = to_tensor(p);
+    Tensor true_value = truth_like_prediction ? to_tensor(t, pred.dtype()) : to_tensor(t);
+    nb::gil_scoped_release release;
+    return Fn(true_value, pred);
+  }, nb::arg(truth), nb::arg(prediction), doc);
+}
+
 template <typename Fn>
 auto without_gil(Fn&& fn) {
   nb::gil_scoped_release release;
@@ -202,32 +216,17 @@ void bind_training(nb::module_& m) {
         new (self) Dense(in, out, a, dtype, seed);
       }, nb::arg("in"), nb::arg("out"), nb::arg("activation").none() = nb::none(),
            nb::arg("dtype") = DType::kFloat32, nb::arg("seed").none() = nb::none())
-      .def("__init__", [](Dense* self, const Tensor& kernel, const Tensor& bias,
-                          nb::handle activation) {
-        Activation a = to_activation(activation);
-        nb::gil_scoped_release release;
-        new (self) Dense(kernel, bias, a);
-      }, nb::arg("kernel"), nb::arg("bias"), nb::arg("activation").none() = nb::none())
       .def_prop_ro("kernel", [](const Dense& d) { return d.kernel(); })
       .def_prop_ro("bias", [](const Dense& d) { return d.bias(); });
 
-  m.def("mean_squared_error", [](nb::handle y_true, nb::handle y_pred) {
-    Tensor t = to_tensor(y_true), p = to_tensor(y_pred);
-    nb::gil_scoped_release release;
-    return mean_squared_error(t, p);
-  }, nb::arg("y_true"), nb::arg("y_pred"), "mean((y_pred - y_true)^2) over every element.");
-  m.def("softmax_cross_entropy", [](nb::handle labels, nb::handle logits) {
-    Tensor l = to_tensor(labels), z = to_tensor(logits);
-    nb::gil_scoped_release release;
-    return softmax_cross_entropy(l, z);
-  }, nb::arg("labels"), nb::arg("logits"),
-        "Mean over the batch of -sum(labels * log_softmax(logits)); labels [batch, classes].");
-  m.def("sparse_softmax_cross_entropy", [](nb::handle labels, nb::handle logits) {
-    Tensor l = to_tensor(labels), z = to_tensor(logits);
-    nb::gil_scoped_release release;
-    return sparse_softmax_cross_entropy(l, z);
-  }, nb::arg("labels"), nb::arg("logits"),
-        "The same with class indices [batch] (int32 or int64) as labels.");
+  def_loss<&mean_squared_error>(m, "mean_squared_error", "y_true", "y_pred", true,
+                                "mean((y_pred - y_true)^2) over every element.");
+  def_loss<&softmax_cross_entropy>(
+      m, "softmax_cross_entropy", "labels", "logits", true,
+      "Mean over the batch of -sum(labels * log_softmax(logits)); labels [batch, classes].");
+  def_loss<&sparse_softmax_cross_entropy>(
+      m, "sparse_softmax_cross_entropy", "labels", "logits", false,
+      "The same with class indices [batch] (int32 or int64) as labels.");
 }
 
 }  // namespace xdev::python

@@ -478,3 +478,9 @@ def test_a_tape_records_only_its_own_threads_ops():
         mine = x * x
     assert tape.gradient(other["y"], x) is None
     np.testing.assert_allclose(tape.gradient(mine, x).numpy(), [2.0, 4.0])
+
+
+def test_losses_take_the_truth_in_the_predictions_dtype():
+    pred = xdev.constant(np.array([[0.5, 1.5]]))  # float64
+    assert float(xdev.losses.mean_squared_error([[1, 1]], pred)) == pytest.approx(0.25)
+    assert xdev.losses.softmax_cross_entropy([[0, 1]], pred).dtype == xdev.float64
