@@ -187,10 +187,9 @@ class GradientTape:
             tensor_at.append(i)
         if tensors and variables and not self._persistent:
             raise _xdev.InvalidArgumentError(
-                "GradientTape.gradient: sources mixing tensors and Variables need "
-                "xdev.GradientTape(persistent=True) (a non-persistent tape has one backward "
-                "pass, for tensors or for variables); or watch the tensors' values as "
-                "Variables")
+                f"GradientTape.gradient: sources mixing tensors (source {tensor_at[0]}) and "
+                f"Variables (source {variable_at[0]}) need xdev.GradientTape(persistent=True): "
+                "a non-persistent tape makes one backward pass, for tensors or for Variables")
 
         grads = [None] * len(leaves)
         og = output_gradients

@@ -197,8 +197,11 @@ def test_tensors_and_variables_together():
     with xdev.GradientTape() as tape:
         tape.watch(x)
         y = xdev.reduce_sum(v * x)
-    with pytest.raises(xdev.errors.InvalidArgumentError, match="persistent=True"):
+    with pytest.raises(xdev.errors.InvalidArgumentError,
+                       match=r"tensors \(source 1\) and Variables \(source 0\) need "
+                             r"xdev.GradientTape\(persistent=True\)"):
         tape.gradient(y, [v, x])
+    np.testing.assert_allclose(tape.gradient(y, [v])[0].numpy(), [3.0, 4.0])  # not spent
 
 
 def test_integer_targets_and_sources_are_refused_naming_the_dtype():
