@@ -59,8 +59,9 @@ class Layer:
 class Dense(Layer):
     """y = activation(x @ kernel + bias): kernel [input features, units] Glorot-uniform,
     bias zeros (Keras' defaults). activation: None/"linear", "relu", "tanh", "sigmoid",
-    "gelu". dtype None: the first input's. seed: the kernel's initialiser seed (None:
-    the next value of xdev.random's counter)."""
+    "gelu" (run by the C++ layer), or a function of one tensor. dtype None: the first
+    input's. seed: the kernel's initialiser seed (None: the next value of xdev.random's
+    counter)."""
 
     def __init__(self, units, activation=None, dtype=None, seed=None, input_dim=None):
         super().__init__()
@@ -68,6 +69,11 @@ class Dense(Layer):
             raise ValueError(f"Dense: units must be positive, not {units!r}")
         self.units = int(units)
         self.activation = activation
+        # A function (xdev.nn.relu, a lambda) runs after the C++ layer; names run in it.
+        if not (activation is None or isinstance(activation, str) or callable(activation)):
+            raise TypeError(f"Dense: activation must be None, a name or a function, not "
+                            f"{type(activation).__name__}")
+        self._named_activation = activation if isinstance(activation, str) else None
         self._dtype = None if dtype is None else as_dtype(dtype)
         self._seed = seed
         if input_dim is not None:
@@ -75,7 +81,11 @@ class Dense(Layer):
             self._variables = [Variable._wrap(v) for v in self._cpp.parameters()]
 
     def _make(self, input_dim, dtype):
-        return _xdev._Dense(input_dim, self.units, self.activation, dtype, self._seed)
+        return _xdev._Dense(input_dim, self.units, self._named_activation, dtype, self._seed)
+
+    def __call__(self, inputs, training=False):
+        y = super().__call__(inputs, training)
+        return y if self.activation is None or self._named_activation else self.activation(y)
 
     def _build(self, x):
         if x.ndim < 1:

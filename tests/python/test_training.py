@@ -415,6 +415,10 @@ def test_dense_computes_x_at_kernel_plus_bias():
     np.testing.assert_allclose(relu(x).numpy(), np.maximum(expected, 0.0), rtol=1e-6)
     with pytest.raises(xdev.errors.InvalidArgumentError, match="activation 'swish'"):
         xdev.layers.Dense(2, activation="swish", input_dim=2)
+    with pytest.raises(TypeError, match="activation must be None, a name or a function"):
+        xdev.layers.Dense(2, activation=3)
+    as_function = xdev.layers.Dense(3, activation=xdev.nn.relu, input_dim=2, seed=0)
+    np.testing.assert_allclose(as_function(x).numpy(), np.maximum(expected, 0.0), rtol=1e-6)
 
 
 def test_losses_values():
