@@ -25,6 +25,7 @@ void bind_ops(nb::module_& m);
 void bind_interop(nb::module_& m);
 void bind_distribute(nb::module_& m);
 void bind_events(nb::module_& m);
+void bind_training(nb::module_& m);
 
 // A DType from a Python object: an xdev.DType, a name ("float32"), a NumPy
 // dtype or scalar type. Raises TypeError for anything else.

@@ -24,4 +24,5 @@ NB_MODULE(_xdev, m) {
   bind_interop(m);
   bind_distribute(m);
   bind_events(m);
+  bind_training(m);
 }

@@ -65,13 +65,17 @@ from . import (  # noqa: E402
     dtypes,
     errors,
     experimental,
+    layers,
+    losses,
     math,
     nn,
+    optimizers,
     random,
     trace,
 )
 from . import _fallback  # noqa: E402
 from ._convert import convert_to_tensor  # noqa: E402
+from ._tape import GradientTape, stop_gradient  # noqa: E402
 from ._tensor import constant, fill, ones_like, zeros_like  # noqa: E402
 from ._variables import Variable  # noqa: E402
 from .dlpack import from_dlpack  # noqa: E402
@@ -157,15 +161,15 @@ __all__ = [
     "cast", "clip_by_value", "concat", "config", "constant", "convert_to_tensor", "cos", "cumsum",
     "debugging", "device", "distribute", "divide", "double", "DType", "dtypes", "elapsed_ms",
     "equal", "errors", "Event", "exp", "expand_dims", "experimental", "fill", "float16",
-    "bfloat16", "float32", "float64", "half", "int8", "uint8",
-    "floor", "from_dlpack", "gather", "greater", "greater_equal", "identity", "int32", "int64",
-    "less", "less_equal", "load_file", "logical_and", "logical_not", "logical_or", "LogicalDevice",
-    "math", "matmul", "maximum", "minimum", "mul", "multiply", "neg", "negative", "newaxis", "nn",
-    "not_equal", "num_gpus", "one_hot", "ones", "ones_like", "pad", "PhysicalDevice", "pow",
-    "random", "range", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
-    "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape", "round", "save_file", "sigmoid",
-    "sign", "sin", "slice", "split", "sqrt", "square", "squeeze", "stack", "strided_slice", "sub",
-    "subtract", "synchronize", "tanh", "Tensor", "tensor_scatter_nd_add", "tile", "trace",
-    "transpose", "truediv", "truncatediv", "try_all_gpus", "try_gpu", "Variable", "where", "zeros",
-    "zeros_like"
+    "bfloat16", "float32", "float64", "half", "int8", "uint8", "floor", "from_dlpack", "gather",
+    "GradientTape", "greater", "greater_equal", "identity", "int32", "int64", "layers", "less",
+    "less_equal", "load_file", "losses", "logical_and", "logical_not", "logical_or",
+    "LogicalDevice", "math", "matmul", "maximum", "minimum", "mul", "multiply", "neg", "negative",
+    "newaxis", "nn", "not_equal", "num_gpus", "one_hot", "ones", "ones_like", "optimizers", "pad",
+    "PhysicalDevice", "pow", "random", "range", "reduce_all", "reduce_any", "reduce_logsumexp",
+    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "relu", "reshape",
+    "round", "save_file", "sigmoid", "sign", "sin", "slice", "split", "sqrt", "square", "squeeze",
+    "stack", "stop_gradient", "strided_slice", "sub", "subtract", "synchronize", "tanh", "Tensor",
+    "tensor_scatter_nd_add", "tile", "trace", "transpose", "truediv", "truncatediv",
+    "try_all_gpus", "try_gpu", "Variable", "where", "zeros", "zeros_like"
 ]

@@ -1,9 +1,22 @@
-"""Variables (``tf.Variable``): a tensor that ``assign`` replaces. Under
-``strategy.scope()`` a Variable is a :class:`xdev.distribute.MirroredVariable`
-with a copy on every replica device."""
+"""Variables (``tf.Variable``): the C++ ``xdev::Variable``, so that a recording
+:class:`xdev.GradientTape` watches the reads of trainable variables and optimizers
+update them. Under ``strategy.scope()`` a Variable is a
+:class:`xdev.distribute.MirroredVariable` with a copy on every replica device."""
+
+import weakref
 
 from . import _xdev
 from ._convert import convert_to_tensor
+
+# The Python Variable of each C++ variable alive (by its key), so that what the C++
+# side hands back (GradientTape.watched_variables) is the user's object.
+_by_key = weakref.WeakValueDictionary()
+
+
+def _python_variable(cpp_variable):
+    """The Python Variable holding ``cpp_variable`` (a new handle if there is none)."""
+    found = _by_key.get(cpp_variable.key)
+    return found if found is not None else Variable._wrap(cpp_variable)
 
 
 class Variable:
@@ -27,11 +40,26 @@ class Variable:
         self._init(convert_to_tensor(initial_value, dtype))
 
     def _init(self, tensor):
-        self._value = tensor
+        # The C++ variable (xdev::Variable): tapes recording on this thread watch
+        # its reads when it is trainable, optimizers update it in place.
+        self._var = _xdev._Variable(tensor, bool(self.trainable), self.name)
+        _by_key[self._var.key] = self
+
+    @classmethod
+    def _wrap(cls, cpp_variable):
+        """A Python handle of an existing C++ variable (a layer's parameter)."""
+        self = object.__new__(Variable)
+        self._initialized = True
+        self.name = cpp_variable.name or "Variable"
+        self.trainable = cpp_variable.trainable
+        self._var = cpp_variable
+        _by_key[cpp_variable.key] = self
+        return self
 
     # --- reading ---
     def read_value(self):
-        return self._value
+        """The current value; a recording GradientTape watches it (trainable variables)."""
+        return self._var.read_value()
 
     def value(self):
         return self.read_value()
@@ -45,26 +73,27 @@ class Variable:
     def __array__(self, dtype=None, copy=None):
         return self.read_value().__array__(dtype=dtype, copy=copy)
 
-    shape = property(lambda self: self.read_value().shape)
-    dtype = property(lambda self: self.read_value().dtype)
-    device = property(lambda self: self.read_value().device)
-    ndim = property(lambda self: self.read_value().ndim)
+    # Without a read (a tape does not see these).
+    shape = property(lambda self: tuple(self._var.shape))
+    dtype = property(lambda self: self._var.dtype)
+    device = property(lambda self: self._var.device)
+    ndim = property(lambda self: len(self.shape))
 
-    # --- writing: a new tensor replaces the old one (tensors are immutable) ---
+    # --- writing, on the variable's device; tapes do not record it ---
     def assign(self, value):
-        new = convert_to_tensor(value, self.dtype).to(self.device)
-        if tuple(new.shape) != tuple(self.shape):
-            raise _xdev.InvalidArgumentError(
-                f"assign: shape {tuple(new.shape)} does not match the variable's "
-                f"{tuple(self.shape)}")
-        self._value = new
+        """value = ``value`` (same shape and dtype; copied to the variable's device)."""
+        self._var.assign(convert_to_tensor(value, self.dtype))
         return self
 
     def assign_add(self, delta):
-        return self.assign(self.read_value() + delta)
+        """value += delta (broadcast to the variable's shape)."""
+        self._var.assign_add(convert_to_tensor(delta, self.dtype))
+        return self
 
     def assign_sub(self, delta):
-        return self.assign(self.read_value() - delta)
+        """value -= delta (broadcast to the variable's shape)."""
+        self._var.assign_sub(convert_to_tensor(delta, self.dtype))
+        return self
 
     def __repr__(self):
         return (f"<xdev.Variable '{self.name}' shape={tuple(self.shape)} "

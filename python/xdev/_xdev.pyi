@@ -988,3 +988,19 @@ def elapsed_ms(start: Event, end: Event) -> float:
     """
     Milliseconds of device time from `start` to `end` (both recorded on one device).
     """
+
+def stop_gradient(input: object) -> Tensor:
+    """
+    tf.stop_gradient: input's values as a tensor no tape sees as a function of input (no copy).
+    """
+
+def mean_squared_error(y_true: object, y_pred: object) -> Tensor:
+    """mean((y_pred - y_true)^2) over every element."""
+
+def softmax_cross_entropy(labels: object, logits: object) -> Tensor:
+    """
+    Mean over the batch of -sum(labels * log_softmax(logits)); labels [batch, classes].
+    """
+
+def sparse_softmax_cross_entropy(labels: object, logits: object) -> Tensor:
+    """The same with class indices [batch] (int32 or int64) as labels."""

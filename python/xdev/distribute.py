@@ -96,10 +96,24 @@ class MirroredVariable(Variable):
     def values(self):
         return tuple(self._mirrored.values)
 
-    def read_value(self):
-        """This replica's copy inside ``run``, else replica 0's."""
+    def _local(self):
         replica = get_replica_context()
         return self._mirrored.local(replica.replica_id_in_sync_group if replica else 0)
+
+    def read_value(self):
+        """This replica's copy inside ``run``, else replica 0's; GradientTapes recording
+        on this thread watch it (trainable variables)."""
+        value = self._local()
+        if self.trainable:
+            from ._tape import watch_accessed
+            watch_accessed(value)
+        return value
+
+    # Without a read (a tape does not see these).
+    shape = property(lambda self: self._local().shape)
+    dtype = property(lambda self: self._local().dtype)
+    device = property(lambda self: self._local().device)
+    ndim = property(lambda self: self._local().ndim)
 
     def _deltas(self, delta):
         if isinstance(delta, PerReplica):
