@@ -542,24 +542,32 @@ Tensor GradientTape::gradient(const Tensor& target, const Tensor& source) {
 std::vector<Tensor> GradientTape::gradient(const Tensor& target,
                                            const std::vector<Variable>& sources,
                                            const Tensor& output_gradient) {
-  // Every value of each variable the tape saw read, as tensor sources.
-  std::vector<Tensor> tensors;
-  std::vector<std::pair<size_t, size_t>> ranges;  // per variable: [begin, end) in tensors
+  return gradient(target, std::vector<Tensor>{}, sources, output_gradient);
+}
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target,
+                                           const std::vector<Tensor>& tensors,
+                                           const std::vector<Variable>& variables,
+                                           const Tensor& output_gradient) {
+  // The tensors, then every value of each variable the tape saw read, as
+  // tensor sources of one backward pass.
+  std::vector<Tensor> sources = tensors;
+  std::vector<std::pair<size_t, size_t>> ranges;  // per variable: [begin, end) in sources
   {
     std::lock_guard lock(state_->mutex);
-    for (const Variable& v : sources) {
+    for (const Variable& v : variables) {
       if (!v.defined()) {
         throw Error(ErrorCode::kInvalidArgument, "GradientTape.gradient: an empty variable");
       }
-      const size_t begin = tensors.size();
+      const size_t begin = sources.size();
       for (const auto& [var, reads] : state_->variables) {
-        if (var == v.state()) tensors.insert(tensors.end(), reads.begin(), reads.end());
+        if (var == v.state()) sources.insert(sources.end(), reads.begin(), reads.end());
       }
-      ranges.emplace_back(begin, tensors.size());
+      ranges.emplace_back(begin, sources.size());
     }
   }
-  std::vector<Tensor> grads = gradient(target, tensors, output_gradient);
-  std::vector<Tensor> out;
+  std::vector<Tensor> grads = gradient(target, sources, output_gradient);
+  std::vector<Tensor> out(grads.begin(), grads.begin() + static_cast<std::ptrdiff_t>(tensors.size()));
   for (const auto& [begin, end] : ranges) {
     Tensor total;
     for (size_t i = begin; i < end; ++i) {

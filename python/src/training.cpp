@@ -155,19 +155,15 @@ void bind_training(nb::module_& m) {
       .def("watched_variables",
            [](PyTape& t) { return t.tape("watched_variables").watched_variables(); })
       .def("num_records", [](PyTape& t) { return t.tape("num_records").num_records(); })
-      .def("gradient", [](PyTape& t, const Tensor& target, const std::vector<Tensor>& sources,
-                          nb::handle output_gradient) {
+      .def("gradient", [](PyTape& t, const Tensor& target, const std::vector<Tensor>& tensors,
+                          const std::vector<Variable>& variables, nb::handle output_gradient) {
         Tensor og = optional_tensor(output_gradient);
         GradientTape& tape = t.tape("gradient");
-        return optional_list(without_gil([&] { return tape.gradient(target, sources, og); }));
-      }, nb::arg("target"), nb::arg("sources"), nb::arg("output_gradient") = nb::none())
-      .def("gradient_variables", [](PyTape& t, const Tensor& target,
-                                    const std::vector<Variable>& sources,
-                                    nb::handle output_gradient) {
-        Tensor og = optional_tensor(output_gradient);
-        GradientTape& tape = t.tape("gradient");
-        return optional_list(without_gil([&] { return tape.gradient(target, sources, og); }));
-      }, nb::arg("target"), nb::arg("sources"), nb::arg("output_gradient") = nb::none());
+        return optional_list(
+            without_gil([&] { return tape.gradient(target, tensors, variables, og); }));
+      }, nb::arg("target"), nb::arg("tensors"), nb::arg("variables"),
+         nb::arg("output_gradient") = nb::none(),
+         "The gradients of `tensors`, then of `variables`, in one backward pass.");
 
   m.def("stop_gradient", [](nb::handle input) {
     Tensor x = to_tensor(input);

@@ -185,24 +185,15 @@ class GradientTape:
             _check_float(f"source {i} (shape {tuple(leaf.shape)})", leaf.dtype)
             tensors.append(leaf)
             tensor_at.append(i)
-        if tensors and variables and not self._persistent:
-            raise _xdev.InvalidArgumentError(
-                f"GradientTape.gradient: sources mixing tensors (source {tensor_at[0]}) and "
-                f"Variables (source {variable_at[0]}) need xdev.GradientTape(persistent=True): "
-                "a non-persistent tape makes one backward pass, for tensors or for Variables")
-
         grads = [None] * len(leaves)
         og = output_gradients
         if og is not None:
             og = convert_to_tensor(og, target.dtype)
         try:
-            if tensors or not variables:
-                for i, g in zip(tensor_at, self._cpp.gradient(target, tensors, og)):
-                    grads[i] = g
-            if variables:
-                for i, g in zip(variable_at,
-                                self._cpp.gradient_variables(target, variables, og)):
-                    grads[i] = g
+            # One backward pass for both kinds (a non-persistent tape makes one).
+            for i, g in zip(tensor_at + variable_at,
+                            self._cpp.gradient(target, tensors, variables, og)):
+                grads[i] = g
         finally:
             if not self._persistent:  # spent, even when the backward pass failed
                 self._used = True

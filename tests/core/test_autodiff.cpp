@@ -207,6 +207,24 @@ TEST(Variable, TapesWatchTrainableVariablesWhenRead) {
   EXPECT_FALSE(g[1].defined());
 }
 
+TEST(Variable, TensorsAndVariablesTogetherTakeOneBackwardPass) {
+  // A non-persistent tape makes one backward pass: tensors and variables as
+  // sources of the same gradient() call (tf.GradientTape takes both).
+  Variable w(xdev::constant({2.0, 3.0}));
+  const Tensor x = xdev::constant({5.0, 7.0});
+  const Tensor unrelated = xdev::constant({1.0});
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor y = xdev::sum(Tensor(w) * x * w);  // dy/dw = 2 w x, dy/dx = w^2
+  const std::vector<Tensor> g = tape.gradient(y, std::vector<Tensor>{x, unrelated},
+                                              std::vector<Variable>{w});
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(values(g[0]), (std::vector<double>{4.0, 9.0}));
+  EXPECT_FALSE(g[1].defined());
+  EXPECT_EQ(values(g[2]), (std::vector<double>{20.0, 42.0}));
+  EXPECT_THROW(tape.gradient(y, std::vector<Tensor>{x}), xdev::Error);  // spent
+}
+
 TEST(Variable, AssignmentsAreNotRecorded) {
   Variable w(xdev::constant({1.0}));
   GradientTape tape;

@@ -194,14 +194,16 @@ def test_tensors_and_variables_together():
     gv, gx = tape.gradient(y, [v, x])
     np.testing.assert_allclose(gv.numpy(), [3.0, 4.0])
     np.testing.assert_allclose(gx.numpy(), [1.0, 2.0])
+    # A non-persistent tape too: one backward pass serves both kinds, then
+    # the tape is spent.
     with xdev.GradientTape() as tape:
         tape.watch(x)
-        y = xdev.reduce_sum(v * x)
-    with pytest.raises(xdev.errors.InvalidArgumentError,
-                       match=r"tensors \(source 1\) and Variables \(source 0\) need "
-                             r"xdev.GradientTape\(persistent=True\)"):
-        tape.gradient(y, [v, x])
-    np.testing.assert_allclose(tape.gradient(y, [v])[0].numpy(), [3.0, 4.0])  # not spent
+        y = xdev.reduce_sum(v * x * v)
+    gx, gv = tape.gradient(y, (x, v))
+    np.testing.assert_allclose(gx.numpy(), [1.0, 4.0])
+    np.testing.assert_allclose(gv.numpy(), [6.0, 16.0])
+    with pytest.raises(xdev.errors.FailedPreconditionError, match=r"persistent=True"):
+        tape.gradient(y, [v])
 
 
 def test_integer_targets_and_sources_are_refused_naming_the_dtype():

@@ -118,6 +118,12 @@ class XDEV_API GradientTape {
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<Variable>& sources,
                                const Tensor& output_gradient = Tensor());
   Tensor gradient(const Tensor& target, const Variable& source);
+  // Tensors and variables together, in one backward pass (a non-persistent
+  // tape makes only one): the gradients of `tensors`, then those of
+  // `variables`, each as above.
+  std::vector<Tensor> gradient(const Tensor& target, const std::vector<Tensor>& tensors,
+                               const std::vector<Variable>& variables,
+                               const Tensor& output_gradient = Tensor());
 
   // Stops this tape recording while alive (tf.GradientTape.stop_recording).
   class XDEV_API StopRecording {
