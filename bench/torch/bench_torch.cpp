@@ -18,11 +18,17 @@
 //                 batch 256): forward, mean softmax cross-entropy over int
 //                 labels, backward (xdev: GradientTape; libtorch: autograd),
 //                 plain SGD (lr 0.01) in place; the same inputs, labels and
-//                 initial weights on both sides
+//                 initial weights on both sides; libtorch in three thread
+//                 settings (BM_TrainStep_Torch says why)
 //
 // Threads: libtorch runs on at::set_num_threads(T) (OpenMP) and its OpenBLAS
-// (Debian's libblas.so.3) on its default of all cores; xdev runs on oneTBB's
-// T threads; T = the cores of this process. Every timed loop after parallel
+// (Debian's libblas.so.3, a shim over libopenblas.so.0) on its default of all
+// cores; xdev runs on oneTBB's T threads; T = the cores of this process.
+// libtorch_cpu links the same libopenblas.so.0 that the cpu plugin loads, and
+// the plugin sets it to one thread process-wide at its first product: the
+// cases whose libtorch ops reach OpenBLAS put it on T threads while they run
+// (TorchBlasThreads), else libtorch's products would run on one core after
+// the first xdev product and on all before it (order-dependent). Every timed loop after parallel
 // work starts after a 250 ms pause so that spinning OpenMP/OpenBLAS threads
 // of the previous benchmark are asleep. Softmax and Conv2D are not xdev ops
 // yet.
@@ -111,6 +117,33 @@ const OpenBlas* plugin_openblas() {
   }();
   return blas;
 }
+
+// libtorch's OpenBLAS on `n` threads (default T) while alive, then back to
+// what it was (the cpu plugin's one thread where the plugin loaded the same
+// library).
+class TorchBlasThreads {
+ public:
+  explicit TorchBlasThreads(int n = threads()) {
+    // The OpenBLAS in the global scope: libtorch_cpu's dependency.
+    get_ = reinterpret_cast<decltype(&openblas_get_num_threads)>(
+        dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    set_ = reinterpret_cast<decltype(&openblas_set_num_threads)>(
+        dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    if (get_ == nullptr || set_ == nullptr) return;
+    saved_ = get_();
+    set_(n);
+  }
+  ~TorchBlasThreads() {
+    if (get_ != nullptr && set_ != nullptr) set_(saved_);
+  }
+  TorchBlasThreads(const TorchBlasThreads&) = delete;
+  TorchBlasThreads& operator=(const TorchBlasThreads&) = delete;
+
+ private:
+  decltype(&openblas_get_num_threads) get_ = nullptr;
+  decltype(&openblas_set_num_threads) set_ = nullptr;
+  int saved_ = 1;
+};
 
 // ---------------------------------------------------------------------------
 // 1-element add
@@ -208,6 +241,7 @@ void BM_Sgemm_Xdev(benchmark::State& state) {
 
 void BM_Sgemm_Torch(benchmark::State& state) {
   setup_once();
+  TorchBlasThreads blas_threads;
   const int64_t n = state.range(0);
   const at::Tensor a = torch_tensor(random_values(n * n, 1), {n, n});
   const at::Tensor b = torch_tensor(random_values(n * n, 2), {n, n});
@@ -511,6 +545,7 @@ std::vector<float> xdev_losses(int steps) {
   return train_losses<XdevMlp>(steps, [](const xdev::Tensor& t) { return t.item<float>(); });
 }
 std::vector<float> torch_losses(int steps) {
+  TorchBlasThreads blas_threads;
   return train_losses<TorchMlp>(steps, [](const at::Tensor& t) { return t.item<float>(); });
 }
 
@@ -556,9 +591,21 @@ void BM_TrainStep_Xdev(benchmark::State& state) {
 }
 BENCHMARK(BM_TrainStep_Xdev)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_TrainStep_Torch(benchmark::State& state) {
+// libtorch's step mixes OpenMP-parallel ops (T threads that spin a while
+// after each region) with OpenBLAS products (T threads of its own): on few
+// cores the two pools contend. The case runs in three settings, and the table
+// compares xdev with the fastest: libtorch's defaults (OpenMP T, OpenBLAS T),
+// OpenBLAS on one thread (what the cpu plugin's process-wide setting gives
+// libtorch), and OpenMP on one thread (products on T threads, the rest on one).
+// omp_threads / blas_threads: 0 = T.
+void BM_TrainStep_Torch(benchmark::State& state, int omp_threads, int blas_threads) {
   setup_once();
   if (!loss_fell(state, torch_losses(kSanitySteps))) return;
+  TorchBlasThreads blas(blas_threads == 0 ? threads() : blas_threads);
+  at::set_num_threads(omp_threads == 0 ? threads() : omp_threads);
+  struct RestoreOmp {
+    ~RestoreOmp() { at::set_num_threads(threads()); }
+  } restore_omp;
   TorchMlp mlp;
   mlp.step();
   quiesce();
@@ -568,7 +615,9 @@ void BM_TrainStep_Torch(benchmark::State& state) {
   }
   if (!std::isfinite(mlp.step().item<float>())) state.SkipWithError("the loss is not finite");
 }
-BENCHMARK(BM_TrainStep_Torch)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep_Torch, defaults, 0, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep_Torch, blas1, 0, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep_Torch, omp1, 1, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
