@@ -446,6 +446,14 @@ struct MlpData {
   std::vector<float> inputs;       // [batch, 784], uniform in [-1, 1)
   std::vector<int64_t> labels;     // [batch], classes 0..9
   std::vector<std::vector<float>> kernels, biases;  // Glorot-uniform; small uniform
+  // f(in, out, kernel values, bias values, hidden) for each layer in order;
+  // hidden layers have a ReLU.
+  template <typename F>
+  void each_layer(F&& f) const {
+    for (int l = 0; l < kMlpLayers; ++l) {
+      f(kMlpWidths[l], kMlpWidths[l + 1], kernels[l], biases[l], l + 1 < kMlpLayers);
+    }
+  }
 };
 
 const MlpData& mlp_data() {
@@ -474,12 +482,11 @@ class XdevMlp {
  public:
   XdevMlp() {
     const MlpData& d = mlp_data();
-    for (int l = 0; l < kMlpLayers; ++l) {
-      const int64_t in = kMlpWidths[l], out = kMlpWidths[l + 1];
-      model_.add<xdev::Dense>(xdev_tensor(d.kernels[l], {in, out}), xdev_tensor(d.biases[l], {out}),
-                              l + 1 < kMlpLayers ? xdev::Activation::kRelu
-                                                 : xdev::Activation::kLinear);
-    }
+    d.each_layer([this](int64_t in, int64_t out, const std::vector<float>& kernel,
+                        const std::vector<float>& bias, bool hidden) {
+      model_.add<xdev::Dense>(xdev_tensor(kernel, {in, out}), xdev_tensor(bias, {out}),
+                              hidden ? xdev::Activation::kRelu : xdev::Activation::kLinear);
+    });
     variables_ = model_.trainable_variables();
     inputs_ = xdev_tensor(d.inputs, {kBatch, kMlpWidths[0]});
     labels_ = xdev::constant(d.labels, {kBatch});
@@ -503,11 +510,11 @@ class TorchMlp {
  public:
   TorchMlp() {
     const MlpData& d = mlp_data();
-    for (int l = 0; l < kMlpLayers; ++l) {
-      const int64_t in = kMlpWidths[l], out = kMlpWidths[l + 1];
-      parameters_.push_back(torch_tensor(d.kernels[l], {in, out}).set_requires_grad(true));
-      parameters_.push_back(torch_tensor(d.biases[l], {out}).set_requires_grad(true));
-    }
+    d.each_layer([this](int64_t in, int64_t out, const std::vector<float>& kernel,
+                        const std::vector<float>& bias, bool) {
+      parameters_.push_back(torch_tensor(kernel, {in, out}).set_requires_grad(true));
+      parameters_.push_back(torch_tensor(bias, {out}).set_requires_grad(true));
+    });
     inputs_ = torch_tensor(d.inputs, {kBatch, kMlpWidths[0]});
     labels_ = at::from_blob(const_cast<int64_t*>(d.labels.data()), {kBatch}, at::kLong).clone();
   }
