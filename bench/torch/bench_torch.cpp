@@ -14,15 +14,27 @@
 //   Zeros         a fresh tensor of zeros and its release (allocation + fill +
 //                 free), 256 and 1 Mi floats; at::empty shows torch's
 //                 allocation alone
+//   TrainStep     one training step of a 784-512-512-10 ReLU MLP (float32,
+//                 batch 256): forward, mean softmax cross-entropy over int
+//                 labels, backward (xdev: GradientTape; libtorch: autograd),
+//                 plain SGD (lr 0.01) in place; the same inputs, labels and
+//                 initial weights on both sides; libtorch in three thread
+//                 settings (BM_TrainStep_Torch says why)
 //
 // Threads: libtorch runs on at::set_num_threads(T) (OpenMP) and its OpenBLAS
-// (Debian's libblas.so.3) on its default of all cores; xdev runs on oneTBB's
-// T threads; T = the cores of this process. Every timed loop after parallel
+// (Debian's libblas.so.3, a shim over libopenblas.so.0) on its default of all
+// cores; xdev runs on oneTBB's T threads; T = the cores of this process.
+// libtorch_cpu links the same libopenblas.so.0 that the cpu plugin loads, and
+// the plugin sets it to one thread process-wide at its first product: the
+// cases whose libtorch ops reach OpenBLAS put it on T threads while they run
+// (TorchBlasThreads), else libtorch's products would run on one core after
+// the first xdev product and on all before it (order-dependent). Every timed loop after parallel
 // work starts after a 250 ms pause so that spinning OpenMP/OpenBLAS threads
 // of the previous benchmark are asleep. Softmax and Conv2D are not xdev ops
 // yet.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <dlfcn.h>
@@ -105,6 +117,33 @@ const OpenBlas* plugin_openblas() {
   }();
   return blas;
 }
+
+// libtorch's OpenBLAS on `n` threads (default T) while alive, then back to
+// what it was (the cpu plugin's one thread where the plugin loaded the same
+// library).
+class TorchBlasThreads {
+ public:
+  explicit TorchBlasThreads(int n = threads()) {
+    // The OpenBLAS in the global scope: libtorch_cpu's dependency.
+    get_ = reinterpret_cast<decltype(&openblas_get_num_threads)>(
+        dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    set_ = reinterpret_cast<decltype(&openblas_set_num_threads)>(
+        dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    if (get_ == nullptr || set_ == nullptr) return;
+    saved_ = get_();
+    set_(n);
+  }
+  ~TorchBlasThreads() {
+    if (get_ != nullptr && set_ != nullptr) set_(saved_);
+  }
+  TorchBlasThreads(const TorchBlasThreads&) = delete;
+  TorchBlasThreads& operator=(const TorchBlasThreads&) = delete;
+
+ private:
+  decltype(&openblas_get_num_threads) get_ = nullptr;
+  decltype(&openblas_set_num_threads) set_ = nullptr;
+  int saved_ = 1;
+};
 
 // ---------------------------------------------------------------------------
 // 1-element add
@@ -202,6 +241,7 @@ void BM_Sgemm_Xdev(benchmark::State& state) {
 
 void BM_Sgemm_Torch(benchmark::State& state) {
   setup_once();
+  TorchBlasThreads blas_threads;
   const int64_t n = state.range(0);
   const at::Tensor a = torch_tensor(random_values(n * n, 1), {n, n});
   const at::Tensor b = torch_tensor(random_values(n * n, 2), {n, n});
@@ -381,6 +421,210 @@ void BM_Empty_Torch(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Empty_Torch)->Arg(256)->Arg(int64_t{1} << 20)->UseRealTime();
+
+// ---------------------------------------------------------------------------
+// One training step of a 784-512-512-10 MLP, batch 256
+//
+// xdev uses its public SDK as a program would: Sequential of Dense layers
+// (kernel [in, out], bias [out], ReLU on the hidden ones), sparse_softmax_
+// cross_entropy, GradientTape::gradient over the model's Variables and
+// SGD::apply_gradients. libtorch uses ATen ops with autograd as its C++ users
+// (and torch.nn.Linear) would: addmm(bias, x, kernel) and relu,
+// cross_entropy_loss (mean), loss.backward(), then under NoGradGuard
+// w.add_(w.grad(), -lr) and the gradient dropped (zero_grad(set_to_none)).
+// Both keep the kernel in [in, out] layout so that the same values are copied
+// into both.
+
+constexpr int64_t kBatch = 256;
+constexpr int64_t kMlpWidths[] = {784, 512, 512, 10};
+constexpr int kMlpLayers = 3;
+constexpr double kLearningRate = 0.01;
+// Steps the setup trains before timing, to check that the loss falls.
+constexpr int kSanitySteps = 20;
+
+struct MlpData {
+  std::vector<float> inputs;       // [batch, 784], uniform in [-1, 1)
+  std::vector<int64_t> labels;     // [batch], classes 0..9
+  std::vector<std::vector<float>> kernels, biases;  // Glorot-uniform; small uniform
+  // f(in, out, kernel values, bias values, hidden) for each layer in order;
+  // hidden layers have a ReLU.
+  template <typename F>
+  void each_layer(F&& f) const {
+    for (int l = 0; l < kMlpLayers; ++l) {
+      f(kMlpWidths[l], kMlpWidths[l + 1], kernels[l], biases[l], l + 1 < kMlpLayers);
+    }
+  }
+};
+
+const MlpData& mlp_data() {
+  static const MlpData data = [] {
+    MlpData d;
+    d.inputs = random_values(kBatch * kMlpWidths[0], 10);
+    std::mt19937_64 engine(11);
+    std::uniform_int_distribution<int64_t> cls(0, kMlpWidths[kMlpLayers] - 1);
+    for (int64_t i = 0; i < kBatch; ++i) d.labels.push_back(cls(engine));
+    for (int l = 0; l < kMlpLayers; ++l) {
+      const int64_t in = kMlpWidths[l], out = kMlpWidths[l + 1];
+      const float limit = std::sqrt(6.f / static_cast<float>(in + out));
+      std::vector<float> k = random_values(in * out, 20 + static_cast<uint64_t>(l));
+      for (float& v : k) v *= limit;
+      std::vector<float> b = random_values(out, 30 + static_cast<uint64_t>(l));
+      for (float& v : b) v *= 0.1f;
+      d.kernels.push_back(std::move(k));
+      d.biases.push_back(std::move(b));
+    }
+    return d;
+  }();
+  return data;
+}
+
+class XdevMlp {
+ public:
+  XdevMlp() {
+    const MlpData& d = mlp_data();
+    d.each_layer([this](int64_t in, int64_t out, const std::vector<float>& kernel,
+                        const std::vector<float>& bias, bool hidden) {
+      model_.add<xdev::Dense>(xdev_tensor(kernel, {in, out}), xdev_tensor(bias, {out}),
+                              hidden ? xdev::Activation::kRelu : xdev::Activation::kLinear);
+    });
+    variables_ = model_.trainable_variables();
+    inputs_ = xdev_tensor(d.inputs, {kBatch, kMlpWidths[0]});
+    labels_ = xdev::constant(d.labels, {kBatch});
+  }
+  // One step; returns the loss before the update.
+  xdev::Tensor step() {
+    xdev::GradientTape tape;
+    xdev::Tensor loss = xdev::sparse_softmax_cross_entropy(labels_, model_(inputs_, true));
+    optimizer_.apply_gradients(tape.gradient(loss, variables_), variables_);
+    return loss;
+  }
+
+ private:
+  xdev::Sequential model_;
+  std::vector<xdev::Variable> variables_;
+  xdev::SGD optimizer_{kLearningRate};
+  xdev::Tensor inputs_, labels_;
+};
+
+class TorchMlp {
+ public:
+  TorchMlp() {
+    const MlpData& d = mlp_data();
+    d.each_layer([this](int64_t in, int64_t out, const std::vector<float>& kernel,
+                        const std::vector<float>& bias, bool) {
+      parameters_.push_back(torch_tensor(kernel, {in, out}).set_requires_grad(true));
+      parameters_.push_back(torch_tensor(bias, {out}).set_requires_grad(true));
+    });
+    inputs_ = torch_tensor(d.inputs, {kBatch, kMlpWidths[0]});
+    labels_ = at::from_blob(const_cast<int64_t*>(d.labels.data()), {kBatch}, at::kLong).clone();
+  }
+  at::Tensor step() {
+    at::Tensor h = inputs_;
+    for (int l = 0; l < kMlpLayers; ++l) {
+      h = at::addmm(parameters_[2 * l + 1], h, parameters_[2 * l]);
+      if (l + 1 < kMlpLayers) h = at::relu(h);
+    }
+    at::Tensor loss = at::cross_entropy_loss(h, labels_);
+    loss.backward();
+    at::NoGradGuard no_grad;
+    for (at::Tensor& p : parameters_) {
+      p.add_(p.grad(), -kLearningRate);
+      p.mutable_grad().reset();
+    }
+    return loss;
+  }
+
+ private:
+  std::vector<at::Tensor> parameters_;  // kernel, bias per layer
+  at::Tensor inputs_, labels_;
+};
+
+// The losses of the first `steps` steps of a fresh model.
+template <typename Mlp, typename ToFloat>
+std::vector<float> train_losses(int steps, ToFloat to_float) {
+  Mlp mlp;
+  std::vector<float> losses;
+  for (int i = 0; i < steps; ++i) losses.push_back(to_float(mlp.step()));
+  return losses;
+}
+std::vector<float> xdev_losses(int steps) {
+  XDEV_ON_CPU;
+  return train_losses<XdevMlp>(steps, [](const xdev::Tensor& t) { return t.item<float>(); });
+}
+std::vector<float> torch_losses(int steps) {
+  TorchBlasThreads blas_threads;
+  return train_losses<TorchMlp>(steps, [](const at::Tensor& t) { return t.item<float>(); });
+}
+
+// Not a timed assertion: the setup's check that the steps train (the loss
+// of a fixed batch falls by at least 5 %: 2.35 -> 2.17 in 20 steps) before the timed loop.
+bool loss_fell(benchmark::State& state, const std::vector<float>& losses) {
+  const float first = losses.front(), last = losses.back();
+  if (!(std::isfinite(last) && last < 0.95f * first)) {
+    state.SkipWithError(("the loss did not fall: " + std::to_string(first) + " -> " +
+                         std::to_string(last) + " in " + std::to_string(losses.size()) + " steps")
+                            .c_str());
+    return false;
+  }
+  state.counters["loss0"] = first;
+  state.counters["loss20"] = last;
+  return true;
+}
+
+void BM_TrainStep_Xdev(benchmark::State& state) {
+  setup_once();
+  const std::vector<float> mine = xdev_losses(kSanitySteps);
+  if (!loss_fell(state, mine)) return;
+  // The same training as libtorch's, step by step (float32 rounding of
+  // different summation orders apart).
+  const std::vector<float> theirs = torch_losses(kSanitySteps);
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (!(std::fabs(mine[i] - theirs[i]) <= 1e-3f * std::fabs(theirs[i]))) {
+      state.SkipWithError(("xdev and libtorch disagree at step " + std::to_string(i) + ": loss " +
+                           std::to_string(mine[i]) + " vs " + std::to_string(theirs[i]))
+                              .c_str());
+      return;
+    }
+  }
+  XDEV_ON_CPU;
+  XdevMlp mlp;
+  mlp.step();  // warm the pool and the threads
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor loss = mlp.step();
+    benchmark::DoNotOptimize(loss.impl());
+  }
+  if (!std::isfinite(mlp.step().item<float>())) state.SkipWithError("the loss is not finite");
+}
+BENCHMARK(BM_TrainStep_Xdev)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// libtorch's step mixes OpenMP-parallel ops (T threads that spin a while
+// after each region) with OpenBLAS products (T threads of its own): on few
+// cores the two pools contend. The case runs in three settings, and the table
+// compares xdev with the fastest: libtorch's defaults (OpenMP T, OpenBLAS T),
+// OpenBLAS on one thread (what the cpu plugin's process-wide setting gives
+// libtorch), and OpenMP on one thread (products on T threads, the rest on one).
+// omp_threads / blas_threads: 0 = T.
+void BM_TrainStep_Torch(benchmark::State& state, int omp_threads, int blas_threads) {
+  setup_once();
+  if (!loss_fell(state, torch_losses(kSanitySteps))) return;
+  TorchBlasThreads blas(blas_threads == 0 ? threads() : blas_threads);
+  at::set_num_threads(omp_threads == 0 ? threads() : omp_threads);
+  struct RestoreOmp {
+    ~RestoreOmp() { at::set_num_threads(threads()); }
+  } restore_omp;
+  TorchMlp mlp;
+  mlp.step();
+  quiesce();
+  for (auto _ : state) {
+    at::Tensor loss = mlp.step();
+    benchmark::DoNotOptimize(loss.data_ptr());
+  }
+  if (!std::isfinite(mlp.step().item<float>())) state.SkipWithError("the loss is not finite");
+}
+BENCHMARK_CAPTURE(BM_TrainStep_Torch, defaults, 0, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep_Torch, blas1, 0, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep_Torch, omp1, 1, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -10,7 +10,8 @@
 Medians of the repetitions, wall time; every ratio compares benchmarks of the same run.
 Goals (issue "Performance"): small ops at most 1/8 of libtorch's time, a 1-element add at
 most 100 ns, SGEMM and the large add at least 0.97x the throughput of the better of
-libtorch and direct OpenBLAS/oneTBB.
+libtorch and direct OpenBLAS/oneTBB. Issue 19: a training step of a 784-512-512-10 MLP at
+least 0.8x the speed of libtorch's autograd in its fastest of three thread settings.
 """
 import json
 import sys
@@ -94,6 +95,16 @@ def main():
         e = ns(get(f"BM_Empty_Torch/{n}"))
         print(f"| zeros of {label} f32 + free | {fmt_time(x)} | {fmt_time(t)} (`at::empty` "
               f"alone: {fmt_time(e)}) | – | {x / t:.3f}× libtorch's time | – |")
+    # Training step (issue 19): speed = 1 / time per step, against libtorch's
+    # fastest thread setting (OpenMP threads / OpenBLAS threads, T = all cores).
+    x = ns(get("BM_TrainStep_Xdev"))
+    settings = (("defaults", "OpenMP T, OpenBLAS T (defaults)"), ("blas1", "OpenMP T, OpenBLAS 1"),
+                ("omp1", "OpenMP 1, OpenBLAS T"))
+    torch = {k: ns(get(f"BM_TrainStep_Torch/{k}")) for k, _ in settings}
+    best = min(torch.values())
+    cells = "; ".join(f"{label}: {fmt_time(torch[k])}" for k, label in settings)
+    print(f"| MLP training step 784-512-512-10, batch 256 | {fmt_time(x)} | autograd, {cells} | – | "
+          f"{best / x:.3f}× the speed of libtorch's fastest | ≥ 0.8×: {verdict(best / x >= 0.8)} |")
     print("| Softmax, Conv2D | not xdev ops yet | | | | |")
 
     print()
