@@ -105,7 +105,7 @@ def main():
     cells = "; ".join(f"{label}: {fmt_time(torch[k])}" for k, label in settings)
     print(f"| MLP training step 784-512-512-10, batch 256 | {fmt_time(x)} | autograd, {cells} | – | "
           f"{best / x:.3f}× the speed of libtorch's fastest | ≥ 0.8×: {verdict(best / x >= 0.8)} |")
-    print("| Softmax, Conv2D | not xdev ops yet | | | | |")
+    print("| Softmax, Conv2D | xdev ops now (xdev::softmax, xdev::conv2d), not benchmarked here yet | | | | |")
 
     print()
     print(f"({context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs, load average "
