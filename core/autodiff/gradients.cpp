@@ -148,16 +148,24 @@ Tensor rerun(OpId op, std::span<const Tensor* const> inputs, std::span<const xde
 // The gradients of a product `product(a, b, ta, tb)` (MatMul, BatchMatMulV2),
 // each still of the broadcast batch shape.
 using Product = Tensor (*)(const Tensor&, const Tensor&, bool, bool);
-G product_grads(Product product, const Tensor& a, const Tensor& b, const Tensor& g, bool ta,
-                bool tb) {
-  if (!ta && !tb) return {product(g, b, false, true), product(a, g, true, false)};
-  if (!ta && tb) return {product(g, b, false, false), product(g, a, true, false)};
-  if (ta && !tb) return {product(b, g, false, true), product(a, g, false, false)};
-  return {product(b, g, true, true), product(g, a, true, true)};
+// d a and d b of product(a, b, ta, tb) for the upstream g; each only when
+// the backward pass needs it (c.needs), else an undefined Tensor.
+G product_grads(const GradContext& c, Product product, const Tensor& a, const Tensor& b,
+                const Tensor& g, bool ta, bool tb) {
+  G d(2);
+  if (c.needs(0)) {
+    d[0] = !ta ? product(g, b, false, !tb) : (!tb ? product(b, g, false, true)
+                                                  : product(b, g, true, true));
+  }
+  if (c.needs(1)) {
+    d[1] = !tb ? (!ta ? product(a, g, true, false) : product(a, g, false, false))
+               : (!ta ? product(g, a, true, false) : product(g, a, true, true));
+  }
+  return d;
 }
 
 G matmul_grad(const GradContext& c) {
-  return product_grads(matmul, c.inputs[0], c.inputs[1], g0(c),
+  return product_grads(c, matmul, c.inputs[0], c.inputs[1], g0(c),
                        c.attrs.get_bool(attr::kTransposeA), c.attrs.get_bool(attr::kTransposeB));
 }
 
@@ -507,9 +515,10 @@ G avg_pool_grad_grad(const GradContext& c) {
 // summed over the batch axes each input broadcast along.
 G batch_matmul_grad(const GradContext& c) {
   const Tensor &x = c.inputs[0], &y = c.inputs[1];
-  const G d = product_grads(batch_matmul, x, y, g0(c), c.attrs.get_bool(attr::kAdjX),
+  const G d = product_grads(c, batch_matmul, x, y, g0(c), c.attrs.get_bool(attr::kAdjX),
                             c.attrs.get_bool(attr::kAdjY));
-  return {reduce_to_shape(d[0], x.shape()), reduce_to_shape(d[1], y.shape())};
+  return {d[0].defined() ? reduce_to_shape(d[0], x.shape()) : Tensor(),
+          d[1].defined() ? reduce_to_shape(d[1], y.shape()) : Tensor()};
 }
 // TensorScatterAdd: the tensor's gradient is the upstream; each update's is
 // the upstream's slice at its index row, a gather from the upstream as

@@ -51,6 +51,13 @@ struct GradContext {
   std::span<const Tensor> outputs;
   std::span<const Tensor> grads;
   const RecordedAttrs& attrs;
+  // Bit i: the backward pass uses input i's gradient (the input lies on a
+  // way from a source). A function may skip the work for an input whose bit
+  // is clear and return an undefined Tensor for it (MatMul's gradient of an
+  // input batch nothing watches is a whole product). Inputs from 64 on are
+  // always needed.
+  uint64_t needed = ~uint64_t{0};
+  bool needs(size_t i) const { return i >= 64 || ((needed >> i) & 1u) != 0; }
 };
 
 // One gradient per input, in order; an undefined Tensor for an input that

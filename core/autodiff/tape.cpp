@@ -272,14 +272,15 @@ Tensor view_grad(const Tensor& source, const Tensor& view, const Tensor& grad) {
   return selection_grad(g, picked, s.shape);
 }
 
-std::vector<Tensor> record_grads(const Record& r, std::span<const Tensor> grads) {
+std::vector<Tensor> record_grads(const Record& r, std::span<const Tensor> grads,
+                                 uint64_t needed) {
   switch (r.kind) {
     case Record::Kind::kView: return {view_grad(r.inputs[0], r.outputs[0], grads[0])};
     case Record::Kind::kCopy: return {grads[0].to(r.inputs[0].device())};
     case Record::Kind::kOp: break;
   }
   const GradientDef& def = gradient_def(r.op);
-  const GradContext ctx{r.op, r.inputs, r.outputs, grads, r.attrs};
+  const GradContext ctx{r.op, r.inputs, r.outputs, grads, r.attrs, needed};
   return def.fn(ctx);
 }
 
@@ -428,10 +429,15 @@ std::vector<Tensor> tape_gradient(TapeState& tape, const Tensor& target,
       if (source_set.count(impl) == 0) grads.erase(it);  // nothing later needs it
     }
     if (any) {
+      // The inputs whose gradients lead to a source: no work for the others.
+      uint64_t needed = 0;
+      for (size_t i = 0; i < r->inputs.size() && i < 64; ++i) {
+        if (edge(*r, i) && from_source.count(r->inputs[i].impl()) != 0) needed |= uint64_t{1} << i;
+      }
       std::vector<Tensor> gin;
       {
         DeviceScope scope(r->outputs[0].device());
-        gin = record_grads(*r, gout);
+        gin = record_grads(*r, gout, needed);
       }
       gout.clear();
       for (size_t i = 0; i < r->inputs.size() && i < gin.size(); ++i) {

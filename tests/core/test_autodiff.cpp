@@ -88,6 +88,43 @@ TEST(GradientTape, NestedTapesGiveSecondDerivatives) {
   EXPECT_EQ(values(outer.gradient(xdev::sum(dy), x)), (std::vector<double>{6.0, 12.0}));
 }
 
+TEST(GradientTape, OnlyTheGradientsThatLeadToASourceAreComputed) {
+  // d w of x w is x^T g; d x (g w^T) is a whole product nothing asked for.
+  // An outer tape watching w records every op of the inner backward pass
+  // that reads w: computing d x would be one.
+  const Tensor x = xdev::constant({{1.0, 2.0}, {3.0, 4.0}});
+  const Tensor w = xdev::constant({{5.0}, {6.0}});
+  GradientTape outer(/*persistent=*/true);
+  outer.watch(w);
+  GradientTape inner;
+  inner.watch(w);
+  const Tensor y = xdev::matmul(x, w);
+  const size_t before = outer.num_records();
+  const Tensor gw = inner.gradient(y, w);
+  EXPECT_EQ(outer.num_records(), before) << "the backward pass computed x's gradient";
+  EXPECT_EQ(values(gw), (std::vector<double>{4.0, 6.0}));
+  // Both watched: both products, with the transposes' adjoints.
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      const Tensor a = ta ? xdev::transpose(x) : x;
+      const Tensor b = tb ? xdev::transpose(xdev::constant({{5.0, 7.0}, {6.0, 8.0}}))
+                          : xdev::constant({{5.0, 7.0}, {6.0, 8.0}});
+      GradientTape tape;
+      tape.watch(a);
+      tape.watch(b);
+      const Tensor z = xdev::matmul(a, b, ta, tb);
+      const std::vector<Tensor> g = tape.gradient(z, std::vector<Tensor>{a, b});
+      // d a = 1 (b^T with b as used) and d b = (a as used)^T 1, laid out as a and b.
+      EXPECT_EQ(values(g[0]), ta ? (std::vector<double>{12.0, 12.0, 14.0, 14.0})
+                                 : (std::vector<double>{12.0, 14.0, 12.0, 14.0}))
+          << ta << tb;
+      EXPECT_EQ(values(g[1]), tb ? (std::vector<double>{4.0, 6.0, 4.0, 6.0})
+                                 : (std::vector<double>{4.0, 4.0, 6.0, 6.0}))
+          << ta << tb;
+    }
+  }
+}
+
 TEST(GradientTape, StopGradientCutsThePath) {
   const Tensor x = xdev::constant({2.0, 3.0});
   GradientTape tape;
