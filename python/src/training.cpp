@@ -214,6 +214,32 @@ void bind_training(nb::module_& m) {
            nb::arg("dtype") = DType::kFloat32, nb::arg("seed").none() = nb::none())
       .def_prop_ro("kernel", [](const Dense& d) { return d.kernel(); })
       .def_prop_ro("bias", [](const Dense& d) { return d.bias(); });
+  nb::class_<Conv2D, Module>(m, "_Conv2D")
+      .def("__init__", [](Conv2D* self, int64_t in_channels, int64_t filters,
+                          std::vector<int64_t> kernel_size, std::vector<int64_t> strides,
+                          std::string padding, nb::handle activation, DType dtype,
+                          std::optional<uint64_t> seed) {
+        Activation a = to_activation(activation);
+        nb::gil_scoped_release release;
+        new (self) Conv2D(in_channels, filters, std::move(kernel_size), std::move(strides),
+                          std::move(padding), a, dtype, seed);
+      }, nb::arg("in_channels"), nb::arg("filters"), nb::arg("kernel_size"), nb::arg("strides"),
+         nb::arg("padding"), nb::arg("activation").none() = nb::none(),
+         nb::arg("dtype") = DType::kFloat32, nb::arg("seed").none() = nb::none());
+  nb::class_<MaxPool, Module>(m, "_MaxPool")
+      .def(nb::init<std::vector<int64_t>, std::vector<int64_t>, std::string>(),
+           nb::arg("pool_size"), nb::arg("strides"), nb::arg("padding"));
+  nb::class_<Flatten, Module>(m, "_Flatten").def(nb::init<>());
+  nb::class_<Dropout, Module>(m, "_Dropout")
+      .def(nb::init<double, std::optional<uint64_t>>(), nb::arg("rate"),
+           nb::arg("seed").none() = nb::none());
+  nb::class_<LayerNorm, Module>(m, "_LayerNorm")
+      .def(nb::init<int64_t, double, DType>(), nb::arg("dim"), nb::arg("epsilon"),
+           nb::arg("dtype") = DType::kFloat32, release_gil());
+  nb::class_<Embedding, Module>(m, "_Embedding")
+      .def(nb::init<int64_t, int64_t, DType, std::optional<uint64_t>>(), nb::arg("vocabulary"),
+           nb::arg("dim"), nb::arg("dtype") = DType::kFloat32, nb::arg("seed").none() = nb::none(),
+           release_gil());
 
   def_loss<&mean_squared_error>(m, "mean_squared_error", "y_true", "y_pred", true,
                                 "mean((y_pred - y_true)^2) over every element.");

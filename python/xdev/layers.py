@@ -32,7 +32,19 @@ class Layer:
         if self._cpp is None:
             self._cpp = self._build(x)
             self._variables = [Variable._wrap(v) for v in self._cpp.parameters()]
-        return self._cpp(x, bool(training))
+        y = self._cpp(x, bool(training))
+        # A function (xdev.nn.relu, a lambda) runs after the C++ layer; names run in it.
+        activation = getattr(self, "activation", None)
+        if activation is None or getattr(self, "_named_activation", None):
+            return y
+        return activation(y)
+
+    def _set_activation(self, layer, activation):
+        if not (activation is None or isinstance(activation, str) or callable(activation)):
+            raise TypeError(f"{layer}: activation must be None, a name or a function, not "
+                            f"{type(activation).__name__}")
+        self.activation = activation
+        self._named_activation = activation if isinstance(activation, str) else None
 
     @property
     def built(self):
@@ -68,12 +80,7 @@ class Dense(Layer):
         if int(units) <= 0:
             raise ValueError(f"Dense: units must be positive, not {units!r}")
         self.units = int(units)
-        self.activation = activation
-        # A function (xdev.nn.relu, a lambda) runs after the C++ layer; names run in it.
-        if not (activation is None or isinstance(activation, str) or callable(activation)):
-            raise TypeError(f"Dense: activation must be None, a name or a function, not "
-                            f"{type(activation).__name__}")
-        self._named_activation = activation if isinstance(activation, str) else None
+        self._set_activation("Dense", activation)
         self._dtype = None if dtype is None else as_dtype(dtype)
         self._seed = seed
         if input_dim is not None:
@@ -82,10 +89,6 @@ class Dense(Layer):
 
     def _make(self, input_dim, dtype):
         return _xdev._Dense(input_dim, self.units, self._named_activation, dtype, self._seed)
-
-    def __call__(self, inputs, training=False):
-        y = super().__call__(inputs, training)
-        return y if self.activation is None or self._named_activation else self.activation(y)
 
     def _build(self, x):
         if x.ndim < 1:
@@ -100,6 +103,143 @@ class Dense(Layer):
     @property
     def bias(self):
         return self._variables[1] if self._variables else None
+
+
+def _pair(name, what, value):
+    """An int or a pair of ints as [h, w]; a ValueError naming the layer otherwise."""
+    items = [value, value] if isinstance(value, int) else list(value)
+    if len(items) != 2 or not all(isinstance(v, int) and v > 0 for v in items):
+        raise ValueError(f"{name}: {what} must be a positive int or two of them, not {value!r}")
+    return items
+
+
+def _padding(name, padding):
+    if not isinstance(padding, str) or padding.upper() not in ("VALID", "SAME"):
+        raise ValueError(f"{name}: padding must be 'valid' or 'same', not {padding!r}")
+    return padding.upper()
+
+
+def _image_input(name, x):
+    if x.ndim != 4:
+        raise _xdev.InvalidArgumentError(
+            f"{name}: the input must be NHWC images [batch, height, width, channels], "
+            f"not shape {tuple(x.shape)}")
+
+
+class Conv2D(Layer):
+    """``tf.keras.layers.Conv2D`` over NHWC images: kernel [kh, kw, in channels, filters]
+    Glorot-uniform, bias [filters] zeros, built at the first call from the input's
+    channels. activation as for :class:`Dense`."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 activation=None, dtype=None, seed=None):
+        super().__init__()
+        if not isinstance(filters, int) or filters <= 0:
+            raise ValueError(f"Conv2D: filters must be a positive int, not {filters!r}")
+        self.filters = filters
+        self.kernel_size = _pair("Conv2D", "kernel_size", kernel_size)
+        self.strides = _pair("Conv2D", "strides", strides)
+        self.padding = _padding("Conv2D", padding)
+        self._set_activation("Conv2D", activation)
+        self._dtype = None if dtype is None else as_dtype(dtype)
+        self._seed = seed
+
+    def _build(self, x):
+        _image_input("Conv2D", x)
+        return _xdev._Conv2D(int(x.shape[3]), self.filters, self.kernel_size, self.strides,
+                             self.padding, self._named_activation, self._dtype or x.dtype,
+                             self._seed)
+
+    @property
+    def kernel(self):
+        return self._variables[0] if self._variables else None
+
+    @property
+    def bias(self):
+        return self._variables[1] if self._variables else None
+
+
+class MaxPool2D(Layer):
+    """``tf.keras.layers.MaxPool2D`` over NHWC images (strides default to the window)."""
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid"):
+        super().__init__()
+        self.pool_size = _pair("MaxPool2D", "pool_size", pool_size)
+        self.strides = self.pool_size if strides is None else _pair("MaxPool2D", "strides",
+                                                                     strides)
+        self.padding = _padding("MaxPool2D", padding)
+
+    def _build(self, x):
+        _image_input("MaxPool2D", x)
+        return _xdev._MaxPool(self.pool_size, self.strides, self.padding)
+
+
+MaxPooling2D = MaxPool2D
+
+
+class Flatten(Layer):
+    """[batch, ...] -> [batch, rest] (a view of the input, no copy)."""
+
+    def _build(self, x):
+        if x.ndim < 1:
+            raise _xdev.InvalidArgumentError("Flatten: the input must have a batch axis, "
+                                             "not a scalar")
+        return _xdev._Flatten()
+
+
+class Dropout(Layer):
+    """``tf.keras.layers.Dropout``: with ``training=True`` each element is kept with
+    probability 1 - rate and scaled by 1 / (1 - rate); otherwise the input as it is.
+    A seed makes the masks reproducible (call n uses seed + n)."""
+
+    def __init__(self, rate, seed=None):
+        super().__init__()
+        if not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ValueError(f"Dropout: rate must be in [0, 1), not {rate!r}")
+        self.rate = float(rate)
+        self._seed = seed
+
+    def _build(self, x):
+        return _xdev._Dropout(self.rate, self._seed)
+
+
+class LayerNormalization(Layer):
+    """``tf.keras.layers.LayerNormalization`` over the last axis: gamma ones, beta zeros,
+    built at the first call from the input's last axis."""
+
+    def __init__(self, epsilon=1e-3, dtype=None):
+        super().__init__()
+        if not epsilon > 0:
+            raise ValueError(f"LayerNormalization: epsilon must be positive, not {epsilon!r}")
+        self.epsilon = float(epsilon)
+        self._dtype = None if dtype is None else as_dtype(dtype)
+
+    def _build(self, x):
+        if x.ndim < 1:
+            raise _xdev.InvalidArgumentError(
+                "LayerNormalization: the input must have an axis to normalise, not a scalar")
+        return _xdev._LayerNorm(int(x.shape[-1]), self.epsilon, self._dtype or x.dtype)
+
+
+class Embedding(Layer):
+    """``tf.keras.layers.Embedding``: integer indices (any shape) -> rows of an
+    [input_dim, output_dim] table, uniform in [-0.05, 0.05). Made at once (its shape does
+    not depend on the input)."""
+
+    def __init__(self, input_dim, output_dim, dtype=None, seed=None):
+        super().__init__()
+        for what, v in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if not isinstance(v, int) or v <= 0:
+                raise ValueError(f"Embedding: {what} must be a positive int, not {v!r}")
+        self.input_dim, self.output_dim = input_dim, output_dim
+        self._cpp = _xdev._Embedding(input_dim, output_dim,
+                                     as_dtype("float32") if dtype is None else as_dtype(dtype),
+                                     seed)
+        self._variables = [Variable._wrap(v) for v in self._cpp.parameters()]
+
+    @property
+    def embeddings(self):
+        return self._variables[0]
 
 
 class Sequential:
@@ -141,4 +281,5 @@ class Sequential:
         return self
 
 
-__all__ = ["Dense", "Layer", "Sequential"]
+__all__ = ["Conv2D", "Dense", "Dropout", "Embedding", "Flatten", "Layer", "LayerNormalization",
+           "MaxPool2D", "MaxPooling2D", "Sequential"]

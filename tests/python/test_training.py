@@ -493,3 +493,87 @@ def test_losses_take_the_truth_in_the_predictions_dtype():
     pred = xdev.constant(np.array([[0.5, 1.5]]))  # float64
     assert float(xdev.losses.mean_squared_error([[1, 1]], pred)) == pytest.approx(0.25)
     assert xdev.losses.softmax_cross_entropy([[0, 1]], pred).dtype == xdev.float64
+
+
+def _bars(n, seed):
+    """8x8 one-channel images: class 0 a horizontal bar, class 1 a vertical one, in
+    noise."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.0, 0.3, size=(n, 8, 8, 1)).astype(np.float32)
+    y = rng.integers(0, 2, size=n).astype(np.int32)
+    where = rng.integers(0, 8, size=n)
+    for i in range(n):
+        if y[i] == 0:
+            x[i, where[i], :, 0] += 1.0
+        else:
+            x[i, :, where[i], 0] += 1.0
+    return x, y
+
+
+def test_a_small_cnn_of_the_python_layers_learns_the_bars():
+    x_np, y_np = _bars(128, seed=5)
+    x, y = xdev.constant(x_np), xdev.constant(y_np)
+    model = xdev.layers.Sequential([
+        xdev.layers.Conv2D(4, 3, padding="same", activation="relu", seed=6),
+        xdev.layers.MaxPool2D(),
+        xdev.layers.Flatten(),
+        xdev.layers.Dropout(0.1, seed=7),
+        xdev.layers.Dense(2, seed=8),
+    ])
+    model(x)
+    shapes = [v.shape for v in model.trainable_variables]
+    assert shapes == [(3, 3, 1, 4), (4,), (64, 2), (2,)]
+    opt = xdev.optimizers.Adam(learning_rate=0.02)
+    for _ in range(80):
+        with xdev.GradientTape() as tape:
+            loss = xdev.losses.sparse_softmax_cross_entropy(y, model(x, training=True))
+        variables = model.trainable_variables
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    x_test, y_test = _bars(128, seed=9)
+    assert _accuracy(model(x_test), y_test) >= 0.95
+
+
+def test_conv2d_and_max_pool_match_the_ops():
+    x = xdev.constant(_f64((2, 5, 5, 3), 10).astype(np.float32))
+    conv = xdev.layers.Conv2D(2, (3, 2), strides=2, padding="valid", seed=1)
+    y = conv(x)
+    assert conv.kernel.shape == (3, 2, 3, 2) and conv.bias.shape == (2,)
+    expected = xdev.nn.conv2d(x, conv.kernel, [1, 2, 2, 1], "VALID") + conv.bias
+    np.testing.assert_allclose(y.numpy(), expected.numpy(), rtol=1e-6)
+    pool = xdev.layers.MaxPool2D(pool_size=2)
+    np.testing.assert_array_equal(pool(x).numpy(),
+                                  xdev.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID").numpy())
+    assert xdev.layers.Flatten()(x).shape == (2, 75)
+    with pytest.raises(xdev.errors.InvalidArgumentError, match=r"Conv2D: the input must be NHWC"):
+        xdev.layers.Conv2D(2, 3)(xdev.constant([[1.0]]))
+    with pytest.raises(ValueError, match="Conv2D: kernel_size must be"):
+        xdev.layers.Conv2D(2, (3, 0))
+    with pytest.raises(ValueError, match="MaxPool2D: padding must be 'valid' or 'same'"):
+        xdev.layers.MaxPool2D(padding="full")
+
+
+def test_dropout_layer_norm_and_embedding():
+    x = xdev.constant(np.ones((200, 50), np.float32))
+    drop = xdev.layers.Dropout(0.5, seed=3)
+    np.testing.assert_array_equal(drop(x).numpy(), x.numpy())  # not training: as it is
+    kept = drop(x, training=True).numpy()
+    assert set(np.unique(kept)) <= {0.0, 2.0}
+    assert 0.4 < (kept == 2.0).mean() < 0.6
+    with pytest.raises(ValueError, match=r"Dropout: rate must be in \[0, 1\)"):
+        xdev.layers.Dropout(1.0)
+
+    norm = xdev.layers.LayerNormalization()
+    v = _f64((4, 6), 11)
+    out = norm(xdev.constant(v)).numpy()
+    ref = (v - v.mean(-1, keepdims=True)) / np.sqrt(v.var(-1, keepdims=True) + 1e-3)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
+    assert [w.shape for w in norm.trainable_variables] == [(6,), (6,)]
+
+    embed = xdev.layers.Embedding(10, 4, seed=2)
+    table = embed.embeddings.numpy()
+    assert table.shape == (10, 4) and np.abs(table).max() <= 0.05
+    np.testing.assert_array_equal(embed([[1, 9], [9, 0]]).numpy(), table[[[1, 9], [9, 0]]])
+    with xdev.GradientTape() as tape:
+        loss = xdev.reduce_sum(embed([1, 1, 3]))
+    g = tape.gradient(loss, embed.embeddings).numpy()
+    assert g[1].tolist() == [2.0] * 4 and g[3].tolist() == [1.0] * 4 and g[0].tolist() == [0.0] * 4
