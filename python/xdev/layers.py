@@ -68,7 +68,19 @@ class Layer:
         return self
 
 
-class Dense(Layer):
+class _KernelAndBias(Layer):
+    """A layer whose parameters are a kernel and a bias (None until built)."""
+
+    @property
+    def kernel(self):
+        return self._variables[0] if self._variables else None
+
+    @property
+    def bias(self):
+        return self._variables[1] if self._variables else None
+
+
+class Dense(_KernelAndBias):
     """y = activation(x @ kernel + bias): kernel [input features, units] Glorot-uniform,
     bias zeros (Keras' defaults). activation: None/"linear", "relu", "tanh", "sigmoid",
     "gelu" (run by the C++ layer), or a function of one tensor. dtype None: the first
@@ -96,14 +108,6 @@ class Dense(Layer):
                 f"Dense: the input must have a feature axis, not shape {tuple(x.shape)}")
         return self._make(int(x.shape[-1]), self._dtype or x.dtype)
 
-    @property
-    def kernel(self):
-        return self._variables[0] if self._variables else None
-
-    @property
-    def bias(self):
-        return self._variables[1] if self._variables else None
-
 
 def _pair(name, what, value):
     """An int or a pair of ints as [h, w]; a ValueError naming the layer otherwise."""
@@ -126,7 +130,7 @@ def _image_input(name, x):
             f"not shape {tuple(x.shape)}")
 
 
-class Conv2D(Layer):
+class Conv2D(_KernelAndBias):
     """``tf.keras.layers.Conv2D`` over NHWC images: kernel [kh, kw, in channels, filters]
     Glorot-uniform, bias [filters] zeros, built at the first call from the input's
     channels. activation as for :class:`Dense`."""
@@ -149,14 +153,6 @@ class Conv2D(Layer):
         return _xdev._Conv2D(int(x.shape[3]), self.filters, self.kernel_size, self.strides,
                              self.padding, self._named_activation, self._dtype or x.dtype,
                              self._seed)
-
-    @property
-    def kernel(self):
-        return self._variables[0] if self._variables else None
-
-    @property
-    def bias(self):
-        return self._variables[1] if self._variables else None
 
 
 class MaxPool2D(Layer):
