@@ -386,6 +386,15 @@ def test_a_two_layer_network_of_variables_learns_the_blobs(optimizer):
     assert _accuracy(model(x), y_np) >= 0.97
 
 
+def _fit(model, x, y, opt, steps):
+    """`steps` full-batch steps of the mean sparse softmax cross-entropy."""
+    for _ in range(steps):
+        with xdev.GradientTape() as tape:
+            loss = xdev.losses.sparse_softmax_cross_entropy(y, model(x, training=True))
+        variables = model.trainable_variables
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+
 def test_dense_layers_in_a_sequential_model_train_with_adam():
     x_np, y_np = _blobs(seed=2)
     x, y = xdev.constant(x_np), xdev.constant(y_np)
@@ -399,11 +408,7 @@ def test_dense_layers_in_a_sequential_model_train_with_adam():
     assert shapes == [(2, 8), (8,), (8, 2), (2,)]
     assert model.trainable_variables[0] is model.layers[0].kernel  # stable handles
     opt = xdev.optimizers.Adam(learning_rate=0.05)
-    for _ in range(60):
-        with xdev.GradientTape() as tape:
-            loss = xdev.losses.sparse_softmax_cross_entropy(y, model(x, training=True))
-        variables = model.trainable_variables
-        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    _fit(model, x, y, opt, steps=60)
     assert _accuracy(model(x), y_np) >= 0.97
 
 
@@ -524,11 +529,7 @@ def test_a_small_cnn_of_the_python_layers_learns_the_bars():
     shapes = [v.shape for v in model.trainable_variables]
     assert shapes == [(3, 3, 1, 4), (4,), (64, 2), (2,)]
     opt = xdev.optimizers.Adam(learning_rate=0.02)
-    for _ in range(80):
-        with xdev.GradientTape() as tape:
-            loss = xdev.losses.sparse_softmax_cross_entropy(y, model(x, training=True))
-        variables = model.trainable_variables
-        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    _fit(model, x, y, opt, steps=80)
     x_test, y_test = _bars(128, seed=9)
     assert _accuracy(model(x_test), y_test) >= 0.95
 
