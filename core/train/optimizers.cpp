@@ -19,6 +19,8 @@ Tensor zeros_like(const Tensor& x) { return zeros(x.shape(), x.dtype()); }
 
 }  // namespace
 
+Optimizer::~Optimizer() = default;
+
 void Optimizer::apply_gradients(const std::vector<Tensor>& gradients,
                                 const std::vector<Variable>& variables) {
   if (gradients.size() != variables.size()) {

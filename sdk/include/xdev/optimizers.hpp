@@ -25,7 +25,9 @@ namespace xdev {
 
 class XDEV_API Optimizer {
  public:
-  virtual ~Optimizer() = default;
+  // Defined in the library (not inline), so that its symbol is exported
+  // whatever the optimisation level of the build.
+  virtual ~Optimizer();
   // One step: variables[i] updated with gradients[i] (an undefined gradient
   // leaves its variable alone, as TensorFlow skips None). Throws
   // xdev::Error(kInvalidArgument) when the counts, shapes or dtypes differ.
