@@ -1,7 +1,7 @@
 """One worker of tests/python/test_multi_worker.py, started by it under
 ``mpirun -np 2 --oversubscribe`` (or alone, as a single worker).
 
-    python mpi_worker.py collectives|train|mismatch
+    python mpi_worker.py collectives DIR|train|mismatch
 
 Each mode prints ``PASS <mode> task <k> ...`` and exits 0 when its checks hold, or
 raises (non-zero exit). The devices are one logical CPU per worker.
@@ -67,6 +67,14 @@ def collectives():
         return xdev.constant([float(ctx.replica_id_in_sync_group), float(ctx.num_replicas_in_sync)])
 
     expect(s.run(step).numpy().tolist() == [float(task), float(size)], "replica context in run")
+    # A checkpoint from task 0 only: each worker names its own directory, so task 1's
+    # must stay empty.
+    path = os.path.join(sys.argv[2], str(task), "ckpt.safetensors")
+    os.makedirs(os.path.dirname(path))
+    s.save_checkpoint({"v": v}, path)
+    expect(os.path.exists(path) == (task == 0), f"task {task} wrote {path}: {os.path.exists(path)}")
+    if task == 0:
+        expect(xdev.load_file(path)["v"].numpy().tolist() == [7.0], "the checkpoint holds v")
     s.barrier()
     if failures:
         sys.exit(1)

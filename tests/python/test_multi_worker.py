@@ -43,10 +43,10 @@ def _worker_env():
     return env
 
 
-def _run(mode, workers):
-    """Runs mpi_worker.py MODE under mpirun -np WORKERS (WORKERS=None: alone); returns its
-    output, stdout and stderr together. Fails the test when it exits non-zero."""
-    command = [sys.executable, str(WORKER), mode]
+def _run(mode, workers, *args):
+    """Runs mpi_worker.py MODE ARGS under mpirun -np WORKERS (WORKERS=None: alone); returns
+    its output, stdout and stderr together. Fails the test when it exits non-zero."""
+    command = [sys.executable, str(WORKER), mode, *[str(a) for a in args]]
     if workers is not None:
         command = [MPIRUN, "--oversubscribe", "-np", str(workers)] + command
     result = subprocess.run(command, capture_output=True, text=True, env=_worker_env(),
@@ -63,13 +63,15 @@ def _lines(output, prefix):
 
 @needs_mpi_package
 @needs_mpirun
-def test_two_workers_see_their_rank_and_size_and_agree_on_an_all_reduce():
-    output = _run("collectives", 2)
+def test_two_workers_see_their_rank_and_size_and_agree_on_an_all_reduce(tmp_path):
+    output = _run("collectives", 2, tmp_path)
     passed = _lines(output, "PASS collectives")
     assert passed == ["PASS collectives task 0 of 2 sum [3.0, 19.0]",
                       "PASS collectives task 1 of 2 sum [3.0, 19.0]"], output
     # Each worker prints the cluster, like TensorFlow.
     assert output.count("Using MultiWorkerMirroredStrategy with cluster_spec = {'worker': [") == 2
+    assert (tmp_path / "0" / "ckpt.safetensors").exists()
+    assert not (tmp_path / "1" / "ckpt.safetensors").exists()
 
 
 def _weights(output, task):
