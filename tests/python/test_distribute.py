@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import xdev
-from conftest import GPU0, GPU1, needs_sim, run_python
+from conftest import GPU0, GPU1, needs_sim, run_on_logical_cpus, run_python
 
 
 @needs_sim
@@ -98,11 +98,7 @@ def test_training_on_one_two_and_four_logical_cpus_agrees():
 
 
 def test_all_reduce_takes_max_and_min_over_two_logical_cpus():
-    run_python("""
-        import xdev
-        cpu = xdev.config.list_physical_devices("CPU")[0]
-        xdev.config.set_logical_device_configuration(
-            cpu, [xdev.config.LogicalDeviceConfiguration(memory_limit=64)] * 2)
+    run_on_logical_cpus(2, """
         s = xdev.distribute.MirroredStrategy()
         values = xdev.distribute.PerReplica([xdev.constant([1.0, 5.0]), xdev.constant([3.0, 2.0])])
         for op, want in (("MAX", [3.0, 5.0]), (xdev.distribute.ReduceOp.MIN, [1.0, 2.0])):

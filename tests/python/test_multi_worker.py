@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import xdev
-from conftest import run_python
+from conftest import run_on_logical_cpus, run_python
 
 WORKER = pathlib.Path(__file__).resolve().parent / "mpi_worker.py"
 MPIRUN = shutil.which("mpirun")
@@ -130,11 +130,7 @@ def test_without_mpirun_it_runs_as_a_single_worker_and_says_so(capfd):
 
 @needs_mpi_package
 def test_two_local_replicas_without_mpirun_reduce_in_process():
-    run_python("""
-        import xdev
-        cpu = xdev.config.list_physical_devices("CPU")[0]
-        xdev.config.set_logical_device_configuration(
-            cpu, [xdev.config.LogicalDeviceConfiguration(memory_limit=64)] * 2)
+    run_on_logical_cpus(2, """
         s = xdev.distribute.MultiWorkerMirroredStrategy()
         assert s.num_replicas_in_sync == 2, s.num_replicas_in_sync
         assert s.extended.worker_devices == ("/job:worker/replica:0/task:0/device:CPU:0",
