@@ -232,7 +232,7 @@ class Mpi(unittest.TestCase):
         path = self.one_gpu_log("SKIP", "skipped: the cuda plugin was built without NCCL (...)\n")
         code, out = run("mpi", "--gpus", "1", path)
         self.assertEqual(code, 1, out)
-        self.assertIn("mpi_cuda_one_worker SKIP on a machine with 1 GPU(s): skipped: the cuda "
+        self.assertIn("mpi_cuda_one_worker SKIP on a machine with 1 GPU(s) (skipped: the cuda "
                       "plugin was built without NCCL", out)
 
     def test_the_host_path_is_not_the_nccl_path(self):
