@@ -331,7 +331,8 @@ int main(int argc, char** argv) try {
   else if (mode == "one_worker") one_worker();
   else if (mode == "config" && argc > 2) config(std::atoi(argv[2]));
   else {
-    std::cerr << "usage: mpi_worker collectives|mismatch|killed|hung|single|one_worker|config TASK\n";
+    std::cerr << "usage: mpi_worker "
+                 "collectives|mismatch|killed|hung|single|one_worker|config TASK\n";
     return 2;
   }
   if (g_failures == 0) std::cout << "PASS " << mode << std::endl;

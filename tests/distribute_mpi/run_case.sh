@@ -124,8 +124,8 @@ one_worker)
   "$mpirun" --oversubscribe -np 1 "$prog" one_worker >"$out" 2>&1 || fail "mpirun exited $?"
   grep -q '^PASS one_worker' "$out" || fail "no PASS"
   check_start_line 1
-  [ "$(count "Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 1 workers x 1 local replicas: $path\$")" = 1 ] ||
-    fail "the logged all-reduce names the path: $path" ;;
+  logged="Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 1 workers x 1 local replicas"
+  [ "$(count "$logged: $path\$")" = 1 ] || fail "the logged all-reduce names the path: $path" ;;
 single)
   "$prog" single >"$out" 2>&1 || fail "exited $?"
   [ "$(count 'running as a single worker')" = 1 ] || fail "one line must say: single worker"

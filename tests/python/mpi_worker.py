@@ -33,7 +33,8 @@ def collectives():
     workers = s.cluster_resolver.cluster_spec().num_tasks("worker")
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
     size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
-    expect(task == rank and workers == size, f"task {task} of {workers}, mpirun's rank {rank} of {size}")
+    expect(task == rank and workers == size,
+           f"task {task} of {workers}, mpirun's rank {rank} of {size}")
     expect(s.cluster_resolver.source == "mpi", f"source {s.cluster_resolver.source}")
     expect(s.num_replicas_in_sync == size, f"num_replicas_in_sync {s.num_replicas_in_sync}")
     expect(s.extended.worker_devices == (f"/job:worker/replica:0/task:{task}/device:CPU:0",),
@@ -45,8 +46,8 @@ def collectives():
     total = s.all_reduce("SUM", mine, name="sum").values[0].numpy()
     expect(total.tolist() == [3.0, 19.0], f"SUM {total}")
     expect(s.all_reduce("MEAN", mine).values[0].numpy().tolist() == [1.5, 9.5], "MEAN")
-    expect(s.all_reduce(xdev.distribute.ReduceOp.MAX, mine).values[0].numpy().tolist() == [2.0, 10.0],
-           "MAX")
+    largest = s.all_reduce(xdev.distribute.ReduceOp.MAX, mine).values[0]
+    expect(largest.numpy().tolist() == [2.0, 10.0], "MAX")
     expect(s.all_reduce("MIN", mine).values[0].numpy().tolist() == [1.0, 9.0], "MIN")
     expect(s.reduce("SUM", mine).numpy().tolist() == [3.0, 19.0], "reduce SUM")
     expect(s.reduce("MEAN", mine, axis=0).numpy().item() == 22.0 / 4, "reduce MEAN over axis 0")
@@ -55,9 +56,10 @@ def collectives():
     expect(s.gather(xdev.constant([task * 1.0])).numpy().tolist() == [0.0, 1.0], "gather")
     # [1, 2] on task 0 and [2, 4] on task 1: the sum [3, 6], global replica k keeps row k.
     scattered = s.reduce_scatter("SUM", xdev.constant([task + 1.0, 2.0 * (task + 1)]))
-    expect(scattered.values[0].numpy().tolist() == [[3.0], [6.0]][task], f"reduce_scatter {scattered}")
-    expect(s.broadcast(xdev.constant([task + 5.0]), root_task=1).values[0].numpy().tolist() == [6.0],
-           "broadcast from task 1")
+    expect(scattered.values[0].numpy().tolist() == [[3.0], [6.0]][task],
+           f"reduce_scatter {scattered}")
+    sent = s.broadcast(xdev.constant([task + 5.0]), root_task=1).values[0]
+    expect(sent.numpy().tolist() == [6.0], "broadcast from task 1")
     with s.scope():
         v = xdev.Variable([task + 7.0])
     expect(v.numpy().tolist() == [7.0], f"a variable starts as task 0's value: {v.numpy()}")
@@ -112,7 +114,8 @@ def train():
     for _ in range(STEPS):
         loss, gw, gb = s.run(step, args=(xs, ys))
         losses.append(float(s.reduce("SUM", loss)))
-        grads = [s.all_reduce("SUM", g, name=f"grad/{n}").values[0] for g, n in ((gw, "w"), (gb, "b"))]
+        grads = [s.all_reduce("SUM", g, name=f"grad/{n}").values[0]
+                 for g, n in ((gw, "w"), (gb, "b"))]
         opt.apply_gradients(zip(grads, [w, b]))
     weights = np.concatenate([w.numpy().ravel(), b.numpy().ravel()])
     print(f"START task {task} " + " ".join(repr(float(v)) for v in start), flush=True)

@@ -103,7 +103,8 @@ def test_two_workers_train_to_the_weights_of_one_process_with_the_same_global_ba
 @needs_mpirun
 def test_a_mismatched_all_reduce_raises_on_every_worker_naming_both_shapes():
     output = _run("mismatch", 2)
-    assert _lines(output, "PASS mismatch") == ["PASS mismatch task 0", "PASS mismatch task 1"], output
+    assert _lines(output, "PASS mismatch") == ["PASS mismatch task 0",
+                                               "PASS mismatch task 1"], output
     caught = _lines(output, "task ")
     assert len([c for c in caught if " caught: " in c]) == 2, output
 
@@ -121,7 +122,8 @@ def test_without_mpirun_it_runs_as_a_single_worker_and_says_so(capfd):
     assert strategy.extended.worker_devices == ("/job:worker/replica:0/task:0/device:CPU:0",)
     summed = strategy.all_reduce("SUM", xdev.constant([1.0, 2.0]), name="t")
     assert summed.values[0].numpy().tolist() == [1.0, 2.0]
-    assert strategy.all_reduce("MAX", xdev.constant([1.0, 2.0])).values[0].numpy().tolist() == [1.0, 2.0]
+    largest = strategy.all_reduce("MAX", xdev.constant([1.0, 2.0])).values[0]
+    assert largest.numpy().tolist() == [1.0, 2.0]
     with strategy.scope():
         w = xdev.Variable([3.0])
     assert isinstance(w, xdev.distribute.MirroredVariable)
