@@ -12,9 +12,13 @@
 namespace xdev::python {
 
 void bind_distribute(nb::module_& m) {
-  nb::enum_<ReduceOp>(m, "ReduceOp", "How all-reduce combines values (tf.distribute.ReduceOp).")
+  nb::enum_<ReduceOp>(m, "ReduceOp",
+                      "How all-reduce combines values (tf.distribute.ReduceOp; MAX and MIN as "
+                      "Horovod and NCCL offer them).")
       .value("SUM", ReduceOp::kSum)
-      .value("MEAN", ReduceOp::kMean);
+      .value("MEAN", ReduceOp::kMean)
+      .value("MAX", ReduceOp::kMax)
+      .value("MIN", ReduceOp::kMin);
 
   nb::class_<MirroredVariable>(m, "_MirroredVariable")
       .def_prop_ro("values", &MirroredVariable::values)

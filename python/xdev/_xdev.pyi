@@ -932,11 +932,17 @@ def dlpack_stream(device: str) -> int | None:
 def dlpack_stream(device: LogicalDevice) -> int | None: ...
 
 class ReduceOp(enum.Enum):
-    """How all-reduce combines values (tf.distribute.ReduceOp)."""
+    """
+    How all-reduce combines values (tf.distribute.ReduceOp; MAX and MIN as Horovod and NCCL offer them).
+    """
 
     SUM = 0
 
     MEAN = 1
+
+    MAX = 2
+
+    MIN = 3
 
 def trace_start(path: str) -> None:
     """

@@ -2,7 +2,7 @@
 // or alone). Each mode prints "PASS <mode>" and exits 0 when its checks hold,
 // or prints what failed and exits 1.
 //
-//   mpi_worker collectives|mismatch|killed|hung|single|config <expected task>
+//   mpi_worker collectives|mismatch|killed|hung|single|one_worker|config <expected task>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -283,6 +283,30 @@ void single() {
   s.barrier();
 }
 
+// mpirun -np 1: one worker with one device. On a device that offers
+// collectives its communicator has one rank (NCCL allows it; two ranks on one
+// GPU it refuses), so a machine with one GPU still runs the cuda plugin's
+// device path (run_case.sh checks the log says so). Every collective returns
+// its input.
+void one_worker() {
+  xdev::MultiWorkerMirroredStrategy s(local_devices(1));
+  expect(s.num_workers() == 1 && s.task_id() == 0 && s.num_replicas_in_sync() == 1 &&
+             s.cluster().source == "mpi",
+         "one worker of one replica, from mpirun");
+  const xdev::Device& device = s.local().devices()[0];
+  const xdev::Tensor v = xdev::constant(std::vector<float>{1, 5}, xdev::Shape{2}).to(device);
+  xdev::set_log_device_placement(true);  // the path of each collective (run_case.sh reads it)
+  expect_everywhere(s.all_reduce(xdev::ReduceOp::kSum, {v}, "sum"), {1, 5}, "one-worker SUM");
+  xdev::set_log_device_placement(false);
+  expect_everywhere(s.all_reduce(xdev::ReduceOp::kMean, {v}, "mean"), {1, 5}, "one-worker MEAN");
+  expect_everywhere(s.all_reduce(xdev::ReduceOp::kMax, {v}, "max"), {1, 5}, "one-worker MAX");
+  expect_everywhere(s.all_gather({v}, "gather"), {1, 5}, "one-worker all_gather");
+  expect_everywhere(s.reduce_scatter(xdev::ReduceOp::kSum, {v}, "scatter"), {1, 5},
+                    "one-worker reduce_scatter");
+  expect_everywhere(s.broadcast(v, 0, "broadcast"), {1, 5}, "one-worker broadcast");
+  s.barrier();
+}
+
 void config(int expected_task) {
   xdev::MultiWorkerMirroredStrategy s({"/CPU:0"});
   expect(s.task_id() == expected_task,
@@ -304,9 +328,11 @@ int main(int argc, char** argv) try {
   else if (mode == "killed") lost(SIGKILL);
   else if (mode == "hung") lost(SIGSTOP);
   else if (mode == "single") single();
+  else if (mode == "one_worker") one_worker();
   else if (mode == "config" && argc > 2) config(std::atoi(argv[2]));
   else {
-    std::cerr << "usage: mpi_worker collectives|mismatch|killed|hung|single|config TASK\n";
+    std::cerr << "usage: mpi_worker "
+                 "collectives|mismatch|killed|hung|single|one_worker|config TASK\n";
     return 2;
   }
   if (g_failures == 0) std::cout << "PASS " << mode << std::endl;

@@ -12,7 +12,8 @@
 # devices with XDEV_DEVICE_COLLECTIVES=0 (the host path), the same checks.
 # cuda_X runs case X on GPUs through the cuda plugin's NCCL collectives
 # (tools/gpu-check runs them): worker k on /GPU:2k and /GPU:2k+1, so 4 GPUs
-# (NCCL takes one GPU per rank); skipped, saying why, without NCCL or GPUs.
+# (NCCL takes one GPU per rank); cuda_one_worker needs 1 (one rank on
+# /GPU:0); skipped, saying why, without NCCL or GPUs.
 set -u
 mpirun=$1 prog=$2 case=$3
 out=$(mktemp) dir=$(mktemp -d)
@@ -43,8 +44,10 @@ cuda_*)
     exit 77
   fi
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-  if [ "$gpus" -lt 4 ]; then
-    echo "skipped: 2 workers x 2 GPUs need 4 GPUs (NCCL takes one GPU per rank); this machine has $gpus"
+  need="4" what="2 workers x 2 GPUs need 4 GPUs (NCCL takes one GPU per rank)"
+  [ "$case" = cuda_one_worker ] && need="1" what="one worker needs a GPU"
+  if [ "$gpus" -lt "$need" ]; then
+    echo "skipped: $what; this machine has $gpus"
     exit 77
   fi
   export XDEV_PLUGIN_PATH=$4 XDEV_PLUGINS=cpu,cuda XDEV_TEST_DEVICE_TYPE=GPU XDEV_TEST_GPUS_BY_RANK=1
@@ -66,9 +69,9 @@ check_lost_where() {
     grep -q "^task 0 caught .*(XDEV_COLLECTIVE_TIMEOUT_S) waiting for the device collective; lost task 1" "$out" ||
     fail "task 0 did not time out in the device collective"
 }
-# Every worker says which path its collectives take between workers.
+# Every worker (2, or N) says which path its collectives take between workers.
 check_start_line() {
-  [ "$(count "Using MultiWorkerMirroredStrategy.*$start_line")" = 2 ] ||
+  [ "$(count "Using MultiWorkerMirroredStrategy.*$start_line")" = "${1:-2}" ] ||
     fail "each worker's start-up line names the path: $start_line"
 }
 
@@ -115,6 +118,14 @@ hung)
   check_start_line
   grep -q '^PASS lost worker (task 0)' "$out" || fail "task 0 did not report the hung task"
   check_lost_where ;;
+one_worker)
+  # mpirun -np 1, one device: on a device with collectives a communicator of
+  # one rank (NCCL allows it), so one GPU runs the cuda plugin's NCCL path.
+  "$mpirun" --oversubscribe -np 1 "$prog" one_worker >"$out" 2>&1 || fail "mpirun exited $?"
+  grep -q '^PASS one_worker' "$out" || fail "no PASS"
+  check_start_line 1
+  logged="Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 1 workers x 1 local replicas"
+  [ "$(count "$logged: $path\$")" = 1 ] || fail "the logged all-reduce names the path: $path" ;;
 single)
   "$prog" single >"$out" 2>&1 || fail "exited $?"
   [ "$(count 'running as a single worker')" = 1 ] || fail "one line must say: single worker"

@@ -183,6 +183,85 @@ class Skips(unittest.TestCase):
         self.assertEqual(run("skips", "--gpus", "1", os.path.join(self.dir.name, "none"))[0], 1)
 
 
+def mpi_test(name, result, stdout=""):
+    return json.dumps({"name": f"xdev:mpi_cuda / {name}", "result": result, "stdout": stdout})
+
+
+NCCL_OUTPUT = (
+    "PASS one_worker\n"
+    "Using MultiWorkerMirroredStrategy with cluster_spec = {'worker': ['gpu']}, task_type = "
+    "'worker', task_id = 0, num_workers = 1, local_devices = "
+    "('/job:worker/replica:0/task:0/device:GPU:0',), communication = MPI (Open MPI v4.1.4), "
+    "across workers via cuda device collectives\n"
+    "Collective all_reduce SUM of 'sum' (2,) float32 (8 B) over 1 workers x 1 local replicas: "
+    "via cuda device collectives\n")
+FOUR_GPUS = ("skipped: 2 workers x 2 GPUs need 4 GPUs (NCCL takes one GPU per rank); "
+             "this machine has 1\n")
+
+
+class Mpi(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def log(self, *tests):
+        path = os.path.join(self.dir.name, "testlog.json")
+        with open(path, "w") as f:
+            f.write("".join(t + "\n" for t in tests))
+        return path
+
+    def one_gpu_log(self, one_worker_result="OK", one_worker_output=NCCL_OUTPUT):
+        return self.log(mpi_test("mpi_cuda_collectives", "SKIP", FOUR_GPUS),
+                        mpi_test("mpi_cuda_mismatch", "SKIP", FOUR_GPUS),
+                        mpi_test("mpi_cuda_one_worker", one_worker_result, one_worker_output))
+
+    def test_one_gpu_runs_the_nccl_path_with_one_rank(self):
+        code, out = run("mpi", "--gpus", "1", self.one_gpu_log())
+        self.assertEqual(code, 0, out)
+        self.assertIn("NCCL path: Collective all_reduce SUM of 'sum'", out)
+        self.assertIn("NCCL path: Using MultiWorkerMirroredStrategy", out)
+
+    def test_with_four_gpus_the_two_worker_cases_must_run(self):
+        code, out = run("mpi", "--gpus", "4", self.one_gpu_log())
+        self.assertEqual(code, 1, out)
+        self.assertIn("mpi_cuda_collectives skipped on a machine with 4 GPU(s)", out)
+
+    def test_a_skipped_one_worker_case_on_a_gpu_machine_fails_with_its_reason(self):
+        path = self.one_gpu_log("SKIP", "skipped: the cuda plugin was built without NCCL (...)\n")
+        code, out = run("mpi", "--gpus", "1", path)
+        self.assertEqual(code, 1, out)
+        self.assertIn("mpi_cuda_one_worker SKIP on a machine with 1 GPU(s) (skipped: the cuda "
+                      "plugin was built without NCCL", out)
+
+    def test_the_host_path_is_not_the_nccl_path(self):
+        host = NCCL_OUTPUT.replace("via cuda device collectives",
+                                   "via host memory (no device collectives: ...)")
+        code, out = run("mpi", "--gpus", "1", self.one_gpu_log("OK", host))
+        self.assertEqual(code, 1, out)
+        self.assertIn("the NCCL path was not shown to run", out)
+
+    def test_no_mpi_cuda_tests_fail_on_a_gpu_machine(self):
+        # meson test --suite mpi_cuda with no such tests: "No suitable tests defined", exit 0.
+        code, out = run("mpi", "--gpus", "1", self.log(mpi_test("other", "OK").replace(
+            "mpi_cuda / other", "core / other")))
+        self.assertEqual(code, 1, out)
+        self.assertIn("mpi_cuda_one_worker did not run", out)
+        self.assertIn("openmpi-bin", out)
+        self.assertEqual(run("mpi", "--gpus", "1", os.path.join(self.dir.name, "none"))[0], 1)
+
+    def test_a_failed_case_fails(self):
+        path = self.log(mpi_test("mpi_cuda_mismatch", "FAIL", "FAIL: ...\n"),
+                        mpi_test("mpi_cuda_one_worker", "OK", NCCL_OUTPUT))
+        code, out = run("mpi", "--gpus", "1", path)
+        self.assertEqual(code, 1, out)
+        self.assertIn("mpi_cuda_mismatch: FAIL", out)
+
+    def test_without_a_gpu_nothing_is_required(self):
+        self.assertEqual(run("mpi", "--gpus", "0", self.log())[0], 0)
+
+
 if __name__ == "__main__":
     VERDICT = sys.argv.pop(1)
     unittest.main(verbosity=2)

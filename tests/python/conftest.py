@@ -87,6 +87,16 @@ def run_python(code, sim=False, env=None, timeout=120, fakecl=False):
     return result
 
 
+def run_on_logical_cpus(count, code, **kwargs):
+    """``run_python(code)`` in an interpreter whose CPU is first split into ``count``
+    logical CPUs (``xdev`` imported)."""
+    prefix = ("import xdev\n"
+              "xdev.config.set_logical_device_configuration(\n"
+              "    xdev.config.list_physical_devices('CPU')[0],\n"
+              f"    [xdev.config.LogicalDeviceConfiguration(memory_limit=64)] * {count})\n")
+    return run_python(prefix + textwrap.dedent(code), **kwargs)
+
+
 @pytest.fixture(autouse=True)
 def _placement_defaults():
     """Every test starts with soft placement on and the placement log off."""

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import xdev
-from conftest import GPU0, GPU1, needs_sim, run_python
+from conftest import GPU0, GPU1, needs_sim, run_on_logical_cpus, run_python
 
 
 @needs_sim
@@ -95,3 +95,19 @@ def test_training_on_one_two_and_four_logical_cpus_agrees():
     np.testing.assert_allclose(np.float64(results[0]), [1.0, -2.0, 0.5], atol=1e-3)
     np.testing.assert_allclose(np.float64(results[1]), np.float64(results[0]), rtol=1e-12)
     np.testing.assert_allclose(np.float64(results[2]), np.float64(results[0]), rtol=1e-12)
+
+
+def test_all_reduce_takes_max_and_min_over_two_logical_cpus():
+    run_on_logical_cpus(2, """
+        s = xdev.distribute.MirroredStrategy()
+        values = xdev.distribute.PerReplica([xdev.constant([1.0, 5.0]), xdev.constant([3.0, 2.0])])
+        for op, want in (("MAX", [3.0, 5.0]), (xdev.distribute.ReduceOp.MIN, [1.0, 2.0])):
+            assert [v.numpy().tolist() for v in s.all_reduce(op, values).values] == [want] * 2, op
+            assert s.reduce(op, values).numpy().tolist() == want, op
+        try:
+            s.reduce("MAX", values, axis=0)
+        except ValueError as e:
+            assert "SUM or MEAN" in str(e), e
+        else:
+            raise AssertionError("reduce MAX over an axis ran")
+    """)
