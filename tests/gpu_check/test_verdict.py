@@ -229,11 +229,23 @@ class Mpi(unittest.TestCase):
         self.assertIn("mpi_cuda_collectives skipped on a machine with 4 GPU(s)", out)
 
     def test_a_skipped_one_worker_case_on_a_gpu_machine_fails_with_its_reason(self):
-        path = self.one_gpu_log("SKIP", "skipped: the cuda plugin was built without NCCL (...)\n")
+        path = self.one_gpu_log("SKIP", "skipped: needs a GPU (the cuda plugin found none)\n")
         code, out = run("mpi", "--gpus", "1", path)
         self.assertEqual(code, 1, out)
-        self.assertIn("mpi_cuda_one_worker SKIP on a machine with 1 GPU(s) (skipped: the cuda "
-                      "plugin was built without NCCL", out)
+        self.assertIn("mpi_cuda_one_worker SKIP on a machine with 1 GPU(s) (skipped: needs a GPU",
+                      out)
+
+    def test_a_build_without_nccl_is_not_run_not_passed(self):
+        no_nccl = "skipped: the cuda plugin was built without NCCL (...)\n"
+        path = self.log(mpi_test("mpi_cuda_collectives", "SKIP", no_nccl),
+                        mpi_test("mpi_cuda_mismatch", "SKIP", no_nccl),
+                        mpi_test("mpi_cuda_one_worker", "SKIP", no_nccl))
+        code, out = run("mpi", "--gpus", "1", path)
+        self.assertEqual(code, 3, out)
+        self.assertIn("NOT RUN: the NCCL device path needs Open MPI and an NCCL", out)
+        self.assertIn("not run: mpi_cuda_one_worker: skipped: the cuda plugin was built without "
+                      "NCCL", out)
+        self.assertNotIn("PASS", out)
 
     def test_the_host_path_is_not_the_nccl_path(self):
         host = NCCL_OUTPUT.replace("via cuda device collectives",
@@ -242,12 +254,12 @@ class Mpi(unittest.TestCase):
         self.assertEqual(code, 1, out)
         self.assertIn("the NCCL path was not shown to run", out)
 
-    def test_no_mpi_cuda_tests_fail_on_a_gpu_machine(self):
+    def test_no_mpi_cuda_tests_is_not_run_on_a_gpu_machine(self):
         # meson test --suite mpi_cuda with no such tests: "No suitable tests defined", exit 0.
         code, out = run("mpi", "--gpus", "1", self.log(mpi_test("other", "OK").replace(
             "mpi_cuda / other", "core / other")))
-        self.assertEqual(code, 1, out)
-        self.assertIn("mpi_cuda_one_worker did not run", out)
+        self.assertEqual(code, 3, out)
+        self.assertIn("the build defines no mpi_cuda tests", out)
         self.assertIn("openmpi-bin", out)
         self.assertEqual(run("mpi", "--gpus", "1", os.path.join(self.dir.name, "none"))[0], 1)
 
