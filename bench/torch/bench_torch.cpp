@@ -626,6 +626,188 @@ BENCHMARK_CAPTURE(BM_TrainStep_Torch, defaults, 0, 0)->Unit(benchmark::kMillisec
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, blas1, 0, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, omp1, 1, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// ---------------------------------------------------------------------------
+// Softmax over [4096, 1024] float32, along the last axis
+//
+// xdev::softmax against at::softmax (OpenMP on T threads; no product, so no
+// OpenBLAS), and at::_softmax_out into a preallocated output: libtorch's
+// allocator gives a fresh 16 MiB output back to the OS at every free (as for
+// the large add), so the second shows its kernel alone.
+
+constexpr int64_t kSoftmaxRows = 4096, kSoftmaxCols = 1024;
+
+void set_softmax_counters(benchmark::State& state) {
+  // Bytes moved at least: read x, write y.
+  state.counters["GB/s"] =
+      benchmark::Counter(2.0 * 4.0 * static_cast<double>(kSoftmaxRows * kSoftmaxCols) / 1e9,
+                         benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Softmax_Xdev(benchmark::State& state) {
+  setup_once();
+  XDEV_ON_CPU;
+  const std::vector<float> values = random_values(kSoftmaxRows * kSoftmaxCols, 40);
+  const xdev::Tensor x = xdev_tensor(values, {kSoftmaxRows, kSoftmaxCols});
+  // Untimed: the same probabilities as libtorch's, within float32 rounding.
+  const std::vector<float> mine = xdev::softmax(x).to_vector<float>();
+  const at::Tensor reference = at::softmax(torch_tensor(values, {kSoftmaxRows, kSoftmaxCols}), 1);
+  const float* theirs = reference.data_ptr<float>();
+  double worst = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(mine[i]) - theirs[i]) /
+                                static_cast<double>(theirs[i]));
+  }
+  if (!(worst <= 1e-5)) {
+    state.SkipWithError(("xdev and libtorch disagree: relative difference " +
+                         std::to_string(worst))
+                            .c_str());
+    return;
+  }
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor y = xdev::softmax(x);
+    benchmark::DoNotOptimize(y.impl());
+  }
+  set_softmax_counters(state);
+}
+BENCHMARK(BM_Softmax_Xdev)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_Softmax_Torch(benchmark::State& state) {
+  setup_once();
+  const at::Tensor x = torch_tensor(random_values(kSoftmaxRows * kSoftmaxCols, 40),
+                                    {kSoftmaxRows, kSoftmaxCols});
+  at::softmax(x, 1);
+  quiesce();
+  for (auto _ : state) {
+    at::Tensor y = at::softmax(x, 1);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  set_softmax_counters(state);
+}
+BENCHMARK(BM_Softmax_Torch)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_Softmax_TorchOut(benchmark::State& state) {
+  setup_once();
+  const at::Tensor x = torch_tensor(random_values(kSoftmaxRows * kSoftmaxCols, 40),
+                                    {kSoftmaxRows, kSoftmaxCols});
+  at::Tensor y = at::softmax(x, 1);
+  quiesce();
+  for (auto _ : state) {
+    at::_softmax_out(y, x, 1, false);
+    benchmark::DoNotOptimize(y.data_ptr());
+    benchmark::ClobberMemory();
+  }
+  set_softmax_counters(state);
+}
+BENCHMARK(BM_Softmax_TorchOut)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// ---------------------------------------------------------------------------
+// Conv2D of a ResNet-style 3×3 layer: 8 images of 56×56×64 → 64 channels,
+// stride 1, SAME padding (1 on each side), no bias
+//
+// xdev: NHWC input, HWIO filter (TensorFlow's layouts), xdev::conv2d.
+// libtorch: at::conv2d (its oneDNN path) on the same values, in its two
+// layouts: NCHW (contiguous) and channels_last (NHWC in memory); the table
+// compares xdev with the faster. libtorch's convolution runs on its OpenMP
+// threads (T); TorchBlasThreads puts OpenBLAS on T too, should a path reach it.
+
+constexpr int64_t kConvN = 8, kConvH = 56, kConvW = 56, kConvC = 64, kConvF = 64, kConvK = 3;
+
+struct ConvData {
+  std::vector<float> input;   // NHWC
+  std::vector<float> filter;  // HWIO, scaled by 1/sqrt(fan in)
+};
+
+const ConvData& conv_data() {
+  static const ConvData data = [] {
+    ConvData d;
+    d.input = random_values(kConvN * kConvH * kConvW * kConvC, 50);
+    d.filter = random_values(kConvK * kConvK * kConvC * kConvF, 51);
+    const float scale = 1.f / std::sqrt(static_cast<float>(kConvK * kConvK * kConvC));
+    for (float& v : d.filter) v *= scale;
+    return d;
+  }();
+  return data;
+}
+
+void set_conv_counters(benchmark::State& state) {
+  const double flops = 2.0 * kConvN * kConvH * kConvW * kConvF * kConvK * kConvK * kConvC;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// libtorch's input and weight: the NHWC / HWIO values as NCHW / OIHW tensors
+// in `format` (Contiguous or ChannelsLast).
+at::Tensor torch_conv_input(at::MemoryFormat format) {
+  return torch_tensor(conv_data().input, {kConvN, kConvH, kConvW, kConvC})
+      .permute({0, 3, 1, 2})
+      .contiguous(format);
+}
+at::Tensor torch_conv_weight(at::MemoryFormat format) {
+  return torch_tensor(conv_data().filter, {kConvK, kConvK, kConvC, kConvF})
+      .permute({3, 2, 0, 1})
+      .contiguous(format);
+}
+at::Tensor torch_conv(const at::Tensor& x, const at::Tensor& w) {
+  return at::conv2d(x, w, {}, /*stride=*/{1, 1}, /*padding=*/{1, 1});
+}
+
+void BM_Conv2D_Xdev(benchmark::State& state) {
+  setup_once();
+  XDEV_ON_CPU;
+  const ConvData& d = conv_data();
+  const xdev::Tensor x = xdev_tensor(d.input, {kConvN, kConvH, kConvW, kConvC});
+  const xdev::Tensor w = xdev_tensor(d.filter, {kConvK, kConvK, kConvC, kConvF});
+  // Untimed: the same output as libtorch's (NCHW, brought to NHWC), within
+  // float32 rounding of sums of 576 products.
+  const std::vector<float> mine = xdev::conv2d(x, w, {1, 1}, "SAME").to_vector<float>();
+  at::Tensor theirs_t;
+  {
+    TorchBlasThreads blas_threads;
+    theirs_t = torch_conv(torch_conv_input(at::MemoryFormat::Contiguous),
+                          torch_conv_weight(at::MemoryFormat::Contiguous))
+                   .permute({0, 2, 3, 1})
+                   .contiguous();
+  }
+  const float* theirs = theirs_t.data_ptr<float>();
+  double worst = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(mine[i]) - theirs[i]));
+  }
+  if (mine.size() != static_cast<size_t>(theirs_t.numel()) || !(worst <= 1e-4)) {
+    state.SkipWithError(("xdev and libtorch disagree: difference " + std::to_string(worst)).c_str());
+    return;
+  }
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor y = xdev::conv2d(x, w, {1, 1}, "SAME");
+    benchmark::DoNotOptimize(y.impl());
+  }
+  set_conv_counters(state);
+}
+BENCHMARK(BM_Conv2D_Xdev)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Conv2D_Torch(benchmark::State& state, at::MemoryFormat format) {
+  setup_once();
+  TorchBlasThreads blas_threads;
+  const at::Tensor x = torch_conv_input(format);
+  const at::Tensor w = torch_conv_weight(format);
+  torch_conv(x, w);
+  quiesce();
+  for (auto _ : state) {
+    at::Tensor y = torch_conv(x, w);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  if (!torch_conv(x, w).is_contiguous(format)) state.SkipWithError("output not in the input's layout");
+  set_conv_counters(state);
+}
+BENCHMARK_CAPTURE(BM_Conv2D_Torch, nchw, at::MemoryFormat::Contiguous)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Conv2D_Torch, channels_last, at::MemoryFormat::ChannelsLast)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 }  // namespace
 
 BENCHMARK_MAIN();
