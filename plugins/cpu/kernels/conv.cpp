@@ -155,7 +155,7 @@ xdev_status_t* conv_call(const xdev_kernel_call_t* call, const char* const* know
     return i < 2 ? *call->inputs[i] : *call->outputs[0];
   };
   for (int i : {0, 1}) {
-    if (num_elements(tensor(i)) > 0 && !is_contiguous(tensor(i))) {
+    if (element_count(tensor(i)) > 0 && !is_contiguous(tensor(i))) {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: input %d must be contiguous",
                          window_op(call), i);
     }
@@ -197,9 +197,9 @@ xdev_status_t* conv2d(const xdev_kernel_call_t* call) noexcept {
     const T* f = data_of<const T>(*call->inputs[1]);
     T* y = data_of<T>(*call->outputs[0]);
     const ConvSizes z(g);
-    if (num_elements(*call->outputs[0]) == 0) return;
+    if (element_count(*call->outputs[0]) == 0) return;
     if (z.width == 0) {  // no input channels: zeros
-      std::fill(y, y + num_elements(*call->outputs[0]), T(0));
+      std::fill(y, y + element_count(*call->outputs[0]), T(0));
       return;
     }
     const BlasApi* lib = blas_for(call);
@@ -234,7 +234,7 @@ xdev_status_t* conv2d_backprop_input(const xdev_kernel_call_t* call) noexcept {
     const T* dy = data_of<const T>(*call->inputs[1]);
     T* dx = data_of<T>(*call->outputs[0]);
     const ConvSizes z(g);
-    std::fill(dx, dx + num_elements(*call->outputs[0]), T(0));
+    std::fill(dx, dx + element_count(*call->outputs[0]), T(0));
     if (z.width == 0 || z.positions == 0 || g.in.n == 0) return;
     const BlasApi* lib = blas_for(call);
     for_tasks<T>(g.in.n, z, [&](int64_t b, T* col) {

@@ -83,7 +83,7 @@ xdev_status_t* check_axis_call(const xdev_kernel_call_t* call, const char* const
                        "%s: the output's shape does not follow from the input's and axis %" PRId32,
                        op, axis);
   }
-  if (drops && x.shape[axis] == 0 && num_elements(out) > 0) {
+  if (drops && x.shape[axis] == 0 && element_count(out) > 0) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: axis %" PRId32 " is empty", op,
                        axis);
   }
@@ -108,7 +108,7 @@ xdev_status_t* arg_kernel(const xdev_kernel_call_t* call) noexcept {
     using T = decltype(zero);
     const T* x = data_of<const T>(*call->inputs[0]);
     int64_t* o = data_of<int64_t>(*call->outputs[0]);
-    if (num_elements(*call->outputs[0]) == 0) return;
+    if (element_count(*call->outputs[0]) == 0) return;
     for_lines(s, [&](int64_t l) {
       const T* p = x + s.first(l);
       int64_t best = 0;
