@@ -108,33 +108,42 @@ void for_tasks(int64_t count, const ConvSizes& z, const Body& body) {
       tbb::simple_partitioner{});
 }
 
-// Calls tap(row, column, input offset) for the taps of output positions
-// [p0, p1) of image b that fall inside the input; column = (ky * KW + kx) *
-// Cin + ci, the filter's row.
+// Calls tap(row, column, at) for each tap of output positions [p0, p1) of
+// image b: row p - p0, column (ky * KW + kx) * Cin (the filter's row of the
+// tap's first input channel), and `at` the input offset of that channel
+// (channel ci at at + ci * in.step_c), or -1 where the tap falls in the
+// padding.
 template <typename Tap>
 void for_taps(const WindowGeometry& g, int64_t b, int64_t p0, int64_t p1, const Tap& tap) {
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t oy = p / g.out.w, ox = p % g.out.w;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
       const int64_t iy = oy * g.sy - g.py + ky * g.dy;
-      if (iy < 0 || iy >= g.in.h) continue;
+      const bool row_inside = iy >= 0 && iy < g.in.h;
       for (int64_t kx = 0; kx < g.kw; ++kx) {
         const int64_t ix = ox * g.sx - g.px + kx * g.dx;
-        if (ix < 0 || ix >= g.in.w) continue;
-        const int64_t column = (ky * g.kw + kx) * g.in.c;
-        const int64_t at = g.in.at(b, iy, ix, 0);
-        for (int64_t ci = 0; ci < g.in.c; ++ci) tap(p - p0, column + ci, at + ci * g.in.step_c);
+        const bool inside = row_inside && ix >= 0 && ix < g.in.w;
+        tap(p - p0, (ky * g.kw + kx) * g.in.c, inside ? g.in.at(b, iy, ix, 0) : int64_t{-1});
       }
     }
   }
 }
 
-// im2col of positions [p0, p1) of image b into col [p1 - p0, K].
+// im2col of positions [p0, p1) of image b into col [p1 - p0, K]: each tap's
+// Cin channels, one copy where they are dense (NHWC), zeros in the padding.
 template <typename T>
 void im2col(const WindowGeometry& g, const T* x, int64_t b, int64_t p0, int64_t p1, T* col) {
-  const int64_t width = g.taps() * g.in.c;
-  std::fill(col, col + (p1 - p0) * width, T(0));
-  for_taps(g, b, p0, p1, [&](int64_t r, int64_t k, int64_t at) { col[r * width + k] = x[at]; });
+  const int64_t width = g.taps() * g.in.c, channels = g.in.c, step = g.in.step_c;
+  for_taps(g, b, p0, p1, [&](int64_t r, int64_t column, int64_t at) {
+    T* to = col + r * width + column;
+    if (at < 0) {
+      std::fill(to, to + channels, T(0));
+    } else if (step == 1) {
+      std::memcpy(to, x + at, static_cast<size_t>(channels) * sizeof(T));
+    } else {
+      for (int64_t ci = 0; ci < channels; ++ci) to[ci] = x[at + ci * step];
+    }
+  });
 }
 
 // out_backprop's rows [p0, p1) of image b as op(a) [rows, Cout].
@@ -242,8 +251,18 @@ xdev_status_t* conv2d_backprop_input(const xdev_kernel_call_t* call) noexcept {
         // col [rows, K] = out_backprop rows · filterᵀ, then col2im.
         gemm<T>(lib, p1 - p0, z.width, z.cout, out_rows(g, dy, b, p0), {f, z.cout, true}, T(0),
                 col, z.width);
-        for_taps(g, b, p0, p1,
-                 [&](int64_t r, int64_t k, int64_t at) { dx[at] += col[r * z.width + k]; });
+        // col2im: each tap's channels added back where they came from.
+        const int64_t channels = g.in.c, step = g.in.step_c;
+        for_taps(g, b, p0, p1, [&](int64_t r, int64_t column, int64_t at) {
+          if (at < 0) return;
+          const T* from = col + r * z.width + column;
+          T* to = dx + at;
+          if (step == 1) {
+            for (int64_t ci = 0; ci < channels; ++ci) to[ci] += from[ci];
+          } else {
+            for (int64_t ci = 0; ci < channels; ++ci) to[ci * step] += from[ci];
+          }
+        });
       });
     });
   });
