@@ -20,6 +20,11 @@
 //                 plain SGD (lr 0.01) in place; the same inputs, labels and
 //                 initial weights on both sides; libtorch in three thread
 //                 settings (BM_TrainStep_Torch says why)
+//   Softmax       softmax over the last axis of [4096, 1024] float32 (libtorch
+//                 also into a preallocated output)
+//   Conv2D        a ResNet-style 3×3 layer, 8 images of 56×56×64 → 64, stride
+//                 1, SAME: forward, input gradient, filter gradient; xdev in
+//                 NHWC, libtorch in NCHW and in channels_last
 //
 // Threads: libtorch runs on at::set_num_threads(T) (OpenMP) and its OpenBLAS
 // (Debian's libblas.so.3, a shim over libopenblas.so.0) on its default of all
@@ -30,8 +35,8 @@
 // (TorchBlasThreads), else libtorch's products would run on one core after
 // the first xdev product and on all before it (order-dependent). Every timed loop after parallel
 // work starts after a 250 ms pause so that spinning OpenMP/OpenBLAS threads
-// of the previous benchmark are asleep. Softmax and Conv2D are not xdev ops
-// yet.
+// of the previous benchmark are asleep. The Sgemm, TrainStep, Softmax and
+// Conv2D cases check, untimed, that xdev and libtorch give the same result.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
@@ -51,6 +56,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 #include <xdev/xdev.hpp>
 
@@ -703,19 +709,25 @@ BENCHMARK(BM_Softmax_TorchOut)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---------------------------------------------------------------------------
 // Conv2D of a ResNet-style 3×3 layer: 8 images of 56×56×64 → 64 channels,
-// stride 1, SAME padding (1 on each side), no bias
+// stride 1, SAME padding (1 on each side), no bias; and its two gradients
+// (Conv2DBackpropInput, Conv2DBackpropFilter) for an output gradient dy
 //
-// xdev: NHWC input, HWIO filter (TensorFlow's layouts), xdev::conv2d.
-// libtorch: at::conv2d (its oneDNN path) on the same values, in its two
-// layouts: NCHW (contiguous) and channels_last (NHWC in memory); the table
-// compares xdev with the faster. libtorch's convolution runs on its OpenMP
-// threads (T); TorchBlasThreads puts OpenBLAS on T too, should a path reach it.
+// xdev: NHWC images, HWIO filter (TensorFlow's layouts): xdev::conv2d,
+// conv2d_backprop_input, conv2d_backprop_filter. libtorch: at::conv2d and
+// at::convolution_backward (asking for the one gradient) on the same values,
+// in its two layouts: NCHW (contiguous) and channels_last (NHWC in memory);
+// the table compares xdev with the faster. Both run their oneDNN path on
+// libtorch's OpenMP threads (T); TorchBlasThreads puts OpenBLAS on T too,
+// should a path reach it.
 
 constexpr int64_t kConvN = 8, kConvH = 56, kConvW = 56, kConvC = 64, kConvF = 64, kConvK = 3;
+
+enum class ConvPass { kForward, kInputGrad, kFilterGrad };
 
 struct ConvData {
   std::vector<float> input;   // NHWC
   std::vector<float> filter;  // HWIO, scaled by 1/sqrt(fan in)
+  std::vector<float> dy;      // NHWC, the output's gradient
 };
 
 const ConvData& conv_data() {
@@ -725,88 +737,133 @@ const ConvData& conv_data() {
     d.filter = random_values(kConvK * kConvK * kConvC * kConvF, 51);
     const float scale = 1.f / std::sqrt(static_cast<float>(kConvK * kConvK * kConvC));
     for (float& v : d.filter) v *= scale;
+    d.dy = random_values(kConvN * kConvH * kConvW * kConvF, 52);
     return d;
   }();
   return data;
 }
 
 void set_conv_counters(benchmark::State& state) {
+  // Each of the three passes is one product of the same size.
   const double flops = 2.0 * kConvN * kConvH * kConvW * kConvF * kConvK * kConvK * kConvC;
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// libtorch's input and weight: the NHWC / HWIO values as NCHW / OIHW tensors
-// in `format` (Contiguous or ChannelsLast).
-at::Tensor torch_conv_input(at::MemoryFormat format) {
-  return torch_tensor(conv_data().input, {kConvN, kConvH, kConvW, kConvC})
-      .permute({0, 3, 1, 2})
-      .contiguous(format);
-}
-at::Tensor torch_conv_weight(at::MemoryFormat format) {
-  return torch_tensor(conv_data().filter, {kConvK, kConvK, kConvC, kConvF})
-      .permute({3, 2, 0, 1})
-      .contiguous(format);
-}
-at::Tensor torch_conv(const at::Tensor& x, const at::Tensor& w) {
-  return at::conv2d(x, w, {}, /*stride=*/{1, 1}, /*padding=*/{1, 1});
-}
+class XdevConv {
+ public:
+  XdevConv()
+      : x_(xdev_tensor(conv_data().input, {kConvN, kConvH, kConvW, kConvC})),
+        w_(xdev_tensor(conv_data().filter, {kConvK, kConvK, kConvC, kConvF})),
+        dy_(xdev_tensor(conv_data().dy, {kConvN, kConvH, kConvW, kConvF})) {}
+  xdev::Tensor run(ConvPass pass) const {
+    switch (pass) {
+      case ConvPass::kForward:
+        return xdev::conv2d(x_, w_, {1, 1}, "SAME");
+      case ConvPass::kInputGrad:
+        return xdev::conv2d_backprop_input({kConvN, kConvH, kConvW, kConvC}, w_, dy_, {1, 1},
+                                           "SAME");
+      case ConvPass::kFilterGrad:
+        return xdev::conv2d_backprop_filter(x_, {kConvK, kConvK, kConvC, kConvF}, dy_, {1, 1},
+                                            "SAME");
+    }
+    return {};
+  }
 
-void BM_Conv2D_Xdev(benchmark::State& state) {
+ private:
+  xdev::Tensor x_, w_, dy_;
+};
+
+class TorchConv {
+ public:
+  // NHWC / HWIO values as NCHW / OIHW tensors in `format` (Contiguous or
+  // ChannelsLast).
+  explicit TorchConv(at::MemoryFormat format)
+      : x_(image(conv_data().input, kConvC, format)),
+        w_(torch_tensor(conv_data().filter, {kConvK, kConvK, kConvC, kConvF})
+               .permute({3, 2, 0, 1})
+               .contiguous(format)),
+        dy_(image(conv_data().dy, kConvF, format)) {}
+  at::Tensor run(ConvPass pass) const {
+    if (pass == ConvPass::kForward) return at::conv2d(x_, w_, {}, {1, 1}, {1, 1});
+    const bool input = pass == ConvPass::kInputGrad;
+    auto grads = at::convolution_backward(dy_, x_, w_, c10::nullopt, {1, 1}, {1, 1}, {1, 1},
+                                          false, {0, 0}, 1, {input, !input, false});
+    return input ? std::get<0>(grads) : std::get<1>(grads);
+  }
+  // run(pass) in xdev's layout (NHWC images, HWIO filter), dense.
+  at::Tensor run_in_xdev_layout(ConvPass pass) const {
+    const at::Tensor t = run(pass);
+    return (pass == ConvPass::kFilterGrad ? t.permute({2, 3, 1, 0}) : t.permute({0, 2, 3, 1}))
+        .contiguous();
+  }
+
+ private:
+  static at::Tensor image(const std::vector<float>& nhwc, int64_t channels,
+                          at::MemoryFormat format) {
+    return torch_tensor(nhwc, {kConvN, kConvH, kConvW, channels})
+        .permute({0, 3, 1, 2})
+        .contiguous(format);
+  }
+  at::Tensor x_, w_, dy_;
+};
+
+void BM_Conv2D_Xdev(benchmark::State& state, ConvPass pass) {
   setup_once();
   XDEV_ON_CPU;
-  const ConvData& d = conv_data();
-  const xdev::Tensor x = xdev_tensor(d.input, {kConvN, kConvH, kConvW, kConvC});
-  const xdev::Tensor w = xdev_tensor(d.filter, {kConvK, kConvK, kConvC, kConvF});
-  // Untimed: the same output as libtorch's (NCHW, brought to NHWC), within
-  // float32 rounding of sums of 576 products.
-  const std::vector<float> mine = xdev::conv2d(x, w, {1, 1}, "SAME").to_vector<float>();
+  const XdevConv conv;
+  // Untimed: the same result as libtorch's, within float32 rounding of sums
+  // of 576 products (forward, input gradient) or 25088 (filter gradient).
+  const std::vector<float> mine = conv.run(pass).to_vector<float>();
   at::Tensor theirs_t;
   {
     TorchBlasThreads blas_threads;
-    theirs_t = torch_conv(torch_conv_input(at::MemoryFormat::Contiguous),
-                          torch_conv_weight(at::MemoryFormat::Contiguous))
-                   .permute({0, 2, 3, 1})
-                   .contiguous();
+    theirs_t = TorchConv(at::MemoryFormat::Contiguous).run_in_xdev_layout(pass);
   }
   const float* theirs = theirs_t.data_ptr<float>();
-  double worst = 0;
+  double worst = 0, largest = 0;
   for (size_t i = 0; i < mine.size(); ++i) {
     worst = std::max(worst, std::fabs(static_cast<double>(mine[i]) - theirs[i]));
+    largest = std::max(largest, std::fabs(static_cast<double>(theirs[i])));
   }
-  if (mine.size() != static_cast<size_t>(theirs_t.numel()) || !(worst <= 1e-4)) {
-    state.SkipWithError(("xdev and libtorch disagree: difference " + std::to_string(worst)).c_str());
+  if (mine.size() != static_cast<size_t>(theirs_t.numel()) || !(worst <= 1e-5 * (1 + largest))) {
+    state.SkipWithError(("xdev and libtorch disagree: difference " + std::to_string(worst) +
+                         " (largest value " + std::to_string(largest) + ")")
+                            .c_str());
     return;
   }
   quiesce();
   for (auto _ : state) {
-    xdev::Tensor y = xdev::conv2d(x, w, {1, 1}, "SAME");
+    xdev::Tensor y = conv.run(pass);
     benchmark::DoNotOptimize(y.impl());
   }
   set_conv_counters(state);
 }
-BENCHMARK(BM_Conv2D_Xdev)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_Conv2D_Torch(benchmark::State& state, at::MemoryFormat format) {
+void BM_Conv2D_Torch(benchmark::State& state, ConvPass pass, at::MemoryFormat format) {
   setup_once();
   TorchBlasThreads blas_threads;
-  const at::Tensor x = torch_conv_input(format);
-  const at::Tensor w = torch_conv_weight(format);
-  torch_conv(x, w);
+  const TorchConv conv(format);
+  conv.run(pass);
   quiesce();
   for (auto _ : state) {
-    at::Tensor y = torch_conv(x, w);
+    at::Tensor y = conv.run(pass);
     benchmark::DoNotOptimize(y.data_ptr());
   }
-  if (!torch_conv(x, w).is_contiguous(format)) state.SkipWithError("output not in the input's layout");
   set_conv_counters(state);
 }
-BENCHMARK_CAPTURE(BM_Conv2D_Torch, nchw, at::MemoryFormat::Contiguous)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_Conv2D_Torch, channels_last, at::MemoryFormat::ChannelsLast)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+
+#define XDEV_CONV_BENCHMARKS(name, pass)                                                     \
+  BENCHMARK_CAPTURE(BM_Conv2D_Xdev, name, pass)->Unit(benchmark::kMillisecond)->UseRealTime(); \
+  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_nchw, pass, at::MemoryFormat::Contiguous)        \
+      ->Unit(benchmark::kMillisecond)                                                        \
+      ->UseRealTime();                                                                       \
+  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_channels_last, pass, at::MemoryFormat::ChannelsLast) \
+      ->Unit(benchmark::kMillisecond)                                                        \
+      ->UseRealTime()
+XDEV_CONV_BENCHMARKS(forward, ConvPass::kForward);
+XDEV_CONV_BENCHMARKS(input_grad, ConvPass::kInputGrad);
+XDEV_CONV_BENCHMARKS(filter_grad, ConvPass::kFilterGrad);
 
 }  // namespace
 
