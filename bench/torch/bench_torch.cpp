@@ -151,6 +151,15 @@ class TorchBlasThreads {
   int saved_ = 1;
 };
 
+// libtorch's OpenMP on `n` threads (0: T) while alive, then back to T.
+class TorchOmpThreads {
+ public:
+  explicit TorchOmpThreads(int n) { at::set_num_threads(n == 0 ? threads() : n); }
+  ~TorchOmpThreads() { at::set_num_threads(threads()); }
+  TorchOmpThreads(const TorchOmpThreads&) = delete;
+  TorchOmpThreads& operator=(const TorchOmpThreads&) = delete;
+};
+
 // ---------------------------------------------------------------------------
 // 1-element add
 
@@ -615,10 +624,7 @@ void BM_TrainStep_Torch(benchmark::State& state, int omp_threads, int blas_threa
   setup_once();
   if (!loss_fell(state, torch_losses(kSanitySteps))) return;
   TorchBlasThreads blas(blas_threads == 0 ? threads() : blas_threads);
-  at::set_num_threads(omp_threads == 0 ? threads() : omp_threads);
-  struct RestoreOmp {
-    ~RestoreOmp() { at::set_num_threads(threads()); }
-  } restore_omp;
+  TorchOmpThreads omp(omp_threads);
   TorchMlp mlp;
   mlp.step();
   quiesce();
@@ -715,10 +721,12 @@ BENCHMARK(BM_Softmax_TorchOut)->Unit(benchmark::kMicrosecond)->UseRealTime();
 // xdev: NHWC images, HWIO filter (TensorFlow's layouts): xdev::conv2d,
 // conv2d_backprop_input, conv2d_backprop_filter. libtorch: at::conv2d and
 // at::convolution_backward (asking for the one gradient) on the same values,
-// in its two layouts: NCHW (contiguous) and channels_last (NHWC in memory);
-// the table compares xdev with the faster. Both run their oneDNN path on
-// libtorch's OpenMP threads (T); TorchBlasThreads puts OpenBLAS on T too,
-// should a path reach it.
+// in its two layouts: NCHW (contiguous) and channels_last (NHWC in memory),
+// on libtorch's OpenMP threads (T; its oneDNN path runs on them), and
+// channels_last on one OpenMP thread as well (on a loaded machine T
+// OpenMP threads that wait for each other at every barrier can take longer
+// than one); the table compares xdev with the fastest of the three.
+// TorchBlasThreads puts OpenBLAS on T, should a path reach it.
 
 constexpr int64_t kConvN = 8, kConvH = 56, kConvW = 56, kConvC = 64, kConvF = 64, kConvK = 3;
 
@@ -840,9 +848,12 @@ void BM_Conv2D_Xdev(benchmark::State& state, ConvPass pass) {
   set_conv_counters(state);
 }
 
-void BM_Conv2D_Torch(benchmark::State& state, ConvPass pass, at::MemoryFormat format) {
+// omp_threads: libtorch's OpenMP threads, 0 = T.
+void BM_Conv2D_Torch(benchmark::State& state, ConvPass pass, at::MemoryFormat format,
+                     int omp_threads) {
   setup_once();
   TorchBlasThreads blas_threads;
+  TorchOmpThreads omp(omp_threads);
   const TorchConv conv(format);
   conv.run(pass);
   quiesce();
@@ -855,10 +866,15 @@ void BM_Conv2D_Torch(benchmark::State& state, ConvPass pass, at::MemoryFormat fo
 
 #define XDEV_CONV_BENCHMARKS(name, pass)                                                     \
   BENCHMARK_CAPTURE(BM_Conv2D_Xdev, name, pass)->Unit(benchmark::kMillisecond)->UseRealTime(); \
-  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_nchw, pass, at::MemoryFormat::Contiguous)        \
+  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_nchw, pass, at::MemoryFormat::Contiguous, 0)     \
       ->Unit(benchmark::kMillisecond)                                                        \
       ->UseRealTime();                                                                       \
-  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_channels_last, pass, at::MemoryFormat::ChannelsLast) \
+  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_channels_last, pass, at::MemoryFormat::ChannelsLast, \
+                    0)                                                                       \
+      ->Unit(benchmark::kMillisecond)                                                        \
+      ->UseRealTime();                                                                       \
+  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_channels_last_omp1, pass,                        \
+                    at::MemoryFormat::ChannelsLast, 1)                                       \
       ->Unit(benchmark::kMillisecond)                                                        \
       ->UseRealTime()
 XDEV_CONV_BENCHMARKS(forward, ConvPass::kForward);
