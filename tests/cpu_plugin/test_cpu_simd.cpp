@@ -1,6 +1,7 @@
-// The cpu plugin's vector helpers (plugins/cpu/kernels/simd.hpp), built here
-// for the baseline target and for the processor's widest one (the clones the
-// plugin picks from), against the C library's double-precision exp.
+// The cpu plugin's vector helpers (plugins/cpu/kernels/simd.hpp) against the
+// C library's double-precision exp, in the clone the processor picks (as the
+// plugin's kernels call them) or, built with XDEV_CPU_NO_SIMD_CLONES
+// (cpu_simd_baseline), for the baseline target alone.
 #include <gtest/gtest.h>
 
 #include <cmath>
