@@ -20,6 +20,11 @@
 //                 plain SGD (lr 0.01) in place; the same inputs, labels and
 //                 initial weights on both sides; libtorch in three thread
 //                 settings (BM_TrainStep_Torch says why)
+//   Softmax       softmax over the last axis of [4096, 1024] float32 (libtorch
+//                 also into a preallocated output)
+//   Conv2D        a ResNet-style 3×3 layer, 8 images of 56×56×64 → 64, stride
+//                 1, SAME: forward, input gradient, filter gradient; xdev in
+//                 NHWC, libtorch in NCHW and in channels_last
 //
 // Threads: libtorch runs on at::set_num_threads(T) (OpenMP) and its OpenBLAS
 // (Debian's libblas.so.3, a shim over libopenblas.so.0) on its default of all
@@ -30,8 +35,8 @@
 // (TorchBlasThreads), else libtorch's products would run on one core after
 // the first xdev product and on all before it (order-dependent). Every timed loop after parallel
 // work starts after a 250 ms pause so that spinning OpenMP/OpenBLAS threads
-// of the previous benchmark are asleep. Softmax and Conv2D are not xdev ops
-// yet.
+// of the previous benchmark are asleep. The Sgemm, TrainStep, Softmax and
+// Conv2D cases check, untimed, that xdev and libtorch give the same result.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
@@ -51,6 +56,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 #include <xdev/xdev.hpp>
 
@@ -143,6 +149,15 @@ class TorchBlasThreads {
   decltype(&openblas_get_num_threads) get_ = nullptr;
   decltype(&openblas_set_num_threads) set_ = nullptr;
   int saved_ = 1;
+};
+
+// libtorch's OpenMP on `n` threads (0: T) while alive, then back to T.
+class TorchOmpThreads {
+ public:
+  explicit TorchOmpThreads(int n) { at::set_num_threads(n == 0 ? threads() : n); }
+  ~TorchOmpThreads() { at::set_num_threads(threads()); }
+  TorchOmpThreads(const TorchOmpThreads&) = delete;
+  TorchOmpThreads& operator=(const TorchOmpThreads&) = delete;
 };
 
 // ---------------------------------------------------------------------------
@@ -609,10 +624,7 @@ void BM_TrainStep_Torch(benchmark::State& state, int omp_threads, int blas_threa
   setup_once();
   if (!loss_fell(state, torch_losses(kSanitySteps))) return;
   TorchBlasThreads blas(blas_threads == 0 ? threads() : blas_threads);
-  at::set_num_threads(omp_threads == 0 ? threads() : omp_threads);
-  struct RestoreOmp {
-    ~RestoreOmp() { at::set_num_threads(threads()); }
-  } restore_omp;
+  TorchOmpThreads omp(omp_threads);
   TorchMlp mlp;
   mlp.step();
   quiesce();
@@ -625,6 +637,249 @@ void BM_TrainStep_Torch(benchmark::State& state, int omp_threads, int blas_threa
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, defaults, 0, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, blas1, 0, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, omp1, 1, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---------------------------------------------------------------------------
+// Softmax over [4096, 1024] float32, along the last axis
+//
+// xdev::softmax against at::softmax (OpenMP on T threads; no product, so no
+// OpenBLAS), and at::_softmax_out into a preallocated output: libtorch's
+// allocator gives a fresh 16 MiB output back to the OS at every free (as for
+// the large add), so the second shows its kernel alone.
+
+constexpr int64_t kSoftmaxRows = 4096, kSoftmaxCols = 1024;
+
+void set_softmax_counters(benchmark::State& state) {
+  // Bytes moved at least: read x, write y.
+  state.counters["GB/s"] =
+      benchmark::Counter(2.0 * 4.0 * static_cast<double>(kSoftmaxRows * kSoftmaxCols) / 1e9,
+                         benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Softmax_Xdev(benchmark::State& state) {
+  setup_once();
+  XDEV_ON_CPU;
+  const std::vector<float> values = random_values(kSoftmaxRows * kSoftmaxCols, 40);
+  const xdev::Tensor x = xdev_tensor(values, {kSoftmaxRows, kSoftmaxCols});
+  // Untimed: the same probabilities as libtorch's, within float32 rounding.
+  const std::vector<float> mine = xdev::softmax(x).to_vector<float>();
+  const at::Tensor reference = at::softmax(torch_tensor(values, {kSoftmaxRows, kSoftmaxCols}), 1);
+  const float* theirs = reference.data_ptr<float>();
+  double worst = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(mine[i]) - theirs[i]) /
+                                static_cast<double>(theirs[i]));
+  }
+  if (!(worst <= 1e-5)) {
+    state.SkipWithError(("xdev and libtorch disagree: relative difference " +
+                         std::to_string(worst))
+                            .c_str());
+    return;
+  }
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor y = xdev::softmax(x);
+    benchmark::DoNotOptimize(y.impl());
+  }
+  set_softmax_counters(state);
+}
+BENCHMARK(BM_Softmax_Xdev)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_Softmax_Torch(benchmark::State& state) {
+  setup_once();
+  const at::Tensor x = torch_tensor(random_values(kSoftmaxRows * kSoftmaxCols, 40),
+                                    {kSoftmaxRows, kSoftmaxCols});
+  at::softmax(x, 1);
+  quiesce();
+  for (auto _ : state) {
+    at::Tensor y = at::softmax(x, 1);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  set_softmax_counters(state);
+}
+BENCHMARK(BM_Softmax_Torch)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_Softmax_TorchOut(benchmark::State& state) {
+  setup_once();
+  const at::Tensor x = torch_tensor(random_values(kSoftmaxRows * kSoftmaxCols, 40),
+                                    {kSoftmaxRows, kSoftmaxCols});
+  at::Tensor y = at::softmax(x, 1);
+  quiesce();
+  for (auto _ : state) {
+    at::_softmax_out(y, x, 1, false);
+    benchmark::DoNotOptimize(y.data_ptr());
+    benchmark::ClobberMemory();
+  }
+  set_softmax_counters(state);
+}
+BENCHMARK(BM_Softmax_TorchOut)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// ---------------------------------------------------------------------------
+// Conv2D of a ResNet-style 3×3 layer: 8 images of 56×56×64 → 64 channels,
+// stride 1, SAME padding (1 on each side), no bias; and its two gradients
+// (Conv2DBackpropInput, Conv2DBackpropFilter) for an output gradient dy
+//
+// xdev: NHWC images, HWIO filter (TensorFlow's layouts): xdev::conv2d,
+// conv2d_backprop_input, conv2d_backprop_filter. libtorch: at::conv2d and
+// at::convolution_backward (asking for the one gradient) on the same values,
+// in its two layouts: NCHW (contiguous) and channels_last (NHWC in memory),
+// on libtorch's OpenMP threads (T; its oneDNN path runs on them), and
+// channels_last on one OpenMP thread as well (on a loaded machine T
+// OpenMP threads that wait for each other at every barrier can take longer
+// than one); the table compares xdev with the fastest of the three.
+// TorchBlasThreads puts OpenBLAS on T, should a path reach it.
+
+constexpr int64_t kConvN = 8, kConvH = 56, kConvW = 56, kConvC = 64, kConvF = 64, kConvK = 3;
+
+enum class ConvPass { kForward, kInputGrad, kFilterGrad };
+
+struct ConvData {
+  std::vector<float> input;   // NHWC
+  std::vector<float> filter;  // HWIO, scaled by 1/sqrt(fan in)
+  std::vector<float> dy;      // NHWC, the output's gradient
+};
+
+const ConvData& conv_data() {
+  static const ConvData data = [] {
+    ConvData d;
+    d.input = random_values(kConvN * kConvH * kConvW * kConvC, 50);
+    d.filter = random_values(kConvK * kConvK * kConvC * kConvF, 51);
+    const float scale = 1.f / std::sqrt(static_cast<float>(kConvK * kConvK * kConvC));
+    for (float& v : d.filter) v *= scale;
+    d.dy = random_values(kConvN * kConvH * kConvW * kConvF, 52);
+    return d;
+  }();
+  return data;
+}
+
+void set_conv_counters(benchmark::State& state) {
+  // Each of the three passes is one product of the same size.
+  const double flops = 2.0 * kConvN * kConvH * kConvW * kConvF * kConvK * kConvK * kConvC;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+class XdevConv {
+ public:
+  XdevConv()
+      : x_(xdev_tensor(conv_data().input, {kConvN, kConvH, kConvW, kConvC})),
+        w_(xdev_tensor(conv_data().filter, {kConvK, kConvK, kConvC, kConvF})),
+        dy_(xdev_tensor(conv_data().dy, {kConvN, kConvH, kConvW, kConvF})) {}
+  xdev::Tensor run(ConvPass pass) const {
+    switch (pass) {
+      case ConvPass::kForward:
+        return xdev::conv2d(x_, w_, {1, 1}, "SAME");
+      case ConvPass::kInputGrad:
+        return xdev::conv2d_backprop_input({kConvN, kConvH, kConvW, kConvC}, w_, dy_, {1, 1},
+                                           "SAME");
+      case ConvPass::kFilterGrad:
+        return xdev::conv2d_backprop_filter(x_, {kConvK, kConvK, kConvC, kConvF}, dy_, {1, 1},
+                                            "SAME");
+    }
+    return {};
+  }
+
+ private:
+  xdev::Tensor x_, w_, dy_;
+};
+
+class TorchConv {
+ public:
+  // NHWC / HWIO values as NCHW / OIHW tensors in `format` (Contiguous or
+  // ChannelsLast).
+  explicit TorchConv(at::MemoryFormat format)
+      : x_(image(conv_data().input, kConvC, format)),
+        w_(torch_tensor(conv_data().filter, {kConvK, kConvK, kConvC, kConvF})
+               .permute({3, 2, 0, 1})
+               .contiguous(format)),
+        dy_(image(conv_data().dy, kConvF, format)) {}
+  at::Tensor run(ConvPass pass) const {
+    if (pass == ConvPass::kForward) return at::conv2d(x_, w_, {}, {1, 1}, {1, 1});
+    const bool input = pass == ConvPass::kInputGrad;
+    auto grads = at::convolution_backward(dy_, x_, w_, c10::nullopt, {1, 1}, {1, 1}, {1, 1},
+                                          false, {0, 0}, 1, {input, !input, false});
+    return input ? std::get<0>(grads) : std::get<1>(grads);
+  }
+  // run(pass) in xdev's layout (NHWC images, HWIO filter), dense.
+  at::Tensor run_in_xdev_layout(ConvPass pass) const {
+    const at::Tensor t = run(pass);
+    return (pass == ConvPass::kFilterGrad ? t.permute({2, 3, 1, 0}) : t.permute({0, 2, 3, 1}))
+        .contiguous();
+  }
+
+ private:
+  static at::Tensor image(const std::vector<float>& nhwc, int64_t channels,
+                          at::MemoryFormat format) {
+    return torch_tensor(nhwc, {kConvN, kConvH, kConvW, channels})
+        .permute({0, 3, 1, 2})
+        .contiguous(format);
+  }
+  at::Tensor x_, w_, dy_;
+};
+
+void BM_Conv2D_Xdev(benchmark::State& state, ConvPass pass) {
+  setup_once();
+  XDEV_ON_CPU;
+  const XdevConv conv;
+  // Untimed: the same result as libtorch's, within float32 rounding of sums
+  // of 576 products (forward, input gradient) or 25088 (filter gradient).
+  const std::vector<float> mine = conv.run(pass).to_vector<float>();
+  at::Tensor theirs_t;
+  {
+    TorchBlasThreads blas_threads;
+    theirs_t = TorchConv(at::MemoryFormat::Contiguous).run_in_xdev_layout(pass);
+  }
+  const float* theirs = theirs_t.data_ptr<float>();
+  double worst = 0, largest = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(mine[i]) - theirs[i]));
+    largest = std::max(largest, std::fabs(static_cast<double>(theirs[i])));
+  }
+  if (mine.size() != static_cast<size_t>(theirs_t.numel()) || !(worst <= 1e-5 * (1 + largest))) {
+    state.SkipWithError(("xdev and libtorch disagree: difference " + std::to_string(worst) +
+                         " (largest value " + std::to_string(largest) + ")")
+                            .c_str());
+    return;
+  }
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor y = conv.run(pass);
+    benchmark::DoNotOptimize(y.impl());
+  }
+  set_conv_counters(state);
+}
+
+// omp_threads: libtorch's OpenMP threads, 0 = T.
+void BM_Conv2D_Torch(benchmark::State& state, ConvPass pass, at::MemoryFormat format,
+                     int omp_threads) {
+  setup_once();
+  TorchBlasThreads blas_threads;
+  TorchOmpThreads omp(omp_threads);
+  const TorchConv conv(format);
+  conv.run(pass);
+  quiesce();
+  for (auto _ : state) {
+    at::Tensor y = conv.run(pass);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  set_conv_counters(state);
+}
+
+#define XDEV_CONV_BENCHMARKS(name, pass)                                                     \
+  BENCHMARK_CAPTURE(BM_Conv2D_Xdev, name, pass)->Unit(benchmark::kMillisecond)->UseRealTime(); \
+  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_nchw, pass, at::MemoryFormat::Contiguous, 0)     \
+      ->Unit(benchmark::kMillisecond)                                                        \
+      ->UseRealTime();                                                                       \
+  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_channels_last, pass, at::MemoryFormat::ChannelsLast, \
+                    0)                                                                       \
+      ->Unit(benchmark::kMillisecond)                                                        \
+      ->UseRealTime();                                                                       \
+  BENCHMARK_CAPTURE(BM_Conv2D_Torch, name##_channels_last_omp1, pass,                        \
+                    at::MemoryFormat::ChannelsLast, 1)                                       \
+      ->Unit(benchmark::kMillisecond)                                                        \
+      ->UseRealTime()
+XDEV_CONV_BENCHMARKS(forward, ConvPass::kForward);
+XDEV_CONV_BENCHMARKS(input_grad, ConvPass::kInputGrad);
+XDEV_CONV_BENCHMARKS(filter_grad, ConvPass::kFilterGrad);
 
 }  // namespace
 

@@ -12,6 +12,9 @@ Goals (issue "Performance"): small ops at most 1/8 of libtorch's time, a 1-eleme
 most 100 ns, SGEMM and the large add at least 0.97x the throughput of the better of
 libtorch and direct OpenBLAS/oneTBB. Issue 19: a training step of a 784-512-512-10 MLP at
 least 0.8x the speed of libtorch's autograd in its fastest of three thread settings.
+Issue 13: Softmax over [4096, 1024] at least 0.9x libtorch's speed, Conv2D on a ResNet-style
+3x3 layer at least 0.8x (its fastest of NCHW, channels_last and channels_last on one OpenMP
+thread); the two gradients of that layer are shown beside it.
 """
 import json
 import sys
@@ -44,18 +47,7 @@ def verdict(ok):
     return "**met**" if ok else "**missed**"
 
 
-def main():
-    context, m = load(sys.argv[1])
-
-    def get(name):
-        b = m.get(name)
-        if b is None:
-            sys.exit(f"{name} is missing from {sys.argv[1]}")
-        return b
-
-    print("| benchmark | xdev | libtorch 1.13 | direct peer | xdev vs best peer | goal |")
-    print("| --- | --- | --- | --- | --- | --- |")
-
+def small_ops(get):
     # Small ops: time ratio against libtorch. They run in the calling thread,
     # so their CPU time is shown too (wall time includes preemption by other
     # processes on a shared machine); the verdicts use wall time.
@@ -71,6 +63,8 @@ def main():
               f"{fmt_time(tc)}) | – | 1/{t / x:.1f} of libtorch's time (CPU: 1/{tc / xc:.1f}) | "
               f"{'; '.join(goal)} |")
 
+
+def sgemm(get):
     for n in (256, 1024, 2048):
         x = get(f"BM_Sgemm_Xdev/{n}")["GFLOP/s"]
         t = get(f"BM_Sgemm_Torch/{n}")["GFLOP/s"]
@@ -81,6 +75,8 @@ def main():
         print(f"| SGEMM n={n} | {x:.1f} GFLOP/s | {t:.1f} GFLOP/s | OpenBLAS ({kernels}), all "
               f"cores: {o:.1f} GFLOP/s | {x / best:.3f}× | ≥ 0.97×: {verdict(x / best >= 0.97)} |")
 
+
+def large_add(get):
     x = get("BM_Add16M_Xdev")["GB/s"]
     t = get("BM_Add16M_Torch")["GB/s"]
     to = get("BM_Add16M_TorchOut")["GB/s"]
@@ -90,11 +86,16 @@ def main():
           f"{to:.2f} GB/s) | oneTBB loop: {loop:.2f} GB/s | {x / best:.3f}× | "
           f"≥ 0.97×: {verdict(x / best >= 0.97)} |")
 
+
+def zeros(get):
     for n, label in ((256, "256"), (1 << 20, "1 Mi")):
         x, t = ns(get(f"BM_Zeros_Xdev/{n}")), ns(get(f"BM_Zeros_Torch/{n}"))
         e = ns(get(f"BM_Empty_Torch/{n}"))
         print(f"| zeros of {label} f32 + free | {fmt_time(x)} | {fmt_time(t)} (`at::empty` "
               f"alone: {fmt_time(e)}) | – | {x / t:.3f}× libtorch's time | – |")
+
+
+def train_step(get):
     # Training step (issue 19): speed = 1 / time per step, against libtorch's
     # fastest thread setting (OpenMP threads / OpenBLAS threads, T = all cores).
     x = ns(get("BM_TrainStep_Xdev"))
@@ -105,11 +106,68 @@ def main():
     cells = "; ".join(f"{label}: {fmt_time(torch[k])}" for k, label in settings)
     print(f"| MLP training step 784-512-512-10, batch 256 | {fmt_time(x)} | autograd, {cells} | – | "
           f"{best / x:.3f}× the speed of libtorch's fastest | ≥ 0.8×: {verdict(best / x >= 0.8)} |")
-    print("| Softmax, Conv2D | xdev ops now (xdev::softmax, xdev::conv2d), not benchmarked here yet | | | | |")
+
+
+def softmax(get):
+    # Issue 13: Softmax and Conv2D; speed = 1 / time against libtorch's
+    # fastest (Softmax: fresh output or preallocated; Conv2D: NCHW, channels_last,
+    # channels_last on one OpenMP thread).
+    x = ns(get("BM_Softmax_Xdev"))
+    t, to = ns(get("BM_Softmax_Torch")), ns(get("BM_Softmax_TorchOut"))
+    best = min(t, to)
+    print(f"| softmax of [4096, 1024] f32 (last axis) | {fmt_time(x)} | {fmt_time(t)} (into a "
+          f"preallocated output: {fmt_time(to)}) | – | {best / x:.3f}× the speed of libtorch's "
+          f"faster | ≥ 0.9×: {verdict(best / x >= 0.9)} |")
+
+
+def conv2d(get):
+    layouts = (("nchw", "NCHW"), ("channels_last", "channels_last"),
+               ("channels_last_omp1", "channels_last, OpenMP 1"))
+    for name, label, goal in (("forward", "Conv2D", 0.8),
+                              ("input_grad", "Conv2DBackpropInput", None),
+                              ("filter_grad", "Conv2DBackpropFilter", None)):
+        xb = get(f"BM_Conv2D_Xdev/{name}")
+        x = ns(xb)
+        torch = {k: ns(get(f"BM_Conv2D_Torch/{name}_{k}")) for k, _ in layouts}
+        best = min(torch.values())
+        cells = "; ".join(f"{lab}: {fmt_time(torch[k])}" for k, lab in layouts)
+        goal_cell = f"≥ {goal}×: {verdict(best / x >= goal)}" if goal else "–"
+        print(f"| {label} 3×3, 8×56×56×64 → 64, SAME | {fmt_time(x)} ({xb['GFLOP/s']:.1f} "
+              f"GFLOP/s) | {cells} | – | {best / x:.3f}× the speed of libtorch's fastest | "
+              f"{goal_cell} |")
+
+
+class Missing(Exception):
+    pass
+
+
+def main():
+    context, m = load(sys.argv[1])
+
+    def get(name):
+        b = m.get(name)
+        if b is None:
+            raise Missing(name)
+        return b
+
+    print("| benchmark | xdev | libtorch 1.13 | direct peer | xdev vs best peer | goal |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    # Each section prints its rows; one whose benchmarks the run did not
+    # have (a --benchmark_filter run) is left out and named below the table.
+    missing = []
+    for section in (small_ops, sgemm, large_add, zeros, train_step, softmax, conv2d):
+        try:
+            section(get)
+        except Missing as e:
+            missing.append(f"{section.__name__} ({e})")
+    if len(missing) == 7:
+        sys.exit(f"{sys.argv[1]} has none of the benchmarks")
 
     print()
     print(f"({context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs, load average "
           f"{(context.get('load_avg') or ['?'])[0]} at the start, {context.get('date', '?')})")
+    if missing:
+        print(f"(not in this run: {', '.join(missing)})")
 
 
 if __name__ == "__main__":

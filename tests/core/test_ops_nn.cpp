@@ -135,6 +135,70 @@ TEST(OpsNn, SoftmaxOfATransposedViewAndALargeTensor) {
   for (float s : rows.to_vector<float>()) EXPECT_NEAR(s, 1.0f, 1e-5f);
 }
 
+// float32 lines run in 16-lane blocks and a padded last block (the cpu
+// plugin's softmax_line_f32): lines of 40 with the special values in a whole
+// block and in the last one, and values against a double reference.
+TEST(OpsNn, Float32LinesWithNaNInfAndTailsInEveryBlock) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  constexpr int64_t kCols = 40;
+  std::vector<float> v;
+  for (int r = 0; r < 7; ++r) {
+    for (int64_t c = 0; c < kCols; ++c) v.push_back(static_cast<float>((c * 7 + r) % 11) - 5.f);
+  }
+  auto at = [&](int r, int64_t c) -> float& { return v[static_cast<size_t>(r * kCols + c)]; };
+  at(1, 5) = nan;     // in a whole block
+  at(2, 37) = nan;    // in the last, padded block
+  at(3, 20) = inf;    // +inf: inf - inf, the line is NaN
+  at(4, 3) = -inf;    // -inf entries give 0
+  at(4, 38) = -inf;
+  for (int64_t c = 0; c < kCols; ++c) at(5, c) = -inf;  // all -inf: NaN
+  at(6, 39) = 100.f;  // one large logit in the tail: the rest underflow to 0 or nearly
+  const Tensor x = xdev::constant(v, Shape{7, kCols});
+  const std::vector<float> got = xdev::softmax(x).to_vector<float>();
+  const std::vector<float> log_got = xdev::log_softmax(x).to_vector<float>();
+  auto g = [&](const std::vector<float>& w, int r, int64_t c) {
+    return w[static_cast<size_t>(r * kCols + c)];
+  };
+  for (int r : {0, 4, 6}) {
+    std::vector<double> line;
+    for (int64_t c = 0; c < kCols; ++c) line.push_back(at(r, c));
+    const std::vector<double> want = softmax_row(line);
+    for (int64_t c = 0; c < kCols; ++c) {
+      const double w = want[static_cast<size_t>(c)];
+      // A few ulp, or two of the subnormals (2^-149 each) row 6 has.
+      EXPECT_NEAR(g(got, r, c), w, 4e-7 * w + 3e-45) << r << ", " << c;
+      if (w > 1e-30) {
+        EXPECT_NEAR(g(log_got, r, c), std::log(w), 1e-6 * (1 + std::fabs(std::log(w))))
+            << r << ", " << c;
+      }
+    }
+  }
+  EXPECT_EQ(g(got, 4, 3), 0.f);
+  EXPECT_EQ(g(got, 4, 38), 0.f);
+  EXPECT_EQ(g(log_got, 4, 3), -inf);
+  for (int r : {1, 2, 3, 5}) {
+    for (int64_t c = 0; c < kCols; ++c) {
+      EXPECT_TRUE(std::isnan(g(got, r, c))) << r << ", " << c;
+      EXPECT_TRUE(std::isnan(g(log_got, r, c))) << r << ", " << c;
+    }
+  }
+  // Along the first axis the lines are strided: the same bits as the dense
+  // copy of the transpose.
+  const Tensor t = xdev::transpose(x);
+  const Tensor dense = xdev::constant(t.to_vector<float>(), Shape{kCols, 7});
+  const std::vector<float> strided = xdev::softmax(dense, 0).to_vector<float>();
+  const std::vector<float> direct = xdev::transpose(xdev::softmax(x)).to_vector<float>();
+  ASSERT_EQ(strided.size(), direct.size());
+  for (size_t i = 0; i < strided.size(); ++i) {
+    if (std::isnan(direct[i])) {
+      EXPECT_TRUE(std::isnan(strided[i])) << i;
+    } else {
+      EXPECT_EQ(strided[i], direct[i]) << i;
+    }
+  }
+}
+
 TEST(OpsNn, RefusedCallsNameTheOpAndTheValue) {
   const Tensor ints = xdev::constant(std::vector<int32_t>{1, 2}, Shape{2});
   expect_refused([&] { (void)xdev::softmax(ints); }, {"Softmax", "int32"});

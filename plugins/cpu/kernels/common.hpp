@@ -216,11 +216,8 @@ xdev_status_t* guarded_visit(const xdev_kernel_call_t* call, xdev_dtype_t dtype,
 // ---------------------------------------------------------------------------
 // Tensor descriptors
 
-inline int64_t num_elements(const xdev_tensor_t& t) noexcept {
-  int64_t n = 1;
-  for (int32_t k = 0; k < t.rank; ++k) n *= t.shape[k];
-  return n;
-}
+// The product of the dims: the SDK's (<xdev/plugin_helpers.hpp>).
+using xdev::plugin_helpers::element_count;
 
 template <typename T>
 inline T* data_of(const xdev_tensor_t& t) noexcept {

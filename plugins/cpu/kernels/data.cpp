@@ -21,7 +21,7 @@ void copy_any(const xdev_tensor_t& x, const xdev_tensor_t& out) {
   if (is_contiguous(x)) {
     copy_bytes(static_cast<char*>(out.data) + out.byte_offset,
                static_cast<const char*>(x.data) + x.byte_offset,
-               static_cast<size_t>(num_elements(out) * size));
+               static_cast<size_t>(element_count(out) * size));
     return;
   }
   int64_t out_strides[XDEV_MAX_RANK];
@@ -44,7 +44,7 @@ template <typename T>
 void random_uniform(const xdev_tensor_t& out, uint64_t seed, T minval, T maxval) {
   T* const o = data_of<T>(out);
   const T range = maxval - minval;
-  parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+  parallel_range(element_count(out), [=](int64_t begin, int64_t end) {
     T* __restrict po = o;
     for (int64_t i = begin; i < end; ++i) {
       const uint64_t x = random_bits(seed, static_cast<uint64_t>(i));

@@ -209,7 +209,7 @@ template <typename T>
 void add_n(const xdev_kernel_call_t* call) {
   const xdev_tensor_t& out = *call->outputs[0];
   const uint32_t inputs = call->input_count;
-  const int64_t n = num_elements(out);
+  const int64_t n = element_count(out);
   T* const o = data_of<T>(out);
   bool dense = true;
   for (uint32_t i = 0; i < inputs && dense; ++i) dense = is_contiguous(*call->inputs[i]);

@@ -246,7 +246,7 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* call) noexcept {
       std::memcpy(&off_t, bytes[1], sizeof off_t);
       T* const o = data_of<T>(out);
       auto write = [&](const auto* index) {
-        parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+        parallel_range(element_count(out), [=](int64_t begin, int64_t end) {
           for (int64_t j = begin; j < end; ++j) {
             const int64_t i = j % inner, rest = j / inner;
             o[j] = static_cast<int64_t>(index[rest / n * inner + i]) == rest % n ? on_t : off_t;

@@ -87,7 +87,7 @@ void tile_rows(const xdev_tensor_t& x, const xdev_tensor_t& out) {
   const int32_t rank = out.rank;
   const int64_t row = out.shape[rank - 1], n = x.shape[rank - 1];
   const int64_t stride = x.strides[rank - 1];
-  const int64_t rows = num_elements(out) / row;
+  const int64_t rows = element_count(out) / row;
   const Word* const src = data_of<const Word>(x);
   Word* const dst = data_of<Word>(out);
   auto body = [&](int64_t begin, int64_t end) {
@@ -146,7 +146,7 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept 
     if (k < axis) outer *= params.shape[k];
     if (k > axis) inner *= params.shape[k];
   }
-  const int64_t n = params.shape[axis], count = num_elements(indices);
+  const int64_t n = params.shape[axis], count = element_count(indices);
   auto index = [&](int64_t j) -> int64_t {
     return indices.dtype == XDEV_DTYPE_INT32 ? data_of<const int32_t>(indices)[j]
                                              : data_of<const int64_t>(indices)[j];
@@ -162,7 +162,7 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept 
     }
   }
   return guarded(call, [&] {
-    if (num_elements(out) == 0) return;
+    if (element_count(out) == 0) return;
     const auto bytes = static_cast<size_t>(inner * itemsize(params.dtype));
     const char* const src = data_of<const char>(params);
     char* const dst = data_of<char>(out);
@@ -196,7 +196,7 @@ xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
   }
   if (!fits) return shape_mismatch(call, 0);
   return guarded(call, [&] {
-    if (num_elements(out) == 0) return;
+    if (element_count(out) == 0) return;
     const int64_t size = itemsize(dtype);
     if (x.rank == 0) {
       std::memcpy(data_of<char>(out), data_of<const char>(x), static_cast<size_t>(size));
@@ -227,7 +227,7 @@ xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* call) noexcept {
   if (!fits) return shape_mismatch(call, 0);
   return guarded(call, [&] {
     fill_converted(out, value);
-    if (num_elements(x) == 0) return;
+    if (element_count(x) == 0) return;
     int64_t strides[XDEV_MAX_RANK];
     dense_strides(out, strides);
     const int64_t size = itemsize(dtype);
@@ -260,7 +260,7 @@ xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* call) noexcept 
     int64_t offset = 0;  // along the axis
     for (uint32_t i = 0; i < call->input_count; ++i) {
       const xdev_tensor_t& x = *call->inputs[i];
-      if (num_elements(x) > 0) {
+      if (element_count(x) > 0) {
         copy_view_bytes(size, x.rank, x.shape, data_of<const char>(x), x.strides,
                         base + offset * strides[axis] * size, strides);
       }
@@ -293,7 +293,7 @@ xdev_status_t* kernel_pack(void*, const xdev_kernel_call_t* call) noexcept {
     }
     const int64_t size = itemsize(out.dtype);
     char* const base = data_of<char>(out);
-    if (num_elements(out) == 0) return;
+    if (element_count(out) == 0) return;
     for (uint32_t i = 0; i < call->input_count; ++i) {
       const xdev_tensor_t& x = *call->inputs[i];
       copy_view_bytes(size, x.rank, x.shape, data_of<const char>(x), x.strides,

@@ -26,7 +26,7 @@ const char* op_name(const xdev_kernel_call_t* call) noexcept {
 // Every input with elements is row-major (the op table's contiguous_inputs).
 xdev_status_t* check_contiguous_inputs(const xdev_kernel_call_t* call) noexcept {
   for (uint32_t i = 0; i < call->input_count; ++i) {
-    if (num_elements(*call->inputs[i]) > 0 && !is_contiguous(*call->inputs[i])) {
+    if (element_count(*call->inputs[i]) > 0 && !is_contiguous(*call->inputs[i])) {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: input %" PRIu32 " must be contiguous (row-major)", op_name(call), i);
     }
@@ -72,7 +72,7 @@ xdev_status_t* bias_add(const xdev_kernel_call_t* call) noexcept {
   }
   int64_t inner = 1;  // elements per channel in one row (NHWC: 1)
   for (int32_t k = channel + 1; k < value.rank; ++k) inner *= value.shape[k];
-  const int64_t total = num_elements(out);
+  const int64_t total = element_count(out);
   return guarded_visit<kFloats>(call, dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* x = data_of<const T>(value);
@@ -200,7 +200,7 @@ xdev_status_t* layer_norm(const xdev_kernel_call_t* call) noexcept {
     for (int32_t k = 0; k < p.rank && ok; ++k) ok = p.shape[k] == x.shape[axis + k];
     if (!ok) return shape_mismatch(call, "gamma and beta must have x's shape from begin_norm_axis");
   }
-  const int64_t total = num_elements(out);
+  const int64_t total = element_count(out);
   return guarded_visit<kFloats>(call, dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* xs = data_of<const T>(x);

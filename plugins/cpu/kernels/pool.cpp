@@ -57,7 +57,7 @@ xdev_status_t* pool_call(const xdev_kernel_call_t* call, int inputs, const char*
                          WindowGeometry& g, xdev_dtype_t& dtype) {
   if (xdev_status_t* s = check_signature(call, inputs, kFloats, known, false, &dtype)) return s;
   for (int i = 0; i < inputs; ++i) {
-    if (num_elements(*call->inputs[i]) > 0 && !is_contiguous(*call->inputs[i])) {
+    if (element_count(*call->inputs[i]) > 0 && !is_contiguous(*call->inputs[i])) {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s: input %d must be contiguous",
                          window_op(call), i);
     }

@@ -145,7 +145,7 @@ xdev_status_t* kernel_tensor_scatter_add(void*, const xdev_kernel_call_t* call) 
                        dtype_name(tensor.dtype), dtype_name(indices.dtype),
                        dtype_name(updates.dtype), dtype_name(out.dtype));
   }
-  auto dense = [](const xdev_tensor_t& t) { return num_elements(t) == 0 || is_contiguous(t); };
+  auto dense = [](const xdev_tensor_t& t) { return element_count(t) == 0 || is_contiguous(t); };
   if (!dense(tensor) || !dense(indices) || !dense(updates)) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "TensorScatterAdd: the inputs must be contiguous (the op table says so)");
@@ -195,7 +195,7 @@ xdev_status_t* kernel_tensor_scatter_add(void*, const xdev_kernel_call_t* call) 
                          ") for axis %" PRId32 " of tensor",
                          index(bad), bad, d, j, tensor.shape[d], d);
     }
-    const int64_t total = num_elements(out);
+    const int64_t total = element_count(out);
     if (total == 0) return nullptr;
     const auto item = static_cast<size_t>(itemsize(out.dtype));
     const char* const src = data_of<const char>(tensor);

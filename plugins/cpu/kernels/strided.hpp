@@ -137,7 +137,7 @@ inline void dense_strides(const xdev_tensor_t& t, int64_t (&strides)[XDEV_MAX_RA
 template <typename T>
 void fill_dense(const xdev_tensor_t& out, T value) {
   T* const o = data_of<T>(out);
-  parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+  parallel_range(element_count(out), [=](int64_t begin, int64_t end) {
     T* __restrict po = o;
     for (int64_t i = begin; i < end; ++i) po[i] = value;
   });
@@ -220,7 +220,7 @@ void map(const xdev_tensor_t& x, const xdev_tensor_t& out, const F& f) {
   To* const o = data_of<To>(out);
   const From* const a = data_of<const From>(x);
   if (is_contiguous(x)) {
-    map_dense(o, a, num_elements(out), f);
+    map_dense(o, a, element_count(out), f);
     return;
   }
   int64_t out_strides[XDEV_MAX_RANK];
@@ -245,7 +245,7 @@ void map(const xdev_tensor_t& x, const xdev_tensor_t& out, const F& f) {
 // The output's element type To is T's but for comparisons (bool).
 template <typename T, typename To = T, typename F>
 void zip(const xdev_tensor_t& x, const xdev_tensor_t& y, const xdev_tensor_t& out, const F& f) {
-  const int64_t n = num_elements(out);
+  const int64_t n = element_count(out);
   To* const o = data_of<To>(out);
   const T* const a = data_of<const T>(x);
   const T* const b = data_of<const T>(y);
@@ -303,7 +303,7 @@ void zip3(const xdev_tensor_t& a, const xdev_tensor_t& b, const xdev_tensor_t& c
   const B* const pb = data_of<const B>(b);
   const C* const pc = data_of<const C>(c);
   if (is_contiguous(a) && is_contiguous(b) && is_contiguous(c)) {
-    parallel_range(num_elements(out), [=](int64_t begin, int64_t end) {
+    parallel_range(element_count(out), [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) o[i] = f(pa[i], pb[i], pc[i]);
     });
     return;

@@ -29,7 +29,7 @@ void visit_half(xdev_dtype_t dtype, F&& f) {
 }
 
 xdev_status_t* make_wide(const xdev_kernel_call_t* call, const xdev_tensor_t& t, Wide& w) {
-  const int64_t n = num_elements(t);
+  const int64_t n = element_count(t);
   if (n > std::numeric_limits<int64_t>::max() / 4) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "%s: %lld elements do not fit a float32 buffer", op_name(call),
