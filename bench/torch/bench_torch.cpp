@@ -20,6 +20,8 @@
 //                 plain SGD (lr 0.01) in place; the same inputs, labels and
 //                 initial weights on both sides; libtorch in three thread
 //                 settings (BM_TrainStep_Torch says why)
+//   Large16M      exp and sum of 16 Mi float32 (libtorch's exp also into a
+//                 preallocated output)
 //   Softmax       softmax over the last axis of [4096, 1024] float32 (libtorch
 //                 also into a preallocated output)
 //   Conv2D        a ResNet-style 3×3 layer, 8 images of 56×56×64 → 64, stride
@@ -637,6 +639,92 @@ void BM_TrainStep_Torch(benchmark::State& state, int omp_threads, int blas_threa
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, defaults, 0, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, blas1, 0, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, omp1, 1, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---------------------------------------------------------------------------
+// A unary op and a reduction over 16 Mi floats (issue 13: >= 0.9x libtorch)
+//
+// Exp (elementwise, a fresh output each time; libtorch also into a
+// preallocated one, as for the add) and Sum of every element (a scalar: the
+// read alone, so the pool plays no part). Each xdev case first checks, untimed,
+// that it agrees with libtorch.
+
+enum class Large { kExp, kSum };
+
+xdev::Tensor xdev_large(Large op, const xdev::Tensor& x) {
+  return op == Large::kExp ? xdev::exp(x) : xdev::sum(x);
+}
+
+at::Tensor torch_large(Large op, const at::Tensor& x) {
+  return op == Large::kExp ? at::exp(x) : at::sum(x);
+}
+
+void set_large_counters(benchmark::State& state, Large op) {
+  // Bytes moved: read x (and write y for Exp).
+  const double passes = op == Large::kExp ? 2.0 : 1.0;
+  state.counters["GB/s"] = benchmark::Counter(passes * 4.0 * static_cast<double>(kBig) / 1e9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Large16M_Xdev(benchmark::State& state, Large op) {
+  setup_once();
+  XDEV_ON_CPU;
+  const std::vector<float> values = random_values(kBig, 5);
+  const xdev::Tensor x = xdev_tensor(values, {kBig});
+  const std::vector<float> mine = xdev_large(op, x).to_vector<float>();
+  const at::Tensor reference = torch_large(op, torch_tensor(values, {kBig}));
+  const float* theirs = reference.data_ptr<float>();
+  // Exp: each element within 1e-6 relative. Sum: the two orders of summation
+  // within 1e-6 of Σ|x| (about 8 M here).
+  double worst = 0, scale = 1;
+  if (op == Large::kSum) {
+    scale = 0;
+    for (float v : values) scale += std::fabs(v);
+  }
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const double denominator = op == Large::kExp ? std::fabs(theirs[i]) : scale;
+    worst = std::max(worst, std::fabs(static_cast<double>(mine[i]) - theirs[i]) / denominator);
+  }
+  if (mine.size() != static_cast<size_t>(reference.numel()) || !(worst <= 1e-6)) {
+    state.SkipWithError(("xdev and libtorch disagree: relative difference " +
+                         std::to_string(worst))
+                            .c_str());
+    return;
+  }
+  quiesce();
+  for (auto _ : state) {
+    xdev::Tensor y = xdev_large(op, x);
+    benchmark::DoNotOptimize(y.impl());
+  }
+  set_large_counters(state, op);
+}
+BENCHMARK_CAPTURE(BM_Large16M_Xdev, exp, Large::kExp)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Large16M_Xdev, sum, Large::kSum)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// `preallocated`: at::exp_out / at::sum_out into an output made once.
+void BM_Large16M_Torch(benchmark::State& state, Large op, bool preallocated) {
+  setup_once();
+  const at::Tensor x = torch_tensor(random_values(kBig, 5), {kBig});
+  at::Tensor y = torch_large(op, x);
+  quiesce();
+  for (auto _ : state) {
+    if (!preallocated) {
+      y = torch_large(op, x);
+    } else if (op == Large::kExp) {
+      at::exp_out(y, x);
+    } else {
+      at::sum_out(y, x, at::IntArrayRef{});
+    }
+    benchmark::DoNotOptimize(y.data_ptr());
+    benchmark::ClobberMemory();
+  }
+  set_large_counters(state, op);
+}
+BENCHMARK_CAPTURE(BM_Large16M_Torch, exp, Large::kExp, false)
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Large16M_Torch, exp_out, Large::kExp, true)
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Large16M_Torch, sum, Large::kSum, false)
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---------------------------------------------------------------------------
 // Softmax over [4096, 1024] float32, along the last axis

@@ -80,6 +80,45 @@ TEST(OpsMath, Float32IsComputedWithinFewUlp) {
   EXPECT_EQ(xdev::exp(f32({1.0f})).dtype(), DType::kFloat32);
 }
 
+// Dense float32 Exp runs 16 lanes at a time (the cpu plugin's vector exp):
+// every element, the partial last group too, within 2 ulp of e^x rounded,
+// the ends of the range exact (0, inf), NaN kept, and a strided view (the
+// element-by-element path) within the same bound.
+TEST(OpsMath, Float32ExpOfEveryLaneAndTheTail) {
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 88.7f, 88.8f, -103.9f, -104.5f,
+                          -87.0f, -100.0f, 1e-30f, -1e-30f, 10.5f, -10.5f, 0.693147f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
+  for (int i = 0; i < 19; ++i) x.push_back(-20.0f + 2.17f * static_cast<float>(i));  // 37: a tail
+  const auto check = [&x](const std::vector<float>& got, const char* path) {
+    ASSERT_EQ(got.size(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = std::exp(static_cast<double>(x[i]));
+      const float rounded = static_cast<float>(want);
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << path << " element " << i;
+      } else if (std::isinf(rounded) || rounded == 0.0f) {
+        EXPECT_EQ(got[i], rounded) << path << " e^" << x[i];
+      } else {
+        // Two ulp of the rounded value (subnormals: two of the smallest).
+        const float ulp = std::max(std::nextafter(rounded, INFINITY) - rounded,
+                                   std::numeric_limits<float>::denorm_min());
+        EXPECT_LE(std::fabs(static_cast<double>(got[i]) - want), 2.0 * ulp)
+            << path << " e^" << x[i] << " = " << want << ", got " << got[i];
+      }
+    }
+  };
+  check(xdev::exp(f32(x)).to_vector<float>(), "dense");
+  // The same values as the rows of a transposed [37, 2] view (strided path).
+  std::vector<float> pairs;
+  for (float v : x) pairs.insert(pairs.end(), {v, v});
+  const Tensor m = xdev::constant(pairs, Shape{static_cast<int64_t>(x.size()), 2});
+  const std::vector<float> strided = xdev::exp(xdev::transpose(m)).to_vector<float>();
+  check(std::vector<float>(strided.begin(), strided.begin() + static_cast<long>(x.size())),
+        "strided");
+}
+
 TEST(OpsMath, RoundingOpsFollowNumPy) {
   // Round: halves to even (numpy.round, tf.round).
   EXPECT_EQ(xdev::round(f64({0.5, 1.5, 2.5, -0.5, -1.5, -2.6, 3.4})).to_vector<double>(),
