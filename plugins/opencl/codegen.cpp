@@ -93,6 +93,16 @@ inline long xdev_at_tile(const xdev_index* ix, long i) {
   }
   return o;
 }
+// Line kernels: the offset of a line's j-th element along the reduced axes.
+inline long xdev_line_at(const xdev_index* ix, int k, long j) {
+  long o = 0;
+  for (int d = (int)ix->rrank - 1; d >= 0; --d) {
+    long s = ix->rshape[d];
+    o += (j % s) * ix->rst[k][d];
+    j /= s;
+  }
+  return o;
+}
 inline long xdev_at(const xdev_index* ix, int k, long i) {
   long o = ix->off[k];
   for (int d = (int)ix->rank - 1; d >= 0; --d) {
@@ -210,15 +220,6 @@ std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_
   s += dtype_macros(input, output) + "#define U " + unsigned_type(input) + "\n#define A " +
        accumulator + "\n";
   s += R"CL(
-inline long xdev_line_at(const xdev_index* ix, int k, long j) {
-  long o = 0;
-  for (int d = (int)ix->rrank - 1; d >= 0; --d) {
-    long s = ix->rshape[d];
-    o += (j % s) * ix->rst[k][d];
-    j /= s;
-  }
-  return o;
-}
 __kernel void xdev_kernel(__global const TS* in, __global OS* out, xdev_index ix $EXTRA) {
   long line = get_global_id(0);
   if (line >= ix.n) return;
@@ -232,6 +233,69 @@ __kernel void xdev_kernel(__global const TS* in, __global OS* out, xdev_index ix
   s += body;
   s += "\n}\n";
   replace_all(s, "$EXTRA", extra);
+  return s;
+}
+
+std::string tree_source(const TreeReduce& body, xdev_dtype_t input, xdev_dtype_t output,
+                        const char* accumulator, bool fp64, int stage) {
+  std::string s = prelude(fp64);
+  s += dtype_macros(input, output) + "#define U " + unsigned_type(input) + "\n#define A " +
+       accumulator + "\n#define STAGE " + std::to_string(stage) + "\n";
+  s += "typedef " + std::string(body.state) + " S;\n";
+  s += "#define INIT(s) { " + std::string(body.init) + "; }\n";
+  s += "#define ADD(s, x, j) { " + std::string(body.add) + "; }\n";
+  s += "#define MERGE(a, b) { " + std::string(body.merge) + "; }\n";
+  s += "#define FINISH(s) (" + std::string(body.finish) + ")\n";
+  s += R"CL(
+__kernel void xdev_kernel(__global const TS* in, __global OS* out, __global uchar* partials_bytes,
+                          xdev_index ix, long parts, long partials_offset, __local S* tree) {
+  __global S* partials = (__global S*)(partials_bytes + partials_offset);
+  const long group = get_group_id(0);
+  const long line = group / parts, part = group % parts;
+  const int lid = (int)get_local_id(0), size = (int)get_local_size(0);
+  const long count = ix.count;
+  S s;
+  INIT(s);
+#if STAGE == 2
+  for (long j = lid; j < parts; j += size) {
+    S b = partials[line * parts + j];
+    MERGE(s, b);
+  }
+#else
+  const long base_in = xdev_at(&ix, 0, line);
+  const long step = parts * size;
+  if (ix.rrank == 1) {
+    const long stride = ix.rst[0][0];
+    for (long j = part * size + lid; j < count; j += step) {
+      T x = LD(in, base_in + j * stride);
+      ADD(s, x, j);
+    }
+  } else {
+    for (long j = part * size + lid; j < count; j += step) {
+      T x = LD(in, base_in + xdev_line_at(&ix, 0, j));
+      ADD(s, x, j);
+    }
+  }
+#endif
+  tree[lid] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int width = size / 2; width > 0; width >>= 1) {
+    if (lid < width) {
+      S a = tree[lid], b = tree[lid + width];
+      MERGE(a, b);
+      tree[lid] = a;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid != 0) return;
+  s = tree[0];
+  if (STAGE == 2 || parts == 1) {
+    ST(out, xdev_at(&ix, 1, line), FINISH(s));
+  } else {
+    partials[group] = s;
+  }
+}
+)CL";
   return s;
 }
 

@@ -74,6 +74,30 @@ std::string elementwise_source(const std::string& expr, const std::vector<xdev_d
 std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_t output,
                         const char* accumulator, bool fp64, const std::string& extra = "");
 
+// A reduction of each line in a work group (a tree in local memory): the
+// state `S` (a type, or "struct { ... }") starts as `init` (a statement on
+// s), folds each element x (a T) at line position j with `add` (on s, x,
+// j), and two states with `merge` (into a from b: the tree and the parts of
+// a line are merged in no fixed order, so merge must not depend on it beyond
+// what the tolerance allows); `finish` is the output value of s (count in
+// scope). `xdev_kernel(in, out, partials, Index, parts, partials_offset,
+// __local S* tree)`, local size a power of 2, one group per (line, part):
+// stage 1 folds part p of each line (elements p*size + lid, stepping by
+// parts*size) and writes the finished value (parts == 1) or the state into
+// `partials` (bytes from partials_offset, one S per group); stage 2 (one
+// group per line) merges a line's `parts` states and writes the output.
+// Index as for line_source (a reduced axis of one stride is read without
+// division).
+struct TreeReduce {
+  const char* state;
+  const char* init;
+  const char* add;
+  const char* merge;
+  const char* finish;
+};
+std::string tree_source(const TreeReduce& body, xdev_dtype_t input, xdev_dtype_t output,
+                        const char* accumulator, bool fp64, int stage);
+
 // GatherV2 `xdev_kernel(params, indices, out, Index, n, m, inner, errors)`:
 // params [outer, n, inner] and indices [m] dense at off[0], off[1], out
 // [outer, m, inner] at off[2]; an index outside [0, n) gives 0 and sets the

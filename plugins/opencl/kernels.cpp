@@ -163,6 +163,80 @@ const char* const kSoftmaxXentBody =
     " A lab = (A)LD(labels, ix.off[2] + line * lrow + j * lcol); loss += lab * (ls - sh);"
     " ST(backprop, ix.off[3] + line * count + j, exp(sh) / s - lab); } SET_OUT((O)loss);";
 
+// The reductions as work-group trees (codegen.hpp, tree_source): state,
+// init, add (element x at j), merge (b into a), finish. Used for lines of
+// kTreeMin elements or more; shorter ones run the line kernels above.
+constexpr TreeReduce kTreeSum = {"A", "s = 0", "s += (A)x", "a += b", "(O)s"};
+constexpr TreeReduce kTreeMeanFloat = {"A", "s = 0", "s += (A)x", "a += b", "(O)(s / (A)count)"};
+constexpr TreeReduce kTreeMeanInt = {"A", "s = 0", "s += (A)x", "a += b",
+                                     "count == 0 ? (O)0 : (O)((T)s / (T)count)"};
+constexpr TreeReduce kTreeProd = {"A", "s = 1", "s *= (A)x", "a *= b", "(O)s"};
+constexpr TreeReduce kTreeMaxFloat = {"T", "s = -INFINITY", "s = xdev_max_$T(s, x)",
+                                      "a = xdev_max_$T(a, b)", "s"};
+constexpr TreeReduce kTreeMinFloat = {"T", "s = INFINITY", "s = xdev_min_$T(s, x)",
+                                      "a = xdev_min_$T(a, b)", "s"};
+constexpr TreeReduce kTreeMaxInt = {"T", "s = $LOWEST", "s = xdev_max_$T(s, x)",
+                                    "a = xdev_max_$T(a, b)", "s"};
+constexpr TreeReduce kTreeMinInt = {"T", "s = $HIGHEST", "s = xdev_min_$T(s, x)",
+                                    "a = xdev_min_$T(a, b)", "s"};
+constexpr TreeReduce kTreeAny = {"uchar", "s = 0", "s |= x != 0", "a |= b", "s"};
+constexpr TreeReduce kTreeAll = {"uchar", "s = 1", "s &= x != 0", "a &= b", "s"};
+// LogSumExp in one pass: the running maximum m (a NaN sticks) and the sum
+// of e^(x - m), rescaled when m grows; a -inf adds nothing; an infinite or
+// NaN maximum is the result (as in the line kernel).
+constexpr TreeReduce kTreeLogSumExp = {
+    "struct { A m; A s; }", "s.m = -INFINITY; s.s = 0",
+    "if (isnan(x)) s.m = (A)x; else if ((A)x > s.m) { s.s = s.s * exp(s.m - (A)x) + 1; "
+    "s.m = (A)x; } else if (!(isinf(x) && x < 0)) s.s += exp((A)x - s.m)",
+    "A m = xdev_max_$A(a.m, b.m); if (!isnan(m) && !isinf(m)) "
+    "a.s = a.s * exp(a.m - m) + b.s * exp(b.m - m); a.m = m",
+    "(isnan(s.m) || isinf(s.m)) ? (O)s.m : (O)(s.m + log(s.s))"};
+// ArgMax/ArgMin: the value and its position (-1: none yet); each item sees
+// its elements in order, so it keeps the first; merges compare positions.
+// A NaN wins over numbers (the first NaN).
+#define XDEV_ARG_FLOAT(cmp)                                                          \
+  "if (s.i < 0 || (!isnan(s.v) && (isnan(x) || x " cmp " s.v))) { s.v = x; s.i = j; }", \
+      "if (b.i >= 0 && (a.i < 0 || (isnan(b.v) && (!isnan(a.v) || b.i < a.i)) ||"    \
+      " (!isnan(a.v) && !isnan(b.v) && (b.v " cmp " a.v || (b.v == a.v && b.i < a.i))))) a = b"
+#define XDEV_ARG_INT(cmp)                                        \
+  "if (s.i < 0 || x " cmp " s.v) { s.v = x; s.i = j; }",           \
+      "if (b.i >= 0 && (a.i < 0 || b.v " cmp " a.v || (b.v == a.v && b.i < a.i))) a = b"
+constexpr TreeReduce kTreeArgMaxFloat = {"struct { T v; long i; }", "s.v = 0; s.i = -1",
+                                         XDEV_ARG_FLOAT(">"), "s.i"};
+constexpr TreeReduce kTreeArgMinFloat = {"struct { T v; long i; }", "s.v = 0; s.i = -1",
+                                         XDEV_ARG_FLOAT("<"), "s.i"};
+constexpr TreeReduce kTreeArgMaxInt = {"struct { T v; long i; }", "s.v = 0; s.i = -1",
+                                       XDEV_ARG_INT(">"), "s.i"};
+constexpr TreeReduce kTreeArgMinInt = {"struct { T v; long i; }", "s.v = 0; s.i = -1",
+                                       XDEV_ARG_INT("<"), "s.i"};
+#undef XDEV_ARG_FLOAT
+#undef XDEV_ARG_INT
+
+// The tree of a reduction row for `dtype`'s class, or nullptr (not a tree op).
+const TreeReduce* tree_for(const OpRow& row, bool floating) {
+  struct Entry {
+    const char* op;
+    const TreeReduce* for_float;
+    const TreeReduce* for_int;  // integers and bool
+  };
+  static constexpr Entry kTrees[] = {
+      {"Sum", &kTreeSum, &kTreeSum},
+      {"Mean", &kTreeMeanFloat, &kTreeMeanInt},
+      {"Prod", &kTreeProd, &kTreeProd},
+      {"Max", &kTreeMaxFloat, &kTreeMaxInt},
+      {"Min", &kTreeMinFloat, &kTreeMinInt},
+      {"Any", nullptr, &kTreeAny},
+      {"All", nullptr, &kTreeAll},
+      {"LogSumExp", &kTreeLogSumExp, nullptr},
+      {"ArgMax", &kTreeArgMaxFloat, &kTreeArgMaxInt},
+      {"ArgMin", &kTreeArgMinFloat, &kTreeArgMinInt},
+  };
+  for (const Entry& e : kTrees) {
+    if (std::strcmp(e.op, row.op) == 0) return floating ? e.for_float : e.for_int;
+  }
+  return nullptr;
+}
+
 #define XDEV_WRAP(op) "($T)(($U)a " op " ($U)b)"
 constexpr OpRow kOps[] = {
     // Data movement and creation.
@@ -367,8 +441,10 @@ struct Arg {
   size_t size;
   const void* value;
 };
+// `group` != 0: work groups of that many items, `n` a multiple of it (an Arg
+// with a NULL value is local memory of its size).
 xdev_status_t* launch(const xdev_kernel_call_t* call, const std::string& source,
-                      const std::vector<Arg>& args, int64_t n) {
+                      const std::vector<Arg>& args, int64_t n, size_t group = 0) {
   xdev_device_t* d = call->device;
   cl_program program = nullptr;
   if (xdev_status_t* s = get_program(d, source, &program)) return s;
@@ -385,7 +461,7 @@ xdev_status_t* launch(const xdev_kernel_call_t* call, const std::string& source,
     // size rounds up): left to the driver, PoCL picked tiny groups and ran an
     // elementwise Add over 2^20 floats about 4x slower (bench/opencl).
     constexpr size_t kGroup = 128;
-    const size_t local = std::min<size_t>(kGroup, d->info->max_group);
+    const size_t local = group != 0 ? group : std::min<size_t>(kGroup, d->info->max_group);
     const size_t global = (static_cast<size_t>(n) + local - 1) / local * local;
     err = clEnqueueNDRangeKernel(call->stream->queue, kernel, 1, nullptr, &global, &local, 0,
                                  nullptr, nullptr);
@@ -512,13 +588,10 @@ struct Scratch {
     if (own.mem != nullptr) clReleaseMemObject(own.mem);
   }
 };
-xdev_status_t* float_scratch(const xdev_kernel_call_t* call, const xdev_tensor_t& like,
-                             Scratch* out) {
-  const uint64_t bytes = static_cast<uint64_t>(element_count(like)) * sizeof(float);
-  out->tensor = like;
-  out->tensor.dtype = XDEV_DTYPE_FLOAT32;
-  dense_strides(like, out->strides);
-  out->tensor.strides = out->strides;
+// `bytes` of scratch: its (buffer, byte offset) in *where (out->tensor's
+// data and byte_offset, or out->own).
+xdev_status_t* scratch_bytes(const xdev_kernel_call_t* call, uint64_t bytes, Scratch* out,
+                             Location* where) {
   uint64_t offset = 0;
   void* alloc = XDEV_HAS_FIELD(call, xdev_kernel_call_t, scratch_allocate_at) &&
                         call->scratch_allocate_at != nullptr
@@ -527,18 +600,32 @@ xdev_status_t* float_scratch(const xdev_kernel_call_t* call, const xdev_tensor_t
   if (alloc != nullptr) {
     out->tensor.data = alloc;
     out->tensor.byte_offset = offset;
+    const std::string why = locate(call->device, alloc, offset, bytes, where);
+    if (!why.empty()) return op_fail(call, XDEV_STATUS_INTERNAL, "scratch: %s", why.c_str());
     return nullptr;
   }
   cl_int err = CL_SUCCESS;
   out->own.mem = clCreateBuffer(call->device->context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
   if (err != CL_SUCCESS) {
     out->own.mem = nullptr;
-    return op_fail(call, status_code_for(err), "clCreateBuffer of %" PRIu64 " bytes of float32 "
+    return op_fail(call, status_code_for(err), "clCreateBuffer of %" PRIu64 " bytes of "
                    "scratch failed: %s", bytes, cl_error_name(err).c_str());
   }
   out->tensor.data = out->own.mem;
   out->tensor.byte_offset = 0;
+  *where = {out->own.mem, 0};
   return nullptr;
+}
+
+xdev_status_t* float_scratch(const xdev_kernel_call_t* call, const xdev_tensor_t& like,
+                             Scratch* out) {
+  const uint64_t bytes = static_cast<uint64_t>(element_count(like)) * sizeof(float);
+  out->tensor = like;
+  out->tensor.dtype = XDEV_DTYPE_FLOAT32;
+  dense_strides(like, out->strides);
+  out->tensor.strides = out->strides;
+  Location where;
+  return scratch_bytes(call, bytes, out, &where);
 }
 
 xdev_status_t* check_inputs(const xdev_kernel_call_t* call, uint32_t want) {
@@ -1000,6 +1087,101 @@ xdev_status_t* run_add_n(const OpRow& add, const xdev_kernel_call_t* call) {
   return nullptr;
 }
 
+// Accumulators of the line and tree kernels: integers wrap in their
+// unsigned type; float sums and products are computed in double where the
+// device has it, else in float (float16/bfloat16 too).
+std::string accumulator_for(xdev_dtype_t dtype, bool fp64) {
+  if (is_int(dtype)) return dtype == XDEV_DTYPE_INT32 ? "uint" : "ulong";
+  if (is_float(dtype) && fp64) return "double";
+  return value_type(dtype);
+}
+
+// A body's placeholders filled in: $T (the value type), $A (the
+// accumulator), the integer limits, CumSum's attributes.
+std::string line_text(const xdev_kernel_call_t* call, const char* body, xdev_dtype_t dtype,
+                      const std::string& acc) {
+  std::string text = body;
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  };
+  replace("$T", value_type(dtype));
+  replace("$A", acc);
+  replace("$LOWEST", dtype == XDEV_DTYPE_INT32 ? "INT_MIN" : "LONG_MIN");
+  replace("$HIGHEST", dtype == XDEV_DTYPE_INT32 ? "INT_MAX" : "LONG_MAX");
+  replace("$EXCLUSIVE", attr_bool(call, "exclusive") ? "1" : "0");
+  replace("$REVERSE", attr_bool(call, "reverse") ? "1" : "0");
+  return text;
+}
+
+// Lines this long or longer reduce in a work-group tree (run_tree); shorter
+// ones loop in one work item each (the line kernels).
+constexpr int64_t kTreeMin = 64;
+
+// A reduction over ix's lines (run_line's Index, every line at least
+// kTreeMin long) in work groups: one group per line where there are enough
+// lines to fill the device, else several per line (parts), whose states a
+// second kernel merges. Reduced axes that are contiguous in the input merge
+// into one, which the kernel reads without division.
+xdev_status_t* run_tree(const xdev_kernel_call_t* call, const TreeReduce& tree, Index ix,
+                        const Buffer& in_b, const Buffer& out_b) {
+  int32_t r = 0;
+  for (int32_t d = 1; d < ix.rrank; ++d) {
+    if (ix.rst[0][r] == ix.rst[0][d] * ix.rshape[d]) {
+      ix.rshape[r] *= ix.rshape[d];
+      ix.rst[0][r] = ix.rst[0][d];
+    } else {
+      ++r;
+      ix.rshape[r] = ix.rshape[d];
+      ix.rst[0][r] = ix.rst[0][d];
+    }
+  }
+  ix.rrank = r + 1;
+  const DeviceInfo& info = *call->device->info;
+  size_t group = 1;
+  while (group * 2 <= std::min<size_t>(256, info.max_group)) group *= 2;
+  // Enough groups for every compute unit a few times over, each with a few
+  // elements per item at least.
+  const int64_t want = 4 * static_cast<int64_t>(info.compute_units);
+  int64_t parts = 1;
+  if (ix.n < want) {
+    parts = std::min<int64_t>((want + ix.n - 1) / ix.n,
+                              std::max<int64_t>(1, ix.count / (4 * static_cast<int64_t>(group))));
+  }
+  const xdev_dtype_t input = call->inputs[0]->dtype, output = call->outputs[0]->dtype;
+  const bool fp64 = info.fp64;
+  const std::string acc = accumulator_for(input, fp64);
+  std::string texts[5];
+  const char* const parts_of[5] = {tree.state, tree.init, tree.add, tree.merge, tree.finish};
+  for (int k = 0; k < 5; ++k) texts[k] = line_text(call, parts_of[k], input, acc);
+  const TreeReduce filled = {texts[0].c_str(), texts[1].c_str(), texts[2].c_str(),
+                             texts[3].c_str(), texts[4].c_str()};
+  // States are at most 16 bytes (two 8-byte fields).
+  constexpr uint64_t kState = 16;
+  Scratch scratch;
+  Location partials{in_b.mem, 0};
+  if (parts > 1) {
+    if (xdev_status_t* s = scratch_bytes(call, static_cast<uint64_t>(ix.n * parts) * kState,
+                                         &scratch, &partials)) {
+      return s;
+    }
+  }
+  const int64_t offset = static_cast<int64_t>(partials.offset);
+  std::vector<Arg> args = {{sizeof(cl_mem), &in_b.mem}, {sizeof(cl_mem), &out_b.mem},
+                           {sizeof(cl_mem), &partials.mem}, {sizeof ix, &ix},
+                           {sizeof parts, &parts}, {sizeof offset, &offset},
+                           {kState * group, nullptr}};
+  const std::string first = tree_source(filled, input, output, acc.c_str(), fp64, 1);
+  if (xdev_status_t* s = launch(call, first, args, ix.n * parts * static_cast<int64_t>(group),
+                                group)) {
+    return s;
+  }
+  if (parts == 1) return nullptr;
+  const std::string second = tree_source(filled, input, output, acc.c_str(), fp64, 2);
+  return launch(call, second, args, ix.n * static_cast<int64_t>(group), group);
+}
+
 // The line kernels: `reduced` marks the input axes each line runs along.
 xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
   const bool layer_norm = row.kind == Kind::kLayerNorm;
@@ -1065,27 +1247,15 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
   if (xdev_status_t* s = buffer_of(call, out, element_count(out), "the output", &out_b)) return s;
   ix.off[0] = in_b.offset;
   ix.off[1] = out_b.offset;
+  const TreeReduce* tree = tree_for(row, is_float(x.dtype));
+  if (tree != nullptr && ix.count >= kTreeMin) return run_tree(call, *tree, ix, in_b, out_b);
   const char* body = expr_for(row, x.dtype, call);
   if (body == nullptr) {
     return op_fail(call, XDEV_STATUS_UNIMPLEMENTED, "no kernel for dtype %s", dtype_name(x.dtype));
   }
   const bool fp64 = call->device->info->fp64;
-  // Accumulators: integers wrap in their unsigned type; float sums and
-  // products are computed in double where the device has it.
-  std::string acc = value_type(x.dtype);
-  if (is_int(x.dtype)) acc = x.dtype == XDEV_DTYPE_INT32 ? "uint" : "ulong";
-  if (is_float(x.dtype) && fp64) acc = "double";
-  std::string text = body;
-  const auto replace = [&text](const std::string& from, const std::string& to) {
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-      text.replace(at, from.size(), to);
-    }
-  };
-  replace("$T", value_type(x.dtype));
-  replace("$LOWEST", x.dtype == XDEV_DTYPE_INT32 ? "INT_MIN" : "LONG_MIN");
-  replace("$HIGHEST", x.dtype == XDEV_DTYPE_INT32 ? "INT_MAX" : "LONG_MAX");
-  replace("$EXCLUSIVE", attr_bool(call, "exclusive") ? "1" : "0");
-  replace("$REVERSE", attr_bool(call, "reverse") ? "1" : "0");
+  const std::string acc = accumulator_for(x.dtype, fp64);
+  const std::string text = line_text(call, body, x.dtype, acc);
   std::vector<Arg> args = {{sizeof(cl_mem), &in_b.mem}, {sizeof(cl_mem), &out_b.mem},
                             {sizeof ix, &ix}};
   std::string extra;

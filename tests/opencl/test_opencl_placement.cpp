@@ -101,6 +101,48 @@ TEST_F(OpenclThroughTheCore, ViewsAtOffsetsAndInputsFromOtherDevices) {
   EXPECT_EQ(doubled.device(), x.device());
 }
 
+// Long lines reduce in work-group trees, a line split over several groups
+// whose states a second kernel merges (plugins/opencl README.md): the
+// merges keep each op's rules (the first extreme, a NaN winning, wrapping
+// integer sums) wherever the parts split the line.
+TEST_F(OpenclThroughTheCore, LongReductionsSplitAcrossWorkGroups) {
+  xdev::DeviceScope scope(ocl_);
+  constexpr int64_t n = 1 << 18;
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 37) % 101) * 0.01f - 0.3f;
+  // Ties: the largest value at 1000 and later, the smallest at 2000 and later.
+  v[1000] = v[200000] = 7;
+  v[2000] = v[150000] = -7;
+  const xdev::Tensor x = xdev::constant(v, xdev::Shape{n});
+  double exact = 0;
+  for (float e : v) exact += e;
+  EXPECT_NEAR(values_of<float>(xdev::sum(x))[0], exact, 1e-5 * n);
+  EXPECT_EQ(values_of<float>(xdev::max(x))[0], 7.0f);
+  EXPECT_EQ(values_of<int64_t>(xdev::argmax(x, 0))[0], 1000);
+  EXPECT_EQ(values_of<int64_t>(xdev::argmin(x, 0))[0], 2000);
+  double lse7 = 0;
+  for (float e : v) lse7 += std::exp(static_cast<double>(e) - 7);
+  EXPECT_NEAR(values_of<float>(xdev::logsumexp(x))[0], 7 + std::log(lse7), 1e-4);
+  // A NaN wins ArgMax, ArgMin (the first one) and Max.
+  v[90000] = v[70000] = std::nanf("");
+  const xdev::Tensor with_nan = xdev::constant(v, xdev::Shape{n});
+  EXPECT_EQ(values_of<int64_t>(xdev::argmax(with_nan, 0))[0], 70000);
+  EXPECT_EQ(values_of<int64_t>(xdev::argmin(with_nan, 0))[0], 70000);
+  EXPECT_TRUE(std::isnan(values_of<float>(xdev::max(with_nan))[0]));
+  EXPECT_TRUE(std::isnan(values_of<float>(xdev::logsumexp(with_nan))[0]));
+  // int32 sums wrap: 2^17 times 40000 is 5242880000, 947912704 modulo 2^32.
+  const xdev::Tensor ints =
+      xdev::constant(std::vector<int32_t>(1 << 17, 40000), xdev::Shape{1 << 17});
+  EXPECT_EQ(values_of<int32_t>(xdev::sum(ints))[0], 947912704);
+  // Any: one true at the very end.
+  std::vector<bool> flags(1 << 17, false);
+  flags.back() = true;
+  std::vector<uint8_t> bytes(flags.begin(), flags.end());
+  const xdev::Tensor b = xdev::cast(xdev::constant(bytes, xdev::Shape{1 << 17}),
+                                    xdev::DType::kBool);
+  EXPECT_EQ(values_of<bool>(xdev::any(b)), (std::vector<bool>{true}));
+}
+
 // float16 and bfloat16 (docs/ops.md): every float op of the op table has a
 // kernel on the OpenCL device, with or without cl_khr_fp16 (PoCL has none):
 // the values are stored in 16 bits and computed in float32.
