@@ -237,8 +237,10 @@ __kernel void xdev_kernel(__global const TS* in, __global OS* out, xdev_index ix
 }
 
 std::string tree_source(const TreeReduce& body, xdev_dtype_t input, xdev_dtype_t output,
-                        const char* accumulator, bool fp64, int stage) {
+                        const char* accumulator, bool fp64, int stage, int group,
+                        bool chunked) {
   std::string s = prelude(fp64);
+  s += std::string("#define CHUNKED ") + (chunked ? "1" : "0") + "\n";
   s += dtype_macros(input, output) + "#define U " + unsigned_type(input) + "\n#define A " +
        accumulator + "\n#define STAGE " + std::to_string(stage) + "\n";
   s += "typedef " + std::string(body.state) + " S;\n";
@@ -263,15 +265,23 @@ __kernel void xdev_kernel(__global const TS* in, __global OS* out, __global ucha
   }
 #else
   const long base_in = xdev_at(&ix, 0, line);
-  const long step = parts * size;
+#if CHUNKED
+  // Each item a contiguous run of the line (CPU devices: one thread streams it).
+  const long items = parts * size, chunk = (count + items - 1) / items;
+  const long first = (part * size + lid) * chunk, step = 1;
+  const long last = first + chunk < count ? first + chunk : count;
+#else
+  // Items side by side (GPUs: neighbouring items read neighbouring elements).
+  const long first = part * size + lid, step = parts * size, last = count;
+#endif
   if (ix.rrank == 1) {
     const long stride = ix.rst[0][0];
-    for (long j = part * size + lid; j < count; j += step) {
+    for (long j = first; j < last; j += step) {
       T x = LD(in, base_in + j * stride);
       ADD(s, x, j);
     }
   } else {
-    for (long j = part * size + lid; j < count; j += step) {
+    for (long j = first; j < last; j += step) {
       T x = LD(in, base_in + xdev_line_at(&ix, 0, j));
       ADD(s, x, j);
     }
@@ -279,14 +289,7 @@ __kernel void xdev_kernel(__global const TS* in, __global OS* out, __global ucha
 #endif
   tree[lid] = s;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int width = size / 2; width > 0; width >>= 1) {
-    if (lid < width) {
-      S a = tree[lid], b = tree[lid + width];
-      MERGE(a, b);
-      tree[lid] = a;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
+$TREE
   if (lid != 0) return;
   s = tree[0];
   if (STAGE == 2 || parts == 1) {
@@ -296,6 +299,15 @@ __kernel void xdev_kernel(__global const TS* in, __global OS* out, __global ucha
   }
 }
 )CL";
+  // The tree's levels unrolled for the group size: no barrier inside a loop
+  // (which PoCL's work-item loops handle far more slowly).
+  std::string levels;
+  for (int width = group / 2; width > 0; width /= 2) {
+    const std::string w = std::to_string(width);
+    levels += "  if (lid < " + w + ") { S a = tree[lid], b = tree[lid + " + w +
+              "]; MERGE(a, b); tree[lid] = a; }\n  barrier(CLK_LOCAL_MEM_FENCE);\n";
+  }
+  replace_all(s, "$TREE", levels);
   return s;
 }
 

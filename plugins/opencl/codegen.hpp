@@ -81,9 +81,12 @@ std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_
 // a line are merged in no fixed order, so merge must not depend on it beyond
 // what the tolerance allows); `finish` is the output value of s (count in
 // scope). `xdev_kernel(in, out, partials, Index, parts, partials_offset,
-// __local S* tree)`, local size a power of 2, one group per (line, part):
+// __local S* tree)`, local size `group` (a power of 2: the tree's levels
+// are unrolled for it), one group per (line, part):
 // stage 1 folds part p of each line (elements p*size + lid, stepping by
-// parts*size) and writes the finished value (parts == 1) or the state into
+// parts*size; `chunked`: each item a contiguous run instead, for CPU
+// devices, where one thread runs an item's loop) and writes the finished
+// value (parts == 1) or the state into
 // `partials` (bytes from partials_offset, one S per group); stage 2 (one
 // group per line) merges a line's `parts` states and writes the output.
 // Index as for line_source (a reduced axis of one stride is read without
@@ -96,7 +99,8 @@ struct TreeReduce {
   const char* finish;
 };
 std::string tree_source(const TreeReduce& body, xdev_dtype_t input, xdev_dtype_t output,
-                        const char* accumulator, bool fp64, int stage);
+                        const char* accumulator, bool fp64, int stage, int group,
+                        bool chunked);
 
 // GatherV2 `xdev_kernel(params, indices, out, Index, n, m, inner, errors)`:
 // params [outer, n, inner] and indices [m] dense at off[0], off[1], out
