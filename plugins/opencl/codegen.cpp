@@ -48,17 +48,24 @@ XDEV_FLOAT_HELPERS(double)
 // float16 and bfloat16 (docs/ops.md): stored as ushort, computed in float.
 // float16 goes through vload_half/vstore_half_rte (OpenCL 1.2 core: no
 // cl_khr_fp16 needed); bfloat16 is float32's top half, rounded to nearest
-// even with bit operations (a NaN stays a NaN: its quiet bit is set).
+// even with bit operations. A computed NaN is stored as the quiet NaN of
+// its sign (0x7e00/0xfe00, 0x7fc0/0xffc0): PoCL's NaNs have every payload
+// bit set, which made 0xffff, the all-ones pattern the validation layer
+// fills outputs with to find elements a kernel never wrote.
 inline float xdev_f16_load(__global const ushort* p, long i) {
   return vload_half((size_t)i, (__global const half*)p);
 }
 inline void xdev_f16_store(__global ushort* p, long i, float v) {
-  vstore_half_rte(v, (size_t)i, (__global half*)p);
+  if (isnan(v)) {
+    p[i] = (ushort)(((as_uint(v) >> 16) & 0x8000u) | 0x7e00u);
+  } else {
+    vstore_half_rte(v, (size_t)i, (__global half*)p);
+  }
 }
 inline float xdev_bf16_load(__global const ushort* p, long i) { return as_float((uint)p[i] << 16); }
 inline ushort xdev_bf16_bits(float f) {
   uint u = as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)(((u >> 16) & 0x8000u) | 0x7fc0u);
   u += 0x7fffu + ((u >> 16) & 1u);
   return (ushort)(u >> 16);
 }

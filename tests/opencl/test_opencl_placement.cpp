@@ -210,6 +210,19 @@ TYPED_TEST(OpenclHalves, ElementwiseRoundsTheFloat32ResultOnce) {
             (std::vector<float>{1.0f, want[1], 3.0f, 1.0f}));
 }
 
+// A computed NaN is stored as the quiet NaN of its sign: PoCL's NaNs have
+// every payload bit set, which stored as 0xffff, the pattern the validation
+// layer fills outputs with, so Sqrt of a negative number was reported as
+// never written (xdev-conformance in address mode).
+TYPED_TEST(OpenclHalves, ComputedNanIsTheQuietNan) {
+  xdev::DeviceScope scope(this->ocl_);
+  const xdev::Tensor x = this->make({-1.0, -4.0}, xdev::Shape{2});
+  const uint16_t quiet = this->kDType == xdev::DType::kFloat16 ? 0x7e00 : 0x7fc0;
+  for (TypeParam h : values_of<TypeParam>(xdev::sqrt(x))) {
+    EXPECT_EQ(h.bits & 0x7fff, quiet) << std::hex << h.bits;
+  }
+}
+
 TYPED_TEST(OpenclHalves, SumsAccumulateInFloat32) {
   xdev::DeviceScope scope(this->ocl_);
   // 4096 ones: a 16-bit accumulator stops at 2048 (float16) or 256 (bfloat16).
