@@ -6,6 +6,9 @@
 //
 //   Add/N        xdev::add of two N-element float32 tensors
 //   Sum/N        xdev::sum of N float32 over every axis
+//   SumRows/R    xdev::sum of [R, 1024] float32 over axis 1 (R lines)
+//   SumColumns/R xdev::sum of [1024, R] float32 over axis 0 (strided lines)
+//   ArgMax/N     xdev::argmax of N float32
 //   Softmax/R    xdev::softmax of [R, 1024] float32 along the last axis
 //   MatMul/N     N x N float32 products (the opencl plugin: CLBlast)
 //
@@ -57,6 +60,15 @@ void BM_Add(benchmark::State& state) {
 void BM_Sum(benchmark::State& state) {
   run(state, {state.range(1)}, [](const xdev::Tensor& x) { return xdev::sum(x); });
 }
+void BM_SumRows(benchmark::State& state) {
+  run(state, {state.range(1), 1024}, [](const xdev::Tensor& x) { return xdev::sum(x, {1}); });
+}
+void BM_SumColumns(benchmark::State& state) {
+  run(state, {1024, state.range(1)}, [](const xdev::Tensor& x) { return xdev::sum(x, {0}); });
+}
+void BM_ArgMax(benchmark::State& state) {
+  run(state, {state.range(1)}, [](const xdev::Tensor& x) { return xdev::argmax(x, 0); });
+}
 void BM_Softmax(benchmark::State& state) {
   run(state, {state.range(1), 1024}, [](const xdev::Tensor& x) { return xdev::softmax(x); });
 }
@@ -67,6 +79,9 @@ void BM_MatMul(benchmark::State& state) {
 
 BENCHMARK(BM_Add)->ArgsProduct({{0, 1}, {1, 1 << 20}})->UseRealTime();
 BENCHMARK(BM_Sum)->ArgsProduct({{0, 1}, {1 << 20}})->UseRealTime();
+BENCHMARK(BM_SumRows)->ArgsProduct({{0, 1}, {1024}})->UseRealTime();
+BENCHMARK(BM_SumColumns)->ArgsProduct({{0, 1}, {1024}})->UseRealTime();
+BENCHMARK(BM_ArgMax)->ArgsProduct({{0, 1}, {1 << 20}})->UseRealTime();
 BENCHMARK(BM_Softmax)->ArgsProduct({{0, 1}, {256}})->UseRealTime();
 BENCHMARK(BM_MatMul)->ArgsProduct({{0, 1}, {64, 512}})->UseRealTime();
 

@@ -31,17 +31,33 @@ struct Index {
   int64_t rst[2][XDEV_MAX_RANK] = {};
 };
 
-// The OpenCL C spelling of a dtype ("float", "uchar" for bool, ...).
+// The OpenCL C spelling of a dtype as stored ("float", "uchar" for bool,
+// "ushort" for float16 and bfloat16, ...): the type of kernel pointers.
 const char* cl_type(xdev_dtype_t dtype);
+// float16 or bfloat16: stored in 16 bits, computed in float (docs/ops.md).
+bool is_half(xdev_dtype_t dtype);
+// The type kernels compute a dtype's values in: "float" for float16 and
+// bfloat16 (no cl_khr_fp16 needed), else cl_type.
+const char* value_type(xdev_dtype_t dtype);
+// OpenCL C for element `index` of `pointer` (of the dtype's cl_type) as a
+// value_type (float16: vload_half, OpenCL 1.2 core; bfloat16: the bits
+// shifted into a float's top half) ...
+std::string load(xdev_dtype_t dtype, const std::string& pointer, const std::string& index);
+// ... and for storing `value` there, rounded once to nearest even for the
+// 16-bit floats (vstore_half_rte; bfloat16 by bit operations, NaN kept NaN).
+std::string store(xdev_dtype_t dtype, const std::string& pointer, const std::string& index,
+                  const std::string& value);
 
 // An elementwise kernel `xdev_kernel`: arguments in0..in(n-1) (global
 // pointers of `inputs`' types), out (of `output`, element i at
 // off[n] + coordinates(i) . st[n]), the Index, then `params`
 // (OpenCL C parameter declarations, e.g. "float alpha"). `expr` computes
-// the output from a, b, c (the inputs' values) and i (the output's flat
-// row-major index); in it $T is input 0's type,
-// $U its unsigned counterpart, $O the output type, $F the literal suffix of
-// input 0's float type ("f" or "").
+// the output from a, b, c (the inputs' values, of their value_type) and i
+// (the output's flat row-major index); in it $T is input 0's value_type,
+// $U its unsigned counterpart, $O the output's value_type, $F the literal
+// suffix of input 0's value type ("f" or ""). The result is stored with
+// store() (rounded once for float16/bfloat16); a copy ("a") or Select
+// ("a ? b : c") of 16-bit floats moves the stored bits instead.
 // With `tile`, input 0 (the only one) is read at the output's coordinates
 // modulo its shape, given in Index::rshape (Tile).
 std::string elementwise_source(const std::string& expr, const std::vector<xdev_dtype_t>& inputs,
@@ -49,12 +65,42 @@ std::string elementwise_source(const std::string& expr, const std::vector<xdev_d
                                bool tile = false);
 
 // A line kernel `xdev_kernel(in, out, Index)`: per line, `body` runs with
-// `T` the input type, `O` the output type, `A` the accumulator type, and the
-// macros X(j) (the line's j-th input element) and Y(j) (its j-th output
-// element, softmax-like ops), `count`, and OUT (the reduction's output).
-// `extra` adds parameters after the Index (", __global const T* gamma").
+// `T` the input's value type, `O` the output's, `A` the accumulator type,
+// `count`, and the macros X(j) (the line's j-th input element, a T),
+// SET_Y(j, v) (stores its j-th output element, softmax-like ops), SET_OUT(v)
+// (stores the reduction's output), LD(p, i) and ST(p, i, v) (any input or
+// output pointer); TS and OS are the stored types (of pointers).
+// `extra` adds parameters after the Index (", __global const TS* gamma").
 std::string line_source(const std::string& body, xdev_dtype_t input, xdev_dtype_t output,
                         const char* accumulator, bool fp64, const std::string& extra = "");
+
+// A reduction of each line in a work group (a tree in local memory): the
+// state `S` (a type, or "struct { ... }") starts as `init` (a statement on
+// s), folds each element x (a T) at line position j with `add` (on s, x,
+// j), and two states with `merge` (into a from b: the tree and the parts of
+// a line are merged in no fixed order, so merge must not depend on it beyond
+// what the tolerance allows); `finish` is the output value of s (count in
+// scope). `xdev_kernel(in, out, partials, Index, parts, partials_offset,
+// __local S* tree)`, local size `group` (a power of 2: the tree's levels
+// are unrolled for it), one group per (line, part):
+// stage 1 folds part p of each line (elements p*size + lid, stepping by
+// parts*size; `chunked`: each item a contiguous run instead, for CPU
+// devices, where one thread runs an item's loop) and writes the finished
+// value (parts == 1) or the state into
+// `partials` (bytes from partials_offset, one S per group); stage 2 (one
+// group per line) merges a line's `parts` states and writes the output.
+// Index as for line_source (a reduced axis of one stride is read without
+// division).
+struct TreeReduce {
+  const char* state;
+  const char* init;
+  const char* add;
+  const char* merge;
+  const char* finish;
+};
+std::string tree_source(const TreeReduce& body, xdev_dtype_t input, xdev_dtype_t output,
+                        const char* accumulator, bool fp64, int stage, int group,
+                        bool chunked);
 
 // GatherV2 `xdev_kernel(params, indices, out, Index, n, m, inner, errors)`:
 // params [outer, n, inner] and indices [m] dense at off[0], off[1], out
@@ -67,8 +113,11 @@ std::string gather_source(xdev_dtype_t params, xdev_dtype_t indices, bool fp64);
 // of every update row in order to the output row its index row names
 // (Index::shape: the tensor's shape; off[0..2]: updates, indices, out, all
 // dense); an index row out of range is skipped and sets the error flag as
-// in gather_source. Integers add in their unsigned type (wrapping).
-std::string scatter_source(xdev_dtype_t dtype, xdev_dtype_t indices, bool fp64);
+// in gather_source. Integers add in their unsigned type (wrapping). `out`
+// is `updates`' dtype, or float32 scratch for float16/bfloat16 updates
+// (never a 16-bit dtype: each update is added in `out`'s own type).
+std::string scatter_source(xdev_dtype_t updates, xdev_dtype_t out, xdev_dtype_t indices,
+                           bool fp64);
 
 // The sliding windows of the pools and convolutions (docs/ops.md), one
 // element of the result per work item, the cuda plugin's per-element bodies

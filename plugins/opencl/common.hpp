@@ -43,6 +43,8 @@ struct DeviceInfo {
   uint64_t memory_total = 0;
   uint64_t max_allocation = 0;
   size_t max_group = 1;  // CL_DEVICE_MAX_WORK_GROUP_SIZE
+  uint32_t compute_units = 1;  // CL_DEVICE_MAX_COMPUTE_UNITS
+  bool cpu = false;            // CL_DEVICE_TYPE_CPU (PoCL, Intel's CPU runtime)
   bool unified_memory = false;
   bool fp64 = false;
   bool fp16 = false;

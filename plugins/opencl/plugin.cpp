@@ -128,6 +128,8 @@ xdev_status_t* discover(xdev_plugin_t* p) {
       d->memory_total = info_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
       d->max_allocation = info_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
       d->max_group = std::max<size_t>(1, info_value<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+      d->compute_units = std::max<cl_uint>(1, info_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS));
+      d->cpu = (kind & CL_DEVICE_TYPE_CPU) != 0;
       d->unified_memory = info_value<cl_bool>(id, CL_DEVICE_HOST_UNIFIED_MEMORY) != 0 ||
                           (kind & CL_DEVICE_TYPE_CPU) != 0;
       const std::string extensions = info_string(id, CL_DEVICE_EXTENSIONS);
