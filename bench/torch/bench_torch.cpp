@@ -772,34 +772,26 @@ void BM_Softmax_Xdev(benchmark::State& state) {
 }
 BENCHMARK(BM_Softmax_Xdev)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-void BM_Softmax_Torch(benchmark::State& state) {
-  setup_once();
-  const at::Tensor x = torch_tensor(random_values(kSoftmaxRows * kSoftmaxCols, 40),
-                                    {kSoftmaxRows, kSoftmaxCols});
-  at::softmax(x, 1);
-  quiesce();
-  for (auto _ : state) {
-    at::Tensor y = at::softmax(x, 1);
-    benchmark::DoNotOptimize(y.data_ptr());
-  }
-  set_softmax_counters(state);
-}
-BENCHMARK(BM_Softmax_Torch)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-void BM_Softmax_TorchOut(benchmark::State& state) {
+// `preallocated`: at::_softmax_out into an output made once.
+void BM_Softmax_Torch(benchmark::State& state, bool preallocated) {
   setup_once();
   const at::Tensor x = torch_tensor(random_values(kSoftmaxRows * kSoftmaxCols, 40),
                                     {kSoftmaxRows, kSoftmaxCols});
   at::Tensor y = at::softmax(x, 1);
   quiesce();
   for (auto _ : state) {
-    at::_softmax_out(y, x, 1, false);
+    if (preallocated) {
+      at::_softmax_out(y, x, 1, false);
+    } else {
+      y = at::softmax(x, 1);
+    }
     benchmark::DoNotOptimize(y.data_ptr());
     benchmark::ClobberMemory();
   }
   set_softmax_counters(state);
 }
-BENCHMARK(BM_Softmax_TorchOut)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Softmax_Torch, fresh, false)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Softmax_Torch, out, true)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // ---------------------------------------------------------------------------
 // Conv2D of a ResNet-style 3×3 layer: 8 images of 56×56×64 → 64 channels,

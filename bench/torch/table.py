@@ -126,7 +126,7 @@ def softmax(get):
     # fastest (Softmax: fresh output or preallocated; Conv2D: NCHW, channels_last,
     # channels_last on one OpenMP thread).
     x = ns(get("BM_Softmax_Xdev"))
-    t, to = ns(get("BM_Softmax_Torch")), ns(get("BM_Softmax_TorchOut"))
+    t, to = ns(get("BM_Softmax_Torch/fresh")), ns(get("BM_Softmax_Torch/out"))
     best = min(t, to)
     print(f"| softmax of [4096, 1024] f32 (last axis) | {fmt_time(x)} | {fmt_time(t)} (into a "
           f"preallocated output: {fmt_time(to)}) | – | {best / x:.3f}× the speed of libtorch's "
