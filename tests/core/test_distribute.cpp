@@ -13,6 +13,7 @@
 #include <xdev/xdev.hpp>
 
 #include "device_names.hpp"
+#include "regression.hpp"
 
 namespace {
 
@@ -251,17 +252,6 @@ Regression regression_data() {
   return {x, y};
 }
 
-// {dW, db} of sum((x·w + b − y)²) / rows.
-std::vector<xdev::Tensor> regression_gradients(const xdev::Tensor& w, const xdev::Tensor& b,
-                                               const xdev::Tensor& x, const xdev::Tensor& y,
-                                               int64_t rows) {
-  xdev::GradientTape tape;
-  tape.watch(w);
-  tape.watch(b);
-  xdev::Tensor error = xdev::matmul(x, w) + b - y;
-  return tape.gradient(xdev::sum(error * error) / static_cast<double>(rows), {w, b});
-}
-
 using OptimizerFactory = std::function<std::unique_ptr<xdev::Optimizer>()>;
 
 const std::vector<std::pair<std::string, OptimizerFactory>>& optimizer_factories() {
@@ -276,40 +266,20 @@ const std::vector<std::pair<std::string, OptimizerFactory>>& optimizer_factories
 
 constexpr int kOptimizerSteps = 12;
 
-std::vector<double> train_one_device(xdev::Optimizer& opt, const Regression& data) {
-  xdev::DeviceScope scope("/CPU:0");
-  xdev::Variable w(xdev::zeros({3, 1}, xdev::DType::kFloat64));
-  xdev::Variable b(xdev::zeros({1}, xdev::DType::kFloat64));
-  for (int step = 0; step < kOptimizerSteps; ++step) {
-    opt.apply_gradients(regression_gradients(w, b, data.x, data.y, 8), {w, b});
-  }
-  std::vector<double> out = w.read_value().to_vector<double>();
-  out.push_back(b.read_value().to_vector<double>()[0]);
-  return out;
-}
-
 TEST(MirroredOptimizer, TwoReplicasEndWithTheSingleDeviceWeights) {
   const Regression data = regression_data();
   xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
-  const std::vector<xdev::Tensor> xs = s.split_batch(data.x), ys = s.split_batch(data.y);
   for (const auto& [label, make] : optimizer_factories()) {
     SCOPED_TRACE(label);
     auto single = make();
-    const std::vector<double> expected = train_one_device(*single, data);
+    const std::vector<double> expected =
+        xdev_test::train_regression_on_one_device(*single, data.x, data.y, kOptimizerSteps);
     auto opt = make();
-    xdev::MirroredVariable w = s.create_variable(xdev::zeros({3, 1}, xdev::DType::kFloat64));
-    xdev::MirroredVariable b = s.create_variable(xdev::zeros({1}, xdev::DType::kFloat64));
-    for (int step = 0; step < kOptimizerSteps; ++step) {
-      auto results = s.run([&](const xdev::ReplicaContext& r) {
-        return regression_gradients(w.local(r), b.local(r), xs[r.replica_id], ys[r.replica_id],
-                                    8);
-      });
-      opt->apply_gradients(s, {xdev::per_replica(results, 0), xdev::per_replica(results, 1)},
-                           {&w, &b});
-    }
+    const xdev_test::MirroredRegression m =
+        xdev_test::train_regression_mirrored(s, *opt, data.x, data.y, kOptimizerSteps);
+    const xdev::MirroredVariable &w = m.w, &b = m.b;
     EXPECT_EQ(opt->iterations(), kOptimizerSteps);
-    std::vector<double> got = w.value().to_vector<double>();
-    got.push_back(b.value().to_vector<double>()[0]);
+    const std::vector<double> got = m.weights();
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-9) << i;
     // Training moved the weights (the comparison is not between zeros).

@@ -24,6 +24,8 @@
 #include <xdev/placement.hpp>
 #include <xdev/xdev.hpp>
 
+#include "regression.hpp"
+
 namespace {
 
 int g_failures = 0;
@@ -312,17 +314,6 @@ void one_worker() {
   s.barrier();
 }
 
-// {dW, db} of sum((x·w + b − y)²) / rows (rows: the global batch's).
-std::vector<xdev::Tensor> regression_gradients(const xdev::Tensor& w, const xdev::Tensor& b,
-                                               const xdev::Tensor& x, const xdev::Tensor& y,
-                                               int64_t rows) {
-  xdev::GradientTape tape;
-  tape.watch(w);
-  tape.watch(b);
-  xdev::Tensor error = xdev::matmul(x, w) + b - y;
-  return tape.gradient(xdev::sum(error * error) / static_cast<double>(rows), {w, b});
-}
-
 // Optimizers on MirroredVariables across the workers (2 local replicas each):
 // the gradients summed over every replica of every worker, the same update on
 // every copy. Each worker also trains the same optimizer on plain Variables
@@ -337,36 +328,17 @@ void optimizer() {
     x = xdev::random_uniform({rows, 3}, -1.0, 1.0, xdev::DType::kFloat64, 11);
     y = xdev::matmul(x, xdev::constant({{2.0}, {-3.0}, {0.5}})) + xdev::constant({1.0});
   }
-  const std::vector<xdev::Tensor> xs = s.split_batch(x), ys = s.split_batch(y);
   const std::vector<std::pair<std::string, std::function<std::unique_ptr<xdev::Optimizer>()>>>
       optimizers = {{"Adam", [] { return std::make_unique<xdev::Adam>(0.05); }},
                     {"SGD momentum", [] { return std::make_unique<xdev::SGD>(0.1, 0.9); }}};
   for (const auto& [label, make] : optimizers) {
-    std::vector<double> expected;
-    {
-      xdev::DeviceScope scope("/CPU:0");
-      xdev::Variable w(xdev::zeros({3, 1}, xdev::DType::kFloat64));
-      xdev::Variable b(xdev::zeros({1}, xdev::DType::kFloat64));
-      auto opt = make();
-      for (int step = 0; step < 10; ++step) {
-        opt->apply_gradients(regression_gradients(w, b, x, y, rows), {w, b});
-      }
-      expected = w.read_value().to_vector<double>();
-      expected.push_back(b.read_value().to_vector<double>()[0]);
-    }
-    xdev::MirroredVariable w = s.create_variable(xdev::zeros({3, 1}, xdev::DType::kFloat64));
-    xdev::MirroredVariable b = s.create_variable(xdev::zeros({1}, xdev::DType::kFloat64));
+    auto single = make();
+    const std::vector<double> expected =
+        xdev_test::train_regression_on_one_device(*single, x, y, 10);
     auto opt = make();
-    for (int step = 0; step < 10; ++step) {
-      auto results = s.run([&](const xdev::ReplicaContext& r) {
-        return regression_gradients(w.local(r), b.local(r), xs[r.replica_id], ys[r.replica_id],
-                                    rows);
-      });
-      opt->apply_gradients(s, {xdev::per_replica(results, 0), xdev::per_replica(results, 1)},
-                           {&w, &b});
-    }
-    std::vector<double> got = w.value().to_vector<double>();
-    got.push_back(b.value().to_vector<double>()[0]);
+    const xdev_test::MirroredRegression m = xdev_test::train_regression_mirrored(s, *opt, x, y, 10);
+    const xdev::MirroredVariable &w = m.w, &b = m.b;
+    const std::vector<double> got = m.weights();
     double worst = 0;
     for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - expected[i]));
     expect(worst <= 1e-9 && std::abs(got[0]) > 0.1,
