@@ -8,9 +8,9 @@
 //     return std::vector<xdev::Tensor>{gradient(w.local(r), xs[r.replica_id])};
 //   });
 //   w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(grads, 0)), 0.2);
-//
-// Or with an optimizer (<xdev/optimizers.hpp>), which sums the gradients over the
-// replicas and gives every copy the same update:
+//   // or, instead of assign_sub, an optimizer (<xdev/optimizers.hpp>): it sums the
+//   // gradients over the replicas and gives every copy the same update
+//   xdev::Adam optimizer(0.01);
 //   optimizer.apply_gradients(strategy, {xdev::per_replica(grads, 0)}, {&w});
 #pragma once
 

@@ -11,7 +11,9 @@
 //   });
 //   w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(grads, 0),
 //                                    "grad/w"), 0.2);
-//   // or: optimizer.apply_gradients(strategy, {xdev::per_replica(grads, 0)}, {&w});
+//   // or, instead of assign_sub, an optimizer (slots on every replica device):
+//   xdev::SGD optimizer(0.2, /*momentum=*/0.9);
+//   optimizer.apply_gradients(strategy, {xdev::per_replica(grads, 0)}, {&w});
 //
 // Started without mpirun (and without XDEV_CONFIG), it runs as a single
 // worker and says so. Every collective is a call all workers make in the same

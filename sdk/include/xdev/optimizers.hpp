@@ -11,9 +11,15 @@
 // it takes each MirroredVariable's gradients on every local replica, as
 // xdev::per_replica gives them from run(), sums them over all replicas and
 // gives every copy the same update (tf.keras' apply_gradients under a strategy):
-//   auto results = strategy.run(step);            // {dW, db} per replica
-//   opt.apply_gradients(strategy, {xdev::per_replica(results, 0),
-//                                  xdev::per_replica(results, 1)}, {&w, &b});
+//   xdev::MirroredStrategy strategy;
+//   xdev::MirroredVariable w = strategy.create_variable(xdev::zeros({3, 1}));
+//   xdev::MirroredVariable b = strategy.create_variable(xdev::zeros({1}));
+//   auto results = strategy.run([&](const xdev::ReplicaContext& r) {
+//     return std::vector<xdev::Tensor>{gradient(w.local(r), x), gradient(b.local(r), x)};
+//   });                                          // {dW, db} per replica
+//   xdev::Adam adam(0.01);
+//   adam.apply_gradients(strategy, {xdev::per_replica(results, 0),
+//                                   xdev::per_replica(results, 1)}, {&w, &b});
 //
 // Fused update kernels (one op per variable, as TensorFlow's
 // ResourceApplyAdam) are not in the op table yet: these composites are what
