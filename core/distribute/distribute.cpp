@@ -129,6 +129,7 @@ MirroredVariable MirroredStrategy::create_variable(const Tensor& initial) const 
   }
   MirroredVariable variable;
   for (const Device& d : devices_) variable.values_.push_back(initial.copy_to(d));
+  variable.identity_ = std::make_shared<const char>('\0');
   return variable;
 }
 
@@ -265,6 +266,12 @@ Tensor MirroredStrategy::reduce(ReduceOp op, const std::vector<Tensor>& values,
     total = div(total, scalar_like(total, static_cast<int64_t>(values.size())));
   }
   return total;
+}
+
+CrossReplicaSum cross_replica_sum(const MirroredStrategy& strategy) {
+  return {strategy.devices(), [&strategy](const std::vector<Tensor>& values, const std::string&) {
+            return strategy.all_reduce(ReduceOp::kSum, values);
+          }};
 }
 
 std::vector<Tensor> per_replica(const std::vector<std::vector<Tensor>>& results, size_t index) {

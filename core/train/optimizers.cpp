@@ -17,6 +17,13 @@ Tensor sc(const Tensor& like, double v) { return scalar_like(like, Literal(v)); 
 
 Tensor zeros_like(const Tensor& x) { return zeros(x.shape(), x.dtype()); }
 
+// "float32 of shape [2, 3]", for mismatch messages.
+std::string describe(DType dtype, const Shape& shape) {
+  std::ostringstream out;
+  out << to_string(dtype) << " of shape " << shape;
+  return out.str();
+}
+
 }  // namespace
 
 Optimizer::~Optimizer() = default;
@@ -36,12 +43,11 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients,
     if (!gradients[i].defined()) continue;
     if (!(gradients[i].shape() == variables[i].shape()) ||
         gradients[i].dtype() != variables[i].dtype()) {
-      std::ostringstream m;
-      m << "apply_gradients: gradient " << i << " is " << to_string(gradients[i].dtype())
-        << " of shape " << gradients[i].shape() << ", its variable "
-        << (variables[i].name().empty() ? "" : "'" + variables[i].name() + "' ") << "is "
-        << to_string(variables[i].dtype()) << " of shape " << variables[i].shape();
-      throw Error(ErrorCode::kInvalidArgument, m.str());
+      throw Error(ErrorCode::kInvalidArgument,
+                  "apply_gradients: gradient " + std::to_string(i) + " is " +
+                      describe(gradients[i].dtype(), gradients[i].shape()) + ", its variable " +
+                      (variables[i].name().empty() ? "" : "'" + variables[i].name() + "' ") +
+                      "is " + describe(variables[i].dtype(), variables[i].shape()));
     }
   }
   ++iterations_;
@@ -52,6 +58,105 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients,
     auto [it, fresh] = slots_.try_emplace(var.state().get(), var, std::vector<Tensor>{});
     DeviceScope scope(var.device());
     update(var, gradients[i].to(var.device()), it->second.second, iterations_);
+  }
+}
+
+void Optimizer::apply_gradients(const CrossReplicaSum& replicas,
+                                const std::vector<std::vector<Tensor>>& gradients,
+                                const std::vector<MirroredVariable*>& variables) {
+  const size_t n = replicas.devices.size();
+  auto invalid = [](const std::string& what) {
+    return Error(ErrorCode::kInvalidArgument, "apply_gradients: " + what);
+  };
+  if (n == 0 || !replicas.sum) throw invalid("the strategy has no replicas (or no sum)");
+  if (gradients.size() != variables.size()) {
+    throw invalid(std::to_string(gradients.size()) + " gradient lists for " +
+                  std::to_string(variables.size()) + " mirrored variables");
+  }
+  // Everything is checked before the first collective, so that a mistake
+  // leaves every worker's variables as they were.
+  std::vector<bool> skip(variables.size(), false);
+  for (size_t i = 0; i < variables.size(); ++i) {
+    const std::string var = "mirrored variable " + std::to_string(i);
+    const MirroredVariable* v = variables[i];
+    if (v == nullptr || v->values_.empty() || !v->identity_) {
+      throw invalid(var + " is empty (make it with the strategy's create_variable)");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (variables[j]->identity_ == v->identity_) {
+        throw invalid(var + " is mirrored variable " + std::to_string(j) + " again");
+      }
+    }
+    if (v->values_.size() != n) {
+      throw invalid(var + " has " + std::to_string(v->values_.size()) + " copies, the strategy has " +
+                    std::to_string(n) + " local replicas");
+    }
+    if (gradients[i].size() != n) {
+      throw invalid(std::to_string(gradients[i].size()) + " gradients for " + var + " on " +
+                    std::to_string(n) + " local replicas (one per replica: per_replica(results, k))");
+    }
+    size_t defined = 0;
+    for (const Tensor& g : gradients[i]) defined += g.defined() ? 1 : 0;
+    if (defined == 0) {
+      skip[i] = true;  // TensorFlow skips None gradients
+      continue;
+    }
+    for (size_t r = 0; r < n; ++r) {
+      const Tensor& copy = v->values_[r];
+      const Tensor& g = gradients[i][r];
+      const std::string where = " on replica " + std::to_string(r) + " (" +
+                                replicas.devices[r].name + ")";
+      if (!(copy.device() == replicas.devices[r])) {
+        throw invalid(var + " has its copy for replica " + std::to_string(r) + " on " +
+                      copy.device().name + ", the strategy's replica " + std::to_string(r) +
+                      " is " + replicas.devices[r].name);
+      }
+      if (!g.defined()) {
+        throw invalid("the gradient of " + var + where +
+                      " is undefined while other replicas have one");
+      }
+      if (!(g.shape() == copy.shape()) || g.dtype() != copy.dtype()) {
+        throw invalid("the gradient of " + var + where + " is " + describe(g.dtype(), g.shape()) +
+                      ", the variable is " + describe(copy.dtype(), copy.shape()));
+      }
+    }
+  }
+  detail::NoRecording no_tape;
+  // The sums, in the order of `variables` (every worker makes the same calls).
+  std::vector<std::vector<Tensor>> totals(variables.size());
+  for (size_t i = 0; i < variables.size(); ++i) {
+    if (skip[i]) continue;
+    totals[i] = replicas.sum(gradients[i], "apply_gradients/variable_" + std::to_string(i));
+    if (totals[i].size() != n) {
+      throw Error(ErrorCode::kInternal, "apply_gradients: the strategy's sum returned " +
+                                            std::to_string(totals[i].size()) + " tensors for " +
+                                            std::to_string(n) + " replicas");
+    }
+  }
+  // Every copy's update, staged: values and slots are immutable tensors, so
+  // nothing is visible until the commit below.
+  const int64_t step = iterations_ + 1;
+  std::vector<std::vector<Tensor>> values(variables.size());
+  std::vector<std::vector<std::vector<Tensor>>> slots(variables.size());
+  for (size_t i = 0; i < variables.size(); ++i) {
+    if (skip[i]) continue;
+    MirroredVariable& v = *variables[i];
+    auto found = mirrored_slots_.find(v.identity_.get());
+    slots[i] = found != mirrored_slots_.end() ? found->second.second
+                                               : std::vector<std::vector<Tensor>>(n);
+    for (size_t r = 0; r < n; ++r) {
+      DeviceScope scope(replicas.devices[r]);
+      Variable copy(v.values_[r], /*trainable=*/false);  // update() takes a Variable
+      update(copy, totals[i][r].to(replicas.devices[r]), slots[i][r], step);
+      values[i].push_back(copy.read_value());
+    }
+  }
+  ++iterations_;
+  for (size_t i = 0; i < variables.size(); ++i) {
+    if (skip[i]) continue;
+    MirroredVariable& v = *variables[i];
+    v.values_ = std::move(values[i]);
+    mirrored_slots_[v.identity_.get()] = {v.identity_, std::move(slots[i])};
   }
 }
 

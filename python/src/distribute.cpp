@@ -28,6 +28,12 @@ void bind_distribute(nb::module_& m) {
            release_gil())
       .def("assign", &MirroredVariable::assign, nb::arg("value"), release_gil());
 
+  nb::class_<CrossReplicaSum>(m, "_CrossReplicaSum",
+                              "How a strategy sums one tensor per local replica over all its "
+                              "replicas (xdev::CrossReplicaSum), for optimizers; it keeps its "
+                              "strategy alive.")
+      .def_ro("devices", &CrossReplicaSum::devices);
+
   nb::class_<MirroredStrategy>(m, "_MirroredStrategy")
       .def("__init__", [](MirroredStrategy* self, const std::vector<std::string>& devices) {
         nb::gil_scoped_release release;
@@ -43,6 +49,9 @@ void bind_distribute(nb::module_& m) {
       .def("reduce", &MirroredStrategy::reduce, nb::arg("op"), nb::arg("per_replica"),
            nb::arg("destination") = "/CPU:0", release_gil())
       .def("all_reduce_path", &MirroredStrategy::all_reduce_path, release_gil())
+      .def("cross_replica_sum",
+           [](const MirroredStrategy& s) { return cross_replica_sum(s); },
+           nb::keep_alive<0, 1>())
       // Calls fn(replica_id) once per replica, concurrently, each on its own
       // thread under a scope of its device; fn returns a list of tensors. The
       // replicas take turns holding the GIL to run Python and release it in

@@ -52,6 +52,10 @@ NB_MODULE(_xdev_mpi, m) {
       // This worker's replicas: xdev._xdev._MirroredStrategy, whose run()
       // runs the step functions (MultiWorkerMirroredStrategy::run is its run).
       .def_prop_ro("local", &MultiWorkerMirroredStrategy::local, nb::rv_policy::reference_internal)
+      .def("cross_replica_sum",
+           [](const MultiWorkerMirroredStrategy& s) { return cross_replica_sum(s); },
+           nb::keep_alive<0, 1>(),
+           "SUM over every replica of every worker, for optimizers (xdev._xdev._CrossReplicaSum).")
       .def_prop_ro("num_local_replicas", &MultiWorkerMirroredStrategy::num_local_replicas)
       .def_prop_ro("num_replicas_in_sync", &MultiWorkerMirroredStrategy::num_replicas_in_sync)
       .def("global_replica_id", [](const MultiWorkerMirroredStrategy& s, int local_replica) {

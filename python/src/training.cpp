@@ -181,6 +181,18 @@ void bind_training(nb::module_& m) {
         nb::gil_scoped_release release;
         o.apply_gradients(grads, variables);
       }, nb::arg("gradients"), nb::arg("variables"))
+      // gradients[i]: variables[i]'s gradient on each local replica (None where
+      // there is none); summed over every replica by `replicas`.
+      .def("apply_gradients_mirrored", [](Optimizer& o, const CrossReplicaSum& replicas,
+                                          const nb::sequence& gradients,
+                                          const std::vector<MirroredVariable*>& variables) {
+        std::vector<std::vector<Tensor>> grads;
+        for (nb::handle per_replica : gradients) {
+          grads.push_back(optional_tensors(nb::borrow<nb::sequence>(per_replica)));
+        }
+        nb::gil_scoped_release release;
+        o.apply_gradients(replicas, grads, variables);
+      }, nb::arg("replicas"), nb::arg("gradients"), nb::arg("variables"))
       .def_prop_ro("iterations", &Optimizer::iterations)
       .def_prop_rw("learning_rate", &Optimizer::learning_rate, &Optimizer::set_learning_rate);
   nb::class_<SGD, Optimizer>(m, "_SGD")

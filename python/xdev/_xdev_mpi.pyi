@@ -35,6 +35,11 @@ class MultiWorkerMirroredStrategy:
     @property
     def local(self) -> xdev._xdev._MirroredStrategy: ...
 
+    def cross_replica_sum(self) -> xdev._xdev._CrossReplicaSum:
+        """
+        SUM over every replica of every worker, for optimizers (xdev._xdev._CrossReplicaSum).
+        """
+
     @property
     def num_local_replicas(self) -> int: ...
 

@@ -7,6 +7,8 @@
     xs = strategy.split_batch(x)                       # PerReplica shards
     grads = strategy.run(gradient, args=(w, xs))       # once per replica, concurrently
     w.assign_sub(strategy.all_reduce("SUM", grads), 0.2)
+    # or an optimizer: it sums the PerReplica gradients and updates every copy alike
+    xdev.optimizers.Adam(0.01).apply_gradients([(grads, w)])
 
 ``run`` calls the step function once per replica, each on its own thread under a
 scope of its device; the replicas take turns running Python and run their ops
@@ -101,7 +103,9 @@ class PerReplica:
 
 
 class MirroredVariable(Variable):
-    """A variable with one copy per replica device, kept identical by its updates."""
+    """A variable with one copy per replica device, kept identical by its updates
+    (``assign_sub``, ``assign``, or an optimizer's ``apply_gradients`` with the
+    PerReplica gradients ``strategy.run`` returned)."""
 
     def _init(self, tensor):
         strategy = get_strategy()

@@ -8,10 +8,26 @@ Keras' update rules, run on each variable's device.
     opt.apply_gradients(zip(grads, variables))
 
 A None gradient leaves its variable alone (as TensorFlow skips it).
+
+Under a distribution strategy, ``apply_gradients`` takes the MirroredVariables
+created in ``strategy.scope()`` with the PerReplica gradients ``strategy.run``
+returned (a plain tensor with one replica in the process); it sums each variable's
+gradients over every replica (of every worker, with MultiWorkerMirroredStrategy), as
+TensorFlow's default ``experimental_aggregate_gradients`` does, and gives every copy
+the same update, with slots (momentum, Adam's moments) kept on each replica's device:
+
+    def step(x, y):
+        with xdev.GradientTape() as tape:
+            loss = xdev.reduce_sum(xdev.square(model(x) - y)) / global_batch
+        return tape.gradient(loss, [w, b])
+    grads = strategy.run(step, args=(xs, ys))       # PerReplica gradients
+    opt.apply_gradients(zip(grads, [w, b]))          # after run returns
 """
 
 from . import _xdev
+from ._convert import convert_to_tensor
 from ._variables import Variable
+from .distribute import MirroredVariable, PerReplica, get_replica_context
 
 
 class Optimizer:
@@ -24,7 +40,7 @@ class Optimizer:
     def apply_gradients(self, grads_and_vars):
         """One step: each variable updated with its gradient (``zip(grads, vars)``).
         Returns the number of steps applied so far."""
-        grads, variables = [], []
+        pairs = []
         for i, pair in enumerate(grads_and_vars):
             try:
                 grad, var = pair
@@ -32,16 +48,51 @@ class Optimizer:
                 raise TypeError(
                     f"{self.name}.apply_gradients: item {i} is not a (gradient, variable) "
                     "pair; pass zip(grads, variables)") from None
-            if not isinstance(var, Variable) or not hasattr(var, "_var"):
-                what = ("a MirroredVariable (reduce the gradients and use assign_sub)"
-                        if isinstance(var, Variable) else f"a {type(var).__name__}")
+            if not isinstance(var, Variable):
                 raise TypeError(
-                    f"{self.name}.apply_gradients: the variable of item {i} is {what}; "
-                    "optimizers update xdev.Variable objects")
-            grads.append(grad)
-            variables.append(var._var)
-        self._cpp.apply_gradients(grads, variables)
+                    f"{self.name}.apply_gradients: the variable of item {i} is a "
+                    f"{type(var).__name__}; optimizers update xdev.Variable objects")
+            pairs.append((grad, var))
+        mirrored = [isinstance(var, MirroredVariable) for _, var in pairs]
+        if any(mirrored):
+            if not all(mirrored):
+                i = mirrored.index(False)
+                raise TypeError(
+                    f"{self.name}.apply_gradients: item {i} is a plain Variable among "
+                    "MirroredVariables; create every variable in strategy.scope()")
+            self._apply_mirrored(pairs)
+        else:
+            self._cpp.apply_gradients([g for g, _ in pairs], [v._var for _, v in pairs])
         return self._cpp.iterations
+
+    def _apply_mirrored(self, pairs):
+        """MirroredVariables with their PerReplica gradients: summed over every replica by
+        the variables' strategy, then the same update on every copy (C++)."""
+        if get_replica_context() is not None:
+            raise _xdev.FailedPreconditionError(
+                f"{self.name}.apply_gradients on MirroredVariables inside strategy.run: return "
+                "the gradients from the step function and apply them after run returns")
+        strategy = pairs[0][1]._strategy
+        replicas = len(strategy._local_devices)
+        grads = []
+        for i, (grad, var) in enumerate(pairs):
+            if var._strategy is not strategy:
+                raise ValueError(
+                    f"{self.name}.apply_gradients: the MirroredVariable of item {i} belongs to "
+                    "another strategy than item 0's")
+            if grad is None:
+                grads.append([None] * replicas)
+            elif isinstance(grad, PerReplica):
+                grads.append([None if g is None else convert_to_tensor(g) for g in grad.values])
+            elif replicas == 1:
+                grads.append([convert_to_tensor(grad)])
+            else:
+                raise TypeError(
+                    f"{self.name}.apply_gradients: the gradient of item {i} is one value for a "
+                    f"MirroredVariable with {replicas} replicas in this process; pass the "
+                    "PerReplica gradients strategy.run returned")
+        self._cpp.apply_gradients_mirrored(strategy._cpp.cross_replica_sum(), grads,
+                                           [var._mirrored for _, var in pairs])
 
     @property
     def iterations(self):

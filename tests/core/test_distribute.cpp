@@ -4,12 +4,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 
 #include <xdev/xdev.hpp>
 
 #include "device_names.hpp"
+#include "regression.hpp"
 
 namespace {
 
@@ -231,6 +235,156 @@ TEST(Mirrored, AssignSubKeepsCopiesIdentical) {
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(w.local(static_cast<int>(i)).device(), s.devices()[i]);
     EXPECT_EQ(w.local(static_cast<int>(i)).to_vector<double>(), (std::vector<double>{0, 0}));
+  }
+}
+
+// Optimizers on mirrored variables: float64 linear regression, the loss of
+// each replica scaled by the global batch so that the summed gradients are
+// the full batch's.
+struct Regression {
+  xdev::Tensor x, y;  // [8, 3], [8, 1] on /CPU:0
+};
+
+Regression regression_data() {
+  xdev::DeviceScope scope("/CPU:0");
+  xdev::Tensor x = xdev::random_uniform({8, 3}, -1.0, 1.0, xdev::DType::kFloat64, 7);
+  xdev::Tensor y = xdev::matmul(x, xdev::constant({{2.0}, {-3.0}, {0.5}})) + xdev::constant({1.0});
+  return {x, y};
+}
+
+using OptimizerFactory = std::function<std::unique_ptr<xdev::Optimizer>()>;
+
+const std::vector<std::pair<std::string, OptimizerFactory>>& optimizer_factories() {
+  static const std::vector<std::pair<std::string, OptimizerFactory>> all = {
+      {"SGD momentum", [] { return std::make_unique<xdev::SGD>(0.1, 0.9); }},
+      {"SGD Nesterov", [] { return std::make_unique<xdev::SGD>(0.1, 0.9, true); }},
+      {"Adam", [] { return std::make_unique<xdev::Adam>(0.05); }},
+      {"AdamW", [] { return std::make_unique<xdev::AdamW>(0.05, 0.01); }},
+  };
+  return all;
+}
+
+constexpr int kOptimizerSteps = 12;
+
+TEST(MirroredOptimizer, TwoReplicasEndWithTheSingleDeviceWeights) {
+  const Regression data = regression_data();
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
+  for (const auto& [label, make] : optimizer_factories()) {
+    SCOPED_TRACE(label);
+    auto single = make();
+    const std::vector<double> expected =
+        xdev_test::train_regression_on_one_device(*single, data.x, data.y, kOptimizerSteps);
+    auto opt = make();
+    const xdev_test::MirroredRegression m =
+        xdev_test::train_regression_mirrored(s, *opt, data.x, data.y, kOptimizerSteps);
+    const xdev::MirroredVariable &w = m.w, &b = m.b;
+    EXPECT_EQ(opt->iterations(), kOptimizerSteps);
+    const std::vector<double> got = m.weights();
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-9) << i;
+    // Training moved the weights (the comparison is not between zeros).
+    EXPECT_GT(std::abs(got[0]), 0.1);
+    // Every copy on its own device, bit for bit the same as replica 0's.
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(w.local(r).device(), s.devices()[static_cast<size_t>(r)]);
+      EXPECT_EQ(b.local(r).device(), s.devices()[static_cast<size_t>(r)]);
+      EXPECT_EQ(w.local(r).to_vector<double>(), w.local(0).to_vector<double>());
+      EXPECT_EQ(b.local(r).to_vector<double>(), b.local(0).to_vector<double>());
+    }
+  }
+}
+
+TEST(MirroredOptimizer, AllUndefinedGradientsLeaveTheVariableAlone) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
+  xdev::MirroredVariable w = s.create_variable(xdev::constant({1.0, 2.0}));
+  xdev::MirroredVariable b = s.create_variable(xdev::constant({3.0}));
+  xdev::SGD opt(0.5);
+  std::vector<xdev::Tensor> ones;
+  for (const auto& d : s.devices()) ones.push_back(xdev::constant({1.0, 1.0}).to(d));
+  opt.apply_gradients(s, {ones, {xdev::Tensor(), xdev::Tensor()}}, {&w, &b});
+  // The sum over two replicas: 2 · 0.5 = 1 off each element.
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(w.local(r).to_vector<double>(), (std::vector<double>{0.0, 1.0}));
+    EXPECT_EQ(b.local(r).to_vector<double>(), (std::vector<double>{3.0}));
+  }
+}
+
+TEST(MirroredOptimizer, MismatchesAreRefusedAndChangeNothing) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
+  xdev::MirroredStrategy other(std::vector<std::string>{"/CPU:2", "/CPU:3"});
+  xdev::MirroredVariable w = s.create_variable(xdev::constant({1.0, 2.0}));
+  xdev::MirroredVariable elsewhere = other.create_variable(xdev::constant({1.0, 2.0}));
+  xdev::MirroredVariable empty;
+  xdev::Adam opt(0.1);
+  auto on_replicas = [&](const xdev::Tensor& t) {
+    return std::vector<xdev::Tensor>{t.to(s.devices()[0]), t.to(s.devices()[1])};
+  };
+  const std::vector<xdev::Tensor> good = on_replicas(xdev::constant({1.0, 1.0}));
+  auto refused = [&](const std::vector<std::vector<xdev::Tensor>>& grads,
+                     const std::vector<xdev::MirroredVariable*>& vars, const std::string& what) {
+    try {
+      opt.apply_gradients(s, grads, vars);
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const xdev::Error& e) {
+      EXPECT_EQ(e.code(), xdev::ErrorCode::kInvalidArgument);
+      EXPECT_THAT(e.what(), HasSubstr(what));
+    }
+  };
+  refused({good, good}, {&w}, "apply_gradients: 2 gradient lists for 1 mirrored variables");
+  refused({{good[0]}}, {&w}, "1 gradients for mirrored variable 0 on 2 local replicas");
+  refused({on_replicas(xdev::constant({1.0, 1.0, 1.0}))}, {&w},
+          "the gradient of mirrored variable 0 on replica 0 (" + kCpu0 +
+              ") is float64 of shape (3,), the variable is float64 of shape (2,)");
+  refused({{good[0], xdev::constant({1.f, 1.f}).to(s.devices()[1])}}, {&w},
+          "the gradient of mirrored variable 0 on replica 1 (" + kCpu1 +
+              ") is float32 of shape (2,), the variable is float64 of shape (2,)");
+  refused({{good[0], xdev::Tensor()}}, {&w},
+          "the gradient of mirrored variable 0 on replica 1 (" + kCpu1 +
+              ") is undefined while other replicas have one");
+  refused({good, good}, {&w, &elsewhere},
+          "mirrored variable 1 has its copy for replica 0 on " +
+              xdev_test::logical_device_name("CPU", 2));
+  refused({good}, {&empty}, "mirrored variable 0 is empty");
+  refused({good, good}, {&w, &w}, "mirrored variable 1 is mirrored variable 0 again");
+  EXPECT_EQ(opt.iterations(), 0);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(w.local(r).to_vector<double>(), (std::vector<double>{1.0, 2.0}));
+  }
+}
+
+TEST(MirroredOptimizer, AFailedSumChangesNoVariableSlotOrStep) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
+  xdev::MirroredVariable w = s.create_variable(xdev::constant({1.0, 2.0}));
+  xdev::MirroredVariable b = s.create_variable(xdev::constant({3.0}));
+  xdev::SGD opt(0.5, 0.9);
+  xdev::CrossReplicaSum sum = xdev::cross_replica_sum(s);
+  xdev::CrossReplicaSum failing = sum;
+  failing.sum = [&](const std::vector<xdev::Tensor>& values, const std::string& name) {
+    if (name == "apply_gradients/variable_1") {
+      throw xdev::Error(xdev::ErrorCode::kUnavailable, "lost task 1");
+    }
+    return sum.sum(values, name);
+  };
+  auto grads = [&](double g, int64_t n) {
+    std::vector<xdev::Tensor> out;
+    for (const auto& d : s.devices()) {
+      out.push_back(xdev::fill({n}, g, xdev::DType::kFloat64).to(d));
+    }
+    return out;
+  };
+  EXPECT_THROW(opt.apply_gradients(failing, {grads(1.0, 2), grads(1.0, 1)}, {&w, &b}),
+               xdev::Error);
+  EXPECT_EQ(opt.iterations(), 0);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(w.local(r).to_vector<double>(), (std::vector<double>{1.0, 2.0}));
+  }
+  // The momentum slot was not started either: the first real step is plain SGD
+  // (v = −lr·g = −1 after summing 2 replicas), not one on top of a lost step.
+  opt.apply_gradients(sum, {grads(1.0, 2), grads(1.0, 1)}, {&w, &b});
+  EXPECT_EQ(opt.iterations(), 1);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(w.local(r).to_vector<double>(), (std::vector<double>{0.0, 1.0}));
+    EXPECT_EQ(b.local(r).to_vector<double>(), (std::vector<double>{2.0}));
   }
 }
 

@@ -2,13 +2,17 @@
 // or alone). Each mode prints "PASS <mode>" and exits 0 when its checks hold,
 // or prints what failed and exits 1.
 //
-//   mpi_worker collectives|mismatch|killed|hung|single|one_worker|config <expected task>
+//   mpi_worker collectives|mismatch|killed|hung|single|one_worker|optimizer|config <expected task>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -16,8 +20,11 @@
 
 #include <xdev/interop.hpp>
 #include <xdev/multi_worker.hpp>
+#include <xdev/optimizers.hpp>
 #include <xdev/placement.hpp>
 #include <xdev/xdev.hpp>
+
+#include "regression.hpp"
 
 namespace {
 
@@ -307,6 +314,51 @@ void one_worker() {
   s.barrier();
 }
 
+// Optimizers on MirroredVariables across the workers (2 local replicas each):
+// the gradients summed over every replica of every worker, the same update on
+// every copy. Each worker also trains the same optimizer on plain Variables
+// with the whole batch in this one process: the weights must agree, and every
+// worker's copies must be identical.
+void optimizer() {
+  xdev::MultiWorkerMirroredStrategy s(local_devices(2));
+  const int64_t rows = 16;
+  xdev::Tensor x, y;
+  {
+    xdev::DeviceScope scope("/CPU:0");  // the same global batch on every worker (seeded)
+    x = xdev::random_uniform({rows, 3}, -1.0, 1.0, xdev::DType::kFloat64, 11);
+    y = xdev::matmul(x, xdev::constant({{2.0}, {-3.0}, {0.5}})) + xdev::constant({1.0});
+  }
+  const std::vector<std::pair<std::string, std::function<std::unique_ptr<xdev::Optimizer>()>>>
+      optimizers = {{"Adam", [] { return std::make_unique<xdev::Adam>(0.05); }},
+                    {"SGD momentum", [] { return std::make_unique<xdev::SGD>(0.1, 0.9); }}};
+  for (const auto& [label, make] : optimizers) {
+    auto single = make();
+    const std::vector<double> expected =
+        xdev_test::train_regression_on_one_device(*single, x, y, 10);
+    auto opt = make();
+    const xdev_test::MirroredRegression m = xdev_test::train_regression_mirrored(s, *opt, x, y, 10);
+    const xdev::MirroredVariable &w = m.w, &b = m.b;
+    const std::vector<double> got = m.weights();
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - expected[i]));
+    expect(worst <= 1e-9 && std::abs(got[0]) > 0.1,
+           label + ": task " + std::to_string(s.task_id()) + " ends with " + text(got) +
+               ", one process with the whole batch with " + text(expected));
+    for (int r = 1; r < s.num_local_replicas(); ++r) {
+      expect(w.local(r).to_vector<double>() == w.local(0).to_vector<double>() &&
+                 b.local(r).to_vector<double>() == b.local(0).to_vector<double>(),
+             label + ": local replica " + std::to_string(r) + " differs from replica 0");
+    }
+    // Every replica of every worker holds the same weights, bit for bit.
+    std::vector<double> everyone = s.all_gather(w.values(), "final/w")[0].to_vector<double>();
+    for (size_t i = 3; i < everyone.size(); ++i) {
+      expect(everyone[i] == everyone[i % 3], label + ": the workers' weights differ: " +
+                                                 text(everyone));
+    }
+    std::cout << label << " task " << s.task_id() << ": " << text(got) << std::endl;
+  }
+}
+
 void config(int expected_task) {
   xdev::MultiWorkerMirroredStrategy s({"/CPU:0"});
   expect(s.task_id() == expected_task,
@@ -329,10 +381,11 @@ int main(int argc, char** argv) try {
   else if (mode == "hung") lost(SIGSTOP);
   else if (mode == "single") single();
   else if (mode == "one_worker") one_worker();
+  else if (mode == "optimizer") optimizer();
   else if (mode == "config" && argc > 2) config(std::atoi(argv[2]));
   else {
     std::cerr << "usage: mpi_worker "
-                 "collectives|mismatch|killed|hung|single|one_worker|config TASK\n";
+                 "collectives|mismatch|killed|hung|single|one_worker|optimizer|config TASK\n";
     return 2;
   }
   if (g_failures == 0) std::cout << "PASS " << mode << std::endl;

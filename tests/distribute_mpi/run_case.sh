@@ -148,6 +148,11 @@ config)
   "$mpirun" --oversubscribe -np 1 -x XDEV_CONFIG="${c}1}}" "$prog" config 1 : \
     -np 1 -x XDEV_CONFIG="${c}0}}" "$prog" config 0 >"$out" 2>&1 || fail "mpirun exited $?"
   [ "$(count '^PASS config')" = 2 ] || fail "both workers must pass" ;;
+optimizer)
+  # Adam and SGD with momentum on MirroredVariables, 2 workers x 2 logical CPUs:
+  # each worker checks its weights against one process training on the whole batch.
+  run2 "$prog" optimizer || fail "mpirun exited $?"
+  [ "$(count '^PASS optimizer')" = 2 ] || fail "both workers must pass" ;;
 train)
   # 2 processes x 1 logical CPU and 1 process x 2 logical CPUs, global batch 64.
   run2 "$prog" --multi-worker --local-replicas 1 --steps 30 --weights-out "$dir/two" ||

@@ -1,7 +1,7 @@
 """One worker of tests/python/test_multi_worker.py, started by it under
 ``mpirun -np 2 --oversubscribe`` (or alone, as a single worker).
 
-    python mpi_worker.py collectives DIR|train|mismatch
+    python mpi_worker.py collectives DIR|train|optimizer|mismatch
 
 Each mode prints ``PASS <mode> task <k> ...`` and exits 0 when its checks hold, or
 raises (non-zero exit). The devices are one logical CPU per worker.
@@ -125,6 +125,41 @@ def train():
           flush=True)
 
 
+def optimizer():
+    """Adam on MirroredVariables made in strategy.scope(), with the gradients strategy.run
+    returns: the optimizer sums them over the workers."""
+    s = strategy_on_one_cpu()
+    task = s.cluster_resolver.task_id
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((GLOBAL_BATCH, 3)).astype(np.float32)
+    y = (x @ np.array([[1.0], [-2.0], [0.5]]) + 0.25).astype(np.float32)
+    with s.scope():
+        # Task 0's draw on every worker (create_variable broadcasts it).
+        w = xdev.Variable(np.random.default_rng(100 + task).standard_normal((3, 1))
+                          .astype(np.float32), name="w")
+        b = xdev.Variable(np.zeros([1], np.float32), name="b")
+    expect(isinstance(w, xdev.distribute.MirroredVariable), f"w is a {type(w).__name__}")
+    start = np.concatenate([w.numpy().ravel(), b.numpy().ravel()])
+    xs, ys = s.split_batch(x), s.split_batch(y)
+    opt = xdev.optimizers.Adam(learning_rate=0.05)
+
+    def step(xb, yb):
+        with xdev.GradientTape() as tape:
+            err = xdev.matmul(xb, w) + b - yb
+            loss = xdev.reduce_sum(err * err) * (1.0 / GLOBAL_BATCH)
+        return tape.gradient(loss, [w, b])
+
+    for _ in range(STEPS):
+        opt.apply_gradients(zip(s.run(step, args=(xs, ys)), [w, b]))
+    expect(opt.iterations == STEPS, f"iterations {opt.iterations}")
+    if failures:
+        sys.exit(1)
+    weights = np.concatenate([w.numpy().ravel(), b.numpy().ravel()])
+    print(f"START task {task} " + " ".join(repr(float(v)) for v in start), flush=True)
+    print(f"WEIGHTS task {task} " + " ".join(repr(float(v)) for v in weights), flush=True)
+    print(f"PASS optimizer task {task}", flush=True)
+
+
 def mismatch():
     s = strategy_on_one_cpu()
     task = s.cluster_resolver.task_id
@@ -148,4 +183,5 @@ def mismatch():
 
 
 if __name__ == "__main__":
-    {"collectives": collectives, "train": train, "mismatch": mismatch}[sys.argv[1]]()
+    {"collectives": collectives, "train": train, "optimizer": optimizer,
+     "mismatch": mismatch}[sys.argv[1]]()

@@ -111,3 +111,94 @@ def test_all_reduce_takes_max_and_min_over_two_logical_cpus():
         else:
             raise AssertionError("reduce MAX over an axis ran")
     """)
+
+
+def test_optimizers_update_mirrored_variables_like_one_device_with_the_full_batch():
+    # SGD with momentum and Adam on MirroredVariables over 2 logical CPUs, with the
+    # PerReplica gradients strategy.run returns: the same weights as the same optimizer
+    # on plain Variables with the whole batch, and every copy identical.
+    run_on_logical_cpus(2, """
+        import numpy as np
+        rng = np.random.default_rng(3)
+        x = rng.standard_normal((16, 3))
+        y = x @ np.array([[1.0], [-2.0], [0.5]]) + 0.25
+        strategy = xdev.distribute.MirroredStrategy()
+        assert strategy.num_replicas_in_sync == 2
+        xs, ys = strategy.split_batch(x), strategy.split_batch(y)
+
+        def gradients(w, b, xb, yb):
+            with xdev.GradientTape() as tape:
+                err = xdev.matmul(xb, w) + b - yb
+                loss = xdev.reduce_sum(err * err) / 16.0
+            return tape.gradient(loss, [w, b])
+
+        for make in (lambda: xdev.optimizers.SGD(learning_rate=0.05, momentum=0.9),
+                     lambda: xdev.optimizers.SGD(learning_rate=0.05, momentum=0.9, nesterov=True),
+                     lambda: xdev.optimizers.Adam(learning_rate=0.05),
+                     lambda: xdev.optimizers.AdamW(learning_rate=0.05, weight_decay=0.01)):
+            with xdev.device("/CPU:0"):
+                w1 = xdev.Variable(xdev.zeros([3, 1], dtype=xdev.float64))
+                b1 = xdev.Variable(xdev.zeros([1], dtype=xdev.float64))
+            single = make()
+            for _ in range(15):
+                single.apply_gradients(zip(gradients(w1, b1, x, y), [w1, b1]))
+
+            with strategy.scope():
+                w = xdev.Variable(xdev.zeros([3, 1], dtype=xdev.float64))
+                b = xdev.Variable(xdev.zeros([1], dtype=xdev.float64))
+            opt = make()
+            for step in range(15):
+                grads = strategy.run(gradients, args=(w, b, xs, ys))
+                assert isinstance(grads[0], xdev.distribute.PerReplica)
+                assert opt.apply_gradients(zip(grads, [w, b])) == step + 1
+            np.testing.assert_allclose(w.numpy(), w1.numpy(), rtol=0, atol=1e-9)
+            np.testing.assert_allclose(b.numpy(), b1.numpy(), rtol=0, atol=1e-9)
+            assert abs(w.numpy()[0, 0]) > 0.1  # training moved the weights
+            for var in (w, b):
+                copies = [v.numpy() for v in var.values]
+                assert [str(v.device) for v in var.values] == list(strategy.extended.worker_devices)
+                np.testing.assert_array_equal(copies[1], copies[0])
+        print("ok")
+    """)
+
+
+def test_optimizers_refuse_what_does_not_fit_mirrored_variables():
+    run_on_logical_cpus(2, """
+        import pytest
+        strategy = xdev.distribute.MirroredStrategy()
+        with strategy.scope():
+            w = xdev.Variable([1.0, 2.0])
+        plain = xdev.Variable([1.0, 2.0])
+        opt = xdev.optimizers.Adam(learning_rate=0.1)
+        grads = strategy.run(lambda: xdev.constant([1.0, 1.0]))
+        with pytest.raises(TypeError, match="item 1 is a plain Variable among MirroredVariables"):
+            opt.apply_gradients([(grads, w), (xdev.constant([1.0, 1.0]), plain)])
+        with pytest.raises(TypeError, match="one value for a MirroredVariable with 2 replicas"):
+            opt.apply_gradients([(xdev.constant([1.0, 1.0]), w)])
+        wrong = strategy.run(lambda: xdev.constant([1.0, 1.0, 1.0]))
+        with pytest.raises(xdev.errors.InvalidArgumentError,
+                           match=r"mirrored variable 0 on replica 0 .* is float32 of shape"):
+            opt.apply_gradients([(wrong, w)])
+        one = xdev.distribute.PerReplica([grads.values[0]])
+        with pytest.raises(xdev.errors.InvalidArgumentError,
+                           match="1 gradients for mirrored variable 0 on 2 local replicas"):
+            opt.apply_gradients([(one, w)])
+        with pytest.raises(xdev.errors.FailedPreconditionError, match="inside strategy.run"):
+            strategy.run(lambda: opt.apply_gradients([(xdev.constant([1.0, 1.0]), w)]))
+        assert opt.iterations == 0
+        assert [v.numpy().tolist() for v in w.values] == [[1.0, 2.0]] * 2
+        # None gradients leave the variable alone, as for plain Variables.
+        opt.apply_gradients([(None, w)])
+        assert [v.numpy().tolist() for v in w.values] == [[1.0, 2.0]] * 2
+        print("ok")
+    """)
+
+
+def test_one_replica_takes_the_plain_gradient_run_returns():
+    strategy = xdev.distribute.MirroredStrategy(["/CPU:0"])
+    with strategy.scope():
+        w = xdev.Variable(xdev.constant([1.0, 2.0]))
+    grad = strategy.run(lambda: xdev.constant([0.5, 1.0]))
+    assert not isinstance(grad, xdev.distribute.PerReplica)
+    xdev.optimizers.SGD(learning_rate=2.0).apply_gradients([(grad, w)])
+    np.testing.assert_array_equal(w.numpy(), [0.0, 0.0])

@@ -101,6 +101,21 @@ def test_two_workers_train_to_the_weights_of_one_process_with_the_same_global_ba
 
 @needs_mpi_package
 @needs_mpirun
+def test_adam_on_mirrored_variables_across_two_workers_matches_one_process():
+    two = _run("optimizer", 2)
+    one = _run("optimizer", None)
+    assert _lines(two, "PASS optimizer") == ["PASS optimizer task 0", "PASS optimizer task 1"], two
+    np.testing.assert_array_equal(_weights(two, 1), _weights(two, 0))
+    # float32: the two halves' gradients are summed in another order than the whole
+    # batch's.
+    np.testing.assert_allclose(_weights(two, 0), _weights(one, 0), rtol=0, atol=1e-6)
+    # Training moved them (8 Adam steps of 0.05 each way at most).
+    start = np.array([float(v) for v in _lines(two, "START task 0")[0].split()[3:]])
+    assert np.abs(_weights(two, 0) - start).max() > 0.1, two
+
+
+@needs_mpi_package
+@needs_mpirun
 def test_a_mismatched_all_reduce_raises_on_every_worker_naming_both_shapes():
     output = _run("mismatch", 2)
     assert _lines(output, "PASS mismatch") == ["PASS mismatch task 0",

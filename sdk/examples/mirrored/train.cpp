@@ -1,7 +1,9 @@
 // The end of TensorFlow's GPU guide: one dense layer trained with MSE and SGD
-// (learning rate 0.2) on synthetic linear data, first on one device, then
-// mirrored over 2 and 4 logical devices (docs/behaviour.md B23). Gradients come
-// from xdev::GradientTape. The mirrored runs must end with the single-device weights.
+// with momentum (learning rate 0.2, momentum 0.5) on synthetic linear data,
+// first on one device, then mirrored over 2 and 4 logical devices
+// (docs/behaviour.md B23). Gradients come from xdev::GradientTape; the
+// optimizer sums each variable's per-replica gradients over the replicas and
+// updates every copy. The mirrored runs must end with the single-device weights.
 // With --multi-worker (when built with MPI) it trains once with
 // MultiWorkerMirroredStrategy over --local-replicas logical CPUs per worker,
 // one worker per process: mpirun -np 2 xdev-train-mirrored --multi-worker
@@ -28,6 +30,7 @@ namespace {
 
 constexpr int kBatch = 64;
 constexpr double kLearningRate = 0.2;
+constexpr double kMomentum = 0.5;
 
 struct Data {
   xdev::Tensor x;  // [64, 3]
@@ -58,12 +61,12 @@ std::vector<xdev::Tensor> gradients(const xdev::Tensor& w, const xdev::Tensor& b
 }
 
 // The same model as a Dense layer whose Variables the tape watches when the
-// layer reads them, updated by SGD.
+// layer reads them.
 std::vector<float> train_single(int steps) {
   Data data = make_data();
   xdev::Dense model(xdev::zeros({3, 1}), xdev::zeros({1}));
   model.to("/CPU:0");
-  xdev::SGD optimizer(kLearningRate);
+  xdev::SGD optimizer(kLearningRate, kMomentum);
   const std::vector<xdev::Variable> vars = model.trainable_variables();
   std::cout << "Single device (/CPU:0)\n";
   for (int step = 0; step < steps; ++step) {
@@ -80,8 +83,8 @@ std::vector<float> train_single(int steps) {
 }
 
 // One training run over `strategy`'s replicas (MirroredStrategy, or
-// MultiWorkerMirroredStrategy across processes): `sum` all-reduces one
-// gradient per local replica.
+// MultiWorkerMirroredStrategy across processes): the optimizer sums the
+// gradients over every replica; `sum` all-reduces the loss for the log.
 template <typename Strategy, typename Sum>
 std::vector<float> train_replicated(const Strategy& strategy, int steps, const Sum& sum) {
   Data data = make_data();  // the same global batch in every process (seeded)
@@ -89,12 +92,13 @@ std::vector<float> train_replicated(const Strategy& strategy, int steps, const S
   xdev::MirroredVariable b = strategy.create_variable(xdev::zeros({1}));
   std::vector<xdev::Tensor> xs = strategy.split_batch(data.x);
   std::vector<xdev::Tensor> ys = strategy.split_batch(data.y);
+  xdev::SGD optimizer(kLearningRate, kMomentum);  // momentum slots on every replica device
   for (int step = 0; step < steps; ++step) {
     auto results = strategy.run([&](const xdev::ReplicaContext& r) {
       return gradients(w.local(r), b.local(r), xs[r.replica_id], ys[r.replica_id], kBatch);
     });
-    w.assign_sub(sum(xdev::per_replica(results, 0), "dense/kernel/grad"), kLearningRate);
-    b.assign_sub(sum(xdev::per_replica(results, 1), "dense/bias/grad"), kLearningRate);
+    optimizer.apply_gradients(
+        strategy, {xdev::per_replica(results, 0), xdev::per_replica(results, 1)}, {&w, &b});
     if (step % 10 == 0 || step == steps - 1) {
       float loss = sum(xdev::per_replica(results, 2), "loss")[0].template item<float>();
       std::cout << "  step " << std::setw(3) << step << "  loss " << loss << "\n";

@@ -8,10 +8,15 @@
 //     return std::vector<xdev::Tensor>{gradient(w.local(r), xs[r.replica_id])};
 //   });
 //   w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(grads, 0)), 0.2);
+//   // or, instead of assign_sub, an optimizer (<xdev/optimizers.hpp>): it sums the
+//   // gradients over the replicas and gives every copy the same update
+//   xdev::Adam optimizer(0.01);
+//   optimizer.apply_gradients(strategy, {xdev::per_replica(grads, 0)}, {&w});
 #pragma once
 
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +42,8 @@ struct ReplicaContext {
 };
 
 // One tensor per replica device, kept identical by the strategy's updates.
+// Copies of a MirroredVariable hold their own values but are one variable to
+// an optimizer (they share its slots): update through one object.
 class XDEV_API MirroredVariable {
  public:
   MirroredVariable() = default;
@@ -55,7 +62,10 @@ class XDEV_API MirroredVariable {
 
  private:
   friend class MirroredStrategy;
+  friend class Optimizer;  // updates every copy at once, keys its slots by identity_
   std::vector<Tensor> values_;
+  // Made by create_variable; what optimizers know the variable by.
+  std::shared_ptr<const char> identity_;
 };
 
 class XDEV_API MirroredStrategy {
@@ -110,6 +120,19 @@ class XDEV_API MirroredStrategy {
 // Column `index` of run()'s result: that output of every replica.
 XDEV_API std::vector<Tensor> per_replica(const std::vector<std::vector<Tensor>>& results,
                                          size_t index);
+
+// How a strategy sums one tensor per local replica over all its replicas (of
+// every worker, for MultiWorkerMirroredStrategy), the total on every local
+// replica device: what Optimizer::apply_gradients needs of a strategy.
+// `name` names the tensor in a collective's errors and logs.
+struct CrossReplicaSum {
+  std::vector<Device> devices;  // the local replica devices, in replica order
+  std::function<std::vector<Tensor>(const std::vector<Tensor>& per_replica,
+                                    const std::string& name)>
+      sum;
+};
+// all_reduce(kSum) over `strategy`'s replicas (it must outlive the result).
+XDEV_API CrossReplicaSum cross_replica_sum(const MirroredStrategy& strategy);
 
 // Module and Dense (B25) are in <xdev/layers.hpp>.
 

@@ -11,6 +11,9 @@
 //   });
 //   w.assign_sub(strategy.all_reduce(xdev::ReduceOp::kSum, xdev::per_replica(grads, 0),
 //                                    "grad/w"), 0.2);
+//   // or, instead of assign_sub, an optimizer (slots on every replica device):
+//   xdev::SGD optimizer(0.2, /*momentum=*/0.9);
+//   optimizer.apply_gradients(strategy, {xdev::per_replica(grads, 0)}, {&w});
 //
 // Started without mpirun (and without XDEV_CONFIG), it runs as a single
 // worker and says so. Every collective is a call all workers make in the same
@@ -111,5 +114,15 @@ class XDEV_MPI_API MultiWorkerMirroredStrategy {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// all_reduce(kSum) over every replica of every worker, for
+// Optimizer::apply_gradients (`strategy` must outlive the result). Inline:
+// libxdev's optimizers reach MPI only through it.
+inline CrossReplicaSum cross_replica_sum(const MultiWorkerMirroredStrategy& strategy) {
+  return {strategy.local().devices(),
+          [&strategy](const std::vector<Tensor>& per_replica, const std::string& name) {
+            return strategy.all_reduce(ReduceOp::kSum, per_replica, name);
+          }};
+}
 
 }  // namespace xdev

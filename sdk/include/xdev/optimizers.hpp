@@ -7,6 +7,20 @@
 //   xdev::SGD opt(0.1, /*momentum=*/0.9, /*nesterov=*/true);
 //   opt.apply_gradients({xdev::ones({3})}, {v});   // v = −0.19 each
 //
+// Under MirroredStrategy or MultiWorkerMirroredStrategy (<xdev/distribute.hpp>)
+// it takes each MirroredVariable's gradients on every local replica, as
+// xdev::per_replica gives them from run(), sums them over all replicas and
+// gives every copy the same update (tf.keras' apply_gradients under a strategy):
+//   xdev::MirroredStrategy strategy;
+//   xdev::MirroredVariable w = strategy.create_variable(xdev::zeros({3, 1}));
+//   xdev::MirroredVariable b = strategy.create_variable(xdev::zeros({1}));
+//   auto results = strategy.run([&](const xdev::ReplicaContext& r) {
+//     return std::vector<xdev::Tensor>{gradient(w.local(r), x), gradient(b.local(r), x)};
+//   });                                          // {dW, db} per replica
+//   xdev::Adam adam(0.01);
+//   adam.apply_gradients(strategy, {xdev::per_replica(results, 0),
+//                                   xdev::per_replica(results, 1)}, {&w, &b});
+//
 // Fused update kernels (one op per variable, as TensorFlow's
 // ResourceApplyAdam) are not in the op table yet: these composites are what
 // such optional ops would fall back to (issue 19).
@@ -15,9 +29,11 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <xdev/autodiff.hpp>
+#include <xdev/distribute.hpp>
 #include <xdev/export.hpp>
 #include <xdev/tensor.hpp>
 
@@ -32,6 +48,27 @@ class XDEV_API Optimizer {
   // leaves its variable alone, as TensorFlow skips None). Throws
   // xdev::Error(kInvalidArgument) when the counts, shapes or dtypes differ.
   void apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
+  // One step on mirrored variables: gradients[i] holds variables[i]'s gradient
+  // on each local replica (xdev::per_replica(results, k)). Each variable's
+  // gradients are summed over every replica (of every worker) by
+  // `replicas.sum`, as TensorFlow aggregates them (SUM: scale the loss by the
+  // global batch), then every copy gets the same update on its device, with
+  // slots (momentum, Adam's moments) kept per replica device. A variable
+  // whose gradients are all undefined is left alone. Throws
+  // xdev::Error(kInvalidArgument), naming the variable and replica, when
+  // counts, devices, shapes or dtypes differ, before any collective; all or
+  // nothing: no copy, slot or step count changes unless every update succeeds.
+  void apply_gradients(const CrossReplicaSum& replicas,
+                       const std::vector<std::vector<Tensor>>& gradients,
+                       const std::vector<MirroredVariable*>& variables);
+  // The same with `strategy`'s sum: MirroredStrategy or
+  // MultiWorkerMirroredStrategy (include <xdev/multi_worker.hpp>).
+  template <typename Strategy>
+    requires requires(const Strategy& s) { cross_replica_sum(s); }
+  void apply_gradients(const Strategy& strategy, const std::vector<std::vector<Tensor>>& gradients,
+                       const std::vector<MirroredVariable*>& variables) {
+    apply_gradients(cross_replica_sum(strategy), gradients, variables);
+  }
   // Steps applied so far.
   int64_t iterations() const { return iterations_; }
   double learning_rate() const { return learning_rate_; }
@@ -49,6 +86,11 @@ class XDEV_API Optimizer {
   int64_t iterations_ = 0;
   // Slots by variable (the key keeps the variable's state alive).
   std::unordered_map<const void*, std::pair<Variable, std::vector<Tensor>>> slots_;
+  // Slots of mirrored variables by identity (kept alive by the key's owner),
+  // one vector per replica.
+  std::unordered_map<const void*,
+                     std::pair<std::shared_ptr<const char>, std::vector<std::vector<Tensor>>>>
+      mirrored_slots_;
 };
 
 // w −= lr · g; with momentum m: v = m·v − lr·g, then w += v, or with
