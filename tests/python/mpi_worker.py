@@ -17,10 +17,18 @@ import xdev
 failures = []
 
 
+def say(line):
+    """Prints one line in one write: the two workers share mpirun's output, and print()
+    writes the text and its newline apart when Python runs unbuffered (PYTHONUNBUFFERED),
+    so another worker's line could land between them."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def expect(ok, what):
     if not ok:
         failures.append(what)
-        print(f"FAIL: {what}", flush=True)
+        say(f"FAIL: {what}")
 
 
 def strategy_on_one_cpu():
@@ -80,7 +88,7 @@ def collectives():
     s.barrier()
     if failures:
         sys.exit(1)
-    print(f"PASS collectives task {task} of {workers} sum {total.tolist()}", flush=True)
+    say(f"PASS collectives task {task} of {workers} sum {total.tolist()}")
 
 
 # A dense layer, y = x w + b, trained on a global batch of 64 rows: each worker takes
@@ -118,11 +126,10 @@ def train():
                  for g, n in ((gw, "w"), (gb, "b"))]
         opt.apply_gradients(zip(grads, [w, b]))
     weights = np.concatenate([w.numpy().ravel(), b.numpy().ravel()])
-    print(f"START task {task} " + " ".join(repr(float(v)) for v in start), flush=True)
-    print(f"WEIGHTS task {task} " + " ".join(repr(float(v)) for v in weights), flush=True)
-    print(f"LOSS task {task} first {losses[0]!r} last {losses[-1]!r}", flush=True)
-    print(f"PASS train task {task} of {s.cluster_resolver.cluster_spec().num_tasks('worker')}",
-          flush=True)
+    say(f"START task {task} " + " ".join(repr(float(v)) for v in start))
+    say(f"WEIGHTS task {task} " + " ".join(repr(float(v)) for v in weights))
+    say(f"LOSS task {task} first {losses[0]!r} last {losses[-1]!r}")
+    say(f"PASS train task {task} of {s.cluster_resolver.cluster_spec().num_tasks('worker')}")
 
 
 def optimizer():
@@ -155,9 +162,9 @@ def optimizer():
     if failures:
         sys.exit(1)
     weights = np.concatenate([w.numpy().ravel(), b.numpy().ravel()])
-    print(f"START task {task} " + " ".join(repr(float(v)) for v in start), flush=True)
-    print(f"WEIGHTS task {task} " + " ".join(repr(float(v)) for v in weights), flush=True)
-    print(f"PASS optimizer task {task}", flush=True)
+    say(f"START task {task} " + " ".join(repr(float(v)) for v in start))
+    say(f"WEIGHTS task {task} " + " ".join(repr(float(v)) for v in weights))
+    say(f"PASS optimizer task {task}")
 
 
 def mismatch():
@@ -166,7 +173,7 @@ def mismatch():
     try:
         s.all_reduce("SUM", xdev.zeros([3 if task == 0 else 4, 1]), name="dense/kernel/grad")
     except xdev.errors.InvalidArgumentError as e:
-        print(f"task {task} caught: {e}", flush=True)
+        say(f"task {task} caught: {e}")
         message = str(e)
         expect("task 0 has all_reduce SUM of 'dense/kernel/grad' (3, 1) float32" in message and
                "task 1 has all_reduce SUM of 'dense/kernel/grad' (4, 1) float32" in message,
@@ -179,7 +186,7 @@ def mismatch():
     s.barrier()
     if failures:
         sys.exit(1)
-    print(f"PASS mismatch task {task}", flush=True)
+    say(f"PASS mismatch task {task}")
 
 
 if __name__ == "__main__":
