@@ -2,14 +2,17 @@
 // public SDK (TensorFlow semantics, docs/ops.md): a 3x3 image under a 2x2
 // filter computed by hand (VALID, SAME with the padding after, strides,
 // dilations, channels, NCHW), the gradients against central differences of
-// the forward ops in float64, the parallel path, and refused calls naming
-// the op and the values at fault.
+// the forward ops in float64, float32 Conv2D and its input's gradient
+// against float64 sums (the cpu plugin's direct kernel), the parallel path,
+// and refused calls naming the op and the values at fault.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -253,6 +256,118 @@ TEST(OpsConv, PoolGradientsMatchCentralDifferences) {
                       return xdev::avg_pool(v, ksize, strides, padding);
                     }, x, shape, g),
                     1e-8);
+  }
+}
+
+// --- float32 against float64 sums -----------------------------------------------------
+
+// Float64 references of a float32 result: each element's sum, Σ |terms| and
+// its number of terms, for docs/ops.md's bound (n + 2) eps Σ |terms|.
+struct Sums {
+  std::vector<double> sum, magnitude;
+  std::vector<int64_t> terms;
+  explicit Sums(size_t n) : sum(n), magnitude(n), terms(n) {}
+  void add(size_t at, double term) {
+    sum[at] += term;
+    magnitude[at] += std::fabs(term);
+    ++terms[at];
+  }
+  // The elements of `got` outside the bound; the first few reported.
+  int64_t misses(const std::vector<float>& got, const char* what) const {
+    EXPECT_EQ(got.size(), sum.size()) << what;
+    int64_t bad = 0;
+    for (size_t i = 0; i < std::min(got.size(), sum.size()); ++i) {
+      const double bound = static_cast<double>(terms[i] + 2) *
+                           std::numeric_limits<float>::epsilon() * magnitude[i];
+      if (!(std::fabs(got[i] - sum[i]) <= bound) && bad++ < 5) {
+        ADD_FAILURE() << what << " element " << i << ": " << got[i] << ", expected " << sum[i]
+                      << " within " << bound;
+      }
+    }
+    return bad;
+  }
+};
+
+// float32 NHWC Conv2D and its input's gradient against float64 sums written
+// out here, on shapes whose channels are multiples of 16: the cpu plugin's
+// direct kernel on a processor with AVX-512 (Conv2D, and the input's
+// gradient at stride 1: plugins/cpu/kernels/conv_direct.hpp), else im2col +
+// GEMM. Between them they cover a tile cut by the end of the batch
+// (positions not a multiple of 6), one to three blocks of 64 channels with
+// a 16-, 32- or 48-channel block last, strides, dilations, both paddings
+// (SAME's odd element after), 1x1, 2x2 and 5x5 filters, and more input
+// channels than one pass over the filter covers (300 > 227 for 3x3).
+TEST(OpsConv, Float32ConvAndInputGradientMatchFloat64SumsOnEveryTileAndChannelBlock) {
+  struct Case {
+    int64_t n, h, w, cin, cout, kh, kw, sy, sx, dy, dx;
+    const char* padding;
+  };
+  const Case cases[] = {
+      {2, 7, 9, 16, 16, 3, 3, 1, 1, 1, 1, "SAME"},
+      {1, 11, 10, 48, 80, 3, 2, 2, 1, 1, 2, "VALID"},
+      {3, 5, 5, 300, 48, 3, 3, 2, 2, 1, 1, "SAME"},
+      {1, 13, 13, 32, 144, 5, 5, 1, 1, 2, 2, "SAME"},
+      {1, 4, 5, 7, 32, 1, 1, 1, 1, 1, 1, "VALID"},
+      {2, 9, 8, 64, 64, 3, 3, 1, 1, 1, 1, "SAME"},
+      {1, 6, 7, 16, 16, 3, 3, 1, 1, 1, 1, "VALID"},
+      {1, 9, 9, 32, 16, 3, 3, 1, 1, 2, 2, "VALID"},
+      {2, 5, 6, 16, 32, 2, 2, 1, 1, 1, 1, "SAME"},
+  };
+  // The inputs as float32 sees them.
+  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  unsigned seed = 100;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << "input [" << c.n << ", " << c.h << ", " << c.w << ", "
+                                    << c.cin << "], filter [" << c.kh << ", " << c.kw << ", "
+                                    << c.cin << ", " << c.cout << "], strides " << c.sy << "x"
+                                    << c.sx << ", dilations " << c.dy << "x" << c.dx << ", "
+                                    << c.padding);
+    // The windows as docs/ops.md defines them.
+    const int64_t ey = (c.kh - 1) * c.dy + 1, ex = (c.kw - 1) * c.dx + 1;
+    const bool same = std::string(c.padding) == "SAME";
+    const int64_t oh = same ? (c.h + c.sy - 1) / c.sy : (c.h - ey + c.sy) / c.sy;
+    const int64_t ow = same ? (c.w + c.sx - 1) / c.sx : (c.w - ex + c.sx) / c.sx;
+    const int64_t py = same ? std::max<int64_t>((oh - 1) * c.sy + ey - c.h, 0) / 2 : 0;
+    const int64_t px = same ? std::max<int64_t>((ow - 1) * c.sx + ex - c.w, 0) / 2 : 0;
+    const Shape xs{c.n, c.h, c.w, c.cin}, fs{c.kh, c.kw, c.cin, c.cout},
+        ys{c.n, oh, ow, c.cout};
+    const std::vector<double> xv = random_values(count(xs), seed++);
+    const std::vector<double> fv = random_values(count(fs), seed++);
+    const std::vector<double> gv = random_values(count(ys), seed++);
+    const Tensor x = xdev::cast(xdev::constant(xv, xs), DType::kFloat32);
+    const Tensor f = xdev::cast(xdev::constant(fv, fs), DType::kFloat32);
+    const Tensor g = xdev::cast(xdev::constant(gv, ys), DType::kFloat32);
+    const Tensor y = xdev::conv2d(x, f, {c.sy, c.sx}, c.padding, "NHWC", {c.dy, c.dx});
+    const Tensor dx = xdev::conv2d_backprop_input({c.n, c.h, c.w, c.cin}, f, g, {c.sy, c.sx},
+                                                  c.padding, "NHWC", {c.dy, c.dx});
+    ASSERT_EQ(y.shape(), ys);
+    Sums forward(count(ys)), input_grad(count(xs));
+    for (int64_t b = 0; b < c.n; ++b) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          for (int64_t ky = 0; ky < c.kh; ++ky) {
+            const int64_t iy = i * c.sy - py + ky * c.dy;
+            if (iy < 0 || iy >= c.h) continue;
+            for (int64_t kx = 0; kx < c.kw; ++kx) {
+              const int64_t ix = j * c.sx - px + kx * c.dx;
+              if (ix < 0 || ix >= c.w) continue;
+              for (int64_t ci = 0; ci < c.cin; ++ci) {
+                const size_t at_x = static_cast<size_t>(((b * c.h + iy) * c.w + ix) * c.cin + ci);
+                for (int64_t o = 0; o < c.cout; ++o) {
+                  const size_t at_y = static_cast<size_t>(((b * oh + i) * ow + j) * c.cout + o);
+                  const double w =
+                      f32(fv[static_cast<size_t>(((ky * c.kw + kx) * c.cin + ci) * c.cout + o)]);
+                  forward.add(at_y, f32(xv[at_x]) * w);
+                  input_grad.add(at_x, f32(gv[at_y]) * w);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    EXPECT_EQ(forward.misses(y.to_vector<float>(), "Conv2D"), 0);
+    EXPECT_EQ(input_grad.misses(dx.to_vector<float>(), "Conv2DBackpropInput"), 0);
   }
 }
 

@@ -7,8 +7,10 @@
 // transpose scattered back by col2im; the filter's the sum over images of
 // the columns' transpose times out_backprop.
 //
-// Products go to OpenBLAS (blas.hpp) in the calling oneTBB task, else to a
-// plain loop. Work is split with cpu::parallel_for over (image, block of
+// float32 NHWC Conv2D (and its input's gradient at stride 1) takes the
+// direct kernel of conv_direct.hpp where it applies (AVX-512, output
+// channels a multiple of 16). Products go to OpenBLAS
+// (blas.hpp) in the calling oneTBB task, else to a plain loop. Work is split with cpu::parallel_for over (image, block of
 // output rows) for Conv2D, over images for the input's gradient (col2im of
 // one image adds into its own rows), and over chunks of images, each with
 // its own partial filter, for the filter's gradient. Scratch: each task
@@ -26,6 +28,7 @@
 
 #include "blas.hpp"
 #include "kernels/common.hpp"
+#include "kernels/conv_direct.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/windows.hpp"
 #include "parallel.hpp"
@@ -115,27 +118,6 @@ void for_tasks(int64_t count, const ConvSizes& z, const Body& body) {
       tbb::simple_partitioner{});
 }
 
-// Calls tap(row, column, at) for each tap of output positions [p0, p1) of
-// image b: row p - p0, column (ky * KW + kx) * Cin (the filter's row of the
-// tap's first input channel), and `at` the input offset of that channel
-// (channel ci at at + ci * in.step_c), or -1 where the tap falls in the
-// padding.
-template <typename Tap>
-void for_taps(const WindowGeometry& g, int64_t b, int64_t p0, int64_t p1, const Tap& tap) {
-  for (int64_t p = p0; p < p1; ++p) {
-    const int64_t oy = p / g.out.w, ox = p % g.out.w;
-    for (int64_t ky = 0; ky < g.kh; ++ky) {
-      const int64_t iy = oy * g.sy - g.py + ky * g.dy;
-      const bool row_inside = iy >= 0 && iy < g.in.h;
-      for (int64_t kx = 0; kx < g.kw; ++kx) {
-        const int64_t ix = ox * g.sx - g.px + kx * g.dx;
-        const bool inside = row_inside && ix >= 0 && ix < g.in.w;
-        tap(p - p0, (ky * g.kw + kx) * g.in.c, inside ? g.in.at(b, iy, ix, 0) : int64_t{-1});
-      }
-    }
-  }
-}
-
 // im2col of positions [p0, p1) of image b into col [p1 - p0, K]: each tap's
 // Cin channels, one copy where they are dense (NHWC), zeros in the padding.
 template <typename T>
@@ -218,6 +200,9 @@ xdev_status_t* conv2d(const xdev_kernel_call_t* call) noexcept {
       std::fill(y, y + element_count(*call->outputs[0]), T(0));
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      if (conv2d_direct_f32(g, x, f, y)) return;
+    }
     const BlasApi* lib = blas_for(call);
     const int64_t blocks = (z.positions + z.rows - 1) / z.rows;
     for_tasks<T>(g.out.n * blocks, z, [&](int64_t t, T* col) {
@@ -250,6 +235,12 @@ xdev_status_t* conv2d_backprop_input(const xdev_kernel_call_t* call) noexcept {
     const T* dy = data_of<const T>(*call->inputs[1]);
     T* dx = data_of<T>(*call->outputs[0]);
     const ConvSizes z(g);
+    if constexpr (std::is_same_v<T, float>) {
+      if (z.width > 0 && z.positions > 0 && g.in.n > 0 &&
+          conv2d_backprop_input_direct_f32(g, f, dy, dx)) {
+        return;
+      }
+    }
     std::fill(dx, dx + element_count(*call->outputs[0]), T(0));
     if (z.width == 0 || z.positions == 0 || g.in.n == 0) return;
     const BlasApi* lib = blas_for(call);

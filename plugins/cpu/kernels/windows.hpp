@@ -41,6 +41,28 @@ xdev_status_t* window_geometry(const xdev_kernel_call_t* call, const xdev_tensor
                                const xdev_tensor_t& out, int64_t kh, int64_t kw,
                                WindowGeometry& g) noexcept;
 
+// Calls tap(row, column, at) for each tap of output positions [p0, p1) of
+// image b, position by position and, within one, tap by tap in filter order
+// (ky, then kx): row p - p0, column (ky * KW + kx) * Cin (the filter's row of the
+// tap's first input channel), and `at` the input offset of that channel
+// (channel ci at at + ci * in.step_c), or -1 where the tap falls in the
+// padding.
+template <typename Tap>
+void for_taps(const WindowGeometry& g, int64_t b, int64_t p0, int64_t p1, const Tap& tap) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t oy = p / g.out.w, ox = p % g.out.w;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      const int64_t iy = oy * g.sy - g.py + ky * g.dy;
+      const bool row_inside = iy >= 0 && iy < g.in.h;
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const int64_t ix = ox * g.sx - g.px + kx * g.dx;
+        const bool inside = row_inside && ix >= 0 && ix < g.in.w;
+        tap(p - p0, (ky * g.kw + kx) * g.in.c, inside ? g.in.at(b, iy, ix, 0) : int64_t{-1});
+      }
+    }
+  }
+}
+
 // The kernel's op name for messages ("Conv2D").
 inline const char* window_op(const xdev_kernel_call_t* call) noexcept {
   return call->op != nullptr ? call->op : "kernel";
