@@ -190,6 +190,27 @@ TEST(OpReference, FloatToIntSaturatesAndNanGivesZero) {
   }
 }
 
+// OneHot of no indices with the largest depth is valid (an empty output);
+// the reference once took the depth through a double and converted 2^63
+// back, which is undefined (found by fuzz_ops under clang's UBSan; its input
+// is in tests/fuzz/corpus/fuzz_ops/onehot-depth-int64-max).
+TEST(OpReference, OneHotTakesTheLargestDepthAsAnInteger) {
+  Tensor indices = from(XDEV_DTYPE_INT64, {0}, {});
+  const Tensor* in[] = {&indices};
+  xdev_attr_t attrs[] = {attr_int("depth", INT64_MAX), attr_int("axis", 1),
+                         attr_float("on_value", 1), attr_float("off_value", 0)};
+  Tensor empty = make_contiguous(XDEV_DTYPE_FLOAT32, {0, INT64_MAX});
+  EXPECT_FALSE(run("OneHot", in, attrs, empty));
+  // And a small depth still gives the rows.
+  Tensor two = from(XDEV_DTYPE_INT64, {2}, {1, 5});
+  const Tensor* in2[] = {&two};
+  xdev_attr_t attrs2[] = {attr_int("depth", 3), attr_int("axis", 1), attr_float("on_value", 1),
+                          attr_float("off_value", 0)};
+  Tensor out = make_contiguous(XDEV_DTYPE_FLOAT32, {2, 3});
+  ASSERT_FALSE(run("OneHot", in2, attrs2, out));
+  EXPECT_EQ(values(out), (std::vector<double>{0, 1, 0, 0, 0, 0}));
+}
+
 TEST(OpReference, MeanOfIntegersAndOfNothing) {
   Tensor x = from(XDEV_DTYPE_INT64, {2, 3}, {1, 2, 4, -1, -2, -4});
   Tensor out = make_contiguous(XDEV_DTYPE_INT64, {2});

@@ -1365,18 +1365,24 @@ std::optional<std::string> range(const Call& c) {
 // else off_value; an index outside [0, depth) matches no d.
 std::optional<std::string> one_hot(const Call& c) {
   if (auto e = need_inputs(c, 1)) return e;
-  double depth = 0, axis = 0, on = 0, off = 0;
-  if (!number_attr(c.attrs, "depth", XDEV_ATTR_INT, depth) ||
-      !number_attr(c.attrs, "axis", XDEV_ATTR_INT, axis) ||
-      !number_attr(c.attrs, "on_value", XDEV_ATTR_FLOAT, on) ||
+  // depth and axis read as the int64 they are: through a double, a depth
+  // of 2^63 - 1 (valid when there are no indices) became 2^63, whose
+  // conversion back is undefined (the op fuzzer's UBSan).
+  const xdev_attr_t* depth = find_attr(c.attrs, "depth");
+  const xdev_attr_t* axis = find_attr(c.attrs, "axis");
+  double on = 0, off = 0;
+  if (depth == nullptr || depth->kind != XDEV_ATTR_INT || axis == nullptr ||
+      axis->kind != XDEV_ATTR_INT || !number_attr(c.attrs, "on_value", XDEV_ATTR_FLOAT, on) ||
       !number_attr(c.attrs, "off_value", XDEV_ATTR_FLOAT, off)) {
     return std::string("attributes 'depth', 'axis' (int), 'on_value', 'off_value' (float) missing");
   }
   const Tensor& indices = *c.inputs[0];
   Tensor& out = c.outputs[0];
   int64_t inner = 1;
-  for (size_t k = static_cast<size_t>(axis); k < indices.shape.size(); ++k) inner *= indices.shape[k];
-  const auto n = static_cast<int64_t>(depth);
+  for (size_t k = static_cast<size_t>(axis->value.i); k < indices.shape.size(); ++k) {
+    inner *= indices.shape[k];
+  }
+  const int64_t n = depth->value.i;
   for (int64_t j = 0; j < out.num_elements(); ++j) {
     const int64_t i = j % inner, d = j / inner % n, o = j / inner / n;
     out.set_double(j, indices.get_int(o * inner + i) == d ? on : off);
