@@ -76,11 +76,8 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
   if (reversed) return detail::run_defined_op(detail::OpId::kStridedSlice, inputs, attrs);
   Shape shape, view_strides;
   for (int32_t j = 0; j < dense.output_rank; ++j) {
-    const int32_t source = dense.output_source[j];
     shape.push_back(dense.output_shape[j]);
-    view_strides.push_back(source < 0 ? 0
-                                      : dense.axes[source].stride *
-                                            impl.strides[static_cast<size_t>(source)]);
+    view_strides.push_back(dense.view_stride(j, impl.strides.data()));
   }
   const uint64_t byte_offset =
       impl.byte_offset + (empty ? 0 : static_cast<uint64_t>(offset) * itemsize(impl.dtype));

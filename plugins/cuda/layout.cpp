@@ -165,8 +165,7 @@ WindowView strided_slice_view(const xdev_tensor_t& x, const strided_slice_spec::
   }
   if (empty) v.offset = 0;
   for (int32_t j = 0; j < dense.output_rank; ++j) {
-    const int32_t source = dense.output_source[j];
-    v.strides[j] = source < 0 ? 0 : dense.axes[source].stride * x.strides[source];
+    v.strides[j] = dense.view_stride(j, x.strides);
   }
   return v;
 }

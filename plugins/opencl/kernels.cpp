@@ -868,10 +868,7 @@ xdev_status_t* run_strided_slice(const xdev_kernel_call_t* call) {
   int64_t start = 0;
   for (int32_t d = 0; d < x.rank; ++d) start += dense.axes[d].begin * x.strides[d];
   int64_t strides[XDEV_MAX_RANK] = {};
-  for (int32_t j = 0; j < dense.output_rank; ++j) {
-    const int32_t src = dense.output_source[j];
-    strides[j] = src >= 0 ? dense.axes[src].stride * x.strides[src] : 0;
-  }
+  for (int32_t j = 0; j < dense.output_rank; ++j) strides[j] = dense.view_stride(j, x.strides);
   return copy_view(call, x, strides, start, out);
 }
 

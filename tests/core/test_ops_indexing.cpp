@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -123,6 +124,25 @@ TEST(OpsIndexing, NegativeStridesCopyInReverse) {
   const std::vector<int64_t> w = values(rows);
   EXPECT_EQ(w[0], 999 * 300 + 1);
   EXPECT_EQ(w.back(), 0 * 300 + 299);
+}
+
+// A step as large as int64 allows on an axis the window crosses once: the
+// step is never taken, and neither the view (positive steps) nor the
+// kernel's copy (a reversed axis beside it) may multiply it by the axis'
+// stride (that overflowed: signed overflow under UBSan, found by fuzz_ops;
+// its input is tests/fuzz/corpus/fuzz_ops/stridedslice-step-int64-min).
+TEST(OpsIndexing, StridedSliceTakesAnyStepOnAnAxisOfOneElement) {
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Tensor x = iota(Shape{3, 2});  // [[0, 1], [2, 3], [4, 5]], strides (2, 1)
+  // x[2:3:2^63-1, :]: a view.
+  const Tensor row = xdev::strided_slice(x, {2, 0}, {3, 2}, {kMax, 1});
+  EXPECT_EQ(row.shape(), (Shape{1, 2}));
+  EXPECT_EQ(values(row), (std::vector<int64_t>{4, 5}));
+  // x[2:0:-2^63, ::-1]: the kernel's copy (axis 1 reversed).
+  const Tensor back = xdev::strided_slice(x, {2, 1}, {0, 0}, {kMin, -1}, 0, 2);
+  EXPECT_EQ(back.shape(), (Shape{1, 2}));
+  EXPECT_EQ(values(back), (std::vector<int64_t>{5, 4}));
 }
 
 TEST(OpsIndexing, EveryDtype) {

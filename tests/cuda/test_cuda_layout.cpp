@@ -808,6 +808,10 @@ TEST(CudaLayout, SliceViewsAddressNumPysWindows) {
       {&tt, {1, 0}, {3, 0}, {1, -1}, 2, 2, 0, 0, {2, 3}, {9, 5, 1, 10, 6, 2}},
       // x[2:2]: empty
       {&xt, {2}, {2}, {1}, 0, 0, 0, 0, {0, 4}, {}},
+      // x[2:3:2^63-1] and x[2:0:-2^63, ::-1]: a step never taken, which times
+      // x's stride 4 would overflow (Dense::view_stride; UBSan builds)
+      {&xt, {2, 0}, {3, 4}, {INT64_MAX, 1}, 0, 0, 0, 0, {1, 4}, {8, 9, 10, 11}},
+      {&xt, {2, 3}, {0, 0}, {INT64_MIN, -1}, 0, 2, 0, 0, {1, 4}, {11, 10, 9, 8}},
   };
   for (const Case& c : cases) {
     xdev::strided_slice_spec::Dense dense;

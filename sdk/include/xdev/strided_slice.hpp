@@ -49,6 +49,18 @@ struct Dense {
   int32_t output_source[XDEV_MAX_RANK] = {};
   // Empty when the attributes fit the shape; else why not (no op name).
   char error[192] = {};
+
+  // The step of output axis j through the input's elements, given the
+  // input's element strides: 0 for a new axis; the axis' stride times the
+  // input's where the window has more than one element along it; the
+  // input's own where it has one or none, since that step is never taken
+  // and may be as large as int64 allows (the product overflowed: fuzz_ops).
+  int64_t view_stride(int32_t j, const int64_t* input_strides) const noexcept {
+    const int32_t source = output_source[j];
+    if (source < 0) return 0;
+    const Axis& a = axes[source];
+    return a.size > 1 ? a.stride * input_strides[source] : input_strides[source];
+  }
 };
 
 // The dense form of the attributes for an input of `rank`/`shape`; `count`
