@@ -7,15 +7,16 @@
 // transpose scattered back by col2im; the filter's the sum over images of
 // the columns' transpose times out_backprop.
 //
-// float32 NHWC Conv2D (and its input's gradient at stride 1) takes the
-// direct kernel of conv_direct.hpp where it applies (AVX-512, output
-// channels a multiple of 16). Products go to OpenBLAS
-// (blas.hpp) in the calling oneTBB task, else to a plain loop. Work is split with cpu::parallel_for over (image, block of
-// output rows) for Conv2D, over images for the input's gradient (col2im of
-// one image adds into its own rows), and over chunks of images, each with
-// its own partial filter, for the filter's gradient. Scratch: each task
-// holds one column block of at most kColumnBlockElements elements (or one
-// row when a row alone is larger), so memory does not grow with the image.
+// float32 NHWC Conv2D (and its input's gradient at stride 1) takes the direct
+// kernel of conv_direct.hpp where it applies (AVX-512, output channels a
+// multiple of 16). Products go to OpenBLAS (blas.hpp) in the calling oneTBB
+// task, else to a plain loop. Work is split with cpu::parallel_for over
+// (image, block of output rows) for Conv2D, over images for the input's
+// gradient (col2im of one image adds into its own rows), and over chunks of
+// images, each with its own partial filter, for the filter's gradient.
+// Scratch: each task holds one column block of at most kColumnBlockElements
+// elements (or one row when a row alone is larger), so memory does not grow
+// with the image.
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/task_arena.h>
 

@@ -59,11 +59,7 @@ xdev_status_t* copy_window(const xdev_kernel_call_t* call, const int64_t* begin,
     int64_t expected = 1;
     for (int32_t k = x.rank - 1; k >= 0; --k) {
       offset += begin[k] * x.strides[k];
-      // Along an axis of one element the step is never taken (and may be
-      // as large as int64 allows: StridedSlice's step of -2^63, found by
-      // fuzz_ops, overflowed here); along a longer one the window lies in
-      // the axis, so the product is within the tensor.
-      strides[k] = size[k] > 1 ? step[k] * x.strides[k] : x.strides[k];
+      strides[k] = strided_slice_spec::window_stride(step[k], size[k], x.strides[k]);
       dense[k] = expected;
       expected *= size[k];
     }

@@ -40,6 +40,17 @@ struct Axis {
   bool shrink = false;
 };
 
+// The step in elements between neighbours of a window that takes `size`
+// elements `step` apart along an axis whose elements are `stride` apart:
+// step × stride where the window has more than one element along the axis
+// (the product then lies within the tensor); `stride` itself where it has one
+// or none, since that step is never taken and may be as large as int64
+// allows (the product overflowed: fuzz_ops). Views and copies of a window
+// (StridedSlice, Slice) in the core and every plugin use this rule.
+constexpr int64_t window_stride(int64_t step, int64_t size, int64_t stride) noexcept {
+  return size > 1 ? step * stride : stride;
+}
+
 struct Dense {
   int32_t input_rank = 0;
   Axis axes[XDEV_MAX_RANK] = {};
@@ -51,15 +62,12 @@ struct Dense {
   char error[192] = {};
 
   // The step of output axis j through the input's elements, given the
-  // input's element strides: 0 for a new axis; the axis' stride times the
-  // input's where the window has more than one element along it; the
-  // input's own where it has one or none, since that step is never taken
-  // and may be as large as int64 allows (the product overflowed: fuzz_ops).
+  // input's element strides: 0 for a new axis, else window_stride's.
   int64_t view_stride(int32_t j, const int64_t* input_strides) const noexcept {
     const int32_t source = output_source[j];
     if (source < 0) return 0;
     const Axis& a = axes[source];
-    return a.size > 1 ? a.stride * input_strides[source] : input_strides[source];
+    return window_stride(a.stride, a.size, input_strides[source]);
   }
 };
 
