@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <xdev/strided_slice.hpp>
 #include <xdev/xdev.hpp>
 
 #include "op_values.hpp"
@@ -144,6 +145,19 @@ TEST(OpsIndexing, StridedSliceTakesAnyStepOnAnAxisOfOneElement) {
   EXPECT_EQ(back.shape(), (Shape{1, 2}));
   EXPECT_EQ(values(back), (std::vector<int64_t>{5, 4}));
 }
+
+// The rule behind it, window_stride, which the core, the cpu kernel, cuda and
+// opencl share. A signed overflow in a constant expression does not compile,
+// so these fail the plain build (not only UBSan) if the rule multiplies a step
+// that is never taken.
+namespace {
+using xdev::strided_slice_spec::window_stride;
+constexpr int64_t kLowest = std::numeric_limits<int64_t>::min();
+constexpr int64_t kHighest = std::numeric_limits<int64_t>::max();
+static_assert(window_stride(kLowest, 1, 2) == 2);
+static_assert(window_stride(kHighest, 0, 4) == 4);
+static_assert(window_stride(-3, 2, 5) == -15);
+}  // namespace
 
 TEST(OpsIndexing, EveryDtype) {
   const Tensor x = iota(Shape{2, 3});
