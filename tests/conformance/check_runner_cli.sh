@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The runner's command line: --list, --filter (glob or substring), --exclude,
-# --junit, and the exit status of a usage error.
+# --junit, --jobs, and the exit status of a usage error.
 #
 #   check_runner_cli.sh RUNNER GOOD_PLUGIN
 set -uo pipefail
@@ -40,4 +40,14 @@ grep -q '^<testsuites name="xdev-conformance" tests="8" failures="0" skipped="1"
 [ "$(grep -c '<testcase ' "$work/r.xml")" = 8 ] || fail "not 8 testcases"
 grep -q '<skipped message="the plugin does not declare XDEV_CAP_PEER_COPY"/>' "$work/r.xml" ||
   fail "the skip reason is not in the XML"
+# --jobs N runs N tests at a time and prints the same lines in the same order.
+one=$("$runner" --filter 'abi.*' --filter 'memory.*' --filter copy.peer "$plugin") ||
+  { echo "$one"; fail "the run with one job failed"; }
+three=$("$runner" --jobs 3 --filter 'abi.*' --filter 'memory.*' --filter copy.peer "$plugin") ||
+  { echo "$three"; fail "the run with --jobs 3 failed"; }
+[ "$one" = "$three" ] || { diff <(echo "$one") <(echo "$three"); fail "--jobs 3 printed other lines"; }
+err=$("$runner" --jobs 0 "$plugin" 2>&1)
+rc=$?
+[ "$rc" != 0 ] && [ "$rc" != 1 ] || fail "--jobs 0: exit status $rc (a usage error is neither 0 nor 1)"
+grep -q -- '--jobs' <<<"$err" || fail "--jobs 0: the error does not name --jobs: $err"
 echo "check_runner_cli: ok"

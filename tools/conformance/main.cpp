@@ -21,7 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <condition_variable>
 #include <cerrno>
 #include <cstring>
 #include <chrono>
@@ -30,6 +33,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -132,6 +136,7 @@ Result run_isolated(const std::string& self, const std::string& name, const xc::
                                    "--device", std::to_string(options.device),
                                    options.plugin_path};
   if (!options.validate) args.insert(args.end() - 1, "--no-validate");
+  if (options.reduced) args.insert(args.end() - 1, "--reduced");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -446,7 +451,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> filters, excludes;
   bool list = false, verbose = false;
   std::string junit, run_one_name, expectations_file;
-  int timeout_s = 60, result_fd = -1;
+  int timeout_s = 60, result_fd = -1, jobs = 1;
   uint64_t seed = 1;
   uint32_t device = 0;
   app.add_option("plugin", plugin, "The plugin file (a shared library exporting xdev_plugin_query)");
@@ -473,10 +478,19 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout_s, "Seconds each test may run before it is killed")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+  app.add_option("--jobs,-j", jobs,
+                 "Tests run at the same time, each in its own process (default 1: a test "
+                 "that measures a device's free memory must not share the device)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   app.add_option("--seed", seed, "Seed of the random test data (each test mixes in its name)")
       ->capture_default_str();
   app.add_option("--device", device, "Device ordinal the single-device tests use")
       ->capture_default_str();
+  bool reduced = false;
+  app.add_flag("--reduced", reduced,
+               "kernel.*: run each case of an op once and each of its dtypes once, rather "
+               "than every case in every dtype (for slow builds, e.g. under sanitizers)");
   app.add_flag("-v,--verbose", verbose, "Print the output of failing tests under their line");
   bool no_validate = false;
   app.add_flag("--no-validate", no_validate,
@@ -495,6 +509,7 @@ int main(int argc, char** argv) {
   options.seed = seed;
   options.device = device;
   options.validate = !no_validate;
+  options.reduced = reduced;
 
   if (!run_one_name.empty()) {
     if (result_fd < 0) result_fd = 1;
@@ -542,18 +557,45 @@ int main(int argc, char** argv) {
   Result preflight = run_isolated(self, "abi.load", options, timeout_s);
   const bool loads = preflight.kind == Result::Kind::kPass;
 
+  // The tests run in child processes, `jobs` at a time; their lines are
+  // printed in the suite's order as soon as every earlier test has ended.
+  std::vector<Result> done(selected.size());
+  std::vector<char> finished(selected.size(), 0);
+  std::mutex mutex;
+  std::condition_variable ended;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < selected.size(); i = next++) {
+      const xc::TestCase* t = selected[i];
+      Result r;
+      if (t->name == "abi.load") {
+        r = preflight;
+      } else if (!loads) {
+        r.name = t->name;
+        r.kind = Result::Kind::kFail;
+        r.reason = "not run: the plugin does not load (abi.load: " + preflight.reason + ")";
+      } else {
+        r = run_isolated(self, t->name, options, timeout_s);
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      done[i] = std::move(r);
+      finished[i] = 1;
+      ended.notify_one();
+    }
+  };
+  std::vector<std::thread> workers;
+  const size_t worker_count = std::min<size_t>(static_cast<size_t>(jobs), selected.size());
+  // This thread prints, in order, while the workers run the tests.
+  for (size_t w = 0; w < worker_count; ++w) workers.emplace_back(worker);
+
   std::vector<Result> results;
   int passed = 0, failed = 0, skipped = 0, xfailed = 0, xpassed = 0;
-  for (const auto* t : selected) {
+  for (size_t i = 0; i < selected.size(); ++i) {
     Result r;
-    if (t->name == "abi.load") {
-      r = preflight;
-    } else if (!loads) {
-      r.name = t->name;
-      r.kind = Result::Kind::kFail;
-      r.reason = "not run: the plugin does not load (abi.load: " + preflight.reason + ")";
-    } else {
-      r = run_isolated(self, t->name, options, timeout_s);
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      ended.wait(lock, [&] { return finished[i] != 0; });
+      r = std::move(done[i]);
     }
     apply(expectation_for(expectations, r.name), r);
     switch (r.kind) {
@@ -588,6 +630,7 @@ int main(int argc, char** argv) {
     std::cout.flush();
     results.push_back(std::move(r));
   }
+  for (std::thread& w : workers) w.join();
   // The first three counts keep the format CI parses.
   std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped, "
             << xfailed << " expected failures, " << xpassed << " unexpected passes" << std::endl;

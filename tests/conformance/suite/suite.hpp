@@ -57,7 +57,28 @@ struct Options {
   // reports is a violation that fails the test. xdev-conformance turns it on
   // unless --no-validate.
   bool validate = false;
+  // kernel.*: each case of an op and each dtype it is defined for run once
+  // (not every case in every dtype): a cheaper run for slow (instrumented)
+  // builds. xdev-conformance --reduced.
+  bool reduced = false;
 };
+
+// --reduced: which of an op's `cases` cases run for its dtype run `run` of
+// `runs` (one run per dtype, or dtype pair, a kernel accepts): case j runs
+// when j = run (mod runs), and a run no case falls to takes case
+// run (mod cases). Over the runs every case runs once and every run has a
+// case; with one run, every case. Ascending indices.
+inline std::vector<size_t> reduced_cases(size_t cases, size_t run, size_t runs) {
+  std::vector<size_t> chosen;
+  if (cases == 0) return chosen;
+  if (runs <= 1) {
+    for (size_t j = 0; j < cases; ++j) chosen.push_back(j);
+    return chosen;
+  }
+  for (size_t j = run % runs; j < cases; j += runs) chosen.push_back(j);
+  if (chosen.empty()) chosen.push_back(run % cases);
+  return chosen;
+}
 
 // Everything a test needs: the loaded plugin, the host table the runner
 // gives it, and per-test handles that are released in reverse order at the

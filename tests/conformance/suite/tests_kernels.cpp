@@ -1493,6 +1493,25 @@ void kernel_op(Context& ctx, const OpDef& def) {
       continue;
     }
     const std::string type = type_name(ctx, type_index);
+    // --reduced: the dtype (pair) runs of this device type, so that case j
+    // of run p is taken when j = p modulo their count (below).
+    size_t pair_count = 0;
+    if (ctx.options().reduced) {
+      for (xdev_dtype_t first : ref::op_dtypes()) {
+        if ((defined & XDEV_DTYPE_BIT(first)) == 0) continue;
+        for (xdev_dtype_t out : output_dtypes(def, first)) {
+          if (!has_inputs && out != first) continue;
+          const xdev_dtype_t in = has_inputs ? first : out;
+          for (const xdev_kernel_info_t* k : kernels) {
+            if ((k->input_dtypes & XDEV_DTYPE_BIT(in)) == 0) continue;
+            if (k->output_dtypes != 0 && (k->output_dtypes & XDEV_DTYPE_BIT(out)) == 0) continue;
+            ++pair_count;
+            break;
+          }
+        }
+      }
+    }
+    size_t pair = 0;
     for (xdev_dtype_t first : ref::op_dtypes()) {
       if ((defined & XDEV_DTYPE_BIT(first)) == 0) continue;
       for (xdev_dtype_t out : output_dtypes(def, first)) {
@@ -1514,6 +1533,15 @@ void kernel_op(Context& ctx, const OpDef& def) {
                                        : ref::dtype_name(out);
         const std::string what =
             op + " " + dtypes + " on " + type + " device " + std::to_string(ordinal);
+        // --reduced: every case and every dtype (pair) once (reduced_cases).
+        if (ctx.options().reduced) {
+          std::vector<Case> chosen_cases;
+          for (size_t j : reduced_cases(cases.size(), pair, pair_count)) {
+            chosen_cases.push_back(std::move(cases[j]));
+          }
+          cases = std::move(chosen_cases);
+        }
+        ++pair;
         for (Case& c : cases) {
           ++case_count;
           try {
