@@ -1,4 +1,5 @@
-// Linked into the SDK op tests (tests/core/test_ops_*.cpp) for their runs on
+// Linked into the SDK op tests (tests/core/test_ops_*.cpp, and gradcheck and
+// autodiff) and turned on by XDEV_TEST_EVERY_OP_ON_SIM=1 for their runs on
 // the simulated accelerator (tests/core/meson.build, `<name>_on_sim`): the
 // GPU comes first, so every op those tests call is placed on the sim and
 // runs there on the cpu plugin's host kernels, with the values the tests
@@ -6,6 +7,7 @@
 // to another device, and some ran on the GPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,13 @@ class EveryOpRanOnTheSim : public ::testing::Environment {
   }
 };
 
-const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new EveryOpRanOnTheSim);
+// The same executable runs on the cpu plugin alone, without the check.
+bool check_requested() {
+  const char* value = std::getenv("XDEV_TEST_EVERY_OP_ON_SIM");
+  return value != nullptr && std::string(value) == "1";
+}
+
+const auto* const kEnvironment =
+    check_requested() ? ::testing::AddGlobalTestEnvironment(new EveryOpRanOnTheSim) : nullptr;
 
 }  // namespace
