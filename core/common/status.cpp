@@ -1,5 +1,6 @@
 #include "common/status.hpp"
 
+#include <cstring>
 #include <string>
 
 namespace xdev {
@@ -22,6 +23,13 @@ namespace detail {
 
 xdev_status_t* make_status(xdev_status_code_t code, std::string_view message) {
   return new xdev_status_t{code, std::string(message)};
+}
+
+xdev_status_t* make_status_from_int(int32_t code, std::string_view message) {
+  static_assert(sizeof(xdev_status_code_t) == sizeof(int32_t));
+  auto* status = new xdev_status_t{XDEV_STATUS_INTERNAL, std::string(message)};
+  std::memcpy(&status->code, &code, sizeof code);
+  return status;
 }
 
 ErrorCode to_error_code(xdev_status_code_t code) noexcept {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,10 @@ using StatusPtr = std::unique_ptr<xdev_status_t, StatusDeleter>;
 // Creates a status; never returns NULL (allocation failure terminates, as
 // everywhere in the core).
 xdev_status_t* make_status(xdev_status_code_t code, std::string_view message);
+// A status with the code a plugin passed, as the integer it passed: a C caller
+// may pass any int (77, or XDEV_STATUS_OK), which C++ must not load as the
+// enum. Readers take it with raw_code (common/plugin_call.cpp).
+xdev_status_t* make_status_from_int(int32_t code, std::string_view message);
 
 // Maps an ABI code to the C++ one (unknown codes become kInternal).
 ErrorCode to_error_code(xdev_status_code_t code) noexcept;

@@ -1,5 +1,7 @@
 #include "loader/host_api.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -11,10 +13,17 @@ namespace {
 
 xdev_status_t* host_status_create(void* /*host_context*/, xdev_status_code_t code,
                                   const char* message) {
+  // The code as the int the plugin passed: C lets it pass any value, which
+  // C++ must not load as the enum (clang's UBSan: "not a valid value for
+  // type 'xdev_status_code_t'"); an unknown one becomes INTERNAL where the
+  // status is read (common/plugin_call.cpp).
+  int32_t raw = 0;
+  static_assert(sizeof raw == sizeof code);
+  std::memcpy(&raw, &code, sizeof raw);
   // A plugin asking for a success status is a plugin bug; keep it an error so
   // it is never mistaken for NULL (= success) later.
-  if (code == XDEV_STATUS_OK) code = XDEV_STATUS_INTERNAL;
-  return make_status(code, message != nullptr ? message : "");
+  if (raw == XDEV_STATUS_OK) raw = XDEV_STATUS_INTERNAL;
+  return make_status_from_int(raw, message != nullptr ? message : "");
 }
 
 void host_log(void* host_context, xdev_log_level_t level, const char* message) {

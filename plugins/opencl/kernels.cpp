@@ -97,54 +97,54 @@ struct OpRow {
 // Line-kernel bodies (codegen.hpp, line_source): T input, U its unsigned
 // type, A the accumulator, O output; X(j), SET_Y(j, v), SET_OUT(v), count.
 #define XDEV_SUM_BODY "A acc = 0; for (long j = 0; j < count; ++j) acc += (A)X(j);"
-const char* const kSumFloat = XDEV_SUM_BODY " SET_OUT((O)acc);";
-const char* const kMeanFloat = XDEV_SUM_BODY " SET_OUT((O)(acc / (A)count));";
-const char* const kMeanInt = XDEV_SUM_BODY " SET_OUT(count == 0 ? (O)0 : (O)((T)acc / (T)count));";
-const char* const kProd =
+constexpr const char* kSumFloat = XDEV_SUM_BODY " SET_OUT((O)acc);";
+constexpr const char* kMeanFloat = XDEV_SUM_BODY " SET_OUT((O)(acc / (A)count));";
+constexpr const char* kMeanInt = XDEV_SUM_BODY " SET_OUT(count == 0 ? (O)0 : (O)((T)acc / (T)count));";
+constexpr const char* kProd =
     "A acc = 1; for (long j = 0; j < count; ++j) acc *= (A)X(j); SET_OUT((O)acc);";
-const char* const kMaxFloat =
+constexpr const char* kMaxFloat =
     "T acc = -INFINITY; for (long j = 0; j < count; ++j) acc = xdev_max_$T(acc, X(j)); SET_OUT(acc);";
-const char* const kMinFloat =
+constexpr const char* kMinFloat =
     "T acc = INFINITY; for (long j = 0; j < count; ++j) acc = xdev_min_$T(acc, X(j)); SET_OUT(acc);";
-const char* const kMaxInt =
+constexpr const char* kMaxInt =
     "T acc = $LOWEST; for (long j = 0; j < count; ++j) acc = xdev_max_$T(acc, X(j)); SET_OUT(acc);";
-const char* const kMinInt =
+constexpr const char* kMinInt =
     "T acc = $HIGHEST; for (long j = 0; j < count; ++j) acc = xdev_min_$T(acc, X(j)); SET_OUT(acc);";
-const char* const kAny = "uchar acc = 0; for (long j = 0; j < count; ++j) acc |= X(j) != 0; SET_OUT(acc);";
-const char* const kAll_ = "uchar acc = 1; for (long j = 0; j < count; ++j) acc &= X(j) != 0; SET_OUT(acc);";
+constexpr const char* kAny = "uchar acc = 0; for (long j = 0; j < count; ++j) acc |= X(j) != 0; SET_OUT(acc);";
+constexpr const char* kAll_ = "uchar acc = 1; for (long j = 0; j < count; ++j) acc &= X(j) != 0; SET_OUT(acc);";
 #define XDEV_LINE_MAX "T m = -INFINITY; for (long j = 0; j < count; ++j) m = xdev_max_$T(m, X(j));"
-const char* const kLogSumExp = XDEV_LINE_MAX
+constexpr const char* kLogSumExp = XDEV_LINE_MAX
     " if (isnan(m) || isinf(m)) { SET_OUT(m); return; }"
     " A s = 0; for (long j = 0; j < count; ++j) s += (A)exp(X(j) - m); SET_OUT((O)((A)m + log(s)));";
-const char* const kSoftmax = XDEV_LINE_MAX
+constexpr const char* kSoftmax = XDEV_LINE_MAX
     " A s = 0; for (long j = 0; j < count; ++j) s += (A)exp(X(j) - m);"
     " for (long j = 0; j < count; ++j) SET_Y(j, (O)((A)exp(X(j) - m) / s));";
-const char* const kLogSoftmax = XDEV_LINE_MAX
+constexpr const char* kLogSoftmax = XDEV_LINE_MAX
     " A s = 0; for (long j = 0; j < count; ++j) s += (A)exp(X(j) - m); A ls = log(s);"
     " for (long j = 0; j < count; ++j) SET_Y(j, (O)((A)(X(j) - m) - ls));";
 // Softmax, LogSoftmax, LogSumExp: the sum of exponentials in A (double where
 // the device has fp64: a float sum of 10^5 terms drifts past the tolerance).
 // ArgMax/ArgMin: the first extreme; a NaN wins (the first one).
-const char* const kArgMaxFloat =
+constexpr const char* kArgMaxFloat =
     "long best = 0; T bv = X(0); for (long j = 1; j < count && !isnan(bv); ++j) {"
     " T v = X(j); if (isnan(v) || v > bv) { bv = v; best = j; } } SET_OUT(best);";
-const char* const kArgMinFloat =
+constexpr const char* kArgMinFloat =
     "long best = 0; T bv = X(0); for (long j = 1; j < count && !isnan(bv); ++j) {"
     " T v = X(j); if (isnan(v) || v < bv) { bv = v; best = j; } } SET_OUT(best);";
-const char* const kArgMaxInt =
+constexpr const char* kArgMaxInt =
     "long best = 0; T bv = X(0); for (long j = 1; j < count; ++j) {"
     " T v = X(j); if (v > bv) { bv = v; best = j; } } SET_OUT(best);";
-const char* const kArgMinInt =
+constexpr const char* kArgMinInt =
     "long best = 0; T bv = X(0); for (long j = 1; j < count; ++j) {"
     " T v = X(j); if (v < bv) { bv = v; best = j; } } SET_OUT(best);";
 // CumSum: $EXCLUSIVE and $REVERSE are 0 or 1 (the attributes).
-const char* const kCumSum =
+constexpr const char* kCumSum =
     "A acc = 0; for (long k = 0; k < count; ++k) { long j = $REVERSE ? count - 1 - k : k;"
     " if ($EXCLUSIVE) { SET_Y(j, (O)acc); acc += (A)X(j); } else { acc += (A)X(j); SET_Y(j, (O)acc); } }";
 
 // LayerNorm: mean and variance in A (double where the device has it), then
 // (x - mean) * rstd * gamma + beta, rounded once (docs/ops.md).
-const char* const kLayerNormBody =
+constexpr const char* kLayerNormBody =
     "A sum = 0; for (long j = 0; j < count; ++j) sum += (A)X(j); A mean = sum / (A)count;"
     " A sq = 0; for (long j = 0; j < count; ++j) { A d = (A)X(j) - mean; sq += d * d; }"
     " A rstd = (A)1 / sqrt(sq / (A)count + eps);"
@@ -155,7 +155,7 @@ const char* const kLayerNormBody =
 // through the extra parameters): the maximum (a NaN stays), the sum of
 // exponentials, then loss = sum labels * (log sum - shifted) and backprop =
 // softmax - labels, all in A (double where the device has it).
-const char* const kSoftmaxXentBody =
+constexpr const char* kSoftmaxXentBody =
     "A top = -INFINITY; for (long j = 0; j < count; ++j) { A v = (A)X(j);"
     " if (v > top || isnan(v)) top = v; if (isnan(top)) break; }"
     " A s = 0; for (long j = 0; j < count; ++j) s += exp((A)X(j) - top); A ls = log(s);"

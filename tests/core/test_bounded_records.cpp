@@ -16,7 +16,17 @@
 
 #include <xdev/xdev.hpp>
 
+// AddressSanitizer: GCC says so with __SANITIZE_ADDRESS__, clang 14 only
+// through __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define XDEV_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define XDEV_TEST_ASAN 1
+#endif
+#endif
+
+#if defined(XDEV_TEST_ASAN)
 // The sanitizer runtime's allocator statistics (GCC ships no header for them).
 extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
@@ -28,7 +38,7 @@ namespace {
 // free), so there the bytes of live heap blocks are measured instead: what
 // unbounded records would grow just the same.
 int64_t resident_bytes() {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(XDEV_TEST_ASAN)
   return static_cast<int64_t>(__sanitizer_get_current_allocated_bytes());
 #else
   std::ifstream statm("/proc/self/statm");

@@ -19,7 +19,13 @@ using xdev::DeviceCommunicator;
 using xdev::ReduceOp;
 using xdev::Tensor;
 
-std::vector<xdev::Device> gpus() { return {xdev::Device("/GPU:0"), xdev::Device("/GPU:1")}; }
+// A device as a caller names it ("/GPU:1": type GPU, index 1).
+xdev::Device named(const std::string& name) {
+  const size_t colon = name.rfind(':');
+  return xdev::Device{name, name.substr(1, colon - 1), std::stoi(name.substr(colon + 1))};
+}
+
+std::vector<xdev::Device> gpus() { return {named("/GPU:0"), named("/GPU:1")}; }
 
 Tensor on(int device, std::vector<float> values) {
   xdev::DeviceScope scope("/GPU:" + std::to_string(device));
@@ -51,14 +57,14 @@ TEST(DeviceCollectives, TheSimOffersThemAndTheCpuDoesNot) {
   std::string why;
   EXPECT_EQ(DeviceCommunicator::plugin_for(gpus(), &why), "sim");
   EXPECT_EQ(why, "");
-  EXPECT_EQ(DeviceCommunicator::plugin_for({xdev::Device("/CPU:0")}, &why), "");
+  EXPECT_EQ(DeviceCommunicator::plugin_for({named("/CPU:0")}, &why), "");
   EXPECT_NE(why.find("plugin cpu (ABI 1."), std::string::npos) << why;
   EXPECT_NE(why.find("does not declare XDEV_CAP_COLLECTIVES (ABI 1.7)"), std::string::npos)
       << why;
-  EXPECT_EQ(DeviceCommunicator::plugin_for({xdev::Device("/GPU:0"), xdev::Device("/CPU:0")}, &why),
+  EXPECT_EQ(DeviceCommunicator::plugin_for({named("/GPU:0"), named("/CPU:0")}, &why),
             "");
   EXPECT_NE(why.find("belong to different plugins"), std::string::npos) << why;
-  EXPECT_THROW(DeviceCommunicator::unique_id({xdev::Device("/CPU:0")}), xdev::Error);
+  EXPECT_THROW(DeviceCommunicator::unique_id({named("/CPU:0")}), xdev::Error);
 }
 
 TEST(DeviceCollectives, EveryKindBetweenTwoDevices) {
@@ -157,14 +163,14 @@ TEST(DeviceCollectives, AGroupThatNeverFillsUpTimesOut) {
 // abort(), which lets its stream drain; later calls are refused, and rank 1
 // learns that rank 0 aborted the group.
 TEST(DeviceCollectives, AbortReleasesAPendingCollective) {
-  const std::vector<uint8_t> id = DeviceCommunicator::unique_id({xdev::Device("/GPU:0")});
+  const std::vector<uint8_t> id = DeviceCommunicator::unique_id({named("/GPU:0")});
   std::unique_ptr<DeviceCommunicator> first, second;
   std::thread joiner([&] {
-    second = std::make_unique<DeviceCommunicator>(std::vector<xdev::Device>{xdev::Device("/GPU:1")},
+    second = std::make_unique<DeviceCommunicator>(std::vector<xdev::Device>{named("/GPU:1")},
                                                   id, 2, std::vector<int>{1},
                                                   std::chrono::seconds(10));
   });
-  first = std::make_unique<DeviceCommunicator>(std::vector<xdev::Device>{xdev::Device("/GPU:0")},
+  first = std::make_unique<DeviceCommunicator>(std::vector<xdev::Device>{named("/GPU:0")},
                                                id, 2, std::vector<int>{0},
                                                std::chrono::seconds(10));
   joiner.join();

@@ -27,20 +27,25 @@ constexpr size_t kPluginApiV1Size = 264;
 xdev_status_t* host_status_create(void* host_context, xdev_status_code_t code,
                                   const char* message) {
   auto* context = static_cast<Context*>(host_context);
-  if (code == XDEV_STATUS_OK || static_cast<int>(code) < 0 ||
-      static_cast<int>(code) > kLastKnownCode) {
+  // The code as the int the plugin passed (a C plugin may pass any int; C++
+  // must not load an out-of-range one as the enum).
+  int raw = 0;
+  static_assert(sizeof raw == sizeof code);
+  std::memcpy(&raw, &code, sizeof raw);
+  if (raw == XDEV_STATUS_OK || raw < 0 || raw > kLastKnownCode) {
     if (context != nullptr) {
       try {
         context->violations().push_back("status_create was called with code " +
-                                        std::to_string(static_cast<int>(code)) +
-                                        (code == XDEV_STATUS_OK ? " (OK: success is NULL)" : "") +
+                                        std::to_string(raw) +
+                                        (raw == XDEV_STATUS_OK ? " (OK: success is NULL)" : "") +
                                         " and message \"" + (message ? message : "") + "\"");
       } catch (...) {
       }
     }
-    if (code == XDEV_STATUS_OK) code = XDEV_STATUS_INTERNAL;
+    // Kept as an error the runner can name (an unknown code reads as one).
+    raw = XDEV_STATUS_INTERNAL;
   }
-  return new xdev_status_t{code, message != nullptr ? message : ""};
+  return new xdev_status_t{static_cast<xdev_status_code_t>(raw), message != nullptr ? message : ""};
 }
 
 void host_log(void* /*host_context*/, xdev_log_level_t level, const char* message) {
