@@ -1493,66 +1493,54 @@ void kernel_op(Context& ctx, const OpDef& def) {
       continue;
     }
     const std::string type = type_name(ctx, type_index);
-    // --reduced: the dtype (pair) runs of this device type, so that case j
-    // of run p is taken when j = p modulo their count (below).
-    size_t pair_count = 0;
-    if (ctx.options().reduced) {
-      for (xdev_dtype_t first : ref::op_dtypes()) {
-        if ((defined & XDEV_DTYPE_BIT(first)) == 0) continue;
-        for (xdev_dtype_t out : output_dtypes(def, first)) {
-          if (!has_inputs && out != first) continue;
-          const xdev_dtype_t in = has_inputs ? first : out;
-          for (const xdev_kernel_info_t* k : kernels) {
-            if ((k->input_dtypes & XDEV_DTYPE_BIT(in)) == 0) continue;
-            if (k->output_dtypes != 0 && (k->output_dtypes & XDEV_DTYPE_BIT(out)) == 0) continue;
-            ++pair_count;
-            break;
-          }
-        }
-      }
-    }
-    size_t pair = 0;
+    // The dtype (pair) runs of this device type: each dtype (pair) the table
+    // defines, with the first kernel that accepts it.
+    struct DtypeRun {
+      xdev_dtype_t in, out;
+      const xdev_kernel_info_t* kernel;
+    };
+    std::vector<DtypeRun> dtype_runs;
     for (xdev_dtype_t first : ref::op_dtypes()) {
       if ((defined & XDEV_DTYPE_BIT(first)) == 0) continue;
       for (xdev_dtype_t out : output_dtypes(def, first)) {
         if (!has_inputs && out != first) continue;
         const xdev_dtype_t in = has_inputs ? first : out;
-        const xdev_kernel_info_t* chosen = nullptr;
         for (const xdev_kernel_info_t* k : kernels) {
           if ((k->input_dtypes & XDEV_DTYPE_BIT(in)) == 0) continue;
           if (k->output_dtypes != 0 && (k->output_dtypes & XDEV_DTYPE_BIT(out)) == 0) continue;
-          chosen = k;
+          dtype_runs.push_back({in, out, k});
           break;
         }
-        if (chosen == nullptr) continue;
-        Kernel kernel{chosen, static_cast<uint32_t>(ordinal)};
-        std::vector<Case> cases = with_other_attrs(
-            cls.make(g, def, reference, input_dtypes(def, in, out)), def, reference, out);
-        const std::string dtypes = has_inputs && out != in
-                                       ? ref::dtype_name(in) + "->" + ref::dtype_name(out)
-                                       : ref::dtype_name(out);
-        const std::string what =
-            op + " " + dtypes + " on " + type + " device " + std::to_string(ordinal);
-        // --reduced: every case and every dtype (pair) once (reduced_cases).
-        if (ctx.options().reduced) {
-          std::vector<Case> chosen_cases;
-          for (size_t j : reduced_cases(cases.size(), pair, pair_count)) {
-            chosen_cases.push_back(std::move(cases[j]));
-          }
-          cases = std::move(chosen_cases);
-        }
-        ++pair;
-        for (Case& c : cases) {
-          ++case_count;
-          try {
-            run_case(ctx, def, kernel, c, what);
-          } catch (const TestSkipped& s) {  // a case over the device's allocation limit
-            if (too_large.empty()) too_large = what + " " + c.label + ": " + s.reason;
-            ++cases_skipped;
-          }
-        }
-        ++runs;
       }
+    }
+    for (size_t pair = 0; pair < dtype_runs.size(); ++pair) {
+      const xdev_dtype_t in = dtype_runs[pair].in, out = dtype_runs[pair].out;
+      Kernel kernel{dtype_runs[pair].kernel, static_cast<uint32_t>(ordinal)};
+      std::vector<Case> cases = with_other_attrs(
+          cls.make(g, def, reference, input_dtypes(def, in, out)), def, reference, out);
+      const std::string dtypes = has_inputs && out != in
+                                     ? ref::dtype_name(in) + "->" + ref::dtype_name(out)
+                                     : ref::dtype_name(out);
+      const std::string what =
+          op + " " + dtypes + " on " + type + " device " + std::to_string(ordinal);
+      // --reduced: every case and every dtype (pair) once (reduced_cases).
+      if (ctx.options().reduced) {
+        std::vector<Case> chosen_cases;
+        for (size_t j : reduced_cases(cases.size(), pair, dtype_runs.size())) {
+          chosen_cases.push_back(std::move(cases[j]));
+        }
+        cases = std::move(chosen_cases);
+      }
+      for (Case& c : cases) {
+        ++case_count;
+        try {
+          run_case(ctx, def, kernel, c, what);
+        } catch (const TestSkipped& s) {  // a case over the device's allocation limit
+          if (too_large.empty()) too_large = what + " " + c.label + ": " + s.reason;
+          ++cases_skipped;
+        }
+      }
+      ++runs;
     }
   }
   if (cases_skipped != 0) {
