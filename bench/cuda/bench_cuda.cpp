@@ -1,5 +1,5 @@
 // GPU benchmarks of the cuda plugin, each beside a bare CUDA peer measured in
-// the same binary and run (issue "The cuda plugin", targets in brackets):
+// the same binary and run (targets in brackets):
 //
 //   Sgemm/{Xdev,Cublas}/n      n = 1024 ... 8192, float32, C = A B; TFLOP/s
 //                              [xdev >= 0.97x cuBLAS]
@@ -17,7 +17,7 @@
 //                              same over axis 0, column tiles; 2, 3: [8192,
 //                              8192] over axis 1, axis 0); bytes read per
 //                              second vs Reduce/ReadPeer, a bare kernel
-//                              reading the same bytes once      [issue 20]
+//                              reading the same bytes once
 //   Broadcast/Xdev/case        xdev::add of [8192, 8192] and a broadcast row
 //                              (case 0) or column (case 1); bytes read and
 //                              written per second vs Broadcast/CopyPeer,
@@ -382,7 +382,7 @@ void BM_Latency_Bare(benchmark::State& state) {
 }
 
 // ---------------------------------------------------------------------------
-// Reduction and broadcast bandwidth (issue 20)
+// Reduction and broadcast bandwidth
 
 struct ReduceCase {
   int64_t rows, cols;

@@ -1,8 +1,8 @@
 // All-reduce across logical CPU devices, and a training step on 1 vs 2 of
-// them (issue "Many devices"). Peer in the same run: a plain host reduction
-// of the same bytes (copy every replica's buffer to a staging area, sum,
-// copy the result back to every replica), which is what a runtime without a
-// shared-memory path does.
+// them. Peer in the same run: a plain host reduction of the same bytes
+// (copy every replica's buffer to a staging area, sum, copy the result back
+// to every replica), which is what a runtime without a shared-memory path
+// does.
 #include <benchmark/benchmark.h>
 
 #include <cstring>

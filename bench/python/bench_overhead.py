@@ -5,7 +5,7 @@
 
 Runs the candidates interleaved (one repetition of each in turn, ``timeit`` with the
 garbage collector off), reports the median time per call and the ratio to NumPy. The
-target (issue 14): xdev's add costs at most 2x NumPy's. A plain script rather than
+target: xdev's add costs at most 2x NumPy's. A plain script rather than
 Google Benchmark: the thing measured is the Python call itself.
 """
 

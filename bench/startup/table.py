@@ -7,7 +7,7 @@
     bench/startup/table.py startup.json
 
 Medians of the repetitions; every difference is against the baseline process (links
-libxdev, does nothing) of the same run. Goals (issue "Performance"): cold discovery with
+libxdev, does nothing) of the same run. Goals: cold discovery with
 every in-tree plugin installed at most 1.5 ms more than the baseline, and at most 16 MiB
 peak RSS.
 """

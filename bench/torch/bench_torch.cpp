@@ -654,7 +654,7 @@ BENCHMARK_CAPTURE(BM_TrainStep_Torch, blas1, 0, 1)->Unit(benchmark::kMillisecond
 BENCHMARK_CAPTURE(BM_TrainStep_Torch, omp1, 1, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // ---------------------------------------------------------------------------
-// A unary op and a reduction over 16 Mi floats (issue 13: >= 0.9x libtorch)
+// A unary op and a reduction over 16 Mi floats (target: >= 0.9x libtorch)
 //
 // Exp (elementwise, a fresh output each time; libtorch also into a
 // preallocated one, as for the add) and Sum of every element (a scalar: the

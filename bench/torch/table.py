@@ -8,11 +8,11 @@
     bench/torch/table.py torch.json
 
 Medians of the repetitions, wall time; every ratio compares benchmarks of the same run.
-Goals (issue "Performance"): small ops at most 1/8 of libtorch's time, a 1-element add at
-most 100 ns, SGEMM and the large add at least 0.97x the throughput of the better of
-libtorch and direct OpenBLAS/oneTBB. Issue 19: a training step of a 784-512-512-10 MLP at
-least 0.8x the speed of libtorch's autograd in its fastest of three thread settings.
-Issue 13: exp and sum of 16 Mi floats and Softmax over [4096, 1024] at least 0.9x libtorch's speed, Conv2D on a ResNet-style
+Goals: small ops at most 1/8 of libtorch's time, a 1-element add at most 100 ns, SGEMM
+and the large add at least 0.97x the throughput of the better of libtorch and direct
+OpenBLAS/oneTBB. A training step of a 784-512-512-10 MLP at least 0.8x the speed of
+libtorch's autograd in its fastest of three thread settings. Exp and sum of 16 Mi floats
+and Softmax over [4096, 1024] at least 0.9x libtorch's speed, Conv2D on a ResNet-style
 3x3 layer at least 0.8x (its fastest of NCHW, channels_last and channels_last on one OpenMP
 thread); the two gradients of that layer are shown beside it.
 """
@@ -88,7 +88,7 @@ def large_add(get):
 
 
 def large_unary_and_sum(get):
-    # Issue 13: elementwise and reductions at 16 Mi elements at least 0.9x libtorch's
+    # Target: elementwise and reductions at 16 Mi elements at least 0.9x libtorch's
     # speed (its faster of a fresh and a preallocated output for exp).
     x = get("BM_Large16M_Xdev/exp")["GB/s"]
     t, to = get("BM_Large16M_Torch/exp")["GB/s"], get("BM_Large16M_Torch/exp_out")["GB/s"]
@@ -109,8 +109,8 @@ def zeros(get):
 
 
 def train_step(get):
-    # Training step (issue 19): speed = 1 / time per step, against libtorch's
-    # fastest thread setting (OpenMP threads / OpenBLAS threads, T = all cores).
+    # Training step: speed = 1 / time per step, against libtorch's fastest
+    # thread setting (OpenMP threads / OpenBLAS threads, T = all cores).
     x = ns(get("BM_TrainStep_Xdev"))
     settings = (("defaults", "OpenMP T, OpenBLAS T (defaults)"), ("blas1", "OpenMP T, OpenBLAS 1"),
                 ("omp1", "OpenMP 1, OpenBLAS T"))
@@ -122,9 +122,9 @@ def train_step(get):
 
 
 def softmax(get):
-    # Issue 13: Softmax and Conv2D; speed = 1 / time against libtorch's
-    # fastest (Softmax: fresh output or preallocated; Conv2D: NCHW, channels_last,
-    # channels_last on one OpenMP thread).
+    # Softmax and Conv2D; speed = 1 / time against libtorch's fastest (Softmax:
+    # fresh output or preallocated; Conv2D: NCHW, channels_last, channels_last on
+    # one OpenMP thread).
     x = ns(get("BM_Softmax_Xdev"))
     t, to = ns(get("BM_Softmax_Torch/fresh")), ns(get("BM_Softmax_Torch/out"))
     best = min(t, to)

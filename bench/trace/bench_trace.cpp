@@ -8,7 +8,7 @@
 //                placement decision, an allocation and a free event)
 //   Event/instant  one trace::instant event alone, while on
 //
-// The bound: <= 1 us per op when on.
+// The bound: <= 1 us per op when on.
 #include <benchmark/benchmark.h>
 
 #include <xdev/xdev.hpp>

@@ -82,7 +82,7 @@ class LogicalDeviceState {
   // Waits for all work on the stream; throws naming the device.
   void synchronize();
 
-  // --- Issue 20: ordering of the pool's give-backs (cuda readiness) ---
+  // --- Ordering of the pool's give-backs (cuda readiness) ---
   // Holds the stream (stream_mutex()) and marks this thread as its user, so
   // that the pool's out-of-memory retry, reached from inside a kernel call
   // (kernel scratch), can wait for the stream without locking it again.

@@ -2,8 +2,8 @@
 // scratch_allocate_at, the same block as (allocation, offset)):
 // temporary device memory a kernel asks for during its call, from the pool of
 // the op's logical device, so it counts against that device's limit and never
-// competes with the pool for the device's free memory (issue 20: reduction
-// partials and BLAS workspaces used to be cudaMalloc'ed behind the pool).
+// competes with the pool for the device's free memory (reduction partials
+// and BLAS workspaces used to be cudaMalloc'ed behind the pool).
 //
 // One object per kernel call, on the caller's stack. Every block goes back to
 // the pool when the object dies, right after the kernel returned: the pool

@@ -542,7 +542,7 @@ void scatter_shape(const OpDef& def, std::span<const Shape* const> in, const Att
   for (Shape& s : out) s = tensor;
 }
 
-// --- NN ops (issue 13) -----------------------------------------------------------------
+// --- NN ops ----------------------------------------------------------------------------
 
 // kBiasAdd: value of rank >= 2, bias of rank 1 as long as value's channel
 // axis (the last for NHWC, 1 for NCHW); the output has value's shape.
@@ -616,7 +616,7 @@ void layer_norm_shape(const OpDef& def, std::span<const Shape* const> in, const 
   for (Shape& s : out) s = x;
 }
 
-// --- Conv2D and pooling (issue 13): windows of xdev/window_geometry.hpp -----------------
+// --- Conv2D and pooling: windows of xdev/window_geometry.hpp ----------------------------
 
 // A 4-d image's dimensions, whatever its data_format.
 struct Image {
@@ -1152,7 +1152,7 @@ constexpr OpDef kRandomUniformDef = {.id = OpId::kRandomUniform,
                                      .shape = random_uniform_shape,
                                      .output_doc = "`shape`, dtype `dtype`"};
 
-// Elementwise math (issue 13): docs/ops.md "Semantics" defines the edge cases.
+// Elementwise math: docs/ops.md "Semantics" defines the edge cases.
 constexpr OpDef kAbsDef = unary(OpId::kAbs, "Abs", "|x| (integers: MIN stays MIN)");
 constexpr OpDef kSignDef = unary(OpId::kSign, "Sign", "-1, 0 or 1 by the sign of x (floats: ±0 and NaN stay)");
 constexpr OpDef kSquareDef = unary(OpId::kSquare, "Square", "x · x (integers wrap)");
@@ -1190,7 +1190,7 @@ constexpr OpDef kFloorModDef =
 constexpr OpDef kSquaredDifferenceDef =
     binary(OpId::kSquaredDifference, "SquaredDifference", "(x - y)²");
 
-// Comparisons and logic (issue 13): bool results; docs/ops.md "Semantics"
+// Comparisons and logic: bool results; docs/ops.md "Semantics"
 // says what NaN compares to.
 constexpr OpDef kEqualDef = comparison(OpId::kEqual, "Equal", "x == y (NaN: false)", kValueXY);
 constexpr OpDef kNotEqualDef =
@@ -1220,7 +1220,7 @@ constexpr OpDef kClipByValueDef = [] {
   return def;
 }();
 
-// Reductions (issue 13): docs/ops.md "Semantics" gives each one's value over
+// Reductions: docs/ops.md "Semantics" gives each one's value over
 // zero elements.
 constexpr OpDef kMaxDef = reduction(OpId::kMax, "Max", "maximum over `axes` (NaN if any is NaN)");
 constexpr OpDef kMinDef = reduction(OpId::kMin, "Min", "minimum over `axes` (NaN if any is NaN)");
@@ -1239,7 +1239,7 @@ constexpr OpDef kCumSumDef =
     along_axis(OpId::kCumSum, "CumSum", "running sum along `axis` (TF: `exclusive`, `reverse`)",
                kCumSumAttrs, kOutputLikeInput, "shape of `x`");
 
-// Normalisations along one axis (issue 13, NN). Both subtract the line's
+// Normalisations along one axis (NN). Both subtract the line's
 // maximum first, so large logits do not overflow.
 constexpr OpDef kSoftmaxDef =
     along_axis(OpId::kSoftmax, "Softmax", "eˣ / Σ eˣ along `axis`, computed stably", kArgAttrs,
@@ -1247,7 +1247,7 @@ constexpr OpDef kSoftmaxDef =
 constexpr OpDef kLogSoftmaxDef =
     along_axis(OpId::kLogSoftmax, "LogSoftmax", "x − ln Σ eˣ along `axis`, computed stably",
                kArgAttrs, kOutputLikeInput, "shape of `x`", kFloatX);
-// Data movement (issue 13): TensorFlow's raw ops; any dtype, values copied
+// Data movement: TensorFlow's raw ops; any dtype, values copied
 // bit for bit.
 constexpr OpDef kConcatV2Def =
     data_op(OpId::kConcatV2, "ConcatV2", "x0, x1, … joined along `axis` (tf.concat)", kConcatAttrs,
@@ -1278,7 +1278,7 @@ constexpr OpDef kGatherV2Def = [] {
   return def;
 }();
 
-// NN ops (issue 13): TensorFlow's raw ops. Float math accumulates in double
+// NN ops: TensorFlow's raw ops. Float math accumulates in double
 // (docs/ops.md "Semantics").
 constexpr const char* kDataFormats[] = {"NHWC", "NCHW"};
 constexpr InputDef kBiasAddInputs[] = {{"value", kFloatDTypes}, {"bias", kFloatDTypes, 0}};
@@ -1333,7 +1333,7 @@ constexpr OpDef kLayerNormDef = {
     .shape = layer_norm_shape,
     .output_doc = "shape of `x`",
     .contiguous_inputs = true};
-// Slicing (issue 13): TensorFlow's raw ops. The SDK returns views for
+// Slicing: TensorFlow's raw ops. The SDK returns views for
 // them where the strides allow (ops.hpp); the kernels copy.
 constexpr OpDef kSliceDef =
     data_op(OpId::kSlice, "Slice", "the window of x at `begin` of `size` (tf.slice)", kSliceAttrs,
@@ -1346,7 +1346,7 @@ constexpr OpDef kStridedSliceDef =
             "one axis per entry that is not shrunk (new axes: 1), then the axes the entries "
             "did not reach");
 
-// Creation from attributes and indices (issue 13): TensorFlow's raw ops.
+// Creation from attributes and indices: TensorFlow's raw ops.
 constexpr OpDef kRangeDef = [] {
   OpDef def = data_op(OpId::kRange, "Range",
                       "start, start + delta, … up to limit, not included (tf.range)", kRangeAttrs,
@@ -1375,7 +1375,7 @@ constexpr OpDef kBroadcastToDef =
             "x broadcast to `shape`, copied into a dense tensor (tf.broadcast_to)",
             kBroadcastToAttrs, ShapeClass::kBroadcastTo, broadcast_to_shape, "`shape`");
 
-// Conv2D and pooling (issue 13): TensorFlow's raw ops, windows as
+// Conv2D and pooling: TensorFlow's raw ops, windows as
 // xdev/window_geometry.hpp computes them.
 constexpr const char* kPaddings[] = {"SAME", "VALID"};
 constexpr AttrDef kStridesAttr = {
@@ -1466,7 +1466,7 @@ constexpr OpDef kAvgPoolGradDef = image_op(
     "grad spread evenly over each window's elements inside the input", kAvgPoolGradInputs,
     kAvgPoolGradAttrs, ShapeClass::kAvgPoolGrad, avg_pool_grad_shape, "`orig_input_shape`");
 
-// Batched products and scatters (issue 13): TensorFlow's raw ops.
+// Batched products and scatters: TensorFlow's raw ops.
 constexpr AttrDef kBatchMatMulAttrs[] = {
     {.name = attr::kAdjX, .kind = XDEV_ATTR_BOOL, .doc = "swap x's last two axes",
      .required = false},

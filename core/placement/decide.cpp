@@ -49,9 +49,9 @@ std::string requested_name(const DeviceName& name) {
 
 // Decisions are interned: one per distinct content, so the store grows with
 // the distinct (op, dtypes, device asked, devices) a program uses, never with
-// the number of ops (an unknown scope device is decided on every op; issue 11
-// class 4). Soft-placement warnings are reported once each, at most
-// kMaxWarned distinct ones.
+// the number of ops (an unknown scope device is decided on every op).
+// Soft-placement warnings are reported once each, at most kMaxWarned
+// distinct ones.
 struct DecisionStore {
   static constexpr size_t kMaxWarned = 1024;
   std::mutex mutex;

@@ -1,7 +1,7 @@
-// cuBLAS, loaded at run time (issue 17: a process that never opens a GPU
-// must not map cuBLAS, ~100 MiB of code). The implementation library does
-// not link libcublas; the first stream loads it with dlopen and looks up the
-// few functions MatMul needs. Thread-safe; loaded once per process, never
+// cuBLAS, loaded at run time (a process that never opens a GPU must not map
+// cuBLAS, ~100 MiB of code). The implementation library does not link
+// libcublas; the first stream loads it with dlopen and looks up the few
+// functions MatMul needs. Thread-safe; loaded once per process, never
 // unloaded.
 #pragma once
 

@@ -130,13 +130,13 @@ xdev_status_t* cuda_failure(const xdev_host_api_t* host, const char* slot, const
                             int ordinal, cudaError_t error) noexcept;
 const char* cublas_status_name(cublasStatus_t status) noexcept;
 
-// Sticky errors (issue 20). After a device fault (an illegal address, a
-// trap, an uncorrectable ECC error) CUDA refuses every later call on that
-// device's context for the rest of the process; no synchronize clears it.
-// The plugin remembers the first such error per CUDA ordinal (process-wide:
-// plugin instances share the primary context) and from then on answers
-// every call on that device with XDEV_STATUS_UNAVAILABLE naming it, without
-// calling CUDA; other devices are not affected.
+// Sticky errors. After a device fault (an illegal address, a trap, an
+// uncorrectable ECC error) CUDA refuses every later call on that device's
+// context for the rest of the process; no synchronize clears it. The plugin
+// remembers the first such error per CUDA ordinal (process-wide: plugin
+// instances share the primary context) and from then on answers every call
+// on that device with XDEV_STATUS_UNAVAILABLE naming it, without calling
+// CUDA; other devices are not affected.
 bool is_sticky(cudaError_t error) noexcept;
 // NULL while device `ordinal` is usable, else the UNAVAILABLE status.
 xdev_status_t* check_usable(const xdev_host_api_t* host, const char* slot, int ordinal) noexcept;

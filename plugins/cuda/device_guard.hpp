@@ -1,5 +1,5 @@
 // Making a CUDA device current for one plugin call, and putting back exactly
-// what the calling thread had before (issue 20).
+// what the calling thread had before.
 //
 // The old guard restored "device 0" with cudaSetDevice(0) whenever the thread
 // had not chosen a device: since CUDA 12 that creates device 0's primary

@@ -105,7 +105,8 @@ cudaError_t launch_matmul_int(xdev_dtype_t dtype, int64_t m, int64_t n, int64_t 
                               cudaStream_t stream);
 
 // ---------------------------------------------------------------------------
-// Issue 13's ops (math.cu, reduce_ops.cu, movement.cu).
+// Elementwise math, reductions and data movement (math.cu, reduce_ops.cu,
+// movement.cu).
 
 // Elementwise math of one input (docs/ops.md "Elementwise math"), in the
 // element type. kAbs, kSign, kSquare take every number dtype, kLogicalNot

@@ -1,13 +1,13 @@
-// Elementwise math, comparisons and logic of issue 13 (docs/ops.md
-// "Elementwise math", "Binary math", "Comparisons and logic"): a functor per
-// op with a __device__ operator(), run by the shared elementwise kernels
+// Elementwise math, comparisons and logic (docs/ops.md "Elementwise math",
+// "Binary math", "Comparisons and logic"): a functor per op with a
+// __device__ operator(), run by the shared elementwise kernels
 // (elementwise.cuh), so every op has the contiguous, rank-1 and general
 // paths of Add. Float math runs in the element type with CUDA's math library
 // (float32 in float: expf, erff, ... are within the ulp bounds docs/ops.md
 // states), the formulas the cpu plugin uses (plugins/cpu/kernels/math.cpp,
-// elementwise.cpp, compare.cpp) so edge cases agree: integer Abs/Square
-// wrap (Abs(MIN) = MIN), Sign keeps ±0 and NaN, Round is rint (halves to
-// even), Softplus never overflows, Maximum/Minimum propagate NaN, integer
+// elementwise.cpp, compare.cpp) so edge cases agree: integer Abs/Square wrap
+// (Abs(MIN) = MIN), Sign keeps ±0 and NaN, Round is rint (halves to even),
+// Softplus never overflows, Maximum/Minimum propagate NaN, integer
 // FloorDiv/FloorMod by 0 give 0 and MIN // -1 wraps.
 #include <cuda_runtime.h>
 

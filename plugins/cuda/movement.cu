@@ -1,10 +1,10 @@
-// Data movement of issue 13 (docs/ops.md "Data movement"): ConcatV2 and
-// Pack (strided copies of each input into its region of the output),
-// PadV2, Tile, GatherV2, and the index-made tensors Range and OneHot.
-// Values are copied bit for bit as unsigned words of the element's size,
-// so NaN payloads and -0 survive and one kernel serves every dtype of that
-// size (Range converts its values like Cast). Every kernel is a grid-stride
-// loop over output (or input) elements in 64-bit index arithmetic.
+// Data movement (docs/ops.md "Data movement"): ConcatV2 and Pack (strided
+// copies of each input into its region of the output), PadV2, Tile,
+// GatherV2, and the index-made tensors Range and OneHot. Values are copied
+// bit for bit as unsigned words of the element's size, so NaN payloads and
+// -0 survive and one kernel serves every dtype of that size (Range converts
+// its values like Cast). Every kernel is a grid-stride loop over output (or
+// input) elements in 64-bit index arithmetic.
 #include <cuda_runtime.h>
 
 #include <cstdint>

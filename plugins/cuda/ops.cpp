@@ -232,7 +232,7 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
 
     const int multiprocessors = call.multiprocessors();
     // Partial sums of a split reduction live in kernel scratch from the
-    // core's pool (issue 20); without it the reduction is not split.
+    // core's pool; without it the reduction is not split.
     const size_t scratch_bytes = reduce_scratch_bytes(out.dtype, l, multiprocessors);
     void* scratch = call.scratch(scratch_bytes);
     return call.launched(launch_reduce(mean, out.dtype, l, data_of(x), data_of_output(out),

@@ -1,4 +1,4 @@
-// BatchMatMulV2 and TensorScatterAdd (issue 13; docs/ops.md).
+// BatchMatMulV2 and TensorScatterAdd (docs/ops.md).
 //
 // BatchMatMulV2: each matrix of the batch is MatMul's product (ops.cpp).
 // float32/float64 go to cuBLAS: one strided batched GEMM when every

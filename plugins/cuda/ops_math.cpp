@@ -1,4 +1,4 @@
-// The cuda plugin's elementwise kernels of issue 13 (docs/ops.md
+// The cuda plugin's elementwise math kernels (docs/ops.md
 // "Elementwise math", "Binary math", "Comparisons and logic"): checks and
 // layouts here, the functors in math.cu. One template per kind of op; the
 // op is a template argument.

@@ -1,7 +1,7 @@
-// The cuda plugin's data-movement kernels of issue 13 (docs/ops.md "Data
-// movement"): ConcatV2, Pack, Tile, PadV2, GatherV2 (Identity is Copy's
-// kernel, ops.cpp). Checks and layouts here, kernels in movement.cu. Every
-// value is copied bit for bit.
+// The cuda plugin's data-movement kernels (docs/ops.md "Data movement"):
+// ConcatV2, Pack, Tile, PadV2, GatherV2 (Identity is Copy's kernel,
+// ops.cpp). Checks and layouts here, kernels in movement.cu. Every value
+// is copied bit for bit.
 //
 // ConcatV2 and Pack copy each input into its region of the dense output:
 // the region is a strided view (the output's strides, an offset along the

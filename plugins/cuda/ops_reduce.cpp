@@ -1,6 +1,6 @@
-// The cuda plugin's reductions and ops along one axis of issue 13
-// (docs/ops.md "Reductions", "Along one axis"): Max, Min, Prod, Any, All,
-// LogSumExp over `axes`; ArgMax, ArgMin, CumSum, Softmax, LogSoftmax along
+// The cuda plugin's reductions and ops along one axis (docs/ops.md
+// "Reductions", "Along one axis"): Max, Min, Prod, Any, All, LogSumExp
+// over `axes`; ArgMax, ArgMin, CumSum, Softmax, LogSoftmax along
 // `axis`. Checks and layouts here, kernels in reduce_ops.cu.
 #include <xdev/plugin.h>
 

@@ -278,7 +278,7 @@ xdev_status_t* plugin_initialize(const xdev_plugin_init_args_t* args,
   return g_host.guard(host, kSlot, [&]() -> xdev_status_t* {
     auto plugin = std::make_unique<xdev_plugin_t>();
     plugin->host = host;
-    // TF32 only when the user asks for it (issue 20): float32 MatMul stays
+    // TF32 only when the user asks for it: float32 MatMul stays
     // float32-accurate, as on the CPU.
     const auto tf32 = xdev::env_value::parse_bool(
         "XDEV_CUDA_ALLOW_TF32", std::getenv("XDEV_CUDA_ALLOW_TF32"), false);
@@ -595,10 +595,10 @@ void plugin_host_memory_free(xdev_device_t* device, void* ptr) noexcept {
 // ---------------------------------------------------------------------------
 // Streams and events
 
-// The cuBLAS handle of a new stream (issue 20: created with the stream, at
-// device open, never behind the pool's back later). cuBLAS itself is loaded
-// at the first stream of the process (blas.hpp); when it cannot be, the
-// stream works and float MatMul reports why.
+// The cuBLAS handle of a new stream (created with the stream, at device
+// open, never behind the pool's back later). cuBLAS itself is loaded at the
+// first stream of the process (blas.hpp); when it cannot be, the stream
+// works and float MatMul reports why.
 xdev_status_t* create_blas_handle(xdev_stream_t* stream) noexcept {
   constexpr const char* kSlot = "stream_create";
   xdev_device_t* device = stream->device;
@@ -1017,7 +1017,7 @@ xdev_status_t* plugin_copy_peer(xdev_stream_t* stream, void* dst, xdev_device_t*
     // With peer access the copy goes over NVLink/PCIe directly; without, the
     // driver stages it through host memory itself (pinned, pipelined), which
     // beats the core's pageable staging buffer. So this never answers
-    // UNIMPLEMENTED (issue 20).
+    // UNIMPLEMENTED.
     if (device->info->can_access_peer[static_cast<size_t>(src_ordinal)]) {
       std::lock_guard lock(device->peer_mutex);
       if (!device->peer_enabled[static_cast<size_t>(src_ordinal)]) {

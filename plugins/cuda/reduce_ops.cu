@@ -1,6 +1,6 @@
-// Reductions and ops along one axis of issue 13 (docs/ops.md "Reductions",
-// "Along one axis"): Max, Min, Prod, Any, All, LogSumExp, ArgMax, ArgMin,
-// Softmax, LogSoftmax, CumSum.
+// Reductions and ops along one axis (docs/ops.md "Reductions", "Along one
+// axis"): Max, Min, Prod, Any, All, LogSumExp, ArgMax, ArgMin, Softmax,
+// LogSoftmax, CumSum.
 //
 // One kernel shape for all but CumSum: the output elements ("lines", the
 // kept index space of a ReduceLayout) are spread over the grid in segments

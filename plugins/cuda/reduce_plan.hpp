@@ -1,9 +1,9 @@
 // How Sum/Mean spread over the GPU (reduce.cu), decided on the host from the
 // layout alone. Plain C++, so tests/cuda checks the choices without a GPU.
 //
-// Four shapes of work (issue 20: one 256-thread block per output row made a
-// [1e6, 64] row sum launch a million mostly idle blocks, and column sums read
-// memory uncoalesced):
+// Four shapes of work (the old plan, one 256-thread block per output row,
+// made a [1e6, 64] row sum launch a million mostly idle blocks, and column
+// sums read memory uncoalesced):
 //  - kThreadPerOutput: one thread per output, looping over its inputs. For
 //    short reductions, and for many outputs whose kept axis is innermost
 //    (neighbouring threads then read neighbouring elements).

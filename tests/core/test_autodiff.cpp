@@ -1,4 +1,4 @@
-// Issue 19: GradientTape's semantics (watch, persistent, nested, stop_gradient,
+// GradientTape's semantics (watch, persistent, nested, stop_gradient,
 // errors, threads, freeing), variables, optimizers against Keras' update
 // rules computed by hand, layers, a small MLP trained to a stated accuracy
 // and a 10k-step loop whose pool does not grow. Run on the cpu plugin and

@@ -1,12 +1,12 @@
-// Issue 11, class 4: nothing per-process grows with the number of ops. Inside
-// a scope on a device that does not exist, with soft placement on, every op is
-// decided afresh; each decision used to be kept forever (+73 MB per 200 k
-// ops). Now decisions are interned and the records are rings: 1 M such ops
-// grow the resident set by less than 1 MiB (read from /proc/self/statm).
-// Only the cpu plugin is loaded: its streams run work at enqueue time, so no
-// queue of pending work (the sim's worker threads lag behind a tight loop)
-// is measured instead of the records; every 1024 ops a read-back keeps any
-// device honest all the same.
+// Nothing per-process grows with the number of ops. Inside a scope on a device
+// that does not exist, with soft placement on, every op is decided afresh;
+// each decision used to be kept forever (+73 MB per 200 k ops). Now decisions
+// are interned and the records are rings: 1 M such ops grow the resident set
+// by less than 1 MiB (read from /proc/self/statm). Only the cpu plugin is
+// loaded: its streams run work at enqueue time, so no queue of pending work
+// (the sim's worker threads lag behind a tight loop) is measured instead of
+// the records; every 1024 ops a read-back keeps any device honest all the
+// same.
 #include <gtest/gtest.h>
 
 #include <unistd.h>

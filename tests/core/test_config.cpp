@@ -250,7 +250,7 @@ TEST_F(Config, ForceGpuAllowGrowthVariables) {
   IN_FRESH_PROCESS({ EXPECT_FALSE(xdev::get_memory_info("GPU:0").growth); });
 }
 
-// Issue 11, class 6: the configuration agrees with itself.
+// The configuration agrees with itself.
 // num_gpus() counts what try_gpu() can return, after devices are hidden.
 TEST_F(Config, NumGpusAndTryGpuAgreeAfterHiding) {
   IN_FRESH_PROCESS({

@@ -122,8 +122,8 @@ TEST(AllReduce, AcrossAcceleratorsUsesDirectCopies) {
   auto sums = gpus.all_reduce(xdev::ReduceOp::kSum, values);
   EXPECT_EQ(sums[1].device().name, kGpu1);
   EXPECT_EQ(sums[1].to_vector<float>(), (std::vector<float>{2, 4, 6}));
-  // Issue 11 class 7: MEAN lives on the replica devices like SUM, even though
-  // the sim has no Div kernel (the division runs elsewhere and comes back).
+  // MEAN lives on the replica devices like SUM, even though the sim has no
+  // Div kernel (the division runs elsewhere and comes back).
   auto means = gpus.all_reduce(xdev::ReduceOp::kMean, values);
   for (size_t r = 0; r < means.size(); ++r) {
     EXPECT_EQ(means[r].device(), gpus.devices()[r]) << r;
@@ -133,7 +133,7 @@ TEST(AllReduce, AcrossAcceleratorsUsesDirectCopies) {
   EXPECT_EQ(mixed.all_reduce_path(), "direct copies");
 }
 
-// Issue 15: MAX and MIN, elementwise, on every replica; and reduce() to a destination.
+// MAX and MIN, elementwise, on every replica; and reduce() to a destination.
 TEST(AllReduce, MaxAndMinOnEveryReplica) {
   for (const std::vector<std::string>& devices :
        {std::vector<std::string>{"/CPU:0", "/CPU:1", "/CPU:2"},

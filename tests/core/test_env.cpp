@@ -1,7 +1,7 @@
-// Environment values (issue 11, class 6): the one parser (<xdev/env_value.hpp>)
-// and the core's readers over it (core/common/env.hpp). A bad value is never
-// wrapped or silently dropped: exactly one warning names the variable, the
-// value and what is used instead.
+// Environment values: the one parser (<xdev/env_value.hpp>) and the core's
+// readers over it (core/common/env.hpp). A bad value is never wrapped or
+// silently dropped: exactly one warning names the variable, the value and
+// what is used instead.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// Fallback is never silent, and a program can ask what a device runs
-// (issue 13): has_kernel / list_kernels answer from the kernels plugins
-// registered; the first fallback of each (op, dtypes, device) is warned about
-// once at the default log level; the placement counters count every op that
-// fell back, by missing kernel; FallbackPolicy::kError (XDEV_FALLBACK=error)
-// makes a fallback an error.
+// Fallback is never silent, and a program can ask what a device runs:
+// has_kernel / list_kernels answer from the kernels plugins registered; the
+// first fallback of each (op, dtypes, device) is warned about once at the
+// default log level; the placement counters count every op that fell back, by
+// missing kernel; FallbackPolicy::kError (XDEV_FALLBACK=error) makes a
+// fallback an error.
 //
 // Two simulated GPUs (sim: float32 and float64 kernels only, whatever ops it
 // registers) and the cpu plugin: an int32 or int64 op on GPU tensors has no

@@ -1,4 +1,4 @@
-// Issue 19: the gradient of every differentiable op (core/autodiff/
+// The gradient of every differentiable op (core/autodiff/
 // gradients.cpp) against central finite differences, in float64; and the
 // gradient table covers the op table (every op of XDEV_OPS has an entry, and
 // every op with a gradient function has a case here).

@@ -1,9 +1,9 @@
 // The eager op layer's error paths, through the public SDK like a user
 // program: every bad argument is xdev::Error(kInvalidArgument) naming the op
 // and the value at fault, raised before any device is touched. Also the
-// regressions of the SDK-boundary hardening (issue 11): overflowing sizes
-// (class 1), unchecked enums and element types (class 2), lossy read-back
-// (class 5), and ops that returned garbage for bad arguments (class 7).
+// regressions of the SDK-boundary hardening: overflowing sizes (class 1),
+// unchecked enums and element types (class 2), lossy read-back (class 5),
+// and ops that returned garbage for bad arguments (class 7).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// BatchMatMulV2, TensorScatterAdd and split (issue 13) through the public
-// SDK against products and sums computed here on the host (TensorFlow's
-// tf.linalg.matmul on batches, tf.tensor_scatter_nd_add, tf.split): broadcast
-// batch axes, adjoints, strided (transposed) inputs, every dtype, empty
-// inputs, large inputs on the parallel paths, views, refused calls naming
-// the op and the value at fault.
+// BatchMatMulV2, TensorScatterAdd and split through the public SDK against
+// products and sums computed here on the host (TensorFlow's tf.linalg.matmul
+// on batches, tf.tensor_scatter_nd_add, tf.split): broadcast batch axes,
+// adjoints, strided (transposed) inputs, every dtype, empty inputs, large
+// inputs on the parallel paths, views, refused calls naming the op and the
+// value at fault.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// The comparison and logic ops of issue 13 through the public SDK, against
-// values computed by hand (NumPy / TensorFlow semantics, docs/ops.md), on
-// the cpu plugin: results, NaN, broadcasting, strided inputs, refused calls.
+// The comparison and logic ops through the public SDK, against values
+// computed by hand (NumPy / TensorFlow semantics, docs/ops.md), on the cpu
+// plugin: results, NaN, broadcasting, strided inputs, refused calls.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// Conv2D, its two gradients and the pooling ops of issue 13 through the
-// public SDK (TensorFlow semantics, docs/ops.md): a 3x3 image under a 2x2
-// filter computed by hand (VALID, SAME with the padding after, strides,
-// dilations, channels, NCHW), the gradients against central differences of
-// the forward ops in float64, float32 Conv2D and its input's gradient
-// against float64 sums (the cpu plugin's direct kernel), the parallel path,
-// and refused calls naming the op and the values at fault.
+// Conv2D, its two gradients and the pooling ops through the public SDK
+// (TensorFlow semantics, docs/ops.md): a 3x3 image under a 2x2 filter
+// computed by hand (VALID, SAME with the padding after, strides, dilations,
+// channels, NCHW), the gradients against central differences of the forward
+// ops in float64, float32 Conv2D and its input's gradient against float64
+// sums (the cpu plugin's direct kernel), the parallel path, and refused
+// calls naming the op and the values at fault.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

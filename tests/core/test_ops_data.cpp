@@ -1,7 +1,7 @@
-// The data-movement ops of issue 13 (ConcatV2, Pack, Identity) through the
-// public SDK, against values written by hand (TensorFlow's tf.concat,
-// tf.stack, tf.identity), on the cpu plugin: every axis, negative axes,
-// strided (transposed) inputs, empty inputs, every dtype, large inputs on the
+// The data-movement ops (ConcatV2, Pack, Identity) through the public SDK,
+// against values written by hand (TensorFlow's tf.concat, tf.stack,
+// tf.identity), on the cpu plugin: every axis, negative axes, strided
+// (transposed) inputs, empty inputs, every dtype, large inputs on the
 // parallel paths, refused calls naming the op and the value at fault.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

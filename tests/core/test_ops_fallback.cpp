@@ -1,7 +1,7 @@
-// The ops of issue 13 on tensors of a device without their kernels (the
-// simulated GPU registers MatMul and Add only): each runs on the CPU by the
-// core's fallback rule, with the values the cpu kernels give, and the
-// placement counters say so.
+// Ops on tensors of a device without their kernels (the simulated GPU
+// registers MatMul and Add only): each runs on the CPU by the core's
+// fallback rule, with the values the cpu kernels give, and the placement
+// counters say so.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

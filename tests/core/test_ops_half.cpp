@@ -1,8 +1,8 @@
-// float16, bfloat16, uint8 and int8 through the SDK (issue 13, "Dtypes"):
-// constants and read-back of the element types of <xdev/half.hpp>, Cast
-// between all nine dtypes, and float ops on 16-bit floats computed in
-// float32 with one rounding (docs/ops.md "Dtypes"). Run on the cpu plugin
-// and (test_ops_half_on_sim) on the simulated GPU, which must not fall back.
+// float16, bfloat16, uint8 and int8 through the SDK: constants and read-back
+// of the element types of <xdev/half.hpp>, Cast between all nine dtypes, and
+// float ops on 16-bit floats computed in float32 with one rounding
+// (docs/ops.md "Dtypes"). Run on the cpu plugin and (test_ops_half_on_sim)
+// on the simulated GPU, which must not fall back.
 #include <gtest/gtest.h>
 
 #include <cmath>

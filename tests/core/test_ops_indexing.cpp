@@ -1,4 +1,4 @@
-// The indexing ops of issue 13 (Slice, StridedSlice, Range, OneHot,
+// The indexing ops (Slice, StridedSlice, Range, OneHot,
 // BroadcastTo) through the public SDK, against values written by hand from
 // TensorFlow's tf.slice, tf.strided_slice (NumPy's x[...] for the same
 // index), tf.range, tf.one_hot and tf.broadcast_to, on the cpu plugin: windows to the end, every mask, negative

@@ -1,6 +1,6 @@
-// The elementwise math ops of issue 13 through the public SDK, against
-// values computed by hand (NumPy / TensorFlow semantics, docs/ops.md), on
-// the cpu plugin: results, edge cases, strided inputs, and refused calls.
+// The elementwise math ops through the public SDK, against values
+// computed by hand (NumPy / TensorFlow semantics, docs/ops.md), on the
+// cpu plugin: results, edge cases, strided inputs, and refused calls.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// The NN ops of issue 13 through the public SDK, against values computed by
-// hand (TensorFlow semantics, docs/ops.md), on the cpu plugin: Softmax and
+// The NN ops through the public SDK, against values computed by hand
+// (TensorFlow semantics, docs/ops.md), on the cpu plugin: Softmax and
 // LogSoftmax along any axis, large logits, NaN, empty lines, strided views,
 // the parallel path, and refused calls; BiasAdd (NHWC and NCHW),
 // SoftmaxCrossEntropyWithLogits (two outputs, broadcast labels), LayerNorm and

@@ -1,5 +1,5 @@
-// The reductions of issue 13 (Max, Min, Prod, Any, All, LogSumExp) through
-// the public SDK, against values computed by hand (NumPy / TensorFlow
+// The reductions (Max, Min, Prod, Any, All, LogSumExp) through the
+// public SDK, against values computed by hand (NumPy / TensorFlow
 // semantics, docs/ops.md), on the cpu plugin: axes and keepdims, empty
 // reductions, NaN, large tensors on the parallel paths, refused calls.
 #include <gmock/gmock.h>

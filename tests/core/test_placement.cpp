@@ -215,9 +215,9 @@ TEST_F(Placement, StrictModeMakesImplicitCopiesAnError) {
   EXPECT_EQ(xdev::matmul(x, y).device().name, kGpu0);
 }
 
-// Issue 11: when the op leaves its inputs' device because that device has no
-// kernel for it, the strict-placement error says so instead of blaming where
-// the input lives.
+// When the op leaves its inputs' device because that device has no kernel
+// for it, the strict-placement error says so instead of blaming where the
+// input lives.
 TEST_F(Placement, StrictModeNamesTheMissingKernel) {
   xdev::Tensor x = a();  // on GPU:0; the sim has no Sub kernel
   xdev::StrictPlacement strict;
@@ -228,7 +228,7 @@ TEST_F(Placement, StrictModeNamesTheMissingKernel) {
                                 HasSubstr("it would run on " + kCpu0))));
 }
 
-// Issue 11: tensor creations are placement records too (_EagerConst).
+// Tensor creations are placement records too (_EagerConst).
 TEST_F(Placement, RecentPlacementsIncludeEagerConst) {
   xdev::clear_recent_placements();
   xdev::Tensor x = a();
@@ -292,7 +292,7 @@ TEST_F(Placement, ThePlacementCallbackSeesEveryOp) {
   xdev::matmul(a(), b());
   xdev::set_placement_callback(nullptr);
   xdev::matmul(a(), b());
-  // Creations are placements too (issue 11: _EagerConst in the records).
+  // Creations are placements too (_EagerConst in the records).
   EXPECT_EQ(seen, (std::vector<std::string>{"_EagerConst", "_EagerConst", "MatMul"}));
 }
 

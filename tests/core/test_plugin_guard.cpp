@@ -1,4 +1,4 @@
-// Issue 11, class 8: every call from the core into a plugin is guarded
+// Every call from the core into a plugin is guarded
 // (core/common/plugin_call.hpp). The throwing test plugin
 // (tests/plugins/throwing) lets C++ exceptions escape from two kernels and a
 // slot; each must reach the user as xdev::Error(INTERNAL) naming the plugin

@@ -1,5 +1,5 @@
-// Issue 11, class 3: scopes belong to the thread that made them. A DeviceScope
-// or StrictPlacement destroyed on another thread must not touch either
+// Scopes belong to the thread that made them. A DeviceScope or
+// StrictPlacement destroyed on another thread must not touch either
 // thread's stack (it used to pop the destroying thread's empty vector: UB,
 // usually a crash); the error is logged and the owning thread's next
 // placement call throws xdev::Error(kFailedPrecondition) once.

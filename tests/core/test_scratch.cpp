@@ -1,5 +1,5 @@
-// Kernel scratch (plugin ABI 1.2) and the ordering of the pool's give-backs
-// (issue 20), with the simulated accelerator:
+// Kernel scratch (plugin ABI 1.2) and the ordering of the pool's give-backs,
+// with the simulated accelerator:
 //  - scratch comes from the op's logical device pool, counts against its
 //    limit, and is back in the pool when the op returns;
 //  - the pool's out-of-memory retry gives regions back to the device only

@@ -1,5 +1,5 @@
-// Issue 11, "found by a new user": calls a TensorFlow user writes first must
-// compile and do the obvious thing: tensor-scalar operators both ways round,
+// Found by a new user: calls a TensorFlow user writes first must compile and
+// do the obvious thing: tensor-scalar operators both ways round,
 // constant(values, shape), set_visible_devices with one device (no braces),
 // MirroredStrategy({}) (it was ambiguous). Runs on the cpu plugin and two
 // simulated GPUs, of which the first test hides one.

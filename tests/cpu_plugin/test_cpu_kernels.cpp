@@ -344,7 +344,7 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"MatMul", num | h}, {"Add", all | h}, {"Sub", num | h}, {"Mul", num | h}, {"Div", num | h},
       {"Neg", num | h}, {"Relu", num | h}, {"AddN", num | h}, {"Cast", every}, {"Sum", num | h},
       {"Mean", num | h}, {"Copy", every}, {"Fill", every}, {"RandomUniform", f},
-      // Elementwise math (issue 13).
+      // Elementwise math.
       {"Abs", num | h}, {"Sign", num | h}, {"Square", num | h}, {"Exp", f | h}, {"Expm1", f | h},
       {"Log", f | h}, {"Log1p", f | h}, {"Sqrt", f | h}, {"Rsqrt", f | h}, {"Reciprocal", f | h},
       {"Sin", f | h}, {"Cos", f | h}, {"Tanh", f | h}, {"Sigmoid", f | h}, {"Erf", f | h},
@@ -352,28 +352,28 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"LeakyRelu", f | h}, {"Gelu", f | h}, {"Pow", f | h}, {"Maximum", num | h},
       {"Minimum", num | h}, {"FloorDiv", num | h}, {"FloorMod", num | h},
       {"SquaredDifference", num | h},
-      // Comparisons and logic (issue 13); Select is looked up by its bool condition.
+      // Comparisons and logic; Select is looked up by its bool condition.
       {"Equal", all | h}, {"NotEqual", all | h}, {"Less", num | h}, {"LessEqual", num | h},
       {"Greater", num | h}, {"GreaterEqual", num | h}, {"LogicalAnd", b}, {"LogicalOr", b},
       {"LogicalNot", b}, {"IsNan", f | h}, {"IsFinite", f | h}, {"Select", b},
       {"ClipByValue", num | h},
-      // Reductions (issue 13).
+      // Reductions.
       {"Max", num | h}, {"Min", num | h}, {"Prod", num | h}, {"Any", b}, {"All", b},
       {"LogSumExp", f | h}, {"ArgMax", num | h}, {"ArgMin", num | h}, {"CumSum", num | h},
-      // Normalisations along an axis (issue 13, NN).
+      // Normalisations along an axis (NN).
       {"Softmax", f | h}, {"LogSoftmax", f | h},
-      // Data movement (issue 13).
+      // Data movement.
       {"ConcatV2", every}, {"Pack", every}, {"Identity", every}, {"Tile", every}, {"PadV2", every},
       {"GatherV2", every},
-      // NN ops (issue 13).
+      // NN ops.
       {"BiasAdd", f | h}, {"SoftmaxCrossEntropyWithLogits", f | h}, {"LayerNorm", f | h},
-      // Indexing (issue 13).
+      // Indexing.
       {"Slice", every}, {"StridedSlice", every}, {"Range", num}, {"OneHot", num & ~f},
       {"BroadcastTo", every},
-      // Convolution and pooling (issue 13).
+      // Convolution and pooling.
       {"Conv2D", f | h}, {"Conv2DBackpropInput", f | h}, {"Conv2DBackpropFilter", f | h},
       {"MaxPool", f | h}, {"AvgPool", f | h}, {"MaxPoolGrad", f | h}, {"AvgPoolGrad", f | h},
-      // Batched products and scatters (issue 13).
+      // Batched products and scatters.
       {"BatchMatMulV2", num | h}, {"TensorScatterAdd", num | h}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {

@@ -131,7 +131,7 @@ TEST_F(ProbeTest, AHangingPluginIsKilledAtTheTimeout) {
   EXPECT_LT(took, std::chrono::seconds(10));
 }
 
-// Issue 11: a timeout too large for the clock (10^13 ms) made the deadline
+// A timeout too large for the clock (10^13 ms) made the deadline
 // wrap into the past, and every plugin "timed out". It is bounded now.
 TEST_F(ProbeTest, AHugeTimeoutDoesNotMakeEveryPluginTimeOut) {
   ::setenv("XDEV_PROBE_TIMEOUT_MS", "10000000000000", 1);

@@ -1,5 +1,5 @@
-// How far a floating-point MatMul may be from the exact product (issue 20:
-// the old tolerance, 1e-5 * 16 k relative, let TF32 pass unnoticed).
+// How far a floating-point MatMul may be from the exact product (the old
+// tolerance, 1e-5 * 16 k relative, let TF32 pass unnoticed).
 //
 // For C = A B with inner dimension k, any summation order, with or without
 // fused multiply-adds, computed in a format of unit roundoff u (2^-24 for

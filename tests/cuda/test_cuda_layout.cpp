@@ -4,7 +4,7 @@
 // that naive strided indexing does, for random shapes, broadcasts, strides
 // (also negative and padded), reduction axes and the NN ops' broadcasts
 // (BiasAdd, SoftmaxCrossEntropyWithLogits, LayerNorm); the reduction plans
-// (reduce_plan.hpp) cover every input and pick the issue 20 strategies; the
+// (reduce_plan.hpp) cover every input and pick the four strategies; the
 // device guard (device_guard.hpp) restores exactly the caller's context;
 // the MatMul error bound of the GPU tests (matmul_bound.hpp) rejects TF32;
 // and the window ops' images, windows, column chunks and per-element
@@ -527,7 +527,7 @@ TEST(CudaLayout, MatrixOperandsAddressEveryElementOrAreRefused) {
 }
 
 // ---------------------------------------------------------------------------
-// Reduction plans (issue 20)
+// Reduction plans
 
 ReduceLayout reduce_of(std::vector<int64_t> shape, std::vector<bool> axes) {
   View v;
@@ -545,8 +545,8 @@ using xdev::cuda::ReduceStrategy;
 constexpr int kH100Sms = 132;
 
 TEST(ReducePlan, ManyShortRowsGetAWarpEach) {
-  // The issue's case: [1e6, 64] over the last axis used to launch a million
-  // 256-thread blocks with 64 elements each.
+  // The case behind the plans: [1e6, 64] over the last axis used to launch
+  // a million 256-thread blocks with 64 elements each.
   const auto plan = plan_reduce(reduce_of({1000000, 64}, {false, true}), 8, kH100Sms, SIZE_MAX);
   EXPECT_EQ(plan.strategy, ReduceStrategy::kWarpPerRow);
   EXPECT_EQ(plan.scratch_bytes, 0u);
@@ -629,7 +629,7 @@ TEST(ReducePlan, SplitsCoverEveryInputWithinTheScratch) {
 }
 
 // ---------------------------------------------------------------------------
-// The device guard (issue 20), with fake contexts: contexts are the numbers
+// The device guard, with fake contexts: contexts are the numbers
 // 100 + ordinal (primary) or anything else (the host program's own).
 
 struct FakeContexts {
@@ -716,8 +716,8 @@ TEST(DeviceGuard, AFailureLeavesTheContextAlone) {
 }
 
 // ---------------------------------------------------------------------------
-// The MatMul error bound of the GPU tests (issue 20): a float32 product
-// meets it, the same product with TF32 inputs does not, on the shapes of
+// The MatMul error bound of the GPU tests: a float32 product meets it,
+// the same product with TF32 inputs does not, on the shapes of
 // CudaGpu.MatMulMatchesTheCpu with its input range.
 
 template <typename Round>

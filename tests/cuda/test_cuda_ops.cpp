@@ -1,4 +1,4 @@
-// The cuda plugin's kernels of issue 13 against the cpu plugin's, through
+// The cuda plugin's kernels against the cpu plugin's, through
 // the public SDK (inputs on /CPU:0; each op once under DeviceScope("/GPU:0"),
 // once under "/CPU:0"): elementwise math, binary math, comparisons and
 // logic, Select, ClipByValue, the reductions, ArgMax/ArgMin, CumSum,

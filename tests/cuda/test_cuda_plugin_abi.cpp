@@ -366,7 +366,7 @@ TEST(CudaPlugin, RegistersTheKernelsOfTheOpSet) {
     EXPECT_NE(kernels[i]->input_dtypes, 0U) << kernels[i]->op;
     ops.insert(kernels[i]->op);
   }
-  // Every op of the core's op table (issue 13: "every op, everywhere").
+  // Every op of the core's op table: every op, everywhere.
   std::set<std::string> defined;
   for (const xdev::detail::OpDef& def : xdev::detail::op_defs()) defined.insert(def.name);
   EXPECT_EQ(ops, defined);
@@ -400,7 +400,7 @@ TEST(CudaPlugin, NullArgumentsAreInvalidArguments) {
                 "stream");
 }
 
-// Issue 17: the plugin looks for the driver and a device before it maps the
+// The plugin looks for the driver and a device before it maps the
 // CUDA runtime or cuBLAS, so a process on a machine without a GPU (or with
 // CUDA_VISIBLE_DEVICES="") maps none of them; with a device, the runtime
 // comes with the implementation library.
@@ -679,8 +679,8 @@ TEST_F(CudaDevice, RunsAKernelThroughTheAbi) {
   api_->memory_free(device_, data);
 }
 
-// TF32 is off unless XDEV_CUDA_ALLOW_TF32 asks for it (issue 20); the
-// MatMul tests of cuda_sdk would fail with it (their bound is float32's).
+// TF32 is off unless XDEV_CUDA_ALLOW_TF32 asks for it; the MatMul tests
+// of cuda_sdk would fail with it (their bound is float32's).
 TEST_F(CudaDevice, Tf32IsOffUnlessTheUserAsks) {
   xdev_device_properties_t props{};
   props.struct_size = XDEV_DEVICE_PROPERTIES_STRUCT_SIZE;
@@ -857,9 +857,9 @@ TEST_F(CudaDevice, ConvolutionsTakeTheirColumnsFromScratchAndWorkWithout) {
   api_->memory_free(device_, x);
 }
 
-// Issue 20: the device guard puts back exactly the context the calling
-// thread had. A thread with none ends with none (the old guard left device
-// 0's context bound, or created it); a thread with its own stays with it.
+// The device guard puts back exactly the context the calling thread had. A
+// thread with none ends with none (the old guard left device 0's context
+// bound, or created it); a thread with its own stays with it.
 TEST_F(CudaDevice, LeavesTheCallingThreadsContextAsItWas) {
   const Driver& driver = Driver::get();
   ASSERT_TRUE(driver.ok()) << "the driver API is not reachable";
@@ -914,11 +914,11 @@ TEST(CudaGuardTwoDevices, UsingDevice1NeverCreatesDevice0sContext) {
   api->device_close(d1);
 }
 
-// Issue 20: after a device fault (here an illegal address) CUDA refuses
-// every call on that device for the rest of the process. The plugin says so
-// (UNAVAILABLE naming the device) instead of promising a synchronize that
-// clears it, and keeps its other devices working. Its own process: the
-// device stays broken.
+// After a device fault (here an illegal address) CUDA refuses every call on
+// that device for the rest of the process. The plugin says so (UNAVAILABLE
+// naming the device) instead of promising a synchronize that clears it, and
+// keeps its other devices working. Its own process: the device stays
+// broken.
 TEST(CudaStickyFault, AFaultMakesTheDeviceUnavailableAndSparesTheOthers) {
   Instance instance;
   ASSERT_NE(instance.plugin(), nullptr) << instance.init_outcome().message;
@@ -978,7 +978,7 @@ TEST(CudaStickyFault, AFaultMakesTheDeviceUnavailableAndSparesTheOthers) {
 }
 
 // Without peer access cudaMemcpyPeerAsync stages through the host itself
-// (pinned, pipelined): the plugin copies every pair (issue 20).
+// (pinned, pipelined): the plugin copies every pair.
 TEST(CudaPeers, CopyPeerWorksForEveryPair) {
   Instance instance;
   ASSERT_NE(instance.plugin(), nullptr) << instance.init_outcome().message;

@@ -279,7 +279,7 @@ TEST(CudaGpu, SumAndMeanMatchTheCpu) {
       {{1 << 20}, {0}},     {{64, 4096}, {1}},       {{4096, 64}, {0}},
       {{3, 1 << 18}, {1}},  {{1 << 17, 3}, {0}},     {{100000, 5}, {1}},
       {{5, 0}, {1}},        {{0, 4}, {0}},           {{2, 3, 4, 5}, {1, 3}},
-      // Issue 20's shapes: many short rows (a warp per row), few wide
+      // The reduction plans' shapes: many short rows (a warp per row), few wide
       // columns (column tiles, split into chunks), a square both ways.
       {{1 << 17, 64}, {1}}, {{65536, 64}, {0}},      {{1024, 1024}, {0}},
       {{1024, 1024}, {1}},  {{33, 70, 40}, {0, 1}},  {{3000, 100}, {1}},
@@ -438,9 +438,9 @@ TEST(CudaGpu, MemoryInfoCountsGpuTensors) {
   EXPECT_GE(info.peak, info.current);
 }
 
-// Issue 20: cuBLAS's workspace and a split reduction's partials are kernel
-// scratch from GPU:0's pool (counted against its limit), back in the pool
-// when the op returns.
+// cuBLAS's workspace and a split reduction's partials are kernel scratch
+// from GPU:0's pool (counted against its limit), back in the pool when
+// the op returns.
 TEST(CudaGpu, KernelScratchComesFromThePool) {
   XDEV_REQUIRE_GPU();
   xdev::DeviceScope scope("/GPU:0");

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Every C++ example in the docs and the SDK's headers compiles (issue 11: a
-header example called a column() that does not exist).
+"""Every C++ example in the docs and the SDK's headers compiles (a header
+example called a column() that does not exist).
 
 Examples are:
   - ```cpp blocks of README.md and docs/*.md. A block with `int main(` is a

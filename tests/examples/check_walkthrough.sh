@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The walkthrough program prints the placement log and the results of
 # the walkthrough of docs/behaviour.md (run on the CPU here, split into two logical CPUs).
-# With "small-gpu" as second argument: on one simulated GPU of 512 MiB (issue
-# 11: the guide's two 1 GiB halves do not fit), the tour still runs; "one-gpu"
+# With "small-gpu" as second argument: on one simulated GPU of 512 MiB (the
+# guide's two 1 GiB halves do not fit), the tour still runs; "one-gpu"
 # expects the same of any one GPU (the opencl plugin's PoCL device).
 set -euo pipefail
 out=$("$1" 2>&1)

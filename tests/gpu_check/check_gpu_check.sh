@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# tools/gpu-check's up-front checks against a fake nvidia-smi (issue 20): the
-# old check said PASS when the plugin saw no GPU, because every GPU test then
-# skipped. Here nvidia-smi claims GPUs and the plugin that must report them
-# is the simulated accelerator with a chosen number of devices:
+# tools/gpu-check's up-front checks against a fake nvidia-smi: the old check
+# said PASS when the plugin saw no GPU, because every GPU test then skipped.
+# Here nvidia-smi claims GPUs and the plugin that must report them is the
+# simulated accelerator with a chosen number of devices:
 #   1 GPU listed, 0 reported       FAIL, naming both counts and the plugin
 #   1 GPU listed, 1 reported       the preflight passes
 #   driver 535 for a CUDA 13 build FAIL before building, with the fix

@@ -430,7 +430,7 @@ TEST(BfcPool, ReleasesFreeRegionsAndRetriesOnceOnOutOfMemory) {
 }
 
 // Queued device work may still use a free block: regions go back to the
-// device only after the raw allocator waited for it (issue 20).
+// device only after the raw allocator waited for it.
 TEST(BfcPool, WaitsForTheDeviceBeforeGivingRegionsBack) {
   FakeRawAllocator raw(8 * MiB);
   BfcPool pool(raw, growth(16 * MiB, 2 * MiB));

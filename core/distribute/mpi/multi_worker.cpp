@@ -48,8 +48,8 @@ void start_mpi() {
     if (initialized) return;  // the program started MPI: it finalizes it too
     // Open MPI's non-blocking all-reduce (libnbc) picks a binomial tree for
     // few ranks, about half the bandwidth of the blocking call (coll/tuned);
-    // its ring matches the blocking call (docs/performance.md, issue 15). Only
-    // when the user chose nothing, and only for the process xdev starts.
+    // its ring matches the blocking call (docs/performance.md). Only when the
+    // user chose nothing, and only for the process xdev starts.
     setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
     int provided = 0;
     int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);

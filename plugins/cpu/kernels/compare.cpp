@@ -1,4 +1,4 @@
-// Comparisons and logic (issue 13): Equal, NotEqual, Less, LessEqual, Greater,
+// Comparisons and logic: Equal, NotEqual, Less, LessEqual, Greater,
 // GreaterEqual (-> bool), LogicalAnd, LogicalOr, LogicalNot (bool), IsNan,
 // IsFinite (float -> bool), Select (condition ? x : y) and ClipByValue.
 //

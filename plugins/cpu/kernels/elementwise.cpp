@@ -64,11 +64,11 @@ struct DivOp {
   }
 };
 
-// Issue 13's binary ops (docs/ops.md "Semantics"): Maximum and Minimum
-// propagate NaN (like tf.maximum); FloorDiv and FloorMod round toward -inf
-// (the remainder has the divisor's sign), a zero integer divisor gives 0 and
-// MIN / -1 wraps to MIN; SquaredDifference is (x - y)^2, wrapping for ints;
-// Pow is float-only.
+// Binary math (docs/ops.md "Semantics"): Maximum and Minimum propagate NaN
+// (like tf.maximum); FloorDiv and FloorMod round toward -inf (the remainder
+// has the divisor's sign), a zero integer divisor gives 0 and MIN / -1 wraps
+// to MIN; SquaredDifference is (x - y)^2, wrapping for ints; Pow is
+// float-only.
 
 // NaN-propagating maximum (kMax) or minimum.
 template <bool kMax>

@@ -1,5 +1,5 @@
-// Elementwise math of one input (issue 13): Abs, Sign, Square (every number
-// dtype), Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tanh,
+// Elementwise math of one input: Abs, Sign, Square (every number dtype),
+// Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tanh,
 // Sigmoid, Erf, Softplus, Floor, Ceil, Round, LeakyRelu, Gelu (float32 and
 // float64).
 //

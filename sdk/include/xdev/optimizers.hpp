@@ -23,7 +23,7 @@
 //
 // Fused update kernels (one op per variable, as TensorFlow's
 // ResourceApplyAdam) are not in the op table yet: these composites are what
-// such optional ops would fall back to (issue 19).
+// such optional ops would fall back to.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every XDEV_SIM_* variable the sim plugin reads is documented in its README
-# and in docs/user-guide.md (issue 11: they were not).
+# and in docs/user-guide.md (they used not to be).
 set -euo pipefail
 src=$1
 # read_env, read_env_ops, read_env_dtypes: every reader of the environment.

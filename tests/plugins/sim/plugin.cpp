@@ -832,11 +832,11 @@ xdev_status_t* run_kernel(const KernelContext& entry, const xdev_kernel_call_t* 
   });
 }
 
-// XDEV_SIM_SCRATCH_BYTES (ABI 1.2 kernel scratch, issue 20): MatMul asks
-// the core for that many bytes of scratch and fills them on the stream before
-// the product, like a BLAS workspace. The range is checked to lie in a live
-// allocation when the call is made and again when the work runs, so scratch
-// the core gave back to the device too early shows at the next synchronize.
+// XDEV_SIM_SCRATCH_BYTES (ABI 1.2 kernel scratch): MatMul asks the core for
+// that many bytes of scratch and fills them on the stream before the product,
+// like a BLAS workspace. The range is checked to lie in a live allocation
+// when the call is made and again when the work runs, so scratch the core
+// gave back to the device too early shows at the next synchronize.
 Failure use_scratch(const xdev_kernel_call_t& call, uint64_t bytes) {
   const Arena& arena = *call.device->arena;
   if (!XDEV_HAS_FIELD(&call, xdev_kernel_call_t, scratch_context) ||

@@ -1,5 +1,5 @@
 /*
- * The "throwing" test plugin (issue 11, class 8): the example plugin
+ * The "throwing" test plugin: the example plugin
  * (sdk/examples/plugin/example_plugin.c) with pieces that break the ABI's
  * rule that no C++ exception crosses it (throwing.cpp):
  *
