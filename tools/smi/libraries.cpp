@@ -6,13 +6,22 @@
 
 #include <cstring>
 #include <fstream>
-#include <iterator>
 
 namespace xdev_smi {
 
 std::vector<std::string> needed_libraries(const std::string& file, std::string* error) {
-  std::ifstream in(file, std::ios::binary);
-  std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // One read of the whole file (a plugin with its kernels is tens of MiB; a
+  // character at a time took 90 s in an unoptimised, instrumented build).
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  std::vector<char> data;
+  if (in) {
+    const std::streamoff size = in.tellg();
+    if (size > 0) {
+      data.resize(static_cast<size_t>(size));
+      in.seekg(0);
+      if (!in.read(data.data(), static_cast<std::streamsize>(size))) data.clear();
+    }
+  }
   auto fail = [&](const std::string& why) {
     if (error != nullptr) *error = why;
     return std::vector<std::string>{};
