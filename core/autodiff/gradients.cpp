@@ -287,7 +287,7 @@ G extreme_grad(const GradContext& c) {
   const Tensor& x = x0(c);
   const std::vector<int> axes = to_int_axes(c.attrs.get_ints(attr::kAxes));
   const Tensor hits = cast(equal(x, kept_output(c)), x.dtype());
-  const Tensor count = sum(hits, axes, true);
+  const Tensor count = sum(hits, axes, true, EmptyAxes::kNone);
   return {div(mul(hits, kept_grad(c)), count)};
 }
 // Prod: ∏ of the others, exact with zeros: no zero in the line gives y / x;
@@ -298,9 +298,10 @@ G prod_grad(const GradContext& c) {
   const std::vector<int> axes = to_int_axes(c.attrs.get_ints(attr::kAxes));
   const Tensor zero = sc(x, 0.0);
   const Tensor is_zero = equal(x, zero);
-  const Tensor zeros_in_line = sum(cast(is_zero, x.dtype()), axes, true);
+  const Tensor zeros_in_line = sum(cast(is_zero, x.dtype()), axes, true, EmptyAxes::kNone);
   const Tensor nonzero = select(is_zero, sc(x, 1.0), x);
-  const Tensor others_nonzero = prod(nonzero, axes, true);  // ∏ of the line's nonzero elements
+  const Tensor others_nonzero =
+      prod(nonzero, axes, true, EmptyAxes::kNone);  // ∏ of the line's nonzero elements
   const Tensor at_zero = select(equal(zeros_in_line, sc(x, 1.0)), others_nonzero, zero);
   const Tensor elsewhere = select(equal(zeros_in_line, zero), div(others_nonzero, nonzero), zero);
   return {mul(kept_grad(c), select(is_zero, at_zero, elsewhere))};

@@ -119,9 +119,10 @@ void write_leaves(const std::vector<const Literal*>& leaves, std::vector<std::by
 
 std::atomic<uint64_t> g_seed_counter{0x5eed};
 
-std::vector<int64_t> normalize_axes(std::string_view op, const std::vector<int>& axes, int rank) {
+std::vector<int64_t> normalize_axes(std::string_view op, const std::vector<int>& axes, int rank,
+                                    EmptyAxes empty) {
   std::vector<int64_t> out;
-  if (axes.empty()) {
+  if (axes.empty() && empty == EmptyAxes::kAll) {
     for (int i = 0; i < rank; ++i) out.push_back(i);
     return out;
   }
@@ -156,10 +157,12 @@ Tensor unary(OpId op, const Tensor& x) {
 
 // The SDK's axes (negative from the end, empty for all) as the op's `axes`
 // attribute (sorted, unique, in [0, rank)).
-Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepdims) {
+Tensor reduce(OpId op, const Tensor& x, const std::vector<int>& axes, bool keepdims,
+              EmptyAxes empty = EmptyAxes::kAll) {
   const std::string_view name = detail::op_name(op);
   defined(name, x, "x");
-  std::vector<int64_t> reduced = normalize_axes(name, axes, x.rank());
+  // Kernels read the list exactly: an empty one reduces nothing.
+  std::vector<int64_t> reduced = normalize_axes(name, axes, x.rank(), empty);
   Attrs attrs;
   attrs.add_ints(detail::attr::kAxes, reduced.data(), static_cast<int64_t>(reduced.size()));
   attrs.add_bool(detail::attr::kKeepdims, keepdims);
@@ -475,6 +478,30 @@ Tensor all(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
 }
 Tensor logsumexp(const Tensor& x, const std::vector<int>& axes, bool keepdims) {
   return reduce(OpId::kLogSumExp, x, axes, keepdims);
+}
+Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty) {
+  return reduce(OpId::kSum, x, axes, keepdims, empty);
+}
+Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty) {
+  return reduce(OpId::kMean, x, axes, keepdims, empty);
+}
+Tensor max(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty) {
+  return reduce(OpId::kMax, x, axes, keepdims, empty);
+}
+Tensor min(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty) {
+  return reduce(OpId::kMin, x, axes, keepdims, empty);
+}
+Tensor prod(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty) {
+  return reduce(OpId::kProd, x, axes, keepdims, empty);
+}
+Tensor any(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty) {
+  return reduce(OpId::kAny, x, axes, keepdims, empty);
+}
+Tensor all(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty) {
+  return reduce(OpId::kAll, x, axes, keepdims, empty);
+}
+Tensor logsumexp(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty) {
+  return reduce(OpId::kLogSumExp, x, axes, keepdims, empty);
 }
 
 // --- NN ops ---

@@ -18,7 +18,7 @@ namespace {
 
 using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
 using UnaryFn = Tensor (*)(const Tensor&);
-using ReduceFn = Tensor (*)(const Tensor&, const std::vector<int>&, bool);
+using ReduceFn = Tensor (*)(const Tensor&, const std::vector<int>&, bool, xdev::EmptyAxes);
 using AxisFn = Tensor (*)(const Tensor&, int);
 
 // Both operands as tensors; Python numbers take the other operand's dtype.
@@ -129,7 +129,10 @@ void def_shape_op(nb::module_& m, const char* name, const char* tensor_arg, cons
 std::vector<int> axes_of(nb::handle axis) {
   std::vector<int> axes;
   if (axis.is_none()) return axes;
-  if (PyIndex_Check(axis.ptr())) {
+  // NumPy arrays and tensors have __index__ at every rank: one of rank 0 is
+  // an axis, one of rank 1 (even empty) a list of them.
+  const bool ranked = nb::hasattr(axis, "ndim") && nb::cast<int>(axis.attr("ndim")) != 0;
+  if (PyIndex_Check(axis.ptr()) && !ranked) {
     axes.push_back(nb::cast<int>(nb::int_(axis)));
     return axes;
   }
@@ -143,13 +146,15 @@ int axis_of(nb::handle axis, int if_none) {
   return axis.is_none() ? if_none : nb::cast<int>(nb::int_(axis));
 }
 
-// tf.math.reduce_*(input_tensor, axis=None, keepdims=False).
+// tf.math.reduce_*(input_tensor, axis=None, keepdims=False). As in
+// TensorFlow, None reduces every axis and an empty list none (x itself).
 void def_op(nb::module_& m, const char* name, ReduceFn fn, const char* doc) {
   m.def(name, [fn](nb::handle x, nb::handle axis, bool keepdims) {
     Tensor t = to_tensor(x);
     std::vector<int> axes = axes_of(axis);
+    const xdev::EmptyAxes empty = axis.is_none() ? xdev::EmptyAxes::kAll : xdev::EmptyAxes::kNone;
     nb::gil_scoped_release release;
-    return fn(t, axes, keepdims);
+    return fn(t, axes, keepdims, empty);
   }, nb::arg("input_tensor"), nb::arg("axis").none() = nb::none(), nb::arg("keepdims") = false,
         doc);
 }
@@ -235,14 +240,22 @@ const OpBinding kOps[] = {
     {"greater_equal", xdev::greater_equal, "x >= y, a bool tensor (GreaterEqual)."},
     {"logical_and", xdev::logical_and, "x and y, for bool x and y (LogicalAnd)."},
     {"logical_or", xdev::logical_or, "x or y, for bool x and y (LogicalOr)."},
-    {"reduce_sum", xdev::sum, "The sum over `axis` (None: all axes) (Sum)."},
-    {"reduce_mean", xdev::mean, "The mean over `axis` (None: all axes) (Mean)."},
-    {"reduce_max", xdev::max, "The largest element over `axis`; NaN wins (Max)."},
-    {"reduce_min", xdev::min, "The smallest element over `axis`; NaN wins (Min)."},
-    {"reduce_prod", xdev::prod, "The product over `axis` (Prod)."},
-    {"reduce_any", xdev::any, "Whether any element over `axis` is true (Any)."},
-    {"reduce_all", xdev::all, "Whether every element over `axis` is true (All)."},
-    {"reduce_logsumexp", xdev::logsumexp, "ln Σ eˣ over `axis`, without overflow (LogSumExp)."},
+    {"reduce_sum", static_cast<ReduceFn>(xdev::sum),
+     "The sum over `axis` (None: all axes; []: none, x itself) (Sum)."},
+    {"reduce_mean", static_cast<ReduceFn>(xdev::mean),
+     "The mean over `axis` (None: all axes; []: none, x itself) (Mean)."},
+    {"reduce_max", static_cast<ReduceFn>(xdev::max),
+     "The largest element over `axis`; NaN wins (Max)."},
+    {"reduce_min", static_cast<ReduceFn>(xdev::min),
+     "The smallest element over `axis`; NaN wins (Min)."},
+    {"reduce_prod", static_cast<ReduceFn>(xdev::prod),
+     "The product over `axis` (Prod)."},
+    {"reduce_any", static_cast<ReduceFn>(xdev::any),
+     "Whether any element over `axis` is true (Any)."},
+    {"reduce_all", static_cast<ReduceFn>(xdev::all),
+     "Whether every element over `axis` is true (All)."},
+    {"reduce_logsumexp", static_cast<ReduceFn>(xdev::logsumexp),
+     "ln Σ eˣ over `axis`, without overflow (LogSumExp)."},
     {"relu", xdev::relu, "max(x, 0) (Relu)."},
     {"add", xdev::add, "x + y with NumPy broadcasting (Add)."},
     {"subtract", xdev::sub, "x - y with NumPy broadcasting (Sub)."},

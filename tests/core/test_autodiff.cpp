@@ -192,6 +192,24 @@ TEST(GradientTape, ABroadcastGradientIsReducedToTheInputShape) {
   EXPECT_EQ(values(g), (std::vector<double>{4.0, 4.0, 4.0}));
 }
 
+// Over no axis (EmptyAxes::kNone) each element is its own extreme and its
+// own product: the Max/Min and Prod gradients re-reduce over the recorded
+// axes, which must not read the empty list as every axis.
+TEST(GradientTape, AReductionOverNoAxisPassesTheGradientThrough) {
+  const Tensor x = xdev::constant({{2.0, -1.0}, {3.0, 0.0}});
+  using xdev::EmptyAxes;
+  using Reduce = Tensor (*)(const Tensor&, const std::vector<int>&, bool, EmptyAxes);
+  for (Reduce fn : {static_cast<Reduce>(xdev::max), static_cast<Reduce>(xdev::min),
+                    static_cast<Reduce>(xdev::prod), static_cast<Reduce>(xdev::sum),
+                    static_cast<Reduce>(xdev::mean), static_cast<Reduce>(xdev::logsumexp)}) {
+    GradientTape tape;
+    tape.watch(x);
+    const Tensor g = tape.gradient(xdev::sum(fn(x, {}, false, EmptyAxes::kNone)), x);
+    EXPECT_EQ(g.shape(), (Shape{2, 2}));
+    EXPECT_EQ(values(g), (std::vector<double>{1.0, 1.0, 1.0, 1.0}));
+  }
+}
+
 // The backward pass lets each record's tensors go as soon as it is past
 // them: after gradient() only the gradient and the caller's tensors hold
 // memory, while the tape itself is still alive.
@@ -401,6 +419,29 @@ double accuracy(xdev::Module& model, const Blobs& data) {
 // centres 2.6 apart, noise 0.5): at least 95% accuracy after 200 full-batch
 // steps (a linear classifier can reach ~99%; the bound leaves room for the
 // initialisation).
+// A label outside [0, classes) is an error, as in TensorFlow and PyTorch,
+// not the loss of a row of zeros.
+TEST(Layers, SparseCrossEntropyRefusesALabelOutsideTheClasses) {
+  const Tensor logits = xdev::constant({{1.0f, 2.0f, 0.5f}, {0.1f, 0.2f, 0.3f}});
+  for (const std::vector<int32_t>& bad :
+       {std::vector<int32_t>{0, 3}, std::vector<int32_t>{-1, 0}}) {
+    try {
+      xdev::sparse_softmax_cross_entropy(xdev::constant(bad, Shape{2}), logits);
+      ADD_FAILURE() << "a loss for labels " << bad[0] << ", " << bad[1];
+    } catch (const xdev::Error& e) {
+      EXPECT_EQ(e.code(), xdev::ErrorCode::kInvalidArgument);
+      const std::string value = bad[0] == 0 ? "3" : "-1";
+      EXPECT_THAT(e.what(), HasSubstr("Received a label value of " + value +
+                                      " which is outside the valid range of [0, 3)"));
+    }
+  }
+  const double loss = values(xdev::sparse_softmax_cross_entropy(
+      xdev::constant(std::vector<int32_t>{1, 0}, Shape{2}), logits))[0];
+  const double row0 = -std::log(std::exp(2.0) / (std::exp(1.0) + std::exp(2.0) + std::exp(0.5)));
+  const double row1 = -std::log(std::exp(0.1) / (std::exp(0.1) + std::exp(0.2) + std::exp(0.3)));
+  EXPECT_NEAR(loss, (row0 + row1) / 2, 1e-6);
+}
+
 TEST(Training, SmallMlpReachesTheStatedAccuracy) {
   xdev::set_random_seed(7);
   const Blobs train = blobs(300, 42);

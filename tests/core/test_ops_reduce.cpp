@@ -58,6 +58,32 @@ TEST(OpsReduce, NaNAndEmptyReductions) {
   EXPECT_EQ(xdev::all(bempty).to_vector<bool>(), (std::vector<bool>{true}));
 }
 
+TEST(OpsReduce, EmptyAxesMeanAllByDefaultAndNoneWhenAsked) {
+  const Tensor m = xdev::constant({{1.0, 5.0, -2.0}, {4.0, 0.0, 3.0}});
+  const std::vector<double> values{1, 5, -2, 4, 0, 3};
+  EXPECT_EQ(xdev::sum(m, {}).to_vector<double>(), (std::vector<double>{11.0}));
+  using xdev::EmptyAxes;
+  for (const Tensor& r : {xdev::sum(m, {}, false, EmptyAxes::kNone),
+                          xdev::mean(m, {}, false, EmptyAxes::kNone),
+                          xdev::max(m, {}, true, EmptyAxes::kNone),
+                          xdev::min(m, {}, false, EmptyAxes::kNone),
+                          xdev::prod(m, {}, false, EmptyAxes::kNone),
+                          xdev::logsumexp(m, {}, false, EmptyAxes::kNone)}) {
+    EXPECT_EQ(r.shape(), (Shape{2, 3}));
+    EXPECT_EQ(r.to_vector<double>(), values);
+  }
+  // A listed axis means the same to both.
+  EXPECT_EQ(xdev::sum(m, {1}, false, EmptyAxes::kNone).to_vector<double>(),
+            (std::vector<double>{4, 7}));
+  const Tensor b = flags({true, false}, Shape{2});
+  EXPECT_EQ(xdev::all(b, {}, false, EmptyAxes::kNone).to_vector<bool>(),
+            (std::vector<bool>{true, false}));
+  EXPECT_EQ(xdev::any(b, {}, false, EmptyAxes::kNone).to_vector<bool>(),
+            (std::vector<bool>{true, false}));
+  // The op's dtype rule still holds over no axis.
+  EXPECT_THROW(xdev::any(m, {}, false, EmptyAxes::kNone), xdev::Error);
+}
+
 TEST(OpsReduce, AnyAndAll) {
   const Tensor b = flags({true, false, false, false, true, true}, Shape{2, 3});
   EXPECT_EQ(xdev::any(b, {1}).to_vector<bool>(), (std::vector<bool>{true, true}));

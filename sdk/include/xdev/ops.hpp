@@ -187,6 +187,20 @@ XDEV_API Tensor any(const Tensor& x, const std::vector<int>& axes = {}, bool kee
 XDEV_API Tensor all(const Tensor& x, const std::vector<int>& axes = {}, bool keepdims = false);
 XDEV_API Tensor logsumexp(const Tensor& x, const std::vector<int>& axes = {},
                           bool keepdims = false);
+// What an empty `axes` list means to a reduction: kAll, every axis (the
+// overloads above), or kNone, no axis (the result is x itself, after the op's
+// dtype check; TensorFlow's axis=[]). A non-empty list means the same to both.
+//   xdev::Tensor same = xdev::sum(x, {}, false, xdev::EmptyAxes::kNone);  // x itself
+enum class EmptyAxes { kAll, kNone };
+XDEV_API Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty);
+XDEV_API Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty);
+XDEV_API Tensor max(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty);
+XDEV_API Tensor min(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty);
+XDEV_API Tensor prod(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty);
+XDEV_API Tensor any(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty);
+XDEV_API Tensor all(const Tensor& x, const std::vector<int>& axes, bool keepdims, EmptyAxes empty);
+XDEV_API Tensor logsumexp(const Tensor& x, const std::vector<int>& axes, bool keepdims,
+                          EmptyAxes empty);
 // Along one axis (negative counts from the end): the index (int64) of the
 // first largest / smallest element (a NaN counts as the extreme, like
 // numpy.argmax), and TF's cumsum (exclusive: each element left out of its
