@@ -47,7 +47,21 @@ Tensor softmax_cross_entropy(const Tensor& labels, const Tensor& logits) {
 
 Tensor sparse_softmax_cross_entropy(const Tensor& labels, const Tensor& logits) {
   if (logits.rank() != 2) invalid("sparse_softmax_cross_entropy", "logits must be [batch, classes]");
-  const Tensor hot = one_hot(labels, logits.shape()[1], 1.0, 0.0, -1, logits.dtype());
+  // A label outside [0, classes) would be a row of zeros in one_hot and a
+  // loss of the other classes' logits: refused, as TensorFlow and PyTorch do.
+  const int64_t classes = logits.shape()[1];
+  if (labels.defined() && labels.num_elements() > 0 && labels.dtype() != DType::kBool &&
+      !is_floating(labels.dtype())) {
+    const Tensor wide = cast(labels, DType::kInt64);
+    const int64_t low = min(wide).to_vector<int64_t>().at(0);
+    const int64_t high = max(wide).to_vector<int64_t>().at(0);
+    if (low < 0 || high >= classes) {
+      invalid("sparse_softmax_cross_entropy",
+              "Received a label value of " + std::to_string(low < 0 ? low : high) +
+                  " which is outside the valid range of [0, " + std::to_string(classes) + ")");
+    }
+  }
+  const Tensor hot = one_hot(labels, classes, 1.0, 0.0, -1, logits.dtype());
   return softmax_cross_entropy(hot, logits);
 }
 
