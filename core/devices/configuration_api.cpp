@@ -81,7 +81,9 @@ void set_logical_device_configuration(const PhysicalDevice& device,
                       record.info.name + " has memory_limit " + std::to_string(*limit) +
                       " MiB; it must be positive");
     }
-    if (entries.size() > 1 && !limit) {
+    // Logical CPUs share the host's memory; a split device of its own
+    // memory must say how it is shared.
+    if (entries.size() > 1 && !limit && record.info.device_type != "CPU") {
       throw Error(ErrorCode::kInvalidArgument,
                   "set_logical_device_configuration: " + record.info.name + " is split into " +
                       std::to_string(entries.size()) + " logical devices, so every entry needs a "

@@ -210,8 +210,12 @@ void Runtime::number_devices() {
 
 // X4: XDEV_VISIBLE_DEVICES="GPU:2,GPU:0" keeps, per type named, only the listed
 // physical devices, in that order, renumbered from 0 (GPU:2 becomes GPU:0).
-// Types it does not name keep all their devices. Bad entries are reported
-// and ignored: a typo in a variable must not stop the program.
+// A bare index is a GPU's, as in CUDA_VISIBLE_DEVICES ("1" is GPU:1).
+// Types it does not name keep all their devices. Malformed entries are
+// reported and ignored: a typo in a variable must not stop the program. An
+// entry naming a device that does not exist is reported and hides its type
+// like the others (GPU:7 on a one-GPU machine leaves no GPU visible), except
+// the CPU: a program needs its host device, so the CPU stays visible.
 void Runtime::apply_visible_devices_variable() {
   const std::string list = env::text("XDEV_VISIBLE_DEVICES").value_or("");
   if (list.empty()) return;
@@ -223,6 +227,9 @@ void Runtime::apply_visible_devices_variable() {
     std::string entry = list.substr(start, comma - start);
     start = comma + 1;
     if (entry.empty()) continue;
+    if (std::all_of(entry.begin(), entry.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      entry = "GPU:" + entry;
+    }
     try {
       DeviceName name = DeviceName::parse(entry);
       if (!name.type || !name.id || name.job || name.replica || name.task) {
@@ -243,7 +250,7 @@ void Runtime::apply_visible_devices_variable() {
                                   "\" names no physical device (" +
                                   (present.empty() ? "there is no " + *name.type + " device"
                                                    : "there are " + present) +
-                                  "); ignored");
+                                  ")");
       } else if (std::find(ids.begin(), ids.end(), *name.id) == ids.end()) {
         ids.push_back(*name.id);
       }
@@ -252,13 +259,22 @@ void Runtime::apply_visible_devices_variable() {
           "XDEV_VISIBLE_DEVICES: ignoring \"" + entry + "\": " + std::string(e.what()));
     }
   }
-  if (selected.empty()) return;
-  for (const auto& [type, ids] : selected) {
-    if (ids.empty()) {
+  for (auto it = selected.begin(); it != selected.end();) {
+    const std::string& type = it->first;
+    if (!it->second.empty()) {
+      ++it;
+    } else if (type == "CPU") {
+      log(XDEV_LOG_WARNING, "XDEV_VISIBLE_DEVICES=\"" + list +
+                                "\" names no existing CPU device; every CPU stays visible (a "
+                                "program needs its host device)");
+      it = selected.erase(it);
+    } else {
       log(XDEV_LOG_WARNING, "XDEV_VISIBLE_DEVICES=\"" + list + "\" names no existing " + type +
                                 " device: no " + type + " device is visible");
+      ++it;
     }
   }
+  if (selected.empty()) return;
   std::vector<PhysicalDeviceRecord> kept;
   for (const PhysicalDeviceRecord& d : devices_) {
     if (!selected.count(d.info.device_type)) kept.push_back(d);
@@ -284,6 +300,11 @@ namespace {
 // Adds the well-formed kernels of one list (`kernels` or, ABI 1.5,
 // `device_kernels` of device `ordinal`) to `add`; the malformed ones are
 // logged and ignored.
+// The size of a kernel descriptor of ABI 1.0, frozen: a plugin built against any
+// 1.x header hands at least this much, and a descriptor that grows in a later minor
+// version must not drop the kernels of older plugins (the current size would).
+constexpr size_t kKernelInfoStructSize_1_0 = XDEV_STRUCT_SIZE(xdev_kernel_info_t, kernel_context);
+
 template <typename Add>
 void register_kernels(const LoadedPlugin& plugin, const char* slot,
                       std::optional<uint32_t> ordinal, const xdev_kernel_info_t* const* kernels,
@@ -293,7 +314,7 @@ void register_kernels(const LoadedPlugin& plugin, const char* slot,
     std::string where = "plugin " + plugin.name + " (" + plugin.path.string() + "): " + slot +
                         (ordinal ? "(device " + std::to_string(*ordinal) + ")" : "") +
                         " kernel " + std::to_string(i);
-    if (k == nullptr || k->struct_size < XDEV_KERNEL_INFO_STRUCT_SIZE || k->op == nullptr ||
+    if (k == nullptr || k->struct_size < kKernelInfoStructSize_1_0 || k->op == nullptr ||
         k->fn == nullptr) {
       log(XDEV_LOG_WARNING, where + " is malformed (NULL, small struct_size, no op or no "
                             "function); ignored");
@@ -313,7 +334,9 @@ void register_kernels(const LoadedPlugin& plugin, const char* slot,
     }
     std::optional<OpId> op = op_from_name(k->op);
     if (!op) {
-      log(XDEV_LOG_DEBUG, where + ": op '" + std::string(k->op) + "' is not known; ignored");
+      // Most often a misspelling ("Matmul"): said at load, not only at debug level.
+      log(XDEV_LOG_WARNING, where + ": op '" + std::string(k->op) +
+                                "' is not in the op table (docs/ops.md); the kernel is ignored");
       continue;
     }
     add(k->type_index, *op,
@@ -388,6 +411,15 @@ const PhysicalDeviceRecord& Runtime::physical_device(const std::string& name) co
 void Runtime::throw_initialized(const char* what) {
   throw Error(ErrorCode::kFailedPrecondition,
               std::string(what) + " cannot be modified after being initialized");
+}
+
+bool Runtime::same_effect(const DeviceConfig& a, const DeviceConfig& b) const {
+  const std::vector<const PhysicalDeviceRecord*> va = visible_devices(a), vb = visible_devices(b);
+  if (va != vb || a.logical != b.logical || a.memory_fraction != b.memory_fraction) return false;
+  for (const PhysicalDeviceRecord* d : va) {
+    if (memory_growth(a, *d) != memory_growth(b, *d)) return false;
+  }
+  return true;
 }
 
 bool memory_growth(const DeviceConfig& config, const PhysicalDeviceRecord& device) {

@@ -89,9 +89,17 @@ class Runtime {
   // Runs `change` on the configuration under the lock, unless initialized.
   // `what` names the setting in the error ("Visible devices").
   template <typename F>
+  // After initialization a change is refused, unless it changes nothing the
+  // devices were made from (TensorFlow's rule: setting again what is already
+  // in effect is no error).
   void configure(const char* what, F&& change) {
     std::lock_guard lock(init_mutex_);
-    if (initialized_.load()) throw_initialized(what);
+    if (initialized_.load()) {
+      DeviceConfig changed = config_;
+      change(changed);
+      if (!same_effect(changed, config_)) throw_initialized(what);
+      return;
+    }
     change(config_);
   }
   DeviceConfig config() const {
@@ -121,6 +129,10 @@ class Runtime {
 
  private:
   [[noreturn]] static void throw_initialized(const char* what);
+  // Whether devices initialized under `a` and under `b` would be the same:
+  // the same visible devices in the same order, memory growth, logical
+  // configurations and memory fraction.
+  bool same_effect(const DeviceConfig& a, const DeviceConfig& b) const;
   void apply_visible_devices_variable();
   void read_kernels();
   void number_devices();

@@ -58,6 +58,25 @@ TEST_F(Config, TwoLogicalCpusWithTheirOwnLimits) {
 }
 
 // B19: past the limit is a clear error, and nothing is lost.
+// Logical CPUs without limits share the host's memory (TensorFlow's way to
+// test multi-device code on a CPU); each pool gets the default limit.
+TEST_F(Config, LogicalCpusWithoutLimitsShareTheHostMemory) {
+  IN_FRESH_PROCESS({
+    xdev::set_logical_device_configuration(cpu(), {{}, {}});
+    EXPECT_EQ(counts("CPU"), "1 Physical CPU, 2 Logical CPUs");
+    EXPECT_GT(xdev::get_memory_info("CPU:1").limit, 0u);
+    EXPECT_EQ(xdev::get_memory_info("CPU:0").limit, xdev::get_memory_info("CPU:1").limit);
+    xdev::DeviceScope scope("/CPU:1");
+    EXPECT_EQ(xdev::constant({1.0f}).device().name, "/job:localhost/replica:0/task:0/device:CPU:1");
+  });
+  // A limit on some entries and none on others: each as given.
+  IN_FRESH_PROCESS({
+    xdev::set_logical_device_configuration(cpu(), {{.memory_limit = 64}, {}});
+    EXPECT_EQ(xdev::get_memory_info("CPU:0").limit, 64 * kMiB);
+    EXPECT_GT(xdev::get_memory_info("CPU:1").limit, 64 * kMiB);
+  });
+}
+
 TEST_F(Config, OutOfMemoryNamesDeviceRequestUseAndLimit) {
   IN_FRESH_PROCESS({
     xdev::set_logical_device_configuration(cpu(), {{.memory_limit = 64}});
@@ -110,7 +129,9 @@ TEST_F(Config, MemoryFractionCapsThePools) {
   IN_FRESH_PROCESS({
     xdev::set_per_process_memory_fraction(0.5);
     EXPECT_EQ(xdev::get_memory_info("GPU:0").limit, 128 * kMiB);
-    EXPECT_THROW(xdev::set_per_process_memory_fraction(0.5), xdev::Error);
+    // After initialization: the same fraction again changes nothing; another does.
+    EXPECT_NO_THROW(xdev::set_per_process_memory_fraction(0.5));
+    EXPECT_THROW(xdev::set_per_process_memory_fraction(0.25), xdev::Error);
   });
   EXPECT_THROW(xdev::set_per_process_memory_fraction(1.5), xdev::Error);
   EXPECT_THROW(xdev::set_per_process_memory_fraction(0.0), xdev::Error);
@@ -180,6 +201,12 @@ TEST_F(Config, ConfigurationAfterInitializationFailsAndChangesNothing) {
                    "Virtual devices cannot be modified after being initialized");
     EXPECT_TRUE(xdev::get_memory_growth(gpus[0]));
     EXPECT_TRUE(xdev::get_memory_info("GPU:0").growth);
+    EXPECT_EQ(xdev::list_logical_devices("GPU").size(), 2u);
+    // What is already in effect may be set again (TensorFlow returns early).
+    xdev::set_visible_devices(gpus, "GPU");
+    xdev::set_memory_growth(gpus[0], true);
+    xdev::set_logical_device_configuration(gpus[1], {});
+    xdev::set_visible_devices(xdev::list_physical_devices("CPU"), "CPU");
     EXPECT_EQ(xdev::list_logical_devices("GPU").size(), 2u);
   });
 }
@@ -331,7 +358,7 @@ TEST_F(Config, BadGrowthValueIsWarnedAboutOnce) {
 TEST_F(Config, VisibleDevicesEntryNamingNoDeviceIsWarnedAbout) {
   IN_FRESH_PROCESS_STDERR(
       ContainsTimes("XDEV_VISIBLE_DEVICES: \"GPU:7\" names no physical device (there are "
-                    "GPU:0, GPU:1); ignored",
+                    "GPU:0, GPU:1)",
                     1),
       {
         setenv("XDEV_VISIBLE_DEVICES", "GPU:7,GPU:0", 1);
@@ -345,6 +372,33 @@ TEST_F(Config, VisibleDevicesEntryNamingNoDeviceIsWarnedAbout) {
         setenv("XDEV_VISIBLE_DEVICES", "TPU:0", 1);
         EXPECT_EQ(xdev::num_gpus(), 2);
       });
+  // A CPU that does not exist never hides the host device: the program runs.
+  IN_FRESH_PROCESS_STDERR(
+      ContainsTimes("XDEV_VISIBLE_DEVICES=\"CPU:9\" names no existing CPU device; every CPU "
+                    "stays visible",
+                    1),
+      {
+        setenv("XDEV_VISIBLE_DEVICES", "CPU:9", 1);
+        EXPECT_EQ(xdev::list_logical_devices("CPU").size(), 1u);
+        EXPECT_EQ(xdev::constant({1.0f}).to_vector<float>(), (std::vector<float>{1.0f}));
+      });
+  // GPU:7 alone on a machine of two GPUs: none is visible, said once.
+  IN_FRESH_PROCESS_STDERR(
+      ContainsTimes("names no existing GPU device: no GPU device is visible", 1),
+      {
+        setenv("XDEV_VISIBLE_DEVICES", "GPU:7", 1);
+        EXPECT_EQ(xdev::num_gpus(), 0);
+      });
+}
+
+// CUDA_VISIBLE_DEVICES' form: a bare index is a GPU's.
+TEST_F(Config, VisibleDevicesTakesBareGpuIndices) {
+  IN_FRESH_PROCESS({
+    setenv("XDEV_VISIBLE_DEVICES", "1", 1);
+    const auto gpus = xdev::list_physical_devices("GPU");
+    ASSERT_EQ(gpus.size(), 1u);
+    EXPECT_EQ(xdev::list_logical_devices("CPU").size(), 1u);
+  });
 }
 
 }  // namespace

@@ -137,7 +137,7 @@ TEST(CudaLogical, ConfiguringAfterInitializationFails) {
     EXPECT_THAT(e.what(), HasSubstr("cannot be modified after being initialized"));
   }
   try {
-    xdev::set_visible_devices({gpus[0]}, "GPU");
+    xdev::set_visible_devices(std::vector<xdev::PhysicalDevice>{}, "GPU");  // hides every GPU
     FAIL() << "changed visible devices after initialization";
   } catch (const xdev::Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("Visible devices cannot be modified after being initialized"));

@@ -37,14 +37,39 @@ def test_gpus_come_first():
 def test_configuration_after_initialization_fails_with_the_cpp_message():
     xdev.constant(1.0)  # initializes the devices
     cpu = xdev.config.list_physical_devices("CPU")[0]
-    with pytest.raises(RuntimeError, match="Visible devices cannot be modified after being initialized"):
-        xdev.config.set_visible_devices([cpu], "CPU")
-    with pytest.raises(xdev.errors.FailedPreconditionError,
-                       match="Memory growth cannot be modified after being initialized"):
-        xdev.config.experimental.set_memory_growth(cpu, True)
     with pytest.raises(RuntimeError, match="Virtual devices cannot be modified after being initialized"):
         xdev.config.set_logical_device_configuration(
             cpu, [xdev.config.LogicalDeviceConfiguration(memory_limit=64)])
+    with pytest.raises(xdev.errors.FailedPreconditionError,
+                       match="Virtual devices cannot be modified after being initialized"):
+        xdev.config.set_logical_device_configuration(
+            cpu, [xdev.config.LogicalDeviceConfiguration(),
+                  xdev.config.LogicalDeviceConfiguration()])
+
+
+def test_setting_again_what_is_in_effect_after_initialization_is_no_error():
+    # TensorFlow returns early when nothing would change.
+    xdev.constant(1.0)
+    cpus = xdev.config.list_physical_devices("CPU")
+    xdev.config.set_visible_devices(cpus, "CPU")
+    xdev.config.set_visible_devices(xdev.config.get_visible_devices("GPU"), "GPU")
+    xdev.config.set_logical_device_configuration(
+        cpus[0], xdev.config.get_logical_device_configuration(cpus[0]) or [])
+    assert [d.name for d in xdev.config.get_visible_devices("CPU")] == [d.name for d in cpus]
+
+
+@needs_sim
+def test_a_visible_devices_change_after_initialization_is_refused():
+    xdev.constant(1.0)
+    with pytest.raises(RuntimeError, match="Visible devices cannot be modified after being initialized"):
+        xdev.config.set_visible_devices([], "GPU")
+    assert len(xdev.config.list_logical_devices("GPU")) == 2
+
+
+def test_memory_growth_on_a_cpu_is_a_value_error_as_in_tensorflow():
+    cpu = xdev.config.list_physical_devices("CPU")[0]
+    with pytest.raises(ValueError, match="Cannot set memory growth on non-GPU"):
+        xdev.config.experimental.set_memory_growth(cpu, True)
 
 
 def test_memory_info_and_reset():
@@ -58,6 +83,23 @@ def test_memory_info_and_reset():
     xdev.config.experimental.reset_memory_stats("/device:CPU:0")
     after = xdev.config.experimental.get_memory_info(xdev.config.list_logical_devices("CPU")[0])
     assert after["peak"] == after["current"]
+
+
+def test_logical_cpus_without_memory_limits_as_the_tensorflow_guide_splits_them():
+    # TensorFlow's guide tests multi-device code this way; the CPU's memory is shared.
+    out = run_python("""
+        import xdev as tf
+        cpus = tf.config.list_physical_devices("CPU")
+        tf.config.set_logical_device_configuration(
+            cpus[0], [tf.config.LogicalDeviceConfiguration(),
+                      tf.config.LogicalDeviceConfiguration()])
+        logical = tf.config.list_logical_devices("CPU")
+        print(len(cpus), "Physical CPU,", len(logical), "Logical CPUs")
+        with tf.device(logical[1].name):
+            t = tf.add_n([tf.constant([1.0]), tf.constant([2.0])])
+        print(t.device, t.numpy())
+    """).stdout.splitlines()
+    assert out == ["1 Physical CPU, 2 Logical CPUs", f"{CPU1} [3.]"]
 
 
 def test_two_logical_cpus_from_one():

@@ -8,7 +8,13 @@ def _name(device):
 
 
 def set_memory_growth(device, enable):
-    """Start small and grow on demand (True) instead of reserving up front."""
+    """Start small and grow on demand (True) instead of reserving up front.
+
+    As in TensorFlow, a CPU has no such setting (ValueError): its memory is the
+    host's and always grows. (The C++ SDK's xdev::set_memory_growth accepts it.)"""
+    if getattr(device, "device_type", None) == "CPU":
+        raise ValueError("Cannot set memory growth on non-GPU and non-Pluggable devices "
+                         f"({device.name} is a CPU)")
     _xdev.set_memory_growth(device, bool(enable))
 
 

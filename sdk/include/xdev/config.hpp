@@ -20,6 +20,8 @@ namespace xdev {
 // LogicalDeviceConfiguration). `memory_limit` is in MiB.
 struct LogicalDeviceConfiguration {
   std::optional<int64_t> memory_limit;
+  friend bool operator==(const LogicalDeviceConfiguration&,
+                         const LogicalDeviceConfiguration&) = default;
 };
 
 // B20: only these physical devices of `device_type` become logical devices
@@ -39,7 +41,9 @@ XDEV_API void set_memory_growth(const PhysicalDevice& device, bool enable);
 XDEV_API bool get_memory_growth(const PhysicalDevice& device);
 
 // B16: one entry caps the device; several split it into logical devices, each
-// with its own pool and limit (every entry then needs a memory_limit).
+// with its own pool and limit. A split GPU (any device but the CPU) needs a
+// memory_limit in every entry; a CPU entry without one gets the default limit
+// of a CPU pool (the CPU's memory is shared, as in TensorFlow).
 XDEV_API void set_logical_device_configuration(
     const PhysicalDevice& device, const std::vector<LogicalDeviceConfiguration>& config);
 XDEV_API std::vector<LogicalDeviceConfiguration> get_logical_device_configuration(
