@@ -1,5 +1,7 @@
 #include "common/plugin_call.hpp"
 
+#include <cstdio>
+
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -93,7 +95,21 @@ xdev_status_t* status_from_current_exception(const PluginCallSite& site) noexcep
 }
 
 xdev_status_t* checked_status(const PluginCallSite& site, xdev_status_t* status) noexcept {
-  if (status == nullptr || known_error_code(raw_code(*status))) return status;
+  if (status == nullptr) return nullptr;
+  if (!is_host_status(status)) {
+    // Freed, the plugin's own or garbage: not read, not freed.
+    try {
+      char address[32];
+      std::snprintf(address, sizeof address, "%p", static_cast<const void*>(status));
+      return make_status(XDEV_STATUS_INTERNAL,
+                         describe(site) + " returned " + address +
+                             ", which is not a status of the host's status_create (a plugin "
+                             "returns NULL or a status it got from status_create)");
+    } catch (...) {
+      return make_status(XDEV_STATUS_INTERNAL, "a plugin returned a pointer that is not a status");
+    }
+  }
+  if (known_error_code(raw_code(*status))) return status;
   StatusPtr owned(status);
   try {
     const int32_t code = raw_code(*owned);

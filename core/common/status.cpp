@@ -1,7 +1,9 @@
 #include "common/status.hpp"
 
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 
 namespace xdev {
 
@@ -20,16 +22,55 @@ std::string_view to_string(ErrorCode code) noexcept {
 }
 
 namespace detail {
+namespace {
+
+// Every live status this library made. Statuses are errors, made and freed
+// rarely, so one lock is enough. Never destroyed: plugins may return statuses
+// while the process exits.
+struct LiveStatuses {
+  std::mutex mutex;
+  std::unordered_set<const xdev_status_t*> set;
+};
+LiveStatuses& live() {
+  static LiveStatuses* statuses = new LiveStatuses;
+  return *statuses;
+}
+
+xdev_status_t* registered(xdev_status_t* status) {
+  LiveStatuses& l = live();
+  std::lock_guard lock(l.mutex);
+  l.set.insert(status);
+  return status;
+}
+
+}  // namespace
+
+bool is_host_status(const xdev_status_t* status) noexcept {
+  if (status == nullptr) return false;
+  LiveStatuses& l = live();
+  std::lock_guard lock(l.mutex);
+  return l.set.count(status) != 0;
+}
+
+void destroy_status(xdev_status_t* status) noexcept {
+  if (status == nullptr) return;
+  {
+    LiveStatuses& l = live();
+    std::lock_guard lock(l.mutex);
+    if (l.set.erase(status) == 0) return;  // not ours: never freed here
+  }
+  delete status;
+}
 
 xdev_status_t* make_status(xdev_status_code_t code, std::string_view message) {
-  return new xdev_status_t{code, std::string(message)};
+  return registered(new xdev_status_t{code, std::string(message)});
 }
 
 xdev_status_t* make_status_from_int(int32_t code, std::string_view message) {
   static_assert(sizeof(xdev_status_code_t) == sizeof(int32_t));
   auto* status = new xdev_status_t{XDEV_STATUS_INTERNAL, std::string(message)};
   std::memcpy(&status->code, &code, sizeof code);
-  return status;
+  return registered(status);
 }
 
 ErrorCode to_error_code(xdev_status_code_t code) noexcept {

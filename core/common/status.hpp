@@ -20,8 +20,15 @@ struct xdev_status_t {
 
 namespace xdev::detail {
 
+// Whether `status` is a live status made by make_status / make_status_from_int
+// (the host's status_create): a plugin that returns any other pointer (freed,
+// its own, garbage) is caught where its status is read, never dereferenced.
+bool is_host_status(const xdev_status_t* status) noexcept;
+// Frees a status made here; a pointer that is not one is left alone.
+void destroy_status(xdev_status_t* status) noexcept;
+
 struct StatusDeleter {
-  void operator()(xdev_status_t* status) const noexcept { delete status; }
+  void operator()(xdev_status_t* status) const noexcept { destroy_status(status); }
 };
 using StatusPtr = std::unique_ptr<xdev_status_t, StatusDeleter>;
 

@@ -34,7 +34,11 @@ const xdev_plugin_api_t* validate_plugin(const xdev_plugin_api_t* api,
     std::lock_guard lock(g_mutex);
     reports().push_back(std::move(text));
   };
-  options.status_code = [](const xdev_status_t* s) { return s->code; };
+  // A pointer that is not a status of the host's status_create is not read
+  // here: INTERNAL, and the core reports it where the status arrives.
+  options.status_code = [](const xdev_status_t* s) {
+    return is_host_status(s) ? s->code : XDEV_STATUS_INTERNAL;
+  };
   options.status_destroy = [](xdev_status_t* s) { StatusPtr owned(s); };
   log(XDEV_LOG_INFO, "plugin " + file.string() + ": validation layer on (XDEV_VALIDATE)");
   return validation::wrap(api, host, std::move(options));

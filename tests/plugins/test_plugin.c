@@ -80,10 +80,15 @@
  *
  *   XDEV_TEST_WRITES_NOTHING  Add returns success without writing its output
  *   XDEV_TEST_WRITES_PAST     Add writes one element past the end of its output
+ *   XDEV_TEST_GARBAGE_STATUS  memory_query returns a pointer that is no status of
+ *                             the host's status_create
+ *   XDEV_TEST_MISSPELLED_OP   registers its Add kernel once more as "Addd", an op
+ *                             the op table does not have
  *   XDEV_TEST_LEAKS           stream_destroy keeps the stream's memory, which
  *                             memory_query goes on counting as used
  */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,7 +173,8 @@ struct xdev_stream_t {
 
 #if defined(XDEV_TEST_WRITES_NOTHING) || defined(XDEV_TEST_WRITES_PAST) || \
     defined(XDEV_TEST_LEAKS) || defined(XDEV_TEST_LIMITS) || defined(XDEV_TEST_ABI_1_5) || \
-    defined(XDEV_TEST_POINTER_AT)
+    defined(XDEV_TEST_POINTER_AT) || defined(XDEV_TEST_MISSPELLED_OP) || \
+    defined(XDEV_TEST_GARBAGE_STATUS)
 #define XDEV_TEST_HAS_KERNEL 1
 #endif
 
@@ -290,11 +296,20 @@ static void memory_free(xdev_device_t* device, void* ptr) {
   (void)device;
   free(ptr);
 }
+#ifdef XDEV_TEST_GARBAGE_STATUS
+/* Bytes that are no status of the host's status_create. */
+static const char k_not_a_status[64] = "not a status";
+#endif
+
 static xdev_status_t* memory_query(xdev_device_t* device, uint64_t* out_free,
                                    uint64_t* out_total) {
   *out_free = k_config.memory - g_stream_bytes[device->ordinal];
   *out_total = k_config.memory;
+#ifdef XDEV_TEST_GARBAGE_STATUS
+  return (xdev_status_t*)(uintptr_t)k_not_a_status;
+#else
   return NULL;
+#endif
 }
 
 /* Each device has one stream object, handed out for every stream_create. */
@@ -394,7 +409,15 @@ static xdev_status_t* add_kernel(void* context, const xdev_kernel_call_t* call) 
 static const xdev_kernel_info_t k_add = {
     XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Add", 0, XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32),
     XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32), add_kernel, NULL};
+#ifdef XDEV_TEST_MISSPELLED_OP
+/* The same kernel once more under a name the op table does not have. */
+static const xdev_kernel_info_t k_misspelled = {
+    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Addd", 0, XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32),
+    XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32), add_kernel, NULL};
+static const xdev_kernel_info_t* const k_kernels[] = {&k_add, &k_misspelled};
+#else
 static const xdev_kernel_info_t* const k_kernels[] = {&k_add};
+#endif
 #endif
 
 #ifdef XDEV_TEST_LIMITS
@@ -487,7 +510,7 @@ static xdev_status_t* kernels(xdev_plugin_t* plugin, const xdev_kernel_info_t* c
   (void)plugin;
 #ifdef XDEV_TEST_HAS_KERNEL
   *out = k_kernels;
-  *out_count = 1;
+  *out_count = (uint32_t)(sizeof k_kernels / sizeof k_kernels[0]);
 #else
   *out = NULL;
   *out_count = 0;

@@ -1366,6 +1366,9 @@ void kernel_registry(Context& ctx) {
     require(k->op != nullptr && k->op[0] != '\0', where + " has no op name");
     const std::string name = where + " (" + k->op + ")";
     require(k->fn != nullptr, name + " has no function");
+    require(xdev::detail::op_from_name(k->op).has_value(),
+            name + ": '" + k->op + "' is not an op of the op table (docs/ops.md; a "
+                   "misspelling?): the core ignores this kernel");
     require(k->type_index < types, name + " names device type index " +
                                        std::to_string(k->type_index) + " of " +
                                        std::to_string(types));
@@ -1396,6 +1399,9 @@ void kernel_registry(Context& ctx) {
                                 std::to_string(i);
       require(own[i] != nullptr && own[i]->op != nullptr && own[i]->fn != nullptr,
               where + " is NULL or has no op or function");
+      require(xdev::detail::op_from_name(own[i]->op).has_value(),
+              where + ": '" + own[i]->op + "' is not an op of the op table (docs/ops.md; a "
+                      "misspelling?): the core ignores this kernel");
       require(own[i]->type_index == type, where + " (" + own[i]->op + ") names device type " +
                                               std::to_string(own[i]->type_index) +
                                               ", but the device is of type " +
