@@ -12,7 +12,7 @@ namespace {
 
 [[noreturn]] void fail(std::string_view text, const std::string& why) {
   std::string message = "invalid device name \"";
-  message += text;
+  message += detail::printable(text);
   message += "\": ";
   message += why;
   throw Error(ErrorCode::kInvalidArgument, message);

@@ -6,6 +6,7 @@
 
 #include <exception>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "trace/trace.hpp"
@@ -167,14 +168,26 @@ std::vector<std::vector<Tensor>> MirroredStrategy::run(
   std::vector<std::thread> threads;
   threads.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    threads.emplace_back([&, i] {
-      try {
-        DeviceScope scope(devices_[i]);
-        results[i] = step(ReplicaContext{static_cast<int>(i), static_cast<int>(n), devices_[i]});
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
+    try {
+      threads.emplace_back([&, i] {
+        try {
+          DeviceScope scope(devices_[i]);
+          results[i] =
+              step(ReplicaContext{static_cast<int>(i), static_cast<int>(n), devices_[i]});
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    } catch (const std::system_error& e) {
+      // The system gave no thread (a process or thread limit): the replicas
+      // already started finish, then the step fails as an error, never as
+      // std::terminate on a joinable thread.
+      for (std::thread& t : threads) t.join();
+      throw Error(ErrorCode::kUnavailable,
+                  "MirroredStrategy.run: cannot start the thread of replica " + std::to_string(i) +
+                      " on " + devices_[i].name + " (" + e.what() + "); " +
+                      std::to_string(i) + " replicas ran their step and the step is lost");
+    }
   }
   for (std::thread& t : threads) t.join();
   for (size_t i = 0; i < n; ++i) {

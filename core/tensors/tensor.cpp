@@ -247,7 +247,7 @@ std::shared_ptr<TensorImpl> make_view(const std::shared_ptr<TensorImpl>& base, c
                     std::to_string(base->storage->bytes) + "-byte buffer: " + why);
   };
   if (strides.rank() != shape.rank()) out_of_storage("shape and strides differ in rank");
-  uint64_t end = byte_offset;  // one past the last byte the view touches
+  uint64_t end = 0;  // one past the last byte the view touches
   if (shape.num_elements() > 0) {
     uint64_t last = 0;  // element offset of the last element
     for (int i = 0; i < shape.rank(); ++i) {
@@ -265,6 +265,10 @@ std::shared_ptr<TensorImpl> make_view(const std::shared_ptr<TensorImpl>& base, c
     end = *total;
   }
   if (end > base->storage->bytes) out_of_storage("it reaches byte " + std::to_string(end));
+  // A view of nothing touches no byte: wherever the caller's offset points
+  // (rows 5.. of a [10, 0, 8] tensor start at byte 160 of a 0-byte buffer),
+  // it starts at 0, so no kernel is handed an address past the buffer.
+  if (shape.num_elements() == 0) byte_offset = 0;
   auto view = std::make_shared<TensorImpl>();
   view->storage = base->storage;
   view->owner = base->owner ? base->owner : std::shared_ptr<void>(base);

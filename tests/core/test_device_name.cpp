@@ -1,4 +1,5 @@
 // Device name parsing and printing (docs/behaviour.md B3).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <xdev/device.hpp>
@@ -119,6 +120,20 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"/gpu:99999999999",
                 "invalid device name \"/gpu:99999999999\": device index \"99999999999\" in "
                 "\"gpu:99999999999\" is not a non-negative integer"}));
+
+// A NUL or another control character in a name is shown, not where the
+// message stops.
+TEST(DeviceName, ControlCharactersInABadNameAreShownEscaped) {
+  const std::string name("/gpu\0:1\n", 8);
+  try {
+    DeviceName::parse(name);
+    FAIL() << "parsed a name with a NUL";
+  } catch (const xdev::Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.find('\0'), std::string::npos);
+    EXPECT_THAT(message, ::testing::StartsWith("invalid device name \"/gpu\\x00:1\\x0a\": "));
+  }
+}
 
 TEST(DeviceName, PartialNamesMatchTheCanonicalDevice) {
   DeviceName full = DeviceName::parse(canonical_device_name("GPU", 1));

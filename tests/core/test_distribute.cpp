@@ -187,6 +187,13 @@ TEST(Mirrored, SplitBatchGivesEveryReplicaItsRows) {
   EXPECT_EQ(joined, rows);
 }
 
+TEST(Mirrored, SplitBatchOfABatchWithAnEmptyAxis) {
+  xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1"});
+  auto shards = s.split_batch(xdev::zeros(xdev::Shape{10, 0, 8}, xdev::DType::kFloat32));
+  ASSERT_EQ(shards.size(), 2u);
+  for (const auto& shard : shards) EXPECT_EQ(shard.shape(), (xdev::Shape{5, 0, 8}));
+}
+
 TEST(Mirrored, RunsEveryReplicaOnItsDevice) {
   xdev::MirroredStrategy s(std::vector<std::string>{"/CPU:0", "/CPU:1", "/CPU:2", "/CPU:3"});
   auto results = s.run([](const xdev::ReplicaContext& r) {

@@ -5,6 +5,8 @@
 // on the simulated GPU, which must not fall back.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cfenv>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -31,6 +33,41 @@ std::vector<double> as_double(const Tensor& t) {
   const xdev::HostTensor host = t.to_host();
   for (int64_t i = 0; i < host.num_elements(); ++i) out.push_back(host.value_as_double(i));
   return out;
+}
+
+// Floats below the smallest normal half become subnormals rounded to nearest,
+// ties to even, whatever rounding mode the caller has set.
+TEST(OpsHalf, SubnormalRoundingDoesNotDependOnTheRoundingMode) {
+  std::vector<float> samples;
+  for (uint32_t bits = 0; bits < 0x38800000u; bits += 4099u) {
+    samples.push_back(std::bit_cast<float>(bits));
+  }
+  for (uint32_t m = 0; m <= 1024; ++m) {  // the exact halfway points m + 1/2 (times 2^-24)
+    samples.push_back(static_cast<float>(std::ldexp(m + 0.5, -24)));
+    samples.push_back(static_cast<float>(std::ldexp(static_cast<double>(m), -24)));
+  }
+  std::vector<uint16_t> expected;
+  for (float f : samples) {
+    const double scaled = std::ldexp(static_cast<double>(f), 24);  // exact
+    double m = std::floor(scaled);
+    const double rest = scaled - m;
+    if (rest > 0.5 || (rest == 0.5 && std::fmod(m, 2.0) != 0.0)) m += 1.0;
+    expected.push_back(static_cast<uint16_t>(m));
+  }
+  const int saved = std::fegetround();
+  for (int mode : {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+    std::fesetround(mode);
+    for (size_t i = 0; i < samples.size(); ++i) {
+      const uint16_t got = xdev::float_to_half(samples[i]);
+      const uint16_t negative = xdev::float_to_half(-samples[i]);
+      if (got != expected[i] || negative != (expected[i] | 0x8000u)) {
+        std::fesetround(saved);
+        FAIL() << "rounding mode " << mode << ": " << samples[i] << " gave " << got
+               << ", expected " << expected[i];
+      }
+    }
+  }
+  std::fesetround(saved);
 }
 
 TEST(OpsHalf, ConstantsReadBackBitForBit) {

@@ -54,6 +54,19 @@ TEST(OpsIndexing, SliceIsAViewOfTheWindow) {
   EXPECT_EQ(values(xdev::sum(w, {1})), (std::vector<int64_t>{18, 30}));
 }
 
+// A tensor with an empty axis holds 0 bytes; a window of it past its first
+// rows is a view of nothing, not an out-of-buffer one.
+TEST(OpsIndexing, WindowsOfATensorWithAnEmptyAxisAreViewsOfNothing) {
+  const Tensor x = xdev::zeros(Shape{10, 0, 8}, DType::kFloat32);
+  const Tensor w = xdev::slice(x, {5, 0, 0}, {5, -1, -1});
+  EXPECT_EQ(w.shape(), (Shape{5, 0, 8}));
+  EXPECT_TRUE(w.to_vector<float>().empty());
+  EXPECT_EQ(xdev::split(x, 2, 0).at(1).shape(), (Shape{5, 0, 8}));
+  EXPECT_EQ(xdev::strided_slice(x, {3}, {9}, {2}).shape(), (Shape{3, 0, 8}));
+  EXPECT_EQ(xdev::sum(w, {0}).shape(), (Shape{0, 8}));
+  EXPECT_EQ(xdev::concat({w, w}, 0).shape(), (Shape{10, 0, 8}));
+}
+
 TEST(OpsIndexing, StridedSliceForwardIsAView) {
   const Tensor x = iota(Shape{3, 4});
   // x[:, ::2]

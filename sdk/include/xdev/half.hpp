@@ -43,11 +43,20 @@ inline uint16_t float_to_half(float f) noexcept {
   }
   if (ax >= 0x47800000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 2^16: inf
   if (ax < 0x38800000u) {
-    // Below the smallest normal half (2^-14): a subnormal, m * 2^-24. The
-    // scaling is exact, nearbyint rounds ties to even; m == 1024 is the
-    // smallest normal's encoding, as it should be.
-    const float scaled = std::bit_cast<float>(ax) * 16777216.0f;
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(scaled)));
+    // Below the smallest normal half (2^-14): a subnormal, m * 2^-24, with m
+    // the float's significand M (24 bits) shifted right by 126 - exponent and
+    // rounded to nearest, ties to even, in integers: the caller's floating-
+    // point rounding mode plays no part. m == 1024 is the smallest normal's
+    // encoding, as it should be.
+    const uint32_t exponent = ax >> 23;
+    if (exponent < 102u) return sign;  // below 2^-25: rounds to zero
+    const uint32_t significand = (ax & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126u - exponent;  // 14 .. 24
+    uint32_t m = significand >> shift;
+    const uint32_t rest = significand & ((1u << shift) - 1u);
+    const uint32_t half = 1u << (shift - 1u);
+    if (rest > half || (rest == half && (m & 1u) != 0)) ++m;
+    return static_cast<uint16_t>(sign | m);
   }
   const uint32_t mant = ax & 0x7fffffu;
   uint32_t h = ((((ax >> 23) - 112u) << 10) | (mant >> 13));
