@@ -45,5 +45,8 @@ Tensor tf_matmul(const Tensor& a, const Tensor& b, bool transpose_a = false,
 
 // Calls a function of the pure-Python part of the package, by module and name.
 nb::object package_function(const char* module, const char* name);
+// package_function, looked up once and kept in `slot` (a namespace-scope
+// PyObject* starting null) for the life of the process.
+nb::handle cached_package_function(PyObject*& slot, const char* module, const char* name);
 
 }  // namespace xdev::python

@@ -11,6 +11,18 @@ nb::object package_function(const char* module, const char* name) {
   return nb::module_::import_(module).attr(name);
 }
 
+nb::handle cached_package_function(PyObject*& slot, const char* module, const char* name) {
+  // Called with the GIL held. No function-local static: its guard would be
+  // held across the import, which may let go of the GIL, and a second thread
+  // waiting on the guard with the GIL would deadlock the first. Two threads may
+  // both import; the second keeps the first's object.
+  if (slot == nullptr) {
+    nb::object f = package_function(module, name);
+    if (slot == nullptr) slot = f.release().ptr();
+  }
+  return nb::handle(slot);
+}
+
 }  // namespace xdev::python
 
 NB_MODULE(_xdev, m) {

@@ -111,7 +111,11 @@ Tensor python_scalar(nb::handle obj, std::optional<DType> like) {
       case DType::kBFloat16:
         return scalar_of<bfloat16>(bfloat16(PyLong_AsDouble(obj.ptr())), d);
       case DType::kUInt8:
-      case DType::kInt8: break;  // no range check here: refused
+        if (overflow != 0 || v < 0 || v > 255) cannot_convert(obj, d);
+        return scalar_of<uint8_t>(static_cast<uint8_t>(v), d);
+      case DType::kInt8:
+        if (overflow != 0 || v < -128 || v > 127) cannot_convert(obj, d);
+        return scalar_of<int8_t>(static_cast<int8_t>(v), d);
     }
     cannot_convert(obj, d);
   }
@@ -130,6 +134,14 @@ Tensor python_scalar(nb::handle obj, std::optional<DType> like) {
 }
 
 PyObject* g_converter = nullptr;  // xdev._convert.convert_to_tensor, kept for the process
+// The Python functions the Tensor type calls (cached_package_function).
+PyObject* g_getitem = nullptr;
+PyObject* g_as_dtype = nullptr;
+PyObject* g_tensor_array = nullptr;
+PyObject* g_tensor_repr = nullptr;
+PyObject* g_tensor_eq = nullptr;
+PyObject* g_tensor_ne = nullptr;
+PyObject* g_tensor_iter = nullptr;
 
 // --- reading back ---
 
@@ -398,8 +410,8 @@ nb::object getitem(const Tensor& t, nb::handle key) {
     if (e.code() != ErrorCode::kUnimplemented) throw;
   }
   // A negative step: no kernel reverses, so NumPy does it on a read-back.
-  static PyObject* fallback = package_function("xdev._fallback", "getitem").release().ptr();
-  return nb::borrow(fallback)(nb::cast(t), key);
+  nb::handle fallback = cached_package_function(g_getitem, "xdev._fallback", "getitem");
+  return fallback(nb::cast(t), key);
 }
 
 // --- operators ---
@@ -443,8 +455,8 @@ std::string shape_text(const Shape& s) {
 
 DType to_dtype(nb::handle obj) {
   if (nb::isinstance<DType>(obj)) return nb::cast<DType>(obj);
-  static PyObject* as_dtype = package_function("xdev.dtypes", "as_dtype").release().ptr();
-  return nb::cast<DType>(nb::borrow(as_dtype)(obj));
+  nb::handle as_dtype = cached_package_function(g_as_dtype, "xdev.dtypes", "as_dtype");
+  return nb::cast<DType>(as_dtype(obj));
 }
 
 Tensor to_tensor(nb::handle obj, std::optional<DType> like) {
@@ -475,12 +487,15 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("is_floating", [](DType d) {
         return is_floating(d);
       })
-      .def_prop_ro("is_integer", [](DType d) { return d == DType::kInt32 || d == DType::kInt64; })
+      .def_prop_ro("is_integer", [](DType d) {
+        return d == DType::kInt32 || d == DType::kInt64 || d == DType::kUInt8 ||
+               d == DType::kInt8;
+      })
       .def_prop_ro("is_bool", [](DType d) { return d == DType::kBool; })
       .def_prop_ro("as_numpy_dtype", [](DType d) {
-        const char* names[] = {"", "float32", "float64", "int32", "int64", "bool_"};
-        return nb::module_::import_("numpy").attr(names[static_cast<int>(d)]);
-      }, "The NumPy scalar type (numpy.float32, ...).");
+        // The one table of NumPy types is xdev.dtypes'.
+        return package_function("xdev.dtypes", "_as_numpy_type")(d);
+      }, "The NumPy scalar type (numpy.float32, ..., ml_dtypes.bfloat16).");
 
   nb::class_<Tensor> cls(m, "Tensor",
                          "A typed, shaped, immutable array on one device (tf.Tensor).",
@@ -557,25 +572,25 @@ void bind_tensor(nb::module_& m) {
   // Written in Python (xdev/_tensor.py, xdev/_fallback.py): NumPy's protocol,
   // the repr, iteration, and the ops the op table lacks (host fallbacks).
   cls.def("__array__", [](nb::handle self, nb::handle dtype, nb::handle copy) {
-    static PyObject* f = package_function("xdev._tensor", "tensor_array").release().ptr();
-    return nb::borrow(f)(self, dtype, copy);
+    nb::handle f = cached_package_function(g_tensor_array, "xdev._tensor", "tensor_array");
+    return f(self, dtype, copy);
   }, nb::arg("dtype").none() = nb::none(), nb::arg("copy").none() = nb::none(),
      "A NumPy array: shares host memory (read-only), copies device memory.");
   cls.def("__repr__", [](nb::handle self) {
-    static PyObject* f = package_function("xdev._tensor", "tensor_repr").release().ptr();
-    return nb::borrow(f)(self);
+    nb::handle f = cached_package_function(g_tensor_repr, "xdev._tensor", "tensor_repr");
+    return f(self);
   });
   cls.def("__eq__", [](nb::handle self, nb::handle other) {
-    static PyObject* f = package_function("xdev._tensor", "tensor_eq").release().ptr();
-    return nb::borrow(f)(self, other);
+    nb::handle f = cached_package_function(g_tensor_eq, "xdev._tensor", "tensor_eq");
+    return f(self, other);
   }, nb::is_operator());
   cls.def("__ne__", [](nb::handle self, nb::handle other) {
-    static PyObject* f = package_function("xdev._tensor", "tensor_ne").release().ptr();
-    return nb::borrow(f)(self, other);
+    nb::handle f = cached_package_function(g_tensor_ne, "xdev._tensor", "tensor_ne");
+    return f(self, other);
   }, nb::is_operator());
   cls.def("__iter__", [](nb::handle self) {
-    static PyObject* f = package_function("xdev._tensor", "tensor_iter").release().ptr();
-    return nb::borrow(f)(self);
+    nb::handle f = cached_package_function(g_tensor_iter, "xdev._tensor", "tensor_iter");
+    return f(self);
   });
   struct PyOperator {
     const char* name;

@@ -41,7 +41,8 @@ def to_array(value, dtype=None):
             if array.dtype not in _FROM_NUMPY:
                 raise _xdev.InvalidArgumentError(
                     f"NumPy dtype {array.dtype} has no xdev dtype (xdev has float32, float64, "
-                    "int32, int64, bool); pass dtype= or convert it first")
+                    "int32, int64, bool, float16, bfloat16, uint8, int8); pass dtype= or "
+                    "convert it first")
             target = _FROM_NUMPY[array.dtype]
         elif array.size == 0 and array.dtype.kind == "f":
             target = as_dtype("float32")

@@ -234,7 +234,7 @@ class DType(enum.Enum):
 
     @property
     def as_numpy_dtype(self) -> object:
-        """The NumPy scalar type (numpy.float32, ...)."""
+        """The NumPy scalar type (numpy.float32, ..., ml_dtypes.bfloat16)."""
 
 class Tensor:
     """A typed, shaped, immutable array on one device (tf.Tensor)."""
@@ -683,10 +683,10 @@ def logical_or(x: object, y: object) -> Tensor:
     """x or y, for bool x and y (LogicalOr)."""
 
 def reduce_sum(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
-    """The sum over `axis` (None: all axes) (Sum)."""
+    """The sum over `axis` (None: all axes; []: none, x itself) (Sum)."""
 
 def reduce_mean(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
-    """The mean over `axis` (None: all axes) (Mean)."""
+    """The mean over `axis` (None: all axes; []: none, x itself) (Mean)."""
 
 def reduce_max(input_tensor: object, axis: object | None = None, keepdims: bool = False) -> Tensor:
     """The largest element over `axis`; NaN wins (Max)."""

@@ -45,6 +45,14 @@ _NAMES = {d.name: d for d in DType}
 _NAMES.update({"float": float32, "double": float64, "bool_": bool, "half": float16})
 
 
+def _as_numpy_type(dtype):
+    """``DType.as_numpy_dtype``: the NumPy scalar type of ``dtype``."""
+    if dtype not in _TO_NUMPY:
+        raise TypeError(f"{dtype!r} has no NumPy type here: bfloat16 is ml_dtypes' "
+                        "(pip install ml_dtypes)")
+    return _TO_NUMPY[dtype].type
+
+
 def as_dtype(type_value):
     """The :class:`DType` for a DType, a name (``"float32"``), or a NumPy dtype or scalar type.
 

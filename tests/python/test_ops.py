@@ -109,6 +109,39 @@ def test_reductions_match_numpy(dtype, axis, keepdims):
         np.testing.assert_array_equal(m, np.trunc(total / count).astype(dtype))
 
 
+@pytest.mark.parametrize("axis", [[], (), np.array([], np.int64)])
+def test_an_empty_axis_list_reduces_nothing_as_in_tensorflow(axis):
+    # tf.reduce_sum(x, axis=[]) is x (no axis reduced); None is the total.
+    a = np.array([[1.5, -2.0, 3.0], [4.0, np.inf, -np.inf]], np.float32)
+    x = on_cpu(a)
+    for fn in (xdev.reduce_sum, xdev.reduce_mean, xdev.reduce_max, xdev.reduce_min,
+               xdev.reduce_prod, xdev.reduce_logsumexp):
+        out = fn(x, axis=axis)
+        assert out.shape == (2, 3), fn.__name__
+        np.testing.assert_array_equal(out.numpy(), a, err_msg=fn.__name__)
+        assert fn(x, axis=axis, keepdims=True).shape == (2, 3), fn.__name__
+    i = on_cpu(np.array([[7, -3]], np.int32))
+    np.testing.assert_array_equal(xdev.reduce_mean(i, axis=[]).numpy(), [[7, -3]])
+    b = on_cpu(np.array([True, False]))
+    assert xdev.reduce_any(b, axis=[]).numpy().tolist() == [True, False]
+    assert xdev.reduce_all(b, axis=[]).numpy().tolist() == [True, False]
+    assert float(xdev.reduce_sum(on_cpu(a[:, :1]), axis=None).numpy()) == 5.5
+    # The op's dtype rules still hold: Any takes bool alone.
+    with pytest.raises(xdev.errors.InvalidArgumentError):
+        xdev.reduce_any(x, axis=[])
+
+
+def test_gradients_through_a_reduction_over_no_axis():
+    # Max/Min and Prod gradients re-reduce over the recorded axes: over none,
+    # each element is its own extreme and its own product.
+    x = xdev.Variable(on_cpu(np.array([[2.0, -1.0], [3.0, 0.0]], np.float32)))
+    for fn, expected in ((xdev.reduce_max, [[1, 1], [1, 1]]), (xdev.reduce_prod, [[1, 1], [1, 1]]),
+                         (xdev.reduce_sum, [[1, 1], [1, 1]])):
+        with xdev.GradientTape() as tape:
+            y = xdev.reduce_sum(fn(x, axis=[]) * on_cpu(np.ones((2, 2), np.float32)))
+        np.testing.assert_array_equal(tape.gradient(y, x).numpy(), expected, err_msg=fn.__name__)
+
+
 def test_add_n_cast_transpose_reshape():
     a, b, c = (sample((2, 3), np.float32) for _ in range(3))
     np.testing.assert_allclose(xdev.add_n([on_cpu(a), on_cpu(b), on_cpu(c)]).numpy(),
@@ -176,6 +209,34 @@ def test_constant_follows_tensorflow_dtype_rules():
         xdev.constant(np.ones(2, np.int16))
     with pytest.raises(xdev.errors.InvalidArgumentError, match="do not fill a shape"):
         xdev.constant([1, 2, 3], shape=[2, 2])
+
+
+def test_every_dtype_has_its_numpy_type_and_narrow_integers_are_range_checked():
+    expected = {xdev.float32: np.float32, xdev.float64: np.float64, xdev.int32: np.int32,
+                xdev.int64: np.int64, xdev.bool: np.bool_, xdev.float16: np.float16,
+                xdev.uint8: np.uint8, xdev.int8: np.int8}
+    for dtype, numpy_type in expected.items():
+        assert dtype.as_numpy_dtype is numpy_type, dtype
+    try:
+        import ml_dtypes
+        assert xdev.bfloat16.as_numpy_dtype is ml_dtypes.bfloat16
+    except ImportError:
+        with pytest.raises(TypeError, match="ml_dtypes"):
+            xdev.bfloat16.as_numpy_dtype  # noqa: B018
+    assert xdev.uint8.is_integer and xdev.int8.is_integer and not xdev.float16.is_integer
+    # Out of the dtype's range is an error, as in TensorFlow, never a wrapped value.
+    for value, dtype in ((300, xdev.uint8), (-1, xdev.uint8), (128, xdev.int8), (-129, xdev.int8)):
+        with pytest.raises(xdev.errors.InvalidArgumentError,
+                           match=f"Cannot convert {value} to EagerTensor of dtype {dtype.name}"):
+            xdev.constant(value, dtype=dtype)
+    assert xdev.constant(255, dtype=xdev.uint8).numpy() == 255
+    assert xdev.constant([-128, 127], dtype=xdev.int8).numpy().tolist() == [-128, 127]
+    # A Python number beside a uint8 tensor takes its dtype, range-checked too.
+    u = xdev.constant([1, 2], dtype=xdev.uint8)
+    cond = xdev.constant([True, False])
+    assert xdev.where(cond, u, 7).numpy().tolist() == [1, 7]
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="Cannot convert 300"):
+        xdev.where(cond, u, 300)
 
 
 def test_python_numbers_take_the_tensor_dtype():
