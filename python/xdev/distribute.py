@@ -74,17 +74,85 @@ def _reduce_op(op):
     raise ValueError(f"reduce_op must be ReduceOp.SUM, MEAN, MAX or MIN, not {op!r}")
 
 
+class _ReplicaStopped(_xdev.FailedPreconditionError):
+    """Raised in the replicas that wait for one that failed (its error is the one run raises)."""
+
+
+class _Rendezvous:
+    """Where the replicas of one ``run`` meet when a step function calls
+    ``apply_gradients`` (TensorFlow's custom-training-loop pattern): every replica
+    arrives with its gradients, replica 0 sums them and applies one update, then all go
+    on together. Each replica also arrives once when its step function returns, so a
+    replica that skips an ``apply_gradients`` the others make is an error, not a hang."""
+
+    def __init__(self, replicas):
+        self.sites = [None] * replicas
+        self.slots = [None] * replicas
+        self.mismatch = None
+        self.error = None
+        self.result = None
+        self.primary = None  # (replica id, exception) of the first replica that failed
+        self.barrier = threading.Barrier(replicas, action=self._check)
+
+    def _check(self):  # runs once, in one thread, when every replica has arrived
+        if len(set(self.sites)) != 1:
+            where = ", ".join(f"replica {i}: {site}" for i, site in enumerate(self.sites))
+            self.mismatch = (f"MirroredStrategy.run: the replicas did not make the same "
+                             f"apply_gradients calls ({where}); every replica must apply "
+                             "its gradients the same number of times")
+
+    def meet(self, replica_id, site):
+        self.sites[replica_id] = site
+        try:
+            self.barrier.wait()
+        except threading.BrokenBarrierError:
+            raise _ReplicaStopped(
+                "MirroredStrategy.run: another replica failed while this one waited for it "
+                "in apply_gradients") from None
+        if self.mismatch is not None:
+            raise _xdev.FailedPreconditionError(self.mismatch)
+
+
 class ReplicaContext:
     """What a step function learns about the replica it runs as: its index among all
     replicas (of every worker, with :class:`MultiWorkerMirroredStrategy`) and the
     device it runs on."""
 
-    def __init__(self, strategy, local_replica_id):
+    def __init__(self, strategy, local_replica_id, rendezvous=None):
         self.strategy = strategy
         self._local_id = local_replica_id  # which copy of a MirroredVariable it reads
+        self._rendezvous = rendezvous
+        self._applies = 0
         self.replica_id_in_sync_group = strategy._global_replica_id(local_replica_id)
         self.num_replicas_in_sync = strategy.num_replicas_in_sync
         self.device = strategy._local_devices[local_replica_id]
+
+    def _apply_together(self, apply_across, pairs):
+        """``optimizer.apply_gradients`` inside ``run``: this replica's (gradient,
+        variable) pairs meet the others'; replica 0 calls ``apply_across(slots)`` once
+        with every replica's pairs (in replica order), outside the replica context; the
+        result (or its error) is every replica's."""
+        r = self._rendezvous
+        if r is None:
+            raise _xdev.FailedPreconditionError(
+                "apply_gradients in a replica context made outside strategy.run")
+        self._applies += 1
+        r.slots[self._local_id] = pairs
+        site = f"apply_gradients call {self._applies}"
+        r.meet(self._local_id, site)
+        if self._local_id == 0:
+            r.error = r.result = None
+            _state.replica = None
+            try:
+                r.result = apply_across(list(r.slots))
+            except BaseException as e:  # every replica raises it below
+                r.error = e
+            finally:
+                _state.replica = self
+        r.meet(self._local_id, site)
+        if r.error is not None:
+            raise r.error
+        return r.result
 
     def __repr__(self):
         return (f"ReplicaContext(replica_id_in_sync_group={self.replica_id_in_sync_group}, "
@@ -228,13 +296,23 @@ class MirroredStrategy:
         raised here, with a note naming the replica and device."""
         kwargs = kwargs or {}
         structure = {}
+        rendezvous = _Rendezvous(len(self._local_devices))
 
         def one(replica_id):
             previous = getattr(_state, "replica", None)
-            _state.replica = ReplicaContext(self, replica_id)
+            context = ReplicaContext(self, replica_id, rendezvous)
+            _state.replica = context
             try:
                 pick = lambda v: v.values[replica_id] if isinstance(v, PerReplica) else v  # noqa: E731
                 out = fn(*[pick(a) for a in args], **{k: pick(v) for k, v in kwargs.items()})
+                # Every replica made as many apply_gradients calls as the others.
+                rendezvous.meet(replica_id,
+                                f"return after {context._applies} apply_gradients call(s)")
+            except BaseException as e:
+                if not isinstance(e, _ReplicaStopped) and rendezvous.primary is None:
+                    rendezvous.primary = (replica_id, e)
+                rendezvous.barrier.abort()  # the replicas waiting for this one stop
+                raise
             finally:
                 _state.replica = previous
             if out is None:
@@ -246,7 +324,16 @@ class MirroredStrategy:
             structure[replica_id] = "single"
             return [convert_to_tensor(out)]
 
-        results = self._replicas.run(one)
+        try:
+            results = self._replicas.run(one)
+        except _ReplicaStopped:
+            if rendezvous.primary is None:
+                raise
+            replica_id, error = rendezvous.primary
+            if hasattr(error, "add_note"):
+                error.add_note(f"raised by replica {replica_id} on "
+                               f"{self._local_devices[replica_id]} in MirroredStrategy.run")
+            raise error from None
         kind = structure.get(0)
         if kind is None:
             return None

@@ -11,10 +11,25 @@ GradientTape recording when the layer runs.
     model.trainable_variables               # [kernel, bias, kernel, bias]
 """
 
+import threading
+
 from . import _xdev
 from ._convert import convert_to_tensor
 from ._variables import Variable
 from .dtypes import as_dtype
+
+
+# Activation names run after the C++ layer, as functions of its output.
+_PYTHON_ACTIVATIONS = {
+    "softmax": lambda y: _xdev.softmax(y, axis=-1),
+    "log_softmax": lambda y: _xdev.log_softmax(y, axis=-1),
+    "softplus": _xdev.softplus,
+    "leaky_relu": _xdev.leaky_relu,
+}
+
+# Held while a layer is built (a rare, short event): two threads calling a new layer
+# at once build it once.
+_BUILD_LOCK = threading.RLock()
 
 
 class Layer:
@@ -27,11 +42,30 @@ class Layer:
     def _build(self, x):
         raise NotImplementedError  # each layer makes its C++ module
 
+    def _build_once(self, x):
+        """Builds the layer at its first call, once even when the replicas of
+        ``strategy.run`` make that call together: the first builds, the others wait and
+        use its parameters. Inside ``run`` the parameters go on replica 0's device,
+        whichever replica gets here first, so where they live does not depend on timing."""
+        with _BUILD_LOCK:
+            if self._cpp is not None:
+                return
+            from .distribute import get_replica_context
+            replica = get_replica_context()
+            if replica is None:
+                cpp = self._build(x)
+            else:
+                with _xdev.DeviceScope(replica.strategy._local_devices[0]):
+                    cpp = self._build(x)
+            self._variables = [Variable._wrap(v) for v in cpp.parameters()]
+            self._cpp = cpp
+
     def __call__(self, inputs, training=False):
+        if getattr(inputs, "_is_keras_tensor", False):  # xdev.keras's functional API
+            return inputs._apply(self)
         x = convert_to_tensor(inputs)
         if self._cpp is None:
-            self._cpp = self._build(x)
-            self._variables = [Variable._wrap(v) for v in self._cpp.parameters()]
+            self._build_once(x)
         y = self._cpp(x, bool(training))
         # A function (xdev.nn.relu, a lambda) runs after the C++ layer; names run in it.
         activation = getattr(self, "activation", None)
@@ -43,6 +77,8 @@ class Layer:
         if not (activation is None or isinstance(activation, str) or callable(activation)):
             raise TypeError(f"{layer}: activation must be None, a name or a function, not "
                             f"{type(activation).__name__}")
+        if activation in _PYTHON_ACTIVATIONS:  # names the C++ layers do not run
+            activation = _PYTHON_ACTIVATIONS[activation]
         self.activation = activation
         self._named_activation = activation if isinstance(activation, str) else None
 

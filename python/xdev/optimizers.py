@@ -9,7 +9,12 @@ Keras' update rules, run on each variable's device.
 
 A None gradient leaves its variable alone (as TensorFlow skips it).
 
-Under a distribution strategy, ``apply_gradients`` takes the MirroredVariables
+Called inside ``strategy.run`` (TensorFlow's custom training loop), ``apply_gradients``
+waits for every replica's call, sums each variable's gradients over the replicas and
+updates the variable once (``iterations`` counts one step); every replica must make the
+same calls with the same variables, and afterwards each sees the updated values.
+
+After ``run`` returns, ``apply_gradients`` takes the MirroredVariables
 created in ``strategy.scope()`` with the PerReplica gradients ``strategy.run``
 returned (a plain tensor with one replica in the process); it sums each variable's
 gradients over every replica (of every worker, with MultiWorkerMirroredStrategy), as
@@ -27,7 +32,8 @@ the same update, with slots (momentum, Adam's moments) kept on each replica's de
 from . import _xdev
 from ._convert import convert_to_tensor
 from ._variables import Variable
-from .distribute import MirroredVariable, PerReplica, get_replica_context
+from .distribute import (MirroredVariable, MultiWorkerMirroredStrategy, PerReplica,
+                         get_replica_context)
 
 
 class Optimizer:
@@ -53,6 +59,14 @@ class Optimizer:
                     f"{self.name}.apply_gradients: the variable of item {i} is a "
                     f"{type(var).__name__}; optimizers update xdev.Variable objects")
             pairs.append((grad, var))
+        replica = get_replica_context()
+        if replica is not None:
+            if isinstance(replica.strategy, MultiWorkerMirroredStrategy):
+                raise _xdev.UnimplementedError(
+                    f"{self.name}.apply_gradients inside MultiWorkerMirroredStrategy.run: "
+                    "return the gradients from the step function and apply them after run "
+                    "returns")
+            return replica._apply_together(self._apply_across_replicas, pairs)
         mirrored = [isinstance(var, MirroredVariable) for _, var in pairs]
         if any(mirrored):
             if not all(mirrored):
@@ -64,6 +78,40 @@ class Optimizer:
         else:
             self._cpp.apply_gradients([g for g, _ in pairs], [v._var for _, v in pairs])
         return self._cpp.iterations
+
+    def _apply_across_replicas(self, slots):
+        """``apply_gradients`` called inside ``strategy.run`` (TensorFlow's custom
+        training loop): ``slots`` holds every replica's (gradient, variable) pairs, in
+        replica order. Each variable's gradients are summed over the replicas, as
+        TensorFlow aggregates them, and the variable is updated once (every copy of a
+        MirroredVariable alike), so one step is one iteration whatever the replica count."""
+        first = slots[0]
+        for r, pairs in enumerate(slots[1:], 1):
+            if len(pairs) != len(first) or any(a[1] is not b[1] for a, b in zip(first, pairs)):
+                raise ValueError(
+                    f"{self.name}.apply_gradients inside strategy.run: replica {r} passed other "
+                    "variables than replica 0; every replica applies the gradients of the same "
+                    "variables, in the same order")
+        variables = [var for _, var in first]
+        per_variable = [[pairs[k][0] for pairs in slots] for k in range(len(first))]
+        if any(isinstance(var, MirroredVariable) for var in variables):
+            return self.apply_gradients(
+                [(PerReplica(grads), var) for grads, var in zip(per_variable, variables)])
+        summed = []
+        for k, (grads, var) in enumerate(zip(per_variable, variables)):
+            present = [g is not None for g in grads]
+            if not any(present):
+                summed.append(None)
+                continue
+            if not all(present):
+                raise ValueError(
+                    f"{self.name}.apply_gradients inside strategy.run: the gradient of item {k} "
+                    f"is None in replica {present.index(False)} but not in replica "
+                    f"{present.index(True)}")
+            # In replica order on the variable's device: the same sum every run.
+            on_device = [convert_to_tensor(g).to(var.device) for g in grads]
+            summed.append(on_device[0] if len(on_device) == 1 else _xdev.add_n(on_device))
+        return self.apply_gradients(zip(summed, variables))
 
     def _apply_mirrored(self, pairs):
         """MirroredVariables with their PerReplica gradients: summed over every replica by

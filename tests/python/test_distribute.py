@@ -183,13 +183,93 @@ def test_optimizers_refuse_what_does_not_fit_mirrored_variables():
         with pytest.raises(xdev.errors.InvalidArgumentError,
                            match="1 gradients for mirrored variable 0 on 2 local replicas"):
             opt.apply_gradients([(one, w)])
-        with pytest.raises(xdev.errors.FailedPreconditionError, match="inside strategy.run"):
-            strategy.run(lambda: opt.apply_gradients([(xdev.constant([1.0, 1.0]), w)]))
         assert opt.iterations == 0
         assert [v.numpy().tolist() for v in w.values] == [[1.0, 2.0]] * 2
         # None gradients leave the variable alone, as for plain Variables.
         opt.apply_gradients([(None, w)])
         assert [v.numpy().tolist() for v in w.values] == [[1.0, 2.0]] * 2
+        print("ok")
+    """)
+
+
+def test_apply_gradients_inside_run_sums_the_replicas_and_steps_once_as_tensorflow():
+    # TensorFlow's custom training loop: a layer made in scope, built at its first call
+    # inside run, and apply_gradients inside the step function. Every run of it on two
+    # logical CPUs gives the weights of one device with the whole batch, and one step
+    # is one iteration.
+    run_on_logical_cpus(2, """
+        import numpy as np
+        rng = np.random.default_rng(5)
+        x = rng.standard_normal((16, 4)).astype(np.float32)
+        y = rng.standard_normal((16, 2)).astype(np.float32)
+
+        def train(strategy, make_optimizer, steps=4):
+            with strategy.scope():
+                layer = xdev.layers.Dense(2, seed=7)
+                opt = make_optimizer()
+            xs, ys = strategy.split_batch(x), strategy.split_batch(y)
+
+            def step(xb, yb):
+                with xdev.GradientTape() as tape:
+                    loss = xdev.reduce_sum(xdev.square(layer(xb) - yb)) / 16.0
+                grads = tape.gradient(loss, layer.trainable_variables)
+                opt.apply_gradients(zip(grads, layer.trainable_variables))
+                return loss
+
+            for _ in range(steps):
+                strategy.run(step, args=(xs, ys))
+            return opt.iterations, [v.numpy() for v in layer.trainable_variables], layer
+
+        for make in (lambda: xdev.optimizers.SGD(learning_rate=0.1),
+                     lambda: xdev.optimizers.Adam(learning_rate=0.05)):
+            iterations, single, _ = train(xdev.distribute.MirroredStrategy(["/CPU:0"]), make)
+            assert iterations == 4
+            for attempt in range(8):
+                iterations, weights, layer = train(xdev.distribute.MirroredStrategy(), make)
+                assert iterations == 4, (attempt, iterations)
+                assert layer.kernel.device.endswith("CPU:0"), layer.kernel.device
+                for got, want in zip(weights, single):
+                    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        print("ok")
+    """)
+
+
+def test_replicas_that_disagree_on_apply_gradients_fail_instead_of_hanging():
+    run_on_logical_cpus(2, """
+        import pytest
+        strategy = xdev.distribute.MirroredStrategy()
+        w = xdev.Variable([1.0, 2.0])
+        opt = xdev.optimizers.SGD(learning_rate=1.0)
+
+        def only_replica_0():
+            if xdev.distribute.get_replica_context().replica_id_in_sync_group == 0:
+                opt.apply_gradients([(xdev.constant([1.0, 1.0]), w)])
+
+        with pytest.raises(xdev.errors.FailedPreconditionError,
+                           match="did not make the same apply_gradients calls"):
+            strategy.run(only_replica_0)
+
+        def replica_1_raises():
+            if xdev.distribute.get_replica_context().replica_id_in_sync_group == 1:
+                raise KeyError("boom")
+            opt.apply_gradients([(xdev.constant([1.0, 1.0]), w)])
+
+        with pytest.raises(KeyError, match="boom"):
+            strategy.run(replica_1_raises)
+
+        other = xdev.Variable([0.0, 0.0])
+        def other_variables():
+            rid = xdev.distribute.get_replica_context().replica_id_in_sync_group
+            opt.apply_gradients([(xdev.constant([1.0, 1.0]), w if rid == 0 else other)])
+
+        with pytest.raises(ValueError, match="replica 1 passed other variables than replica 0"):
+            strategy.run(other_variables)
+        assert opt.iterations == 0
+        assert w.numpy().tolist() == [1.0, 2.0]
+        # Together they apply the sum once.
+        strategy.run(lambda: opt.apply_gradients([(xdev.constant([0.25, 0.5]), w)]))
+        assert opt.iterations == 1
+        assert w.numpy().tolist() == [0.5, 1.0]
         print("ok")
     """)
 
