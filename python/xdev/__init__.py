@@ -14,6 +14,8 @@ The names follow TensorFlow's (``xdev.config``, ``xdev.device``, ``xdev.constant
 C++ SDK's. docs/user-guide.md (Python) has the details.
 """
 
+import contextlib as _contextlib
+
 from . import _xdev
 from ._xdev import (  # noqa: A004 (range, slice: TensorFlow's names)
     DType,
@@ -120,6 +122,8 @@ from .math import (  # noqa: E402,A004 -- TensorFlow's top-level math names
 from .nn import relu  # noqa: E402
 from .safetensors import load_file, save_file  # noqa: E402
 
+from . import keras  # noqa: E402 -- after the modules it is built on
+
 __version__ = _xdev.__version__
 newaxis = None
 
@@ -130,8 +134,16 @@ neg = negative
 
 def device(device_name):
     """``with xdev.device("/GPU:0"):`` places the block's ops and tensors on that device
-    (any of TensorFlow's spellings, or a LogicalDevice). Per thread, nestable."""
-    return _xdev.DeviceScope(getattr(device_name, "name", device_name))
+    (any of TensorFlow's spellings, or a LogicalDevice). Per thread, nestable. ``""`` and
+    ``None`` constrain nothing, as in TensorFlow: the block keeps the enclosing scope's
+    placement."""
+    if device_name is None or (isinstance(device_name, str) and device_name.strip() == ""):
+        return _contextlib.nullcontext()
+    name = getattr(device_name, "name", device_name)
+    if not isinstance(name, str):
+        raise TypeError(f"device: expected a device name or a LogicalDevice, not "
+                        f"{type(device_name).__name__}")
+    return _xdev.DeviceScope(name)
 
 
 def where(condition, x=None, y=None):
@@ -162,7 +174,8 @@ __all__ = [
     "debugging", "device", "distribute", "divide", "double", "DType", "dtypes", "elapsed_ms",
     "equal", "errors", "Event", "exp", "expand_dims", "experimental", "fill", "float16",
     "bfloat16", "float32", "float64", "half", "int8", "uint8", "floor", "from_dlpack", "gather",
-    "GradientTape", "greater", "greater_equal", "identity", "int32", "int64", "layers", "less",
+    "GradientTape", "greater", "greater_equal", "identity", "int32", "int64", "keras", "layers",
+    "less",
     "less_equal", "load_file", "losses", "logical_and", "logical_not", "logical_or",
     "LogicalDevice", "math", "matmul", "maximum", "minimum", "mul", "multiply", "neg", "negative",
     "newaxis", "nn", "not_equal", "num_gpus", "one_hot", "ones", "ones_like", "optimizers", "pad",

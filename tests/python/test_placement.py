@@ -64,6 +64,17 @@ def test_malformed_device_names_fail_at_once():
                             'non-negative integer')
 
 
+def test_an_empty_or_none_device_name_constrains_nothing_as_in_tensorflow():
+    with xdev.device("/CPU:0"):
+        for name in ("", None, "  "):
+            with xdev.device(name):
+                assert xdev.constant([1.0]).device == CPU0
+    with xdev.device(None):
+        assert xdev.constant([1.0]).device == xdev.constant([2.0]).device
+    with pytest.raises(TypeError, match="expected a device name or a LogicalDevice, not int"):
+        xdev.device(3)
+
+
 def test_the_placement_log_is_the_cpp_sdks(capfd):
     xdev.debugging.set_log_device_placement(True)
     with xdev.device("/CPU:0"):
