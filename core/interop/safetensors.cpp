@@ -278,6 +278,32 @@ SafetensorsFile load_file(const std::string& path, std::string_view device) {
     }
     entries.push_back(std::move(e));
   }
+  // As strictly as the safetensors package reads a file: in the order of
+  // their offsets the tensors cover the data exactly, each starting where the
+  // one before ends (no overlap, no gap) and the last ending at the file's end.
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  uint64_t covered = 0;
+  for (size_t i = 0; i < by_offset.size(); ++i) {
+    const Entry& e = *by_offset[i];
+    if (e.begin != covered) {
+      bad_file(path, "tensor \"" + e.name + "\" starts at data byte " + std::to_string(e.begin) +
+                         ", but " +
+                         (i == 0 ? std::string("the data starts at 0")
+                                 : "tensor \"" + by_offset[i - 1]->name + "\" ends at " +
+                                       std::to_string(covered)) +
+                         (e.begin < covered ? ": their bytes overlap" : ": a gap of bytes no tensor holds"));
+    }
+    covered = e.end;
+  }
+  if (covered != data_size) {
+    bad_file(path, "its data has " + std::to_string(data_size) + " bytes, but the tensors hold " +
+                       std::to_string(covered) + ": " + std::to_string(data_size - covered) +
+                       " trailing bytes");
+  }
 
   std::optional<DeviceScope> scope;
   if (!device.empty()) scope.emplace(device);

@@ -238,6 +238,38 @@ TEST_F(Safetensors, MalformedFilesAreRefusedWithTheReason) {
   EXPECT_THAT(what, HasSubstr("it has 3 bytes, fewer than the 8 of the header size"));
 }
 
+// As strictly as the safetensors package: the tensors cover the data exactly,
+// in offset order, with no overlap, no gap and no trailing bytes.
+TEST_F(Safetensors, OverlapsGapsAndTrailingBytesAreRefused) {
+  const std::string two = std::string(16, '\0');
+  auto [code, what] = load_error(write_raw(
+      "overlap.safetensors",
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+      two));
+  EXPECT_EQ(code, xdev::ErrorCode::kInvalidArgument);
+  EXPECT_THAT(what, HasSubstr("tensor \"b\" starts at data byte 4, but tensor \"a\" ends at 8: "
+                              "their bytes overlap"));
+  std::tie(code, what) = load_error(write_raw(
+      "gap.safetensors",
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+      R"("b":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})",
+      two));
+  EXPECT_THAT(what, HasSubstr("tensor \"b\" starts at data byte 12, but tensor \"a\" ends at 8: "
+                              "a gap of bytes no tensor holds"));
+  std::tie(code, what) = load_error(write_raw(
+      "trailing.safetensors", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", two));
+  EXPECT_THAT(what, HasSubstr("its data has 16 bytes, but the tensors hold 8: 8 trailing bytes"));
+  // Out of order in the header but contiguous by offset, and empty tensors: accepted.
+  const std::string ok = write_raw(
+      "ok.safetensors",
+      R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+      R"("e":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
+      R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+      two);
+  EXPECT_EQ(xdev::load_file(ok).tensors.size(), 3u);
+}
+
 // Every float16 value survives float16 -> float32 -> float16 unchanged, and
 // the float32 value is the exact one.
 TEST(HalfConversions, Float16RoundTripsEveryValue) {
