@@ -343,8 +343,10 @@ inline constexpr const char* kNoAttrs[] = {nullptr};
 
 // The attribute `name`, or NULL when the call has none of that name.
 const xdev_attr_t* find_attr(const xdev_kernel_call_t* call, const char* name) noexcept;
-// NULL when every attribute's name is in `known` (NULL-terminated), else an
-// UNIMPLEMENTED status naming the unknown one.
+// NULL when every attribute has a name, else INVALID_ARGUMENT. `known`
+// (NULL-terminated) lists the names the kernel reads; an attribute of
+// another name is ignored, as docs/ops.md asks of every kernel (a later minor
+// version may add attributes to an op).
 xdev_status_t* check_attr_names(const xdev_kernel_call_t* call, const char* const* known) noexcept;
 // A number attribute (FLOAT, INT or BOOL) as double; INVALID_ARGUMENT when
 // missing (and `required`) or of another kind.

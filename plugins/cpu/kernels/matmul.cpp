@@ -275,11 +275,7 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* call) noexcept {
     const xdev_attr_t& a = call->attrs[i];
     const bool is_a = name_is(a.name, "transpose_a");
     const bool is_b = !is_a && name_is(a.name, "transpose_b");
-    if (!is_a && !is_b) {
-      return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
-                         "MatMul: the cpu plugin does not know the attribute '%s'",
-                         a.name != nullptr ? a.name : "(NULL name)");
-    }
+    if (!is_a && !is_b) continue;  // not ours: ignored (docs/ops.md)
     if (a.kind != XDEV_ATTR_BOOL && a.kind != XDEV_ATTR_INT) {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                          "MatMul: the attribute '%s' must be a bool (kind %d given)", a.name,
