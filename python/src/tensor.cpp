@@ -142,6 +142,7 @@ PyObject* g_tensor_repr = nullptr;
 PyObject* g_tensor_eq = nullptr;
 PyObject* g_tensor_ne = nullptr;
 PyObject* g_tensor_iter = nullptr;
+PyObject* g_bfloat16_view = nullptr;
 
 // --- reading back ---
 
@@ -155,9 +156,15 @@ nb::object to_numpy(const Tensor& t) {
   nb::capsule owner(host, [](void* p) noexcept { delete static_cast<HostTensor*>(p); });
   size_t shape[kMaxRank];
   for (int i = 0; i < host->shape().rank(); ++i) shape[i] = static_cast<size_t>(host->shape()[static_cast<size_t>(i)]);
+  // NumPy has no bfloat16: its bits go out as uint16, viewed as ml_dtypes'
+  // bfloat16 (what TensorFlow and JAX hand over) by xdev.dtypes.
+  const bool bf16 = host->dtype() == DType::kBFloat16;
   nb::ndarray<nb::numpy> array(host->bytes(), static_cast<size_t>(host->shape().rank()), shape,
-                               owner, nullptr, dl_dtype(host->dtype()));
-  return array.cast();
+                               owner, nullptr,
+                               bf16 ? nb::dtype<uint16_t>() : dl_dtype(host->dtype()));
+  nb::object out = array.cast();
+  if (bf16) out = cached_package_function(g_bfloat16_view, "xdev.dtypes", "_bfloat16_view")(out);
+  return out;
 }
 
 // One value of a one-element tensor, as a Python object.
@@ -638,14 +645,23 @@ void bind_tensor(nb::module_& m) {
   }, nb::arg("value"), nb::arg("like").none() = nb::none());
   // From a NumPy array (or anything with the buffer protocol / DLPack on the
   // CPU) of one of xdev's dtypes; the values are copied.
-  m.def("_constant_from_array", [](nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> array) {
-    const std::optional<DType> dtype = from_dl_dtype(array.dtype());
+  // `as`: the dtype whose bits the array holds, when NumPy cannot say it
+  // (ml_dtypes' bfloat16 arrives as a uint16 view); same element size.
+  m.def("_constant_from_array", [](nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> array,
+                                   std::optional<DType> as) {
+    std::optional<DType> dtype = from_dl_dtype(array.dtype());
+    if (as) {
+      if (array.dtype().lanes != 1 || array.dtype().bits != 8 * itemsize(*as)) {
+        throw nb::type_error("_constant_from_array: `as` has another element size");
+      }
+      dtype = as;
+    }
     if (!dtype) throw nb::type_error("_constant_from_array: unsupported dtype");
     Shape shape;
     for (size_t i = 0; i < array.ndim(); ++i) shape.push_back(static_cast<int64_t>(array.shape(i)));
     nb::gil_scoped_release release;
     return constant(array.data(), *dtype, shape);
-  }, nb::arg("array"));
+  }, nb::arg("array"), nb::arg("as").none() = nb::none());
 }
 
 }  // namespace xdev::python

@@ -90,4 +90,13 @@ def convert_to_tensor(value, dtype=None):
         return convert_to_tensor(value.__xdev_tensor__(), dtype)
     if dtype is None and type(value) in (bool, int, float):
         return _xdev._to_tensor(value)
-    return _xdev._constant_from_array(to_array(value, dtype))
+    return array_to_tensor(to_array(value, dtype))
+
+
+def array_to_tensor(array):
+    """A tensor of a NumPy array of an xdev dtype (copied; C order made if needed)."""
+    array = np.asarray(array, order="C")
+    if array.dtype == _TO_NUMPY.get(_xdev.DType.bfloat16):
+        # ml_dtypes' bfloat16 has no DLPack code NumPy gives: its bits as uint16.
+        return _xdev._constant_from_array(array.view(np.uint16), _xdev.DType.bfloat16)
+    return _xdev._constant_from_array(array)

@@ -11,7 +11,7 @@ are right; the cost is a read-back per call (counted in
 import numpy as np
 
 from . import _xdev
-from ._convert import convert_to_tensor
+from ._convert import array_to_tensor, convert_to_tensor
 
 
 def operands(x, y):
@@ -24,7 +24,7 @@ def operands(x, y):
 
 def _on(device, array):
     with _xdev.DeviceScope(device):
-        return _xdev._constant_from_array(np.asarray(array, order="C"))
+        return array_to_tensor(array)
 
 
 def pow(x, y):  # noqa: A001 -- the op's name

@@ -6,8 +6,8 @@ import math as _math
 import numpy as np
 
 from . import _xdev
-from ._convert import convert_to_tensor, to_array
-from .dtypes import _TO_NUMPY, as_dtype
+from ._convert import array_to_tensor, convert_to_tensor, to_array
+from .dtypes import _TO_NUMPY, as_dtype, bfloat16
 
 Tensor = _xdev.Tensor
 
@@ -38,7 +38,7 @@ def constant(value, dtype=None, shape=None, name=None):
             raise _xdev.InvalidArgumentError(
                 f"constant: {array.size} values do not fill a shape of {count} elements "
                 f"{shape}")
-    return _xdev._constant_from_array(np.asarray(array, order="C"))
+    return array_to_tensor(array)
 
 
 def fill(dims, value, dtype=None, name=None):
@@ -66,8 +66,11 @@ def ones_like(tensor, dtype=None):
 def tensor_array(self, dtype=None, copy=None):
     """``numpy.asarray(t)``: host memory is shared (read-only, through DLPack); device
     memory is copied (``copy=False`` then raises)."""
-    if copy is not True and self.__dlpack_device__()[0] == 1:
-        array = np.from_dlpack(self)
+    if copy is not True and self.__dlpack_device__()[0] == 1 and self.dtype != bfloat16:
+        array = np.from_dlpack(self)  # (NumPy takes no bfloat16 through DLPack: copied)
+    elif copy is False and self.dtype == bfloat16:
+        raise ValueError("a bfloat16 tensor becomes a NumPy array by a copy (NumPy takes no "
+                         "bfloat16 through DLPack)")
     elif copy is False:
         raise ValueError(
             f"the tensor lives on {self.device}: converting it to a NumPy array needs a copy")

@@ -45,6 +45,14 @@ _NAMES = {d.name: d for d in DType}
 _NAMES.update({"float": float32, "double": float64, "bool_": bool, "half": float16})
 
 
+def _bfloat16_view(bits):
+    """A bfloat16 tensor's ``numpy()``: its uint16 bits as ml_dtypes' bfloat16."""
+    if DType.bfloat16 not in _TO_NUMPY:
+        raise TypeError("a bfloat16 tensor's values need ml_dtypes' bfloat16 in NumPy "
+                        "(pip install ml_dtypes), or cast it first: xdev.cast(t, xdev.float32)")
+    return bits.view(_TO_NUMPY[DType.bfloat16])
+
+
 def _as_numpy_type(dtype):
     """``DType.as_numpy_dtype``: the NumPy scalar type of ``dtype``."""
     if dtype not in _TO_NUMPY:

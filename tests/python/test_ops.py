@@ -239,6 +239,22 @@ def test_every_dtype_has_its_numpy_type_and_narrow_integers_are_range_checked():
         xdev.where(cond, u, 300)
 
 
+def test_bfloat16_arrays_of_ml_dtypes_go_in_and_come_out_as_they_are():
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes (bfloat16 for NumPy) is not installed")
+    a = np.array([[1.0, -3.5], [0.0078125, 3e38]], dtype=ml_dtypes.bfloat16)
+    t = xdev.constant(a)
+    assert t.dtype == xdev.bfloat16 and t.shape == (2, 2)
+    back = t.numpy()
+    assert back.dtype == ml_dtypes.bfloat16 and back.shape == (2, 2)
+    np.testing.assert_array_equal(back.view(np.uint16), a.view(np.uint16))  # bit for bit
+    np.testing.assert_array_equal(np.asarray(t).view(np.uint16), a.view(np.uint16))
+    assert xdev.cast(t, xdev.float32).numpy().tolist() == [[1.0, -3.5], [0.0078125, float(a[1, 1])]]
+    hot = xdev.one_hot([0, 2], 3, dtype=xdev.bfloat16).numpy()
+    assert hot.shape == (2, 3) and hot.dtype == ml_dtypes.bfloat16
+    assert hot.astype(np.float32).tolist() == [[1, 0, 0], [0, 0, 1]]
+    assert xdev.constant([1.5, 2.0], dtype=xdev.bfloat16).numpy().astype(np.float32).tolist() == [1.5, 2.0]
+
+
 def test_python_numbers_take_the_tensor_dtype():
     x = on_cpu(np.array([1.5, 2.5], np.float32))
     assert (x + 1).dtype == xdev.float32
