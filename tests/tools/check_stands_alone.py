@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The repository stands alone: no file cites a tracker number ("issue 13",
-"Issue #7") or notes kept outside the tree. Such a number means nothing to a
-reader of the repository; the text should say what it means instead.
+"""The repository stands alone: no file cites a tracker number (the word "issue"
+followed by a number, with or without "#") or notes kept outside the tree. Such
+a number means nothing to a reader of the repository; the text should say what
+it means instead.
 
 Usage: check_stands_alone.py SOURCE_ROOT
 Walks the tree (build and virtual-environment folders, .git and binary files
@@ -14,7 +15,7 @@ import sys
 
 PATTERN = re.compile(r"\bissues? ?#?\d+|\b(?:SPEC|DESIGN|STYLE|TOOLCHAIN)\.md\b|\.\./shared\b",
                      re.IGNORECASE)
-# Other projects' trackers may be cited by address or by name ("llama.cpp PR #22533").
+# Other projects' trackers may be cited by their web address.
 ALLOWED = re.compile(r"https?://|github\.com/")
 SKIP_DIRS = {".git", "subprojects", "__pycache__", "node_modules", "corpus"}
 
