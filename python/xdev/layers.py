@@ -20,12 +20,21 @@ from .dtypes import as_dtype
 
 
 # Activation names run after the C++ layer, as functions of its output.
-_PYTHON_ACTIVATIONS = {
+# Every activation name, as a function of a tensor. The C++ layers run the
+# names of _CPP_ACTIVATIONS themselves (xdev::Activation); the others run
+# after the C++ layer, as functions of its output.
+_ACTIVATIONS = {
+    "linear": lambda y: y,
+    "relu": _xdev.relu,
+    "tanh": _xdev.tanh,
+    "sigmoid": _xdev.sigmoid,
+    "gelu": _xdev.gelu,
     "softmax": lambda y: _xdev.softmax(y, axis=-1),
     "log_softmax": lambda y: _xdev.log_softmax(y, axis=-1),
     "softplus": _xdev.softplus,
     "leaky_relu": _xdev.leaky_relu,
 }
+_CPP_ACTIVATIONS = {"linear", "relu", "tanh", "sigmoid", "gelu"}
 
 # Held while a layer is built (a rare, short event): two threads calling a new layer
 # at once build it once.
@@ -77,8 +86,8 @@ class Layer:
         if not (activation is None or isinstance(activation, str) or callable(activation)):
             raise TypeError(f"{layer}: activation must be None, a name or a function, not "
                             f"{type(activation).__name__}")
-        if activation in _PYTHON_ACTIVATIONS:  # names the C++ layers do not run
-            activation = _PYTHON_ACTIVATIONS[activation]
+        if isinstance(activation, str) and activation not in _CPP_ACTIVATIONS:
+            activation = _ACTIVATIONS.get(activation, activation)  # unknown: the C++ refusal
         self.activation = activation
         self._named_activation = activation if isinstance(activation, str) else None
 

@@ -28,13 +28,12 @@ class Activation(_Stateless):
     """``Activation("relu")`` (any name Dense takes, or a function)."""
 
     def __init__(self, activation):
-        fn = _layers._PYTHON_ACTIVATIONS.get(activation, activation)
-        if isinstance(fn, str):
-            named = {"linear": lambda x: x, "relu": _xdev.relu, "tanh": _xdev.tanh,
-                     "sigmoid": _xdev.sigmoid, "gelu": _xdev.gelu}
-            if fn not in named:
-                raise ValueError(f"Activation: unknown activation {activation!r}")
-            fn = named[fn]
+        fn = activation
+        if isinstance(activation, str):
+            if activation not in _layers._ACTIVATIONS:
+                raise ValueError(f"Activation: unknown activation {activation!r}; xdev has "
+                                 f"{', '.join(_layers._ACTIVATIONS)}")
+            fn = _layers._ACTIVATIONS[activation]
         if not callable(fn):
             raise TypeError(f"Activation: {activation!r} is not a name or a function")
         self.activation = fn
