@@ -29,17 +29,10 @@
 
 #include "core_plugin_harness.hpp"
 #include "ops/op_table.hpp"
+#include "sanitizers.hpp"
 
 #ifndef XDEV_SIM_PLUGIN_FILE
 #error "XDEV_SIM_PLUGIN_FILE must name the built plugin"
-#endif
-
-#if defined(__SANITIZE_THREAD__)
-#define XDEV_SIM_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define XDEV_SIM_TEST_TSAN 1
-#endif
 #endif
 
 namespace {
@@ -660,7 +653,7 @@ TEST_F(SimPlugin, WorkRunsAsynchronouslyAndInOrder) {
   EXPECT_EQ(back, second);
 }
 
-#if defined(XDEV_SIM_TEST_TSAN)
+#if defined(XDEV_TEST_TSAN)
 TEST_F(SimPlugin, HostSourceIsReadWhenTheCopyRuns) {
   GTEST_SKIP() << "changes the host buffer while the copy is queued, racing the worker on "
                   "purpose; ThreadSanitizer would report that race, which the ABI forbids the "
