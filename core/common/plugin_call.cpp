@@ -90,7 +90,7 @@ xdev_status_t* status_from_current_exception(const PluginCallSite& site) noexcep
                            current_exception_text() +
                            "); no exception may cross the plugin ABI");
   } catch (...) {
-    return make_status(XDEV_STATUS_INTERNAL, "a plugin let a C++ exception escape");
+    return make_status_noexcept(XDEV_STATUS_INTERNAL, "a plugin let a C++ exception escape");
   }
 }
 
@@ -106,7 +106,8 @@ xdev_status_t* checked_status(const PluginCallSite& site, xdev_status_t* status)
                              ", which is not a status of the host's status_create (a plugin "
                              "returns NULL or a status it got from status_create)");
     } catch (...) {
-      return make_status(XDEV_STATUS_INTERNAL, "a plugin returned a pointer that is not a status");
+      return make_status_noexcept(XDEV_STATUS_INTERNAL,
+                                  "a plugin returned a pointer that is not a status");
     }
   }
   if (known_error_code(raw_code(*status))) return status;
@@ -120,7 +121,7 @@ xdev_status_t* checked_status(const PluginCallSite& site, xdev_status_t* status)
                                                  (owned->message.empty() ? "(no message)"
                                                                          : owned->message));
   } catch (...) {
-    return make_status(XDEV_STATUS_INTERNAL, "a plugin returned a malformed status");
+    return make_status_noexcept(XDEV_STATUS_INTERNAL, "a plugin returned a malformed status");
   }
 }
 

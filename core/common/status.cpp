@@ -1,6 +1,7 @@
 #include "common/status.hpp"
 
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -43,17 +44,42 @@ xdev_status_t* registered(xdev_status_t* status) {
   return status;
 }
 
+// What make_status_noexcept returns when it cannot allocate: one status per
+// ABI code (index = code; 0, OK, stands for every code the ABI lacks, which
+// readers treat as INTERNAL anyway), made when the library loads, never
+// freed, never in the set. Their messages are never moved from: every reader
+// copies a status's message.
+constexpr const char* kLostMessage =
+    "(the host ran out of memory while recording this error; its message was lost)";
+xdev_status_t g_fallback_statuses[] = {
+    {XDEV_STATUS_INTERNAL, kLostMessage},           {XDEV_STATUS_INVALID_ARGUMENT, kLostMessage},
+    {XDEV_STATUS_NOT_FOUND, kLostMessage},          {XDEV_STATUS_OUT_OF_MEMORY, kLostMessage},
+    {XDEV_STATUS_UNIMPLEMENTED, kLostMessage},      {XDEV_STATUS_FAILED_PRECONDITION, kLostMessage},
+    {XDEV_STATUS_UNAVAILABLE, kLostMessage},        {XDEV_STATUS_INTERNAL, kLostMessage},
+    {XDEV_STATUS_ABI_MISMATCH, kLostMessage},
+};
+constexpr int32_t kFallbackCount =
+    static_cast<int32_t>(sizeof g_fallback_statuses / sizeof g_fallback_statuses[0]);
+
+bool is_fallback(const xdev_status_t* status) noexcept {
+  for (const xdev_status_t& fallback : g_fallback_statuses) {
+    if (status == &fallback) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool is_host_status(const xdev_status_t* status) noexcept {
   if (status == nullptr) return false;
+  if (is_fallback(status)) return true;
   LiveStatuses& l = live();
   std::lock_guard lock(l.mutex);
   return l.set.count(status) != 0;
 }
 
 void destroy_status(xdev_status_t* status) noexcept {
-  if (status == nullptr) return;
+  if (status == nullptr || is_fallback(status)) return;
   {
     LiveStatuses& l = live();
     std::lock_guard lock(l.mutex);
@@ -63,14 +89,25 @@ void destroy_status(xdev_status_t* status) noexcept {
 }
 
 xdev_status_t* make_status(xdev_status_code_t code, std::string_view message) {
-  return registered(new xdev_status_t{code, std::string(message)});
+  auto owned = std::make_unique<xdev_status_t>(xdev_status_t{code, std::string(message)});
+  return registered(owned.release());
 }
 
 xdev_status_t* make_status_from_int(int32_t code, std::string_view message) {
   static_assert(sizeof(xdev_status_code_t) == sizeof(int32_t));
-  auto* status = new xdev_status_t{XDEV_STATUS_INTERNAL, std::string(message)};
-  std::memcpy(&status->code, &code, sizeof code);
-  return registered(status);
+  auto owned = std::make_unique<xdev_status_t>(xdev_status_t{XDEV_STATUS_INTERNAL, std::string(message)});
+  std::memcpy(&owned->code, &code, sizeof code);
+  return registered(owned.release());
+}
+
+xdev_status_t* make_status_noexcept(int32_t code, std::string_view message) noexcept {
+  try {
+    return make_status_from_int(code, message);
+  } catch (...) {
+    // std::bad_alloc (of the status, its message or the set's node): the
+    // code survives, the message does not.
+    return &g_fallback_statuses[code > 0 && code < kFallbackCount ? code : 0];
+  }
 }
 
 ErrorCode to_error_code(xdev_status_code_t code) noexcept {

@@ -32,13 +32,19 @@ struct StatusDeleter {
 };
 using StatusPtr = std::unique_ptr<xdev_status_t, StatusDeleter>;
 
-// Creates a status; never returns NULL (allocation failure terminates, as
-// everywhere in the core).
+// Creates a status; never returns NULL (allocation failure throws
+// std::bad_alloc, as everywhere in the core; see make_status_noexcept).
 xdev_status_t* make_status(xdev_status_code_t code, std::string_view message);
 // A status with the code a plugin passed, as the integer it passed: a C caller
 // may pass any int (77, or XDEV_STATUS_OK), which C++ must not load as the
 // enum. Readers take it with raw_code (common/plugin_call.cpp).
 xdev_status_t* make_status_from_int(int32_t code, std::string_view message);
+// make_status_from_int for callers that must not throw (the host's
+// status_create, called from plugin C code; the plugin-call guard's catch
+// blocks): when memory runs out, a status made when the library loaded, with
+// the code and without the message (is_host_status holds for it;
+// destroy_status leaves it alone). Never NULL.
+xdev_status_t* make_status_noexcept(int32_t code, std::string_view message) noexcept;
 
 // Maps an ABI code to the C++ one (unknown codes become kInternal).
 ErrorCode to_error_code(xdev_status_code_t code) noexcept;

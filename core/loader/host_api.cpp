@@ -23,7 +23,9 @@ xdev_status_t* host_status_create(void* /*host_context*/, xdev_status_code_t cod
   // A plugin asking for a success status is a plugin bug; keep it an error so
   // it is never mistaken for NULL (= success) later.
   if (raw == XDEV_STATUS_OK) raw = XDEV_STATUS_INTERNAL;
-  return make_status_from_int(raw, message != nullptr ? message : "");
+  // Called from C: out of memory, the status keeps its code and loses its
+  // message rather than std::bad_alloc crossing into the plugin.
+  return make_status_noexcept(raw, message != nullptr ? message : "");
 }
 
 void host_log(void* host_context, xdev_log_level_t level, const char* message) {
