@@ -1,4 +1,4 @@
-// The gradient table: for every op of the op table (ops/op_table.hpp, by
+// The gradient table: for every op of the op table (opdefs/op_table.hpp, by
 // OpId) either the function that computes its inputs' gradients from its
 // outputs' gradients, made of ordinary SDK ops, or the reason it is not
 // differentiable. One entry per op, in gradients.cpp; the autodiff test
@@ -13,7 +13,7 @@
 #include <xdev/plugin.h>
 #include <xdev/tensor.hpp>
 
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 
 namespace xdev::detail {
 

@@ -1,7 +1,7 @@
 // GradientTape, stop_gradient and Variable (<xdev/autodiff.hpp>).
 //
 // Each thread keeps the stack of its live tapes (ThreadTapes) and installs
-// itself as the thread's op recorder (ops/op_record.hpp) while the stack is
+// itself as the thread's op recorder (tensors/op_record.hpp) while the stack is
 // not empty. A tape keeps one Record per op, view or copy whose inputs are on
 // it, in the order they ran; gradient() walks them backwards, calling each
 // op's entry of the gradient table (gradients.cpp) under a DeviceScope of
@@ -19,7 +19,7 @@
 #include <unordered_set>
 
 #include "autodiff/gradients.hpp"
-#include "ops/op_record.hpp"
+#include "tensors/op_record.hpp"
 #include "placement/placement_state.hpp"
 #include "tensors/tensor_impl.hpp"
 

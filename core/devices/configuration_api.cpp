@@ -8,9 +8,6 @@
 
 #include "common/checked_math.hpp"
 #include "common/text.hpp"
-#include "ops/run_op.hpp"
-#include "placement/decide.hpp"
-#include "placement/placement_state.hpp"
 #include "devices/runtime.hpp"
 
 namespace xdev {

@@ -3,7 +3,6 @@
 #include "common/log.hpp"
 #include "devices/runtime.hpp"
 #include "common/status.hpp"
-#include "transfer/staging.hpp"
 
 namespace xdev::detail {
 namespace {
@@ -45,7 +44,6 @@ LogicalDeviceState::LogicalDeviceState(Device info, int index,
   }
   handle_memory_ = (api()->capabilities & XDEV_CAP_HANDLE_MEMORY) != 0;
   raw_.set_wait_for_device_work([this] { return wait_for_queued_work(); });
-  staging_ = std::make_unique<StagingBuffers>(*this);
 }
 
 LogicalDeviceState::~LogicalDeviceState() {
@@ -57,7 +55,7 @@ LogicalDeviceState::~LogicalDeviceState() {
             call_plugin(call_site("stream_synchronize"), api()->stream_synchronize, stream_)) {
       log(XDEV_LOG_WARNING, "at shutdown, " + info_.name + ": " + take_message(s));
     }
-    staging_.reset();  // its events and pinned buffers, while the stream exists
+    staging_.buffers.reset();  // its events and pinned buffers, while the stream exists
     call_plugin_void(call_site("stream_destroy"), api()->stream_destroy, stream_);
   }
 }

@@ -11,7 +11,7 @@
 #include <xdev/plugin.h>
 
 #include "common/plugin_call.hpp"
-#include "ops/kernel_table.hpp"
+#include "devices/kernel_table.hpp"
 #include "memory/bfc_pool.hpp"
 #include "memory/plugin_raw_allocator.hpp"
 #include "loader/plugin_loader.hpp"
@@ -104,8 +104,14 @@ class LogicalDeviceState {
   // caller gives up (the pool then keeps its regions). Throws on a device
   // failure, naming the device.
   bool wait_for_queued_work();
-  // Pinned buffers for host <-> device copies (transfer/staging.hpp).
-  StagingBuffers& staging() { return *staging_; }
+  // Where transfer/ keeps this device's pinned buffers for host <-> device
+  // copies (staging_buffers() in transfer/staging.hpp makes them at the first
+  // staged copy); released here before the stream.
+  struct StagingSlot {
+    std::once_flag once;
+    std::shared_ptr<StagingBuffers> buffers;
+  };
+  StagingSlot& staging_slot() { return staging_; }
 
  private:
   Device info_;
@@ -122,7 +128,7 @@ class LogicalDeviceState {
   bool handle_memory_ = false;
   // Marks the end of the stream for wait_for_queued_work (created with it).
   xdev_event_t* queue_event_ = nullptr;
-  std::unique_ptr<StagingBuffers> staging_;  // released before the stream
+  StagingSlot staging_;  // released before the stream
 
   void trace_memory(const char* what, void* ptr) noexcept;
 };

@@ -9,6 +9,8 @@
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
+#include <xdev/error.hpp>
+
 #include "config.hpp"
 #include "common/env.hpp"
 #include "common/log.hpp"
@@ -519,6 +521,36 @@ Runtime::~Runtime() {
 Runtime& Runtime::global() {
   static Runtime* runtime = new Runtime(RuntimeOptions{});
   return *runtime;
+}
+
+std::string device_list(Runtime& rt) {
+  std::string out;
+  for (const auto& d : rt.logical_devices()) {
+    if (!out.empty()) out += ", ";
+    out += d->name();
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string requested_name(const DeviceName& name) {
+  std::string out = "/job:" + name.job.value_or("localhost");
+  out += "/replica:" + std::to_string(name.replica.value_or(0));
+  out += "/task:" + std::to_string(name.task.value_or(0));
+  if (name.type) {
+    out += "/device:" + *name.type + ":" + (name.id ? std::to_string(*name.id) : "*");
+  }
+  return out;
+}
+
+LogicalDeviceState* resolve_device(std::string_view text) {
+  Runtime& rt = Runtime::global();
+  DeviceName name = DeviceName::parse(text);
+  LogicalDeviceState* device = rt.find_logical_device(name);
+  if (device == nullptr) {
+    throw Error(ErrorCode::kNotFound, requested_name(name) + " unknown device (devices: " +
+                                          device_list(rt) + ")");
+  }
+  return device;
 }
 
 }  // namespace xdev::detail

@@ -12,13 +12,14 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <xdev/config.hpp>
 #include <xdev/device.hpp>
 
 #include "devices/logical_device.hpp"
-#include "ops/kernel_table.hpp"
+#include "devices/kernel_table.hpp"
 #include "loader/plugin_loader.hpp"
 
 namespace xdev::detail {
@@ -163,5 +164,15 @@ bool placement_order(const PhysicalDeviceRecord& a, const PhysicalDeviceRecord& 
 
 // Splits a ':'-separated list, dropping empty entries.
 std::vector<std::filesystem::path> split_path_list(const std::string& list);
+
+// The logical devices of `rt` by name, "a, b, c" ("none" when there are
+// none): what error messages list.
+std::string device_list(Runtime& rt);
+// The canonical spelling of a device name someone asked for, the parts left
+// out filled in ("/job:localhost/replica:0/task:0/device:GPU:*").
+std::string requested_name(const DeviceName& name);
+// Resolves a user's device name to a logical device of the global runtime or
+// throws Error(kNotFound) naming it and listing the devices there are.
+LogicalDeviceState* resolve_device(std::string_view name);
 
 }  // namespace xdev::detail

@@ -1,11 +1,15 @@
 // The SDK functions of the ops Range and OneHot (<xdev/ops.hpp>): tensors
-// made from a sequence's bounds and from indices, and of BroadcastTo (the
-// copying twin of the broadcast_to view). The op table checks every call
+// made from a sequence's bounds and from indices, and of BroadcastTo: the
+// copying broadcast_to_copy and the broadcast_to view (<xdev/indexing.hpp>,
+// a view of the same storage, as tensors/views.hpp makes them, checked by
+// the op's rule). The op table checks every call
 // (errors name the op and the values); the wrappers only map OneHot's axis
 // -1 to the end, as TensorFlow does.
+#include <xdev/indexing.hpp>
 #include <xdev/ops.hpp>
 
 #include "ops/run_op.hpp"
+#include "tensors/views.hpp"
 
 namespace xdev {
 
@@ -43,6 +47,24 @@ Tensor broadcast_to_copy(const Tensor& x, const Shape& shape) {
   attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
   const Tensor* const inputs[1] = {&x};
   return detail::run_defined_op(detail::OpId::kBroadcastTo, inputs, attrs);
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  // The op BroadcastTo's check (opdefs/op_table.cpp) is the rule: the view is that
+  // op's result without the copy.
+  detail::Attrs attrs;
+  attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
+  const Tensor* const inputs[1] = {&x};
+  detail::check_defined_op(detail::OpId::kBroadcastTo, inputs, attrs);
+  const detail::TensorImpl& impl = *x.impl();
+  const int rank = impl.shape.rank();
+  Shape strides;
+  for (int k = 0; k < shape.rank(); ++k) {
+    const int from = k - (shape.rank() - rank);  // the input's axis, or < 0 (a new one)
+    const bool kept = from >= 0 && impl.shape[static_cast<size_t>(from)] == shape[static_cast<size_t>(k)];
+    strides.push_back(kept ? impl.strides[static_cast<size_t>(from)] : 0);
+  }
+  return detail::storage_view(x, shape, strides, impl.byte_offset);
 }
 
 }  // namespace xdev

@@ -10,9 +10,9 @@
 #include <xdev/ops.hpp>
 
 #include "devices/logical_device.hpp"
-#include "ops/kernel_table.hpp"
-#include "ops/op_table.hpp"
-#include "placement/decide.hpp"
+#include "devices/kernel_table.hpp"
+#include "opdefs/op_table.hpp"
+#include "devices/runtime.hpp"
 
 namespace xdev {
 namespace {

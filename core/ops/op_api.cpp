@@ -18,7 +18,7 @@
 #include "transfer/copy.hpp"
 #include "placement/placement_state.hpp"
 #include "devices/runtime.hpp"
-#include "tensors/shape.hpp"
+#include "opdefs/shape.hpp"
 #include "tensors/tensor_impl.hpp"
 #include "tensors/views.hpp"
 

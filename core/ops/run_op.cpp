@@ -10,7 +10,7 @@
 #include "common/status.hpp"
 #include "devices/runtime.hpp"
 #include "ops/kernel_scratch.hpp"
-#include "ops/op_record.hpp"
+#include "tensors/op_record.hpp"
 #include "placement/decide.hpp"
 #include "trace/trace.hpp"
 #include "transfer/copy.hpp"

@@ -14,8 +14,8 @@
 #include <xdev/plugin.h>
 #include <xdev/tensor.hpp>
 
-#include "ops/kernel_table.hpp"
-#include "ops/op_table.hpp"
+#include "devices/kernel_table.hpp"
+#include "opdefs/op_table.hpp"
 #include "placement/placement_state.hpp"
 #include "tensors/tensor_impl.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "common/checked_math.hpp"
 #include "ops/run_op.hpp"
-#include "tensors/shape.hpp"
+#include "opdefs/shape.hpp"
 #include "tensors/tensor_impl.hpp"
 #include "tensors/views.hpp"
 

@@ -27,26 +27,6 @@ std::string dtype_text(OpId op, DType in, DType out) {
   return text;
 }
 
-std::string device_list(Runtime& rt) {
-  std::string out;
-  for (const auto& d : rt.logical_devices()) {
-    if (!out.empty()) out += ", ";
-    out += d->name();
-  }
-  return out.empty() ? "none" : out;
-}
-
-// The canonical spelling of what a scope asked for (unset parts filled in).
-std::string requested_name(const DeviceName& name) {
-  std::string out = "/job:" + name.job.value_or("localhost");
-  out += "/replica:" + std::to_string(name.replica.value_or(0));
-  out += "/task:" + std::to_string(name.task.value_or(0));
-  if (name.type) {
-    out += "/device:" + *name.type + ":" + (name.id ? std::to_string(*name.id) : "*");
-  }
-  return out;
-}
-
 // Decisions are interned: one per distinct content, so the store grows with
 // the distinct (op, dtypes, device asked, devices) a program uses, never with
 // the number of ops (an unknown scope device is decided on every op).
@@ -266,17 +246,6 @@ const Decision* place(Runtime& rt, OpId op, DType in, DType out,
   return decision;
 }
 
-
-LogicalDeviceState* resolve_device(std::string_view text) {
-  Runtime& rt = Runtime::global();
-  DeviceName name = DeviceName::parse(text);
-  LogicalDeviceState* device = rt.find_logical_device(name);
-  if (device == nullptr) {
-    throw Error(ErrorCode::kNotFound, requested_name(name) + " unknown device (devices: " +
-                                          device_list(rt) + ")");
-  }
-  return device;
-}
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <xdev/dtype.hpp>
 #include <xdev/error.hpp>
 
-#include "ops/kernel_table.hpp"
+#include "devices/kernel_table.hpp"
 #include "placement/placement_state.hpp"
 
 namespace xdev::detail {
@@ -25,9 +25,5 @@ const Decision* place(Runtime& rt, OpId op, DType in, DType out,
 // Where a tensor created from host data goes (logged as _EagerConst): the
 // scope's device, else the highest-priority device.
 LogicalDeviceState* place_creation(const char* op_name);
-
-// Resolves a user's device name to a logical device or throws
-// Error(kNotFound) naming it and listing the devices there are.
-LogicalDeviceState* resolve_device(std::string_view name);
 
 }  // namespace xdev::detail

@@ -11,7 +11,7 @@
 #include <xdev/device.hpp>
 #include <xdev/placement.hpp>
 
-#include "ops/kernel_table.hpp"
+#include "devices/kernel_table.hpp"
 
 namespace xdev::detail {
 

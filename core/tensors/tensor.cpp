@@ -13,14 +13,13 @@
 
 #include <sys/mman.h>
 
-#include "ops/op_record.hpp"
-#include "ops/run_op.hpp"
+#include "tensors/op_record.hpp"
 #include "placement/decide.hpp"
 #include "transfer/copy.hpp"
 #include "placement/placement_state.hpp"
 #include "devices/runtime.hpp"
 #include "common/checked_math.hpp"
-#include "tensors/shape.hpp"
+#include "opdefs/shape.hpp"
 #include "tensors/tensor_impl.hpp"
 
 namespace xdev {

@@ -55,7 +55,7 @@ Shape contiguous_strides(const Shape& shape);
 
 // A new contiguous tensor on `device` (one allocation for header + storage
 // bookkeeping, one from the device pool for the data). The byte size is
-// checked first (tensors/shape.hpp: dtype, negative dimensions, overflow);
+// checked first (opdefs/shape.hpp: dtype, negative dimensions, overflow);
 // a bad one throws xdev::Error(kInvalidArgument) starting with `what` (the
 // op) before anything is allocated.
 std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
@@ -67,6 +67,11 @@ std::shared_ptr<TensorImpl> make_tensor(LogicalDeviceState* device, DType dtype,
 std::shared_ptr<TensorImpl> make_view(const std::shared_ptr<TensorImpl>& base,
                                       const Shape& shape, const Shape& strides,
                                       uint64_t byte_offset);
+
+// A copy of `src` on `dst`: a contiguous tensor's elements, or the bytes a
+// strided view spans with its strides kept (tensors/copy_tensor.cpp).
+// Synchronous with respect to both devices.
+std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst);
 
 // Waits for the values and copies them into host memory, row-major. Not
 // counted as a read-back (the core's own use).

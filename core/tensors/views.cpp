@@ -1,7 +1,8 @@
-// Views that cost no copy and run no op (<xdev/indexing.hpp>): expand_dims,
-// squeeze and broadcast_to, TensorFlow's ExpandDims, Squeeze and
-// BroadcastTo as strided views of the same storage (broadcast axes have
-// stride 0). xdev tensors are immutable, so a view behaves like TF's copy.
+// Views that cost no copy and run no op (<xdev/indexing.hpp>): expand_dims
+// and squeeze, TensorFlow's ExpandDims and Squeeze as strided views of the
+// same storage, and the constructor every view shares (broadcast_to, whose
+// rule is the op BroadcastTo's, is in ops/index_api.cpp). xdev tensors are
+// immutable, so a view behaves like TF's copy.
 #include "tensors/views.hpp"
 
 #include <xdev/indexing.hpp>
@@ -9,9 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "ops/op_record.hpp"
-#include "ops/run_op.hpp"
-#include "tensors/shape.hpp"
+#include "tensors/op_record.hpp"
+#include "opdefs/shape.hpp"
 #include "tensors/tensor_impl.hpp"
 
 namespace xdev {
@@ -91,24 +91,6 @@ Tensor squeeze(const Tensor& x, const std::vector<int>& axes) {
     if (drop[static_cast<size_t>(k)]) continue;
     shape.push_back(impl.shape[static_cast<size_t>(k)]);
     strides.push_back(impl.strides[static_cast<size_t>(k)]);
-  }
-  return detail::storage_view(x, shape, strides, impl.byte_offset);
-}
-
-Tensor broadcast_to(const Tensor& x, const Shape& shape) {
-  // The op BroadcastTo's check (op_table.cpp) is the rule: the view is that
-  // op's result without the copy.
-  detail::Attrs attrs;
-  attrs.add_ints(detail::attr::kShape, shape.data(), shape.rank());
-  const Tensor* const inputs[1] = {&x};
-  detail::check_defined_op(detail::OpId::kBroadcastTo, inputs, attrs);
-  const detail::TensorImpl& impl = *x.impl();
-  const int rank = impl.shape.rank();
-  Shape strides;
-  for (int k = 0; k < shape.rank(); ++k) {
-    const int from = k - (shape.rank() - rank);  // the input's axis, or < 0 (a new one)
-    const bool kept = from >= 0 && impl.shape[static_cast<size_t>(from)] == shape[static_cast<size_t>(k)];
-    strides.push_back(kept ? impl.strides[static_cast<size_t>(from)] : 0);
   }
   return detail::storage_view(x, shape, strides, impl.byte_offset);
 }

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "ops/op_record.hpp"
+#include "tensors/op_record.hpp"
 
 namespace xdev {
 namespace {

@@ -93,7 +93,7 @@ void upload_bytes(LogicalDeviceState* dst, DeviceMemory to, const void* host, ui
     std::memcpy(to.address(), host, bytes);
     return;
   }
-  if (dst->staging().upload(to, host, bytes)) return;  // pinned, double-buffered
+  if (staging_buffers(*dst).upload(to, host, bytes)) return;  // pinned, double-buffered
   {
     std::lock_guard lock(dst->stream_mutex());
     check(enqueue_host_to_device(*dst, to, host, bytes),
@@ -110,7 +110,7 @@ void download_bytes(LogicalDeviceState* src, DeviceMemory from, void* host, uint
     std::memcpy(host, from.address(), bytes);
     return;
   }
-  if (src->staging().download(host, from, bytes)) return;  // pinned, double-buffered
+  if (staging_buffers(*src).download(host, from, bytes)) return;  // pinned, double-buffered
   {
     std::lock_guard lock(src->stream_mutex());
     check(enqueue_device_to_host(*src, host, from, bytes),
@@ -139,37 +139,13 @@ void download(LogicalDeviceState* src, DeviceMemory from, void* host, uint64_t b
   }
 }
 
-namespace {
-
-void traced_transfer(LogicalDeviceState* src, DeviceMemory from, LogicalDeviceState* dst,
-                     DeviceMemory to, uint64_t bytes) {
+void copy_between(LogicalDeviceState* src, DeviceMemory from, LogicalDeviceState* dst,
+                  DeviceMemory to, uint64_t bytes) {
   const uint64_t begin_ns = trace::on() ? trace::now_ns() : 0;
   const char* path = transfer(src, from, dst, to, bytes);
   if (begin_ns != 0) {
     trace_copy(dst, "device_to_device", path, src->name(), dst->name(), bytes, begin_ns);
   }
-}
-
-}  // namespace
-
-std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst) {
-  const uint64_t item = itemsize(src.dtype);
-  if (src.contiguous() || src.num_elements() == 0) {
-    auto out = make_tensor(dst, src.dtype, src.shape);
-    traced_transfer(src.device(), src.memory(), dst, out->memory(), src.num_elements() * item);
-    return out;
-  }
-  // A strided view: move only the bytes it spans, keep its strides.
-  auto out = std::make_shared<TensorImpl>();
-  auto storage = std::make_shared<Storage>(dst, std::max<uint64_t>(src.span_bytes(), 1));
-  out->storage = storage.get();
-  out->owner = storage;
-  out->dtype = src.dtype;
-  out->shape = src.shape;
-  out->strides = src.strides;
-  out->byte_offset = 0;
-  traced_transfer(src.device(), src.memory(), dst, storage->memory, src.span_bytes());
-  return out;
 }
 
 }  // namespace xdev::detail

@@ -6,14 +6,16 @@
 #include <memory>
 
 #include "devices/logical_device.hpp"
-#include "tensors/tensor_impl.hpp"
 
 namespace xdev::detail {
 
-// A copy of `src` on `dst` (a contiguous copy of the view's elements when the
-// view is not contiguous; the same strides otherwise). Synchronous with
-// respect to both devices.
-std::shared_ptr<TensorImpl> copy_tensor(const TensorImpl& src, LogicalDeviceState* dst);
+// Copies `bytes` from `from` on `src` to `to` on `dst`: within one device,
+// between logical devices of one physical device, peer to peer, or staged
+// through the host, whichever the plugins offer (traced as a
+// device_to_device copy). Synchronous with respect to both devices.
+// tensors/copy_tensor.cpp copies a tensor with it.
+void copy_between(LogicalDeviceState* src, DeviceMemory from, LogicalDeviceState* dst,
+                  DeviceMemory to, uint64_t bytes);
 
 // Uploads `bytes` of host memory to `to` on `dst` (a Storage's memory, or a
 // TensorImpl's memory()). Synchronous.

@@ -271,4 +271,10 @@ PinnedHostBuffer::~PinnedHostBuffer() {
                    device_.handle(), data_);
 }
 
+StagingBuffers& staging_buffers(LogicalDeviceState& device) {
+  LogicalDeviceState::StagingSlot& slot = device.staging_slot();
+  std::call_once(slot.once, [&] { slot.buffers = std::make_shared<StagingBuffers>(device); });
+  return *slot.buffers;
+}
+
 }  // namespace xdev::detail

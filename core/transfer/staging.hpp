@@ -44,7 +44,7 @@ inline constexpr uint64_t kStagingChunkGranule = uint64_t{4} << 10;  // 4 KiB
 uint64_t staging_chunk_bytes(uint64_t bytes);
 
 // A device's staging buffers and the events that say when the device is done
-// with each. Made by LogicalDeviceState::staging() at the first staged copy.
+// with each. Made by staging_buffers() at the first staged copy.
 class StagingBuffers {
  public:
   explicit StagingBuffers(LogicalDeviceState& device);
@@ -119,5 +119,9 @@ struct StagingStats {
   uint64_t buffers_allocated = 0;
 };
 StagingStats staging_stats();
+
+// `device`'s staging buffers, made at the first call (thread-safe; a failure
+// to make them throws, and the next call tries again).
+StagingBuffers& staging_buffers(LogicalDeviceState& device);
 
 }  // namespace xdev::detail

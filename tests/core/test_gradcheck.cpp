@@ -29,7 +29,7 @@
 #include <xdev/xdev.hpp>
 
 #include "autodiff/gradients.hpp"
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 #include "ops/run_op.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// The op table (core/ops/op_table.hpp): names and ids derived from one list,
+// The op table (core/opdefs/op_table.hpp): names and ids derived from one list,
 // and check_call, the one place a call is held to its op's entry.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <xdev/error.hpp>
 
 #include "plugin_harness.hpp"
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 #include "ops/run_op.hpp"
 
 namespace xdev::detail {

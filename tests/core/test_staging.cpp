@@ -20,6 +20,7 @@
 
 #include "device_names.hpp"
 #include "ops/run_op.hpp"
+#include "devices/runtime.hpp"
 #include "placement/decide.hpp"
 #include "transfer/copy.hpp"
 #include "tensors/tensor_impl.hpp"

@@ -30,7 +30,7 @@
 #include <xdev/plugin.h>
 
 #include "core_plugin_harness.hpp"
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Fuzz target: random op calls through the SDK's op path, on the cpu plugin.
 // Each input is a sequence of calls: an op picked from the op table
-// (core/ops/op_table.hpp), inputs of random dtypes and shapes (some of them
+// (core/opdefs/op_table.hpp), inputs of random dtypes and shapes (some of them
 // transposed views), attributes of random values, kinds and names (valid
 // ones most of the time, so that calls get past the checks). A call must
 // either throw xdev::Error or return the result the op table predicts
@@ -20,7 +20,7 @@
 
 #include "common/log.hpp"
 #include "fuzz_input.hpp"
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 #include "ops/run_op.hpp"
 #include "reference/op_reference.hpp"
 

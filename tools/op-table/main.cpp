@@ -1,5 +1,5 @@
 // xdev-op-table: the op table of docs/ops.md, generated from the core's op
-// table (core/ops/op_table.cpp), so the page cannot drift from the code.
+// table (core/opdefs/op_table.cpp), so the page cannot drift from the code.
 //
 //   xdev-op-table --markdown          print the table
 //   xdev-op-table --check docs/ops.md exit 1 unless the page's marked table is current
@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 
 namespace {
 
@@ -24,7 +24,7 @@ using xdev::detail::DTypeRule;
 using xdev::detail::OpDef;
 
 constexpr const char* kBegin =
-    "<!-- op-table begin: generated from core/ops/op_table.cpp by "
+    "<!-- op-table begin: generated from core/opdefs/op_table.cpp by "
     "`build/tools/op-table/xdev-op-table --update docs/ops.md`; edit the table there -->";
 constexpr const char* kEnd = "<!-- op-table end -->";
 
@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
     if (checking) {
       if (current != table) {
         std::cerr << "xdev-op-table: the op table in " << path
-                  << " is stale: it differs from core/ops/op_table.cpp. Regenerate it with\n"
+                  << " is stale: it differs from core/opdefs/op_table.cpp. Regenerate it with\n"
                      "  ninja -C build tools/op-table/xdev-op-table && "
                      "build/tools/op-table/xdev-op-table --update docs/ops.md\n"
                      "--- in the page\n"

@@ -1910,7 +1910,7 @@ constexpr bool every_op_has_a_reference() {
   return true;
 }
 static_assert(every_op_has_a_reference(),
-              "an op of the op table (core/ops/op_table.hpp) has no host reference: add its "
+              "an op of the op table (core/opdefs/op_table.hpp) has no host reference: add its "
               "entry to kReferences (docs/adding-an-op.md)");
 
 }  // namespace

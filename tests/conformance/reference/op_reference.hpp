@@ -1,7 +1,7 @@
 // Host references for the op set of docs/ops.md: what a kernel must compute,
 // written once, plainly, in double / int64 arithmetic where that is exact.
 //
-// Every op of the core's op table (core/ops/op_table.hpp) has an entry here
+// Every op of the core's op table (core/opdefs/op_table.hpp) has an entry here
 // (reference(OpId)): the function that computes it, the tolerance a device
 // result may have, and the hints the conformance suite needs to make test
 // data for it. An op without an entry does not compile (a static_assert in
@@ -24,11 +24,11 @@
 
 #include <xdev/plugin.h>
 
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 
 namespace xdev_conformance::ref {
 
-// The ops of the core's table (core/ops/op_table.hpp).
+// The ops of the core's table (core/opdefs/op_table.hpp).
 using OpId = xdev::detail::OpId;
 
 // Bytes per element of the nine dtypes the op set uses (0 for others).

@@ -2,7 +2,7 @@
 // ABI exactly as the core calls it (docs/ops.md), against the host references
 // of tests/conformance/reference on random inputs.
 //
-// The tests come from the core's op table (core/ops/op_table.hpp): one test
+// The tests come from the core's op table (core/opdefs/op_table.hpp): one test
 // per op, its cases made by the op's shape class (scalars, odd shapes, empty
 // reductions, broadcast (stride 0) and permuted/offset inputs where the op
 // takes any strides, large tensors), for every dtype the op is defined for
@@ -22,7 +22,7 @@
 #include <xdev/window_geometry.hpp>
 
 #include "../reference/op_reference.hpp"
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 #include "suite.hpp"
 
 namespace xdev_conformance {

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "core_plugin_harness.hpp"
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 #include "sanitizers.hpp"
 
 #ifndef XDEV_SIM_PLUGIN_FILE

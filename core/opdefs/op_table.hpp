@@ -11,7 +11,7 @@
 // references (tests/conformance/reference).
 //
 // This header and op_table.cpp need only the SDK headers and
-// tensors/shape.cpp, so tools that talk to plugins without libxdev compile
+// opdefs/shape.cpp, so tools that talk to plugins without libxdev compile
 // them in. docs/adding-an-op.md is the recipe for a new op.
 #pragma once
 

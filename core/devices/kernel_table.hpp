@@ -8,7 +8,7 @@
 #include <xdev/dtype.hpp>
 #include <xdev/plugin.h>
 
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 
 namespace xdev::detail {
 

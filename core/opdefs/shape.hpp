@@ -1,7 +1,8 @@
-// Shapes and dtypes without devices: the part of tensors/ that the op table
-// needs. shape.cpp uses only the SDK headers and common/checked_math.hpp, so
+// Shapes and dtypes without devices: what the op table's shape functions
+// and every floor above it (tensors/, ops/, ...) compute sizes, strides and
+// shape text with. shape.cpp uses only the SDK headers and common/checked_math.hpp, so
 // tools that do not link libxdev (xdev-conformance, xdev-op-table) compile it
-// in beside ops/op_table.cpp.
+// in beside opdefs/op_table.cpp.
 #pragma once
 
 #include <cstdint>

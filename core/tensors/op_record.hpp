@@ -15,7 +15,7 @@
 #include <xdev/plugin.h>
 #include <xdev/tensor.hpp>
 
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 
 namespace xdev::detail {
 

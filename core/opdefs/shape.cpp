@@ -1,5 +1,5 @@
-// DType names and Shape: the device-free part of tensors (see shape.hpp).
-#include "tensors/shape.hpp"
+// DType names and Shape arithmetic without devices (see shape.hpp).
+#include "opdefs/shape.hpp"
 
 #include <ostream>
 #include <sstream>

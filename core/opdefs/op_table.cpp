@@ -1,6 +1,6 @@
 // The op table (op_table.hpp): one OpDef per op of XDEV_OPS, the shape
 // functions they share, and check_call, which holds a call to its entry.
-#include "ops/op_table.hpp"
+#include "opdefs/op_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,7 @@
 #include <xdev/strided_slice.hpp>
 
 #include "common/checked_math.hpp"
-#include "tensors/shape.hpp"
+#include "opdefs/shape.hpp"
 
 namespace xdev::detail {
 
