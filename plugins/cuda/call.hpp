@@ -4,6 +4,7 @@
 #pragma once
 
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include <cuda_runtime_api.h>
 
@@ -232,7 +233,7 @@ inline xdev_status_t* indices_to_host(Call& call, const xdev_tensor_t& indices,
 }
 
 inline xdev_status_t* read_axes(Call& call, int32_t rank, bool (&reduced)[kMaxRank]) {
-  if (const xdev_attr_t* a = find_attr(call.raw(), "axes", XDEV_ATTR_INTS)) {
+  if (const xdev_attr_t* a = find_attr(call.raw(), XDEV_ATTR_NAME_axes, XDEV_ATTR_INTS)) {
     for (int64_t i = 0; i < a->value.ints.count; ++i) {
       const int64_t axis = a->value.ints.values[i];
       if (axis < 0 || axis >= rank) {
@@ -250,7 +251,7 @@ inline xdev_status_t* read_axes(Call& call, int32_t rank, bool (&reduced)[kMaxRa
 
 // The int attribute `axis`, in [0, limit).
 inline xdev_status_t* read_axis(Call& call, int32_t limit, int32_t* axis) {
-  const xdev_attr_t* a = find_attr(call.raw(), "axis", XDEV_ATTR_INT);
+  const xdev_attr_t* a = find_attr(call.raw(), XDEV_ATTR_NAME_axis, XDEV_ATTR_INT);
   if (a == nullptr || a->value.i < 0 || a->value.i >= limit) {
     return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                        "%s: the attribute 'axis' must be an int in [0, %" PRId32 ")", call.op(),

@@ -3,6 +3,7 @@
 // stream. Nothing here synchronizes: the work runs after the kernel returns,
 // in stream order. MatMul in float32/float64 goes to cuBLAS.
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -62,22 +63,22 @@ xdev_status_t* unary(const xdev_kernel_call_t* raw, UnaryOp op, const char* name
 }
 
 xdev_status_t* kernel_add(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary(call, BinaryOp::kAdd, "Add", kAll);
+  return binary(call, BinaryOp::kAdd, XDEV_OP_Add, kAll);
 }
 xdev_status_t* kernel_sub(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary(call, BinaryOp::kSub, "Sub", kNumbers);
+  return binary(call, BinaryOp::kSub, XDEV_OP_Sub, kNumbers);
 }
 xdev_status_t* kernel_mul(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary(call, BinaryOp::kMul, "Mul", kNumbers);
+  return binary(call, BinaryOp::kMul, XDEV_OP_Mul, kNumbers);
 }
 xdev_status_t* kernel_div(void*, const xdev_kernel_call_t* call) noexcept {
-  return binary(call, BinaryOp::kDiv, "Div", kNumbers);
+  return binary(call, BinaryOp::kDiv, XDEV_OP_Div, kNumbers);
 }
 xdev_status_t* kernel_neg(void*, const xdev_kernel_call_t* call) noexcept {
-  return unary(call, UnaryOp::kNeg, "Neg");
+  return unary(call, UnaryOp::kNeg, XDEV_OP_Neg);
 }
 xdev_status_t* kernel_relu(void*, const xdev_kernel_call_t* call) noexcept {
-  return unary(call, UnaryOp::kRelu, "Relu");
+  return unary(call, UnaryOp::kRelu, XDEV_OP_Relu);
 }
 
 }  // namespace
@@ -105,14 +106,14 @@ xdev_status_t* copy_op(const xdev_kernel_call_t* raw, const char* name) noexcept
   });
 }
 xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* call) noexcept {
-  return copy_op(call, "Copy");
+  return copy_op(call, XDEV_OP_Copy);
 }
 xdev_status_t* kernel_identity(void*, const xdev_kernel_call_t* call) noexcept {
-  return copy_op(call, "Identity");
+  return copy_op(call, XDEV_OP_Identity);
 }
 
 xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "AddN";
+  constexpr const char* kOp = XDEV_OP_AddN;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(-1)) return s;
@@ -145,7 +146,7 @@ xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Cast";
+  constexpr const char* kOp = XDEV_OP_Cast;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(1)) return s;
@@ -153,7 +154,7 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
     const xdev_tensor_t& out = call.output();
     if (!in_mask(kAll, x.dtype)) return call.bad_dtype(x.dtype);
     if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
-    if (const xdev_attr_t* a = find_attr(raw, "dtype", XDEV_ATTR_DTYPE);
+    if (const xdev_attr_t* a = find_attr(raw, XDEV_ATTR_NAME_dtype, XDEV_ATTR_DTYPE);
         a != nullptr && a->value.dtype != out.dtype) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: attribute dtype is %s but the output is %s", kOp,
@@ -173,13 +174,13 @@ xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* raw) noexcept {
 // Creation
 
 xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Fill";
+  constexpr const char* kOp = XDEV_OP_Fill;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(0)) return s;
     const xdev_tensor_t& out = call.output();
     if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
-    const xdev_attr_t* a = find_attr(raw, "value", XDEV_ATTR_FLOAT);
+    const xdev_attr_t* a = find_attr(raw, XDEV_ATTR_NAME_value, XDEV_ATTR_FLOAT);
     if (a == nullptr) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: no float attribute 'value'", kOp);
@@ -191,15 +192,15 @@ xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "RandomUniform";
+  constexpr const char* kOp = XDEV_OP_RandomUniform;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(0)) return s;
     const xdev_tensor_t& out = call.output();
     if (!in_mask(kFloats, out.dtype)) return call.bad_dtype(out.dtype);
-    const xdev_attr_t* seed = find_attr(raw, "seed", XDEV_ATTR_INT);
-    const xdev_attr_t* minval = find_attr(raw, "minval", XDEV_ATTR_FLOAT);
-    const xdev_attr_t* maxval = find_attr(raw, "maxval", XDEV_ATTR_FLOAT);
+    const xdev_attr_t* seed = find_attr(raw, XDEV_ATTR_NAME_seed, XDEV_ATTR_INT);
+    const xdev_attr_t* minval = find_attr(raw, XDEV_ATTR_NAME_minval, XDEV_ATTR_FLOAT);
+    const xdev_attr_t* maxval = find_attr(raw, XDEV_ATTR_NAME_maxval, XDEV_ATTR_FLOAT);
     if (seed == nullptr || minval == nullptr || maxval == nullptr) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: needs the attributes seed (int), minval and maxval (float)", kOp);
@@ -242,10 +243,10 @@ xdev_status_t* reduce(const xdev_kernel_call_t* raw, bool mean, const char* name
 }
 
 xdev_status_t* kernel_sum(void*, const xdev_kernel_call_t* call) noexcept {
-  return reduce(call, false, "Sum");
+  return reduce(call, false, XDEV_OP_Sum);
 }
 xdev_status_t* kernel_mean(void*, const xdev_kernel_call_t* call) noexcept {
-  return reduce(call, true, "Mean");
+  return reduce(call, true, XDEV_OP_Mean);
 }
 
 // ---------------------------------------------------------------------------
@@ -335,7 +336,7 @@ xdev_status_t* row_major_gemm(Call& call, const Blas* blas, cublasHandle_t handl
 namespace {
 
 xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "MatMul";
+  constexpr const char* kOp = XDEV_OP_MatMul;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(2)) return s;
@@ -347,8 +348,8 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT, "%s: needs rank-2 operands",
                          kOp);
     }
-    const xdev_attr_t* ta_attr = find_attr(raw, "transpose_a", XDEV_ATTR_BOOL);
-    const xdev_attr_t* tb_attr = find_attr(raw, "transpose_b", XDEV_ATTR_BOOL);
+    const xdev_attr_t* ta_attr = find_attr(raw, XDEV_ATTR_NAME_transpose_a, XDEV_ATTR_BOOL);
+    const xdev_attr_t* tb_attr = find_attr(raw, XDEV_ATTR_NAME_transpose_b, XDEV_ATTR_BOOL);
     const bool ta = ta_attr != nullptr && ta_attr->value.b != 0;
     const bool tb = tb_attr != nullptr && tb_attr->value.b != 0;
     const int64_t m = ta ? a.shape[1] : a.shape[0];
@@ -405,21 +406,21 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* raw) noexcept {
 using ph::kernel_info;
 
 constexpr xdev_kernel_info_t kKernels[] = {
-    kernel_info("MatMul", kNumbers, kNumbers, &kernel_matmul),
-    kernel_info("Add", kAll, kAll, &kernel_add),
-    kernel_info("Sub", kNumbers, kNumbers, &kernel_sub),
-    kernel_info("Mul", kNumbers, kNumbers, &kernel_mul),
-    kernel_info("Div", kNumbers, kNumbers, &kernel_div),
-    kernel_info("Neg", kNumbers, kNumbers, &kernel_neg),
-    kernel_info("Relu", kNumbers, kNumbers, &kernel_relu),
-    kernel_info("AddN", kNumbers, kNumbers, &kernel_add_n),
-    kernel_info("Cast", kAll, kAll, &kernel_cast),
-    kernel_info("Sum", kNumbers, kNumbers, &kernel_sum),
-    kernel_info("Mean", kNumbers, kNumbers, &kernel_mean),
-    kernel_info("Copy", kAll, kAll, &kernel_copy),
-    kernel_info("Fill", kAll, kAll, &kernel_fill),
-    kernel_info("RandomUniform", kFloats, kFloats, &kernel_random_uniform),
-    kernel_info("Identity", kAll, kAll, &kernel_identity),
+    kernel_info(XDEV_OP_MatMul, kNumbers, kNumbers, &kernel_matmul),
+    kernel_info(XDEV_OP_Add, kAll, kAll, &kernel_add),
+    kernel_info(XDEV_OP_Sub, kNumbers, kNumbers, &kernel_sub),
+    kernel_info(XDEV_OP_Mul, kNumbers, kNumbers, &kernel_mul),
+    kernel_info(XDEV_OP_Div, kNumbers, kNumbers, &kernel_div),
+    kernel_info(XDEV_OP_Neg, kNumbers, kNumbers, &kernel_neg),
+    kernel_info(XDEV_OP_Relu, kNumbers, kNumbers, &kernel_relu),
+    kernel_info(XDEV_OP_AddN, kNumbers, kNumbers, &kernel_add_n),
+    kernel_info(XDEV_OP_Cast, kAll, kAll, &kernel_cast),
+    kernel_info(XDEV_OP_Sum, kNumbers, kNumbers, &kernel_sum),
+    kernel_info(XDEV_OP_Mean, kNumbers, kNumbers, &kernel_mean),
+    kernel_info(XDEV_OP_Copy, kAll, kAll, &kernel_copy),
+    kernel_info(XDEV_OP_Fill, kAll, kAll, &kernel_fill),
+    kernel_info(XDEV_OP_RandomUniform, kFloats, kFloats, &kernel_random_uniform),
+    kernel_info(XDEV_OP_Identity, kAll, kAll, &kernel_identity),
 };
 
 // This file's kernels, then those of ops_math.cpp, ops_reduce.cpp,

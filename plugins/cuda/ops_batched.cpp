@@ -10,6 +10,7 @@
 // (gather_check.hpp), the tensor is copied into the output, then the
 // updates are added atomically (batched.cu).
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include <cuda_runtime_api.h>
 
@@ -106,7 +107,7 @@ cublasStatus_t gemm_batched(const Blas& blas, cublasHandle_t handle, cublasOpera
 }
 
 xdev_status_t* kernel_batch_mat_mul_v2(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "BatchMatMulV2";
+  constexpr const char* kOp = XDEV_OP_BatchMatMulV2;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(2)) return s;
@@ -120,8 +121,8 @@ xdev_status_t* kernel_batch_mat_mul_v2(void*, const xdev_kernel_call_t* raw) noe
                          ", %" PRId32 " and %" PRId32,
                          kOp, x.rank, y.rank, c.rank);
     }
-    const xdev_attr_t* ax_attr = find_attr(raw, "adj_x", XDEV_ATTR_BOOL);
-    const xdev_attr_t* ay_attr = find_attr(raw, "adj_y", XDEV_ATTR_BOOL);
+    const xdev_attr_t* ax_attr = find_attr(raw, XDEV_ATTR_NAME_adj_x, XDEV_ATTR_BOOL);
+    const xdev_attr_t* ay_attr = find_attr(raw, XDEV_ATTR_NAME_adj_y, XDEV_ATTR_BOOL);
     const bool ax = ax_attr != nullptr && ax_attr->value.b != 0;
     const bool ay = ay_attr != nullptr && ay_attr->value.b != 0;
     const xdev_tensor_t a = matrix_of(x), b = matrix_of(y), cm = matrix_of(c);
@@ -239,7 +240,7 @@ bool scatter_shapes_fit(const xdev_tensor_t& tensor, const xdev_tensor_t& indice
 }
 
 xdev_status_t* kernel_tensor_scatter_add(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "TensorScatterAdd";
+  constexpr const char* kOp = XDEV_OP_TensorScatterAdd;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(3)) return s;
@@ -306,9 +307,9 @@ xdev_status_t* kernel_tensor_scatter_add(void*, const xdev_kernel_call_t* raw) n
 using ph::kernel_info;
 
 constexpr xdev_kernel_info_t kBatchedKernels[] = {
-    kernel_info("BatchMatMulV2", kNumbers, kNumbers, &kernel_batch_mat_mul_v2),
+    kernel_info(XDEV_OP_BatchMatMulV2, kNumbers, kNumbers, &kernel_batch_mat_mul_v2),
     // Looked up by the tensor's dtype; the indices int32 or int64.
-    kernel_info("TensorScatterAdd", kNumbers, kNumbers, &kernel_tensor_scatter_add),
+    kernel_info(XDEV_OP_TensorScatterAdd, kNumbers, kNumbers, &kernel_tensor_scatter_add),
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 // plugin use. BroadcastTo's view is x itself, aligned to the right with its
 // axes of size 1 repeated (copy_into broadcasts like that).
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 #include <xdev/strided_slice.hpp>
 
 #include <cuda_runtime_api.h>
@@ -72,13 +73,13 @@ xdev_status_t* window_op(const xdev_kernel_call_t* raw, const char* op, Body&& b
 }
 
 xdev_status_t* kernel_slice(void*, const xdev_kernel_call_t* raw) noexcept {
-  return window_op(raw, "Slice", [](Call& call) -> xdev_status_t* {
+  return window_op(raw, XDEV_OP_Slice, [](Call& call) -> xdev_status_t* {
     const xdev_tensor_t& x = call.input(0);
     const xdev_tensor_t& out = call.output();
     const int64_t *begin = nullptr, *size = nullptr;
     int64_t begins = 0, sizes = 0;
-    if (xdev_status_t* s = int_list(call, "begin", &begin, &begins)) return s;
-    if (xdev_status_t* s = int_list(call, "size", &size, &sizes)) return s;
+    if (xdev_status_t* s = int_list(call, XDEV_ATTR_NAME_begin, &begin, &begins)) return s;
+    if (xdev_status_t* s = int_list(call, XDEV_ATTR_NAME_size, &size, &sizes)) return s;
     if (begins != x.rank || sizes != x.rank || out.rank != x.rank) return shape_mismatch(call);
     for (int32_t k = 0; k < x.rank; ++k) {
       // In that order nothing overflows: x.shape[k] - begin[k] >= 0.
@@ -98,22 +99,22 @@ xdev_status_t* kernel_slice(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* raw) noexcept {
-  return window_op(raw, "StridedSlice", [raw](Call& call) -> xdev_status_t* {
+  return window_op(raw, XDEV_OP_StridedSlice, [raw](Call& call) -> xdev_status_t* {
     const xdev_tensor_t& x = call.input(0);
     const xdev_tensor_t& out = call.output();
     const int64_t *begin = nullptr, *end = nullptr, *steps = nullptr;
     int64_t begins = 0, ends = 0, stride_count = 0;
-    if (xdev_status_t* s = int_list(call, "begin", &begin, &begins)) return s;
-    if (xdev_status_t* s = int_list(call, "end", &end, &ends)) return s;
-    if (xdev_status_t* s = int_list(call, "strides", &steps, &stride_count)) return s;
+    if (xdev_status_t* s = int_list(call, XDEV_ATTR_NAME_begin, &begin, &begins)) return s;
+    if (xdev_status_t* s = int_list(call, XDEV_ATTR_NAME_end, &end, &ends)) return s;
+    if (xdev_status_t* s = int_list(call, XDEV_ATTR_NAME_strides, &steps, &stride_count)) return s;
     if (ends != begins || stride_count != begins) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                          "StridedSlice: begin, end and strides have %" PRId64 ", %" PRId64
                          " and %" PRId64 " values",
                          begins, ends, stride_count);
     }
-    static constexpr const char* kMasks[5] = {"begin_mask", "end_mask", "ellipsis_mask",
-                                              "new_axis_mask", "shrink_axis_mask"};
+    static constexpr const char* kMasks[5] = {XDEV_ATTR_NAME_begin_mask, XDEV_ATTR_NAME_end_mask, XDEV_ATTR_NAME_ellipsis_mask,
+                                              XDEV_ATTR_NAME_new_axis_mask, XDEV_ATTR_NAME_shrink_axis_mask};
     int64_t masks[5] = {};
     for (int m = 0; m < 5; ++m) {
       const xdev_attr_t* a = find_attr(raw, kMasks[m], XDEV_ATTR_INT);
@@ -134,7 +135,7 @@ xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* raw) noexce
 }
 
 xdev_status_t* kernel_broadcast_to(void*, const xdev_kernel_call_t* raw) noexcept {
-  return window_op(raw, "BroadcastTo", [](Call& call) -> xdev_status_t* {
+  return window_op(raw, XDEV_OP_BroadcastTo, [](Call& call) -> xdev_status_t* {
     const xdev_tensor_t& x = call.input(0);
     const xdev_tensor_t& out = call.output();
     const int32_t extra = out.rank - x.rank;
@@ -171,16 +172,16 @@ xdev_status_t* number_attr(Call& call, const char* name, bool required, double f
 }
 
 xdev_status_t* kernel_range(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Range";
+  constexpr const char* kOp = XDEV_OP_Range;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(0)) return s;
     const xdev_tensor_t& out = call.output();
     if (!in_mask(kNumbers, out.dtype)) return call.bad_dtype(out.dtype);
     double start = 0, limit = 0, delta = 1;
-    if (xdev_status_t* s = number_attr(call, "start", true, 0.0, &start)) return s;
-    if (xdev_status_t* s = number_attr(call, "limit", true, 0.0, &limit)) return s;
-    if (xdev_status_t* s = number_attr(call, "delta", false, 1.0, &delta)) return s;
+    if (xdev_status_t* s = number_attr(call, XDEV_ATTR_NAME_start, true, 0.0, &start)) return s;
+    if (xdev_status_t* s = number_attr(call, XDEV_ATTR_NAME_limit, true, 0.0, &limit)) return s;
+    if (xdev_status_t* s = number_attr(call, XDEV_ATTR_NAME_delta, false, 1.0, &delta)) return s;
     if (out.rank != 1 || delta == 0) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: the output must have rank 1 (not %" PRId32
@@ -193,7 +194,7 @@ xdev_status_t* kernel_range(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "OneHot";
+  constexpr const char* kOp = XDEV_OP_OneHot;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(1)) return s;
@@ -201,8 +202,8 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* raw) noexcept {
     const xdev_tensor_t& out = call.output();
     if (!in_mask(kInt32 | kInt64, indices.dtype)) return call.bad_dtype(indices.dtype);
     if (!in_mask(kAll, out.dtype)) return call.bad_dtype(out.dtype);
-    const xdev_attr_t* depth = find_attr(raw, "depth", XDEV_ATTR_INT);
-    const xdev_attr_t* axis = find_attr(raw, "axis", XDEV_ATTR_INT);
+    const xdev_attr_t* depth = find_attr(raw, XDEV_ATTR_NAME_depth, XDEV_ATTR_INT);
+    const xdev_attr_t* axis = find_attr(raw, XDEV_ATTR_NAME_axis, XDEV_ATTR_INT);
     if (depth == nullptr || depth->value.i < 0 || axis == nullptr || axis->value.i < 0 ||
         axis->value.i > indices.rank) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
@@ -211,8 +212,8 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* raw) noexcept {
                          kOp, indices.rank);
     }
     double on = 1, off = 0;
-    if (xdev_status_t* s = number_attr(call, "on_value", false, 1.0, &on)) return s;
-    if (xdev_status_t* s = number_attr(call, "off_value", false, 0.0, &off)) return s;
+    if (xdev_status_t* s = number_attr(call, XDEV_ATTR_NAME_on_value, false, 1.0, &on)) return s;
+    if (xdev_status_t* s = number_attr(call, XDEV_ATTR_NAME_off_value, false, 0.0, &off)) return s;
     if (!is_contiguous(indices)) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: the indices must be contiguous (the op table says so)", kOp);
@@ -236,11 +237,11 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* raw) noexcept {
 using ph::kernel_info;
 
 constexpr xdev_kernel_info_t kIndexingKernels[] = {
-    kernel_info("Slice", kAll, kAll, &kernel_slice),
-    kernel_info("StridedSlice", kAll, kAll, &kernel_strided_slice),
-    kernel_info("BroadcastTo", kAll, kAll, &kernel_broadcast_to),
-    kernel_info("Range", kNumbers, kNumbers, &kernel_range),
-    kernel_info("OneHot", kInt32 | kInt64, kAll, &kernel_one_hot),
+    kernel_info(XDEV_OP_Slice, kAll, kAll, &kernel_slice),
+    kernel_info(XDEV_OP_StridedSlice, kAll, kAll, &kernel_strided_slice),
+    kernel_info(XDEV_OP_BroadcastTo, kAll, kAll, &kernel_broadcast_to),
+    kernel_info(XDEV_OP_Range, kNumbers, kNumbers, &kernel_range),
+    kernel_info(XDEV_OP_OneHot, kInt32 | kInt64, kAll, &kernel_one_hot),
 };
 
 }  // namespace

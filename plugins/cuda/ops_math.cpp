@@ -3,6 +3,7 @@
 // layouts here, the functors in math.cu. One template per kind of op; the
 // op is a template argument.
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include <cinttypes>
 #include <cstdint>
@@ -69,31 +70,31 @@ struct MathInfo {
 };
 constexpr MathInfo math_info(MathOp op) {
   switch (op) {
-    case MathOp::kAbs: return {"Abs", kNumbers, false};
-    case MathOp::kSign: return {"Sign", kNumbers, false};
-    case MathOp::kSquare: return {"Square", kNumbers, false};
-    case MathOp::kExp: return {"Exp", kFloats, false};
-    case MathOp::kExpm1: return {"Expm1", kFloats, false};
-    case MathOp::kLog: return {"Log", kFloats, false};
-    case MathOp::kLog1p: return {"Log1p", kFloats, false};
-    case MathOp::kSqrt: return {"Sqrt", kFloats, false};
-    case MathOp::kRsqrt: return {"Rsqrt", kFloats, false};
-    case MathOp::kReciprocal: return {"Reciprocal", kFloats, false};
-    case MathOp::kSin: return {"Sin", kFloats, false};
-    case MathOp::kCos: return {"Cos", kFloats, false};
-    case MathOp::kTanh: return {"Tanh", kFloats, false};
-    case MathOp::kSigmoid: return {"Sigmoid", kFloats, false};
-    case MathOp::kErf: return {"Erf", kFloats, false};
-    case MathOp::kSoftplus: return {"Softplus", kFloats, false};
-    case MathOp::kFloor: return {"Floor", kFloats, false};
-    case MathOp::kCeil: return {"Ceil", kFloats, false};
-    case MathOp::kRound: return {"Round", kFloats, false};
-    case MathOp::kLeakyRelu: return {"LeakyRelu", kFloats, false};
+    case MathOp::kAbs: return {XDEV_OP_Abs, kNumbers, false};
+    case MathOp::kSign: return {XDEV_OP_Sign, kNumbers, false};
+    case MathOp::kSquare: return {XDEV_OP_Square, kNumbers, false};
+    case MathOp::kExp: return {XDEV_OP_Exp, kFloats, false};
+    case MathOp::kExpm1: return {XDEV_OP_Expm1, kFloats, false};
+    case MathOp::kLog: return {XDEV_OP_Log, kFloats, false};
+    case MathOp::kLog1p: return {XDEV_OP_Log1p, kFloats, false};
+    case MathOp::kSqrt: return {XDEV_OP_Sqrt, kFloats, false};
+    case MathOp::kRsqrt: return {XDEV_OP_Rsqrt, kFloats, false};
+    case MathOp::kReciprocal: return {XDEV_OP_Reciprocal, kFloats, false};
+    case MathOp::kSin: return {XDEV_OP_Sin, kFloats, false};
+    case MathOp::kCos: return {XDEV_OP_Cos, kFloats, false};
+    case MathOp::kTanh: return {XDEV_OP_Tanh, kFloats, false};
+    case MathOp::kSigmoid: return {XDEV_OP_Sigmoid, kFloats, false};
+    case MathOp::kErf: return {XDEV_OP_Erf, kFloats, false};
+    case MathOp::kSoftplus: return {XDEV_OP_Softplus, kFloats, false};
+    case MathOp::kFloor: return {XDEV_OP_Floor, kFloats, false};
+    case MathOp::kCeil: return {XDEV_OP_Ceil, kFloats, false};
+    case MathOp::kRound: return {XDEV_OP_Round, kFloats, false};
+    case MathOp::kLeakyRelu: return {XDEV_OP_LeakyRelu, kFloats, false};
     case MathOp::kGelu:
-    case MathOp::kGeluTanh: return {"Gelu", kFloats, false};
-    case MathOp::kLogicalNot: return {"LogicalNot", kBool, false};
-    case MathOp::kIsNan: return {"IsNan", kFloats, true};
-    case MathOp::kIsFinite: return {"IsFinite", kFloats, true};
+    case MathOp::kGeluTanh: return {XDEV_OP_Gelu, kFloats, false};
+    case MathOp::kLogicalNot: return {XDEV_OP_LogicalNot, kBool, false};
+    case MathOp::kIsNan: return {XDEV_OP_IsNan, kFloats, true};
+    case MathOp::kIsFinite: return {XDEV_OP_IsFinite, kFloats, true};
   }
   return {"?", 0, false};
 }
@@ -106,11 +107,11 @@ xdev_status_t* kernel_math(void*, const xdev_kernel_call_t* raw) noexcept {
                      [&](Call& call, const ElementwiseLayout& l) {
                        MathOp op = kOp;
                        double alpha = 0.2;  // LeakyRelu's default
-                       if (const xdev_attr_t* a = find_attr(raw, "alpha", XDEV_ATTR_FLOAT);
+                       if (const xdev_attr_t* a = find_attr(raw, XDEV_ATTR_NAME_alpha, XDEV_ATTR_FLOAT);
                            a != nullptr && kOp == MathOp::kLeakyRelu) {
                          alpha = a->value.f;
                        }
-                       if (const xdev_attr_t* a = find_attr(raw, "approximate", XDEV_ATTR_BOOL);
+                       if (const xdev_attr_t* a = find_attr(raw, XDEV_ATTR_NAME_approximate, XDEV_ATTR_BOOL);
                            a != nullptr && kOp == MathOp::kGelu && a->value.b != 0) {
                          op = MathOp::kGeluTanh;
                        }
@@ -124,12 +125,12 @@ xdev_status_t* kernel_math(void*, const xdev_kernel_call_t* raw) noexcept {
 
 constexpr const char* math_binary_name(MathBinaryOp op) {
   switch (op) {
-    case MathBinaryOp::kPow: return "Pow";
-    case MathBinaryOp::kMaximum: return "Maximum";
-    case MathBinaryOp::kMinimum: return "Minimum";
-    case MathBinaryOp::kFloorDiv: return "FloorDiv";
-    case MathBinaryOp::kFloorMod: return "FloorMod";
-    case MathBinaryOp::kSquaredDifference: return "SquaredDifference";
+    case MathBinaryOp::kPow: return XDEV_OP_Pow;
+    case MathBinaryOp::kMaximum: return XDEV_OP_Maximum;
+    case MathBinaryOp::kMinimum: return XDEV_OP_Minimum;
+    case MathBinaryOp::kFloorDiv: return XDEV_OP_FloorDiv;
+    case MathBinaryOp::kFloorMod: return XDEV_OP_FloorMod;
+    case MathBinaryOp::kSquaredDifference: return XDEV_OP_SquaredDifference;
   }
   return "?";
 }
@@ -150,14 +151,14 @@ struct CompareInfo {
 };
 constexpr CompareInfo compare_info(CompareOp op) {
   switch (op) {
-    case CompareOp::kEqual: return {"Equal", kAll};
-    case CompareOp::kNotEqual: return {"NotEqual", kAll};
-    case CompareOp::kLess: return {"Less", kNumbers};
-    case CompareOp::kLessEqual: return {"LessEqual", kNumbers};
-    case CompareOp::kGreater: return {"Greater", kNumbers};
-    case CompareOp::kGreaterEqual: return {"GreaterEqual", kNumbers};
-    case CompareOp::kLogicalAnd: return {"LogicalAnd", kBool};
-    case CompareOp::kLogicalOr: return {"LogicalOr", kBool};
+    case CompareOp::kEqual: return {XDEV_OP_Equal, kAll};
+    case CompareOp::kNotEqual: return {XDEV_OP_NotEqual, kAll};
+    case CompareOp::kLess: return {XDEV_OP_Less, kNumbers};
+    case CompareOp::kLessEqual: return {XDEV_OP_LessEqual, kNumbers};
+    case CompareOp::kGreater: return {XDEV_OP_Greater, kNumbers};
+    case CompareOp::kGreaterEqual: return {XDEV_OP_GreaterEqual, kNumbers};
+    case CompareOp::kLogicalAnd: return {XDEV_OP_LogicalAnd, kBool};
+    case CompareOp::kLogicalOr: return {XDEV_OP_LogicalOr, kBool};
   }
   return {"?", 0};
 }
@@ -175,7 +176,7 @@ xdev_status_t* kernel_compare(void*, const xdev_kernel_call_t* raw) noexcept {
 // Select(condition, x, y): the condition bool, x, y and the output of one
 // dtype (any of the five), copied bit for bit.
 xdev_status_t* kernel_select(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Select";
+  constexpr const char* kOp = XDEV_OP_Select;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(3)) return s;
@@ -189,7 +190,7 @@ xdev_status_t* kernel_select(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_clip_by_value(void*, const xdev_kernel_call_t* raw) noexcept {
-  return elementwise(raw, "ClipByValue", 3, kNumbers, XDEV_DTYPE_INVALID,
+  return elementwise(raw, XDEV_OP_ClipByValue, 3, kNumbers, XDEV_DTYPE_INVALID,
                      [](Call& call, const ElementwiseLayout& l) {
                        return launch_clip(call.input(0).dtype, l, in(call, 0), in(call, 1),
                                           in(call, 2), out(call), call.cuda_stream());
@@ -257,8 +258,8 @@ constexpr xdev_kernel_info_t kMathKernels[] = {
     compare_entry<CompareOp::kLogicalAnd>(),
     compare_entry<CompareOp::kLogicalOr>(),
     // Looked up by the condition's dtype; x, y and the output any dtype.
-    kernel_info("Select", kBool, kAll, &kernel_select),
-    kernel_info("ClipByValue", kNumbers, kNumbers, &kernel_clip_by_value),
+    kernel_info(XDEV_OP_Select, kBool, kAll, &kernel_select),
+    kernel_info(XDEV_OP_ClipByValue, kNumbers, kNumbers, &kernel_clip_by_value),
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 // cannot report the first bad index): it copies them from the device and
 // synchronizes the stream, so it costs a round trip. gather_check.hpp.
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include <cuda_runtime_api.h>
 
@@ -68,7 +69,7 @@ xdev_status_t* joined(const xdev_kernel_call_t* raw, const char* op, Body&& body
 }
 
 xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* raw) noexcept {
-  return joined(raw, "ConcatV2", [](Call& call, int32_t axis, const int64_t* strides) {
+  return joined(raw, XDEV_OP_ConcatV2, [](Call& call, int32_t axis, const int64_t* strides) {
     const xdev_tensor_t& out = call.output();
     int64_t along = 0;
     for (uint32_t i = 0; i < call.input_count(); ++i) {
@@ -93,7 +94,7 @@ xdev_status_t* kernel_concat_v2(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_pack(void*, const xdev_kernel_call_t* raw) noexcept {
-  return joined(raw, "Pack", [](Call& call, int32_t axis, const int64_t* dense) {
+  return joined(raw, XDEV_OP_Pack, [](Call& call, int32_t axis, const int64_t* dense) {
     const xdev_tensor_t& out = call.output();
     if (out.shape[axis] != call.input_count()) return shape_mismatch(call, 0);
     for (uint32_t i = 0; i < call.input_count(); ++i) {
@@ -171,7 +172,7 @@ xdev_status_t* index_mapped(const xdev_kernel_call_t* raw, const char* op, const
 }
 
 xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* raw) noexcept {
-  return index_mapped(raw, "Tile", "multiples", 1,
+  return index_mapped(raw, XDEV_OP_Tile, XDEV_ATTR_NAME_multiples, 1,
                       [](Call& call, const int64_t* multiples, const IndexMapLayout& l) {
                         for (int32_t d = 0; d < l.rank; ++d) {
                           if (l.out_shape[d] != l.in_shape[d] * multiples[d]) {
@@ -186,7 +187,7 @@ xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* raw) noexcept {
-  return index_mapped(raw, "PadV2", "paddings", 2,
+  return index_mapped(raw, XDEV_OP_PadV2, XDEV_ATTR_NAME_paddings, 2,
                       [raw](Call& call, const int64_t* paddings, IndexMapLayout& l) {
                         for (int32_t d = 0; d < l.rank; ++d) {
                           const int64_t before = paddings[2 * d], after = paddings[2 * d + 1];
@@ -196,7 +197,7 @@ xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* raw) noexcept {
                           l.before[d] = before;
                         }
                         const xdev_attr_t* value =
-                            find_attr(raw, "constant_values", XDEV_ATTR_FLOAT);
+                            find_attr(raw, XDEV_ATTR_NAME_constant_values, XDEV_ATTR_FLOAT);
                         const xdev_dtype_t dtype = call.output().dtype;
                         const uint64_t pattern =
                             fill_pattern(dtype, value != nullptr ? value->value.f : 0.0);
@@ -208,7 +209,7 @@ xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "GatherV2";
+  constexpr const char* kOp = XDEV_OP_GatherV2;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = call.check(2)) return s;
@@ -263,11 +264,11 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* raw) noexcept {
 using ph::kernel_info;
 
 constexpr xdev_kernel_info_t kMovementKernels[] = {
-    kernel_info("ConcatV2", kAll, kAll, &kernel_concat_v2),
-    kernel_info("Pack", kAll, kAll, &kernel_pack),
-    kernel_info("Tile", kAll, kAll, &kernel_tile),
-    kernel_info("PadV2", kAll, kAll, &kernel_pad_v2),
-    kernel_info("GatherV2", kAll, kAll, &kernel_gather_v2),
+    kernel_info(XDEV_OP_ConcatV2, kAll, kAll, &kernel_concat_v2),
+    kernel_info(XDEV_OP_Pack, kAll, kAll, &kernel_pack),
+    kernel_info(XDEV_OP_Tile, kAll, kAll, &kernel_tile),
+    kernel_info(XDEV_OP_PadV2, kAll, kAll, &kernel_pad_v2),
+    kernel_info(XDEV_OP_GatherV2, kAll, kAll, &kernel_gather_v2),
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 // strides (the core passes them contiguous: the op table's
 // contiguous_inputs); outputs are dense.
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include <cinttypes>
 #include <cmath>
@@ -43,7 +44,7 @@ xdev_status_t* nn_kernel(const xdev_kernel_call_t* raw, const char* op, int inpu
 // data_format: NHWC (the default) puts the channel last, NCHW at axis 1.
 xdev_status_t* read_nchw(const Call& call, bool* nchw) {
   *nchw = false;
-  const char* f = string_attr(call, "data_format");
+  const char* f = string_attr(call, XDEV_ATTR_NAME_data_format);
   if (f == nullptr) return nullptr;
   if (std::strcmp(f, "NHWC") != 0 && std::strcmp(f, "NCHW") != 0) {
     return invalid(call, "the attribute 'data_format' must be the string NHWC or NCHW");
@@ -53,7 +54,7 @@ xdev_status_t* read_nchw(const Call& call, bool* nchw) {
 }
 
 xdev_status_t* kernel_bias_add(void*, const xdev_kernel_call_t* raw) noexcept {
-  return nn_kernel(raw, "BiasAdd", 2, 1, [&](Call& call) -> xdev_status_t* {
+  return nn_kernel(raw, XDEV_OP_BiasAdd, 2, 1, [&](Call& call) -> xdev_status_t* {
     bool nchw = false;
     if (xdev_status_t* s = read_nchw(call, &nchw)) return s;
     const xdev_tensor_t& value = call.input(0);
@@ -84,7 +85,7 @@ bool broadcasts_to(const xdev_tensor_t& t, int64_t rows, int64_t cols) {
 }
 
 xdev_status_t* kernel_softmax_cross_entropy(void*, const xdev_kernel_call_t* raw) noexcept {
-  return nn_kernel(raw, "SoftmaxCrossEntropyWithLogits", 2, 2, [&](Call& call) -> xdev_status_t* {
+  return nn_kernel(raw, XDEV_OP_SoftmaxCrossEntropyWithLogits, 2, 2, [&](Call& call) -> xdev_status_t* {
     const xdev_tensor_t& features = call.input(0);
     const xdev_tensor_t& labels = call.input(1);
     const xdev_tensor_t& loss = call.output(0);
@@ -107,16 +108,16 @@ xdev_status_t* kernel_softmax_cross_entropy(void*, const xdev_kernel_call_t* raw
 // --- LayerNorm --------------------------------------------------------------------------
 
 xdev_status_t* kernel_layer_norm(void*, const xdev_kernel_call_t* raw) noexcept {
-  return nn_kernel(raw, "LayerNorm", 3, 1, [&](Call& call) -> xdev_status_t* {
+  return nn_kernel(raw, XDEV_OP_LayerNorm, 3, 1, [&](Call& call) -> xdev_status_t* {
     const xdev_tensor_t& x = call.input(0);
     const xdev_tensor_t& out = call.output();
-    const xdev_attr_t* a = find_attr(raw, "begin_norm_axis", XDEV_ATTR_INT);
+    const xdev_attr_t* a = find_attr(raw, XDEV_ATTR_NAME_begin_norm_axis, XDEV_ATTR_INT);
     if (a == nullptr || a->value.i < 0 || a->value.i >= x.rank) {
       return g_host.fail(call.host(), XDEV_STATUS_INVALID_ARGUMENT,
                          "%s: the attribute 'begin_norm_axis' must be an int in [0, %" PRId32 ")",
                          call.op(), x.rank);
     }
-    const xdev_attr_t* e = find_attr(raw, "epsilon", XDEV_ATTR_FLOAT);
+    const xdev_attr_t* e = find_attr(raw, XDEV_ATTR_NAME_epsilon, XDEV_ATTR_FLOAT);
     if (e == nullptr || !(e->value.f >= 0.0) || !std::isfinite(e->value.f)) {
       return invalid(call, "the attribute 'epsilon' must be a float, finite and >= 0");
     }
@@ -139,10 +140,10 @@ xdev_status_t* kernel_layer_norm(void*, const xdev_kernel_call_t* raw) noexcept 
 using ph::kernel_info;
 
 constexpr xdev_kernel_info_t kNnKernels[] = {
-    kernel_info("BiasAdd", kFloats, kFloats, &kernel_bias_add),
-    kernel_info("SoftmaxCrossEntropyWithLogits", kFloats, kFloats,
+    kernel_info(XDEV_OP_BiasAdd, kFloats, kFloats, &kernel_bias_add),
+    kernel_info(XDEV_OP_SoftmaxCrossEntropyWithLogits, kFloats, kFloats,
                 &kernel_softmax_cross_entropy),
-    kernel_info("LayerNorm", kFloats, kFloats, &kernel_layer_norm),
+    kernel_info(XDEV_OP_LayerNorm, kFloats, kFloats, &kernel_layer_norm),
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // over `axes`; ArgMax, ArgMin, CumSum, Softmax, LogSoftmax along
 // `axis`. Checks and layouts here, kernels in reduce_ops.cu.
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include <cinttypes>
 #include <cstdint>
@@ -23,14 +24,14 @@ struct ReduceInfo {
 };
 constexpr ReduceInfo reduce_info(LineReduceOp op) {
   switch (op) {
-    case LineReduceOp::kMax: return {"Max", kNumbers};
-    case LineReduceOp::kMin: return {"Min", kNumbers};
-    case LineReduceOp::kProd: return {"Prod", kNumbers};
-    case LineReduceOp::kAny: return {"Any", kBool};
-    case LineReduceOp::kAll: return {"All", kBool};
-    case LineReduceOp::kLogSumExp: return {"LogSumExp", kFloats};
-    case LineReduceOp::kArgMax: return {"ArgMax", kNumbers};
-    case LineReduceOp::kArgMin: return {"ArgMin", kNumbers};
+    case LineReduceOp::kMax: return {XDEV_OP_Max, kNumbers};
+    case LineReduceOp::kMin: return {XDEV_OP_Min, kNumbers};
+    case LineReduceOp::kProd: return {XDEV_OP_Prod, kNumbers};
+    case LineReduceOp::kAny: return {XDEV_OP_Any, kBool};
+    case LineReduceOp::kAll: return {XDEV_OP_All, kBool};
+    case LineReduceOp::kLogSumExp: return {XDEV_OP_LogSumExp, kFloats};
+    case LineReduceOp::kArgMax: return {XDEV_OP_ArgMax, kNumbers};
+    case LineReduceOp::kArgMin: return {XDEV_OP_ArgMin, kNumbers};
   }
   return {"?", 0};
 }
@@ -90,7 +91,7 @@ xdev_status_t* check_along_axis(Call& call, uint64_t mask, int32_t* axis) {
 
 template <bool kLog>
 xdev_status_t* kernel_softmax(void*, const xdev_kernel_call_t* raw) noexcept {
-  const char* name = kLog ? "LogSoftmax" : "Softmax";
+  const char* name = kLog ? XDEV_OP_LogSoftmax : XDEV_OP_Softmax;
   return guarded(raw, name, [&]() -> xdev_status_t* {
     Call call(raw, name);
     int32_t axis = 0;
@@ -105,15 +106,15 @@ xdev_status_t* kernel_softmax(void*, const xdev_kernel_call_t* raw) noexcept {
 }
 
 xdev_status_t* kernel_cum_sum(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "CumSum";
+  constexpr const char* kOp = XDEV_OP_CumSum;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     int32_t axis = 0;
     if (xdev_status_t* s = check_along_axis(call, kNumbers, &axis)) return s;
     const xdev_tensor_t& x = call.input(0);
     const LineLayouts l = line_layouts(x, axis);
-    return call.launched(launch_cumsum(x.dtype, l.in, l.out, bool_attr(call, "exclusive"),
-                                       bool_attr(call, "reverse"), data_of(x),
+    return call.launched(launch_cumsum(x.dtype, l.in, l.out, bool_attr(call, XDEV_ATTR_NAME_exclusive),
+                                       bool_attr(call, XDEV_ATTR_NAME_reverse), data_of(x),
                                        data_of_output(call.output()), call.cuda_stream()));
   });
 }
@@ -135,9 +136,9 @@ constexpr xdev_kernel_info_t kReduceKernels[] = {
     reduce_entry<LineReduceOp::kLogSumExp>(),
     reduce_entry<LineReduceOp::kArgMax>(),
     reduce_entry<LineReduceOp::kArgMin>(),
-    kernel_info("CumSum", kNumbers, kNumbers, &kernel_cum_sum),
-    kernel_info("Softmax", kFloats, kFloats, &kernel_softmax<false>),
-    kernel_info("LogSoftmax", kFloats, kFloats, &kernel_softmax<true>),
+    kernel_info(XDEV_OP_CumSum, kNumbers, kNumbers, &kernel_cum_sum),
+    kernel_info(XDEV_OP_Softmax, kFloats, kFloats, &kernel_softmax<false>),
+    kernel_info(XDEV_OP_LogSoftmax, kFloats, kFloats, &kernel_softmax<true>),
 };
 
 }  // namespace

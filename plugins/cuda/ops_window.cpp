@@ -22,6 +22,7 @@
 //                        no atomics, so the result is deterministic.
 // NCHW takes one product per image a chunk covers (for_image_segments).
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -89,16 +90,16 @@ xdev_status_t* windows(Call& call, const xdev_tensor_t& in, const xdev_tensor_t&
                        int64_t kw, WindowLayout* l) {
   WindowAttrs a;
   bool valid = false;
-  if (xdev_status_t* s = choice(call, "data_format", "NHWC", "NCHW", false, &a.nchw)) return s;
-  if (xdev_status_t* s = choice(call, "padding", "SAME", "VALID", true, &valid)) return s;
+  if (xdev_status_t* s = choice(call, XDEV_ATTR_NAME_data_format, "NHWC", "NCHW", false, &a.nchw)) return s;
+  if (xdev_status_t* s = choice(call, XDEV_ATTR_NAME_padding, "SAME", "VALID", true, &valid)) return s;
   a.same = !valid;
   if (in.rank != 4 || out.rank != 4) return invalid(call, "images of rank 4 expected");
-  if (xdev_status_t* s = pair(call, "strides", true, a.nchw, &a.sy, &a.sx)) return s;
+  if (xdev_status_t* s = pair(call, XDEV_ATTR_NAME_strides, true, a.nchw, &a.sy, &a.sx)) return s;
   if (kh > 0) {
-    if (xdev_status_t* s = pair(call, "dilations", false, a.nchw, &a.dy, &a.dx)) return s;
+    if (xdev_status_t* s = pair(call, XDEV_ATTR_NAME_dilations, false, a.nchw, &a.dy, &a.dx)) return s;
     a.kh = kh;
     a.kw = kw;
-  } else if (xdev_status_t* s = pair(call, "ksize", true, a.nchw, &a.kh, &a.kw)) {
+  } else if (xdev_status_t* s = pair(call, XDEV_ATTR_NAME_ksize, true, a.nchw, &a.kh, &a.kw)) {
     return s;
   }
   if (!plan_windows(a, in.shape, out.shape, *l)) {
@@ -154,15 +155,15 @@ xdev_status_t* pool(const xdev_kernel_call_t* raw, const char* op) noexcept {
 }
 
 xdev_status_t* kernel_max_pool(void*, const xdev_kernel_call_t* raw) noexcept {
-  return pool<true>(raw, "MaxPool");
+  return pool<true>(raw, XDEV_OP_MaxPool);
 }
 xdev_status_t* kernel_avg_pool(void*, const xdev_kernel_call_t* raw) noexcept {
-  return pool<false>(raw, "AvgPool");
+  return pool<false>(raw, XDEV_OP_AvgPool);
 }
 
 // inputs: orig_input, orig_output, grad; output: orig_input's gradient.
 xdev_status_t* kernel_max_pool_grad(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "MaxPoolGrad";
+  constexpr const char* kOp = XDEV_OP_MaxPoolGrad;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = float_call(call, 3)) return s;
@@ -180,7 +181,7 @@ xdev_status_t* kernel_max_pool_grad(void*, const xdev_kernel_call_t* raw) noexce
 
 // input: grad; output: the gradient of AvgPool's input.
 xdev_status_t* kernel_avg_pool_grad(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "AvgPoolGrad";
+  constexpr const char* kOp = XDEV_OP_AvgPoolGrad;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     if (xdev_status_t* s = float_call(call, 1)) return s;
@@ -296,7 +297,7 @@ xdev_status_t* for_chunks(const ColumnPlan& plan, F&& f) {
 }
 
 xdev_status_t* kernel_conv2d(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Conv2D";
+  constexpr const char* kOp = XDEV_OP_Conv2D;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     Conv c;
@@ -339,7 +340,7 @@ xdev_status_t* kernel_conv2d(void*, const xdev_kernel_call_t* raw) noexcept {
 
 // inputs: filter, out_backprop; output: the input's gradient.
 xdev_status_t* kernel_conv2d_backprop_input(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Conv2DBackpropInput";
+  constexpr const char* kOp = XDEV_OP_Conv2DBackpropInput;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     Conv c;
@@ -381,7 +382,7 @@ xdev_status_t* kernel_conv2d_backprop_input(void*, const xdev_kernel_call_t* raw
 
 // inputs: input, out_backprop; output: the filter's gradient.
 xdev_status_t* kernel_conv2d_backprop_filter(void*, const xdev_kernel_call_t* raw) noexcept {
-  constexpr const char* kOp = "Conv2DBackpropFilter";
+  constexpr const char* kOp = XDEV_OP_Conv2DBackpropFilter;
   return guarded(raw, kOp, [&]() -> xdev_status_t* {
     Call call(raw, kOp);
     Conv c;
@@ -432,13 +433,13 @@ xdev_status_t* kernel_conv2d_backprop_filter(void*, const xdev_kernel_call_t* ra
 using ph::kernel_info;
 
 constexpr xdev_kernel_info_t kWindowKernels[] = {
-    kernel_info("Conv2D", kFloats, kFloats, &kernel_conv2d),
-    kernel_info("Conv2DBackpropInput", kFloats, kFloats, &kernel_conv2d_backprop_input),
-    kernel_info("Conv2DBackpropFilter", kFloats, kFloats, &kernel_conv2d_backprop_filter),
-    kernel_info("MaxPool", kFloats, kFloats, &kernel_max_pool),
-    kernel_info("AvgPool", kFloats, kFloats, &kernel_avg_pool),
-    kernel_info("MaxPoolGrad", kFloats, kFloats, &kernel_max_pool_grad),
-    kernel_info("AvgPoolGrad", kFloats, kFloats, &kernel_avg_pool_grad),
+    kernel_info(XDEV_OP_Conv2D, kFloats, kFloats, &kernel_conv2d),
+    kernel_info(XDEV_OP_Conv2DBackpropInput, kFloats, kFloats, &kernel_conv2d_backprop_input),
+    kernel_info(XDEV_OP_Conv2DBackpropFilter, kFloats, kFloats, &kernel_conv2d_backprop_filter),
+    kernel_info(XDEV_OP_MaxPool, kFloats, kFloats, &kernel_max_pool),
+    kernel_info(XDEV_OP_AvgPool, kFloats, kFloats, &kernel_avg_pool),
+    kernel_info(XDEV_OP_MaxPoolGrad, kFloats, kFloats, &kernel_max_pool_grad),
+    kernel_info(XDEV_OP_AvgPoolGrad, kFloats, kFloats, &kernel_avg_pool_grad),
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // OpenCL C expression per dtype class, or its line-kernel body), turned
 // into source by codegen.cpp, compiled on first use (programs.cpp) and
 // enqueued on the call's stream. MatMul and BatchMatMulV2 run CLBlast (floats).
+#include <xdev/op_names.h>
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
@@ -220,16 +221,16 @@ const TreeReduce* tree_for(const OpRow& row, bool floating) {
     const TreeReduce* for_int;  // integers and bool
   };
   static constexpr Entry kTrees[] = {
-      {"Sum", &kTreeSum, &kTreeSum},
-      {"Mean", &kTreeMeanFloat, &kTreeMeanInt},
-      {"Prod", &kTreeProd, &kTreeProd},
-      {"Max", &kTreeMaxFloat, &kTreeMaxInt},
-      {"Min", &kTreeMinFloat, &kTreeMinInt},
-      {"Any", nullptr, &kTreeAny},
-      {"All", nullptr, &kTreeAll},
-      {"LogSumExp", &kTreeLogSumExp, nullptr},
-      {"ArgMax", &kTreeArgMaxFloat, &kTreeArgMaxInt},
-      {"ArgMin", &kTreeArgMinFloat, &kTreeArgMinInt},
+      {XDEV_OP_Sum, &kTreeSum, &kTreeSum},
+      {XDEV_OP_Mean, &kTreeMeanFloat, &kTreeMeanInt},
+      {XDEV_OP_Prod, &kTreeProd, &kTreeProd},
+      {XDEV_OP_Max, &kTreeMaxFloat, &kTreeMaxInt},
+      {XDEV_OP_Min, &kTreeMinFloat, &kTreeMinInt},
+      {XDEV_OP_Any, nullptr, &kTreeAny},
+      {XDEV_OP_All, nullptr, &kTreeAll},
+      {XDEV_OP_LogSumExp, &kTreeLogSumExp, nullptr},
+      {XDEV_OP_ArgMax, &kTreeArgMaxFloat, &kTreeArgMaxInt},
+      {XDEV_OP_ArgMin, &kTreeArgMinFloat, &kTreeArgMinInt},
   };
   for (const Entry& e : kTrees) {
     if (std::strcmp(e.op, row.op) == 0) return floating ? e.for_float : e.for_int;
@@ -240,116 +241,116 @@ const TreeReduce* tree_for(const OpRow& row, bool floating) {
 #define XDEV_WRAP(op) "($T)(($U)a " op " ($U)b)"
 constexpr OpRow kOps[] = {
     // Data movement and creation.
-    {"Copy", Kind::kElementwise, kEvery, 1, Out::kSame, "a", "a", "a"},
-    {"Identity", Kind::kElementwise, kEvery, 1, Out::kSame, "a", "a", "a"},
-    {"BroadcastTo", Kind::kBroadcast, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
-    {"Cast", Kind::kCast, kEvery, 1, Out::kAttr, nullptr, nullptr, nullptr},
-    {"Fill", Kind::kFill, kEvery, 0, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_Copy, Kind::kElementwise, kEvery, 1, Out::kSame, "a", "a", "a"},
+    {XDEV_OP_Identity, Kind::kElementwise, kEvery, 1, Out::kSame, "a", "a", "a"},
+    {XDEV_OP_BroadcastTo, Kind::kBroadcast, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_Cast, Kind::kCast, kEvery, 1, Out::kAttr, nullptr, nullptr, nullptr},
+    {XDEV_OP_Fill, Kind::kFill, kEvery, 0, Out::kSame, nullptr, nullptr, nullptr},
     // Unary math.
-    {"Neg", Kind::kElementwise, kNumbersH, 1, Out::kSame, "-a", "xdev_neg_$T(a)", nullptr},
-    {"Relu", Kind::kElementwise, kNumbersH, 1, Out::kSame, "a > 0 ? a : ($T)0", "a > 0 ? a : ($T)0", nullptr},
-    {"Abs", Kind::kElementwise, kNumbersH, 1, Out::kSame, "fabs(a)", "a < 0 ? xdev_neg_$T(a) : a", nullptr},
-    {"Sign", Kind::kElementwise, kNumbersH, 1, Out::kSame, "a > 0 ? ($T)1 : (a < 0 ? ($T)-1 : a)",
+    {XDEV_OP_Neg, Kind::kElementwise, kNumbersH, 1, Out::kSame, "-a", "xdev_neg_$T(a)", nullptr},
+    {XDEV_OP_Relu, Kind::kElementwise, kNumbersH, 1, Out::kSame, "a > 0 ? a : ($T)0", "a > 0 ? a : ($T)0", nullptr},
+    {XDEV_OP_Abs, Kind::kElementwise, kNumbersH, 1, Out::kSame, "fabs(a)", "a < 0 ? xdev_neg_$T(a) : a", nullptr},
+    {XDEV_OP_Sign, Kind::kElementwise, kNumbersH, 1, Out::kSame, "a > 0 ? ($T)1 : (a < 0 ? ($T)-1 : a)",
      "($T)((a > 0) - (a < 0))", nullptr},
-    {"Square", Kind::kElementwise, kNumbersH, 1, Out::kSame, "a * a", "($T)(($U)a * ($U)a)", nullptr},
-    {"Exp", Kind::kElementwise, kFloatsH, 1, Out::kSame, "exp(a)", nullptr, nullptr},
-    {"Expm1", Kind::kElementwise, kFloatsH, 1, Out::kSame, "expm1(a)", nullptr, nullptr},
-    {"Log", Kind::kElementwise, kFloatsH, 1, Out::kSame, "log(a)", nullptr, nullptr},
-    {"Log1p", Kind::kElementwise, kFloatsH, 1, Out::kSame, "log1p(a)", nullptr, nullptr},
-    {"Sqrt", Kind::kElementwise, kFloatsH, 1, Out::kSame, "sqrt(a)", nullptr, nullptr},
-    {"Rsqrt", Kind::kElementwise, kFloatsH, 1, Out::kSame, "($T)1 / sqrt(a)", nullptr, nullptr},
-    {"Reciprocal", Kind::kElementwise, kFloatsH, 1, Out::kSame, "($T)1 / a", nullptr, nullptr},
-    {"Sin", Kind::kElementwise, kFloatsH, 1, Out::kSame, "sin(a)", nullptr, nullptr},
-    {"Cos", Kind::kElementwise, kFloatsH, 1, Out::kSame, "cos(a)", nullptr, nullptr},
-    {"Tanh", Kind::kElementwise, kFloatsH, 1, Out::kSame, "tanh(a)", nullptr, nullptr},
-    {"Sigmoid", Kind::kElementwise, kFloatsH, 1, Out::kSame, "($T)1 / (($T)1 + exp(-a))", nullptr, nullptr},
-    {"Erf", Kind::kElementwise, kFloatsH, 1, Out::kSame, "erf(a)", nullptr, nullptr},
-    {"Softplus", Kind::kElementwise, kFloatsH, 1, Out::kSame, "fmax(a, ($T)0) + log1p(exp(-fabs(a)))", nullptr, nullptr},
-    {"Floor", Kind::kElementwise, kFloatsH, 1, Out::kSame, "floor(a)", nullptr, nullptr},
-    {"Ceil", Kind::kElementwise, kFloatsH, 1, Out::kSame, "ceil(a)", nullptr, nullptr},
-    {"Round", Kind::kElementwise, kFloatsH, 1, Out::kSame, "rint(a)", nullptr, nullptr},
-    {"LeakyRelu", Kind::kElementwise, kFloatsH, 1, Out::kSame, "a > 0 ? a : alpha * a", nullptr, nullptr,
-     "alpha", 0.2},
-    {"Gelu", Kind::kElementwise, kFloatsH, 1, Out::kSame,
+    {XDEV_OP_Square, Kind::kElementwise, kNumbersH, 1, Out::kSame, "a * a", "($T)(($U)a * ($U)a)", nullptr},
+    {XDEV_OP_Exp, Kind::kElementwise, kFloatsH, 1, Out::kSame, "exp(a)", nullptr, nullptr},
+    {XDEV_OP_Expm1, Kind::kElementwise, kFloatsH, 1, Out::kSame, "expm1(a)", nullptr, nullptr},
+    {XDEV_OP_Log, Kind::kElementwise, kFloatsH, 1, Out::kSame, "log(a)", nullptr, nullptr},
+    {XDEV_OP_Log1p, Kind::kElementwise, kFloatsH, 1, Out::kSame, "log1p(a)", nullptr, nullptr},
+    {XDEV_OP_Sqrt, Kind::kElementwise, kFloatsH, 1, Out::kSame, "sqrt(a)", nullptr, nullptr},
+    {XDEV_OP_Rsqrt, Kind::kElementwise, kFloatsH, 1, Out::kSame, "($T)1 / sqrt(a)", nullptr, nullptr},
+    {XDEV_OP_Reciprocal, Kind::kElementwise, kFloatsH, 1, Out::kSame, "($T)1 / a", nullptr, nullptr},
+    {XDEV_OP_Sin, Kind::kElementwise, kFloatsH, 1, Out::kSame, "sin(a)", nullptr, nullptr},
+    {XDEV_OP_Cos, Kind::kElementwise, kFloatsH, 1, Out::kSame, "cos(a)", nullptr, nullptr},
+    {XDEV_OP_Tanh, Kind::kElementwise, kFloatsH, 1, Out::kSame, "tanh(a)", nullptr, nullptr},
+    {XDEV_OP_Sigmoid, Kind::kElementwise, kFloatsH, 1, Out::kSame, "($T)1 / (($T)1 + exp(-a))", nullptr, nullptr},
+    {XDEV_OP_Erf, Kind::kElementwise, kFloatsH, 1, Out::kSame, "erf(a)", nullptr, nullptr},
+    {XDEV_OP_Softplus, Kind::kElementwise, kFloatsH, 1, Out::kSame, "fmax(a, ($T)0) + log1p(exp(-fabs(a)))", nullptr, nullptr},
+    {XDEV_OP_Floor, Kind::kElementwise, kFloatsH, 1, Out::kSame, "floor(a)", nullptr, nullptr},
+    {XDEV_OP_Ceil, Kind::kElementwise, kFloatsH, 1, Out::kSame, "ceil(a)", nullptr, nullptr},
+    {XDEV_OP_Round, Kind::kElementwise, kFloatsH, 1, Out::kSame, "rint(a)", nullptr, nullptr},
+    {XDEV_OP_LeakyRelu, Kind::kElementwise, kFloatsH, 1, Out::kSame, "a > 0 ? a : alpha * a", nullptr, nullptr,
+     XDEV_ATTR_NAME_alpha, 0.2},
+    {XDEV_OP_Gelu, Kind::kElementwise, kFloatsH, 1, Out::kSame,
      "($T)0.5$F * a * (($T)1 + erf(a * ($T)0.70710678118654752440$F))", nullptr, nullptr, nullptr, 0,
-     "approximate",
+     XDEV_ATTR_NAME_approximate,
      "($T)0.5$F * a * (($T)1 + tanh(($T)0.79788456080286535588$F * (a + ($T)0.044715$F * a * a * a)))"},
-    {"IsNan", Kind::kElementwise, kFloatsH, 1, Out::kBool, "isnan(a) ? 1 : 0", nullptr, nullptr},
-    {"IsFinite", Kind::kElementwise, kFloatsH, 1, Out::kBool, "isfinite(a) ? 1 : 0", nullptr, nullptr},
-    {"LogicalNot", Kind::kElementwise, kBool, 1, Out::kSame, nullptr, nullptr, "a == 0"},
+    {XDEV_OP_IsNan, Kind::kElementwise, kFloatsH, 1, Out::kBool, "isnan(a) ? 1 : 0", nullptr, nullptr},
+    {XDEV_OP_IsFinite, Kind::kElementwise, kFloatsH, 1, Out::kBool, "isfinite(a) ? 1 : 0", nullptr, nullptr},
+    {XDEV_OP_LogicalNot, Kind::kElementwise, kBool, 1, Out::kSame, nullptr, nullptr, "a == 0"},
     // Binary math (inputs broadcast by the core: stride 0).
-    {"Add", Kind::kElementwise, kAll | kHalves, 2, Out::kSame, "a + b", XDEV_WRAP("+"), "a | b"},
-    {"Sub", Kind::kElementwise, kNumbersH, 2, Out::kSame, "a - b", XDEV_WRAP("-"), nullptr},
-    {"Mul", Kind::kElementwise, kNumbersH, 2, Out::kSame, "a * b", XDEV_WRAP("*"), nullptr},
-    {"Div", Kind::kElementwise, kNumbersH, 2, Out::kSame, "a / b", "xdev_div_$T(a, b)", nullptr},
-    {"Pow", Kind::kElementwise, kFloatsH, 2, Out::kSame, "pow(a, b)", nullptr, nullptr},
-    {"Maximum", Kind::kElementwise, kNumbersH, 2, Out::kSame, "xdev_max_$T(a, b)", "xdev_max_$T(a, b)", nullptr},
-    {"Minimum", Kind::kElementwise, kNumbersH, 2, Out::kSame, "xdev_min_$T(a, b)", "xdev_min_$T(a, b)", nullptr},
-    {"FloorDiv", Kind::kElementwise, kNumbersH, 2, Out::kSame, "floor(a / b)", "xdev_floordiv_$T(a, b)", nullptr},
-    {"FloorMod", Kind::kElementwise, kNumbersH, 2, Out::kSame, "xdev_floormod_$T(a, b)",
+    {XDEV_OP_Add, Kind::kElementwise, kAll | kHalves, 2, Out::kSame, "a + b", XDEV_WRAP("+"), "a | b"},
+    {XDEV_OP_Sub, Kind::kElementwise, kNumbersH, 2, Out::kSame, "a - b", XDEV_WRAP("-"), nullptr},
+    {XDEV_OP_Mul, Kind::kElementwise, kNumbersH, 2, Out::kSame, "a * b", XDEV_WRAP("*"), nullptr},
+    {XDEV_OP_Div, Kind::kElementwise, kNumbersH, 2, Out::kSame, "a / b", "xdev_div_$T(a, b)", nullptr},
+    {XDEV_OP_Pow, Kind::kElementwise, kFloatsH, 2, Out::kSame, "pow(a, b)", nullptr, nullptr},
+    {XDEV_OP_Maximum, Kind::kElementwise, kNumbersH, 2, Out::kSame, "xdev_max_$T(a, b)", "xdev_max_$T(a, b)", nullptr},
+    {XDEV_OP_Minimum, Kind::kElementwise, kNumbersH, 2, Out::kSame, "xdev_min_$T(a, b)", "xdev_min_$T(a, b)", nullptr},
+    {XDEV_OP_FloorDiv, Kind::kElementwise, kNumbersH, 2, Out::kSame, "floor(a / b)", "xdev_floordiv_$T(a, b)", nullptr},
+    {XDEV_OP_FloorMod, Kind::kElementwise, kNumbersH, 2, Out::kSame, "xdev_floormod_$T(a, b)",
      "xdev_floormod_$T(a, b)", nullptr},
-    {"SquaredDifference", Kind::kElementwise, kNumbersH, 2, Out::kSame, "(a - b) * (a - b)",
+    {XDEV_OP_SquaredDifference, Kind::kElementwise, kNumbersH, 2, Out::kSame, "(a - b) * (a - b)",
      "($T)((($U)a - ($U)b) * (($U)a - ($U)b))", nullptr},
     // Comparisons and logic.
-    {"Equal", Kind::kElementwise, kAll | kHalves, 2, Out::kBool, "a == b", "a == b", "a == b"},
-    {"NotEqual", Kind::kElementwise, kAll | kHalves, 2, Out::kBool, "a != b", "a != b", "a != b"},
-    {"Less", Kind::kElementwise, kNumbersH, 2, Out::kBool, "a < b", "a < b", nullptr},
-    {"LessEqual", Kind::kElementwise, kNumbersH, 2, Out::kBool, "a <= b", "a <= b", nullptr},
-    {"Greater", Kind::kElementwise, kNumbersH, 2, Out::kBool, "a > b", "a > b", nullptr},
-    {"GreaterEqual", Kind::kElementwise, kNumbersH, 2, Out::kBool, "a >= b", "a >= b", nullptr},
-    {"LogicalAnd", Kind::kElementwise, kBool, 2, Out::kSame, nullptr, nullptr, "a && b"},
-    {"LogicalOr", Kind::kElementwise, kBool, 2, Out::kSame, nullptr, nullptr, "a || b"},
+    {XDEV_OP_Equal, Kind::kElementwise, kAll | kHalves, 2, Out::kBool, "a == b", "a == b", "a == b"},
+    {XDEV_OP_NotEqual, Kind::kElementwise, kAll | kHalves, 2, Out::kBool, "a != b", "a != b", "a != b"},
+    {XDEV_OP_Less, Kind::kElementwise, kNumbersH, 2, Out::kBool, "a < b", "a < b", nullptr},
+    {XDEV_OP_LessEqual, Kind::kElementwise, kNumbersH, 2, Out::kBool, "a <= b", "a <= b", nullptr},
+    {XDEV_OP_Greater, Kind::kElementwise, kNumbersH, 2, Out::kBool, "a > b", "a > b", nullptr},
+    {XDEV_OP_GreaterEqual, Kind::kElementwise, kNumbersH, 2, Out::kBool, "a >= b", "a >= b", nullptr},
+    {XDEV_OP_LogicalAnd, Kind::kElementwise, kBool, 2, Out::kSame, nullptr, nullptr, "a && b"},
+    {XDEV_OP_LogicalOr, Kind::kElementwise, kBool, 2, Out::kSame, nullptr, nullptr, "a || b"},
     // Select is looked up by the condition's dtype; x and y are any dtype.
-    {"Select", Kind::kElementwise, kBool, 3, Out::kAttr, nullptr, nullptr, "a ? b : c"},
-    {"ClipByValue", Kind::kElementwise, kNumbersH, 3, Out::kSame,
+    {XDEV_OP_Select, Kind::kElementwise, kBool, 3, Out::kAttr, nullptr, nullptr, "a ? b : c"},
+    {XDEV_OP_ClipByValue, Kind::kElementwise, kNumbersH, 3, Out::kSame,
      "isnan(a) ? a : fmin(fmax(a, b), c)", "xdev_min_$T(xdev_max_$T(a, b), c)", nullptr},
-    {"AddN", Kind::kAddN, kNumbersH, 0, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_AddN, Kind::kAddN, kNumbersH, 0, Out::kSame, nullptr, nullptr, nullptr},
     // Reductions over `axes`.
-    {"Sum", Kind::kReduce, kNumbersH, 1, Out::kSame, kSumFloat, kSumFloat, nullptr},
-    {"Mean", Kind::kReduce, kNumbersH, 1, Out::kSame, kMeanFloat, kMeanInt, nullptr},
-    {"Max", Kind::kReduce, kNumbersH, 1, Out::kSame, kMaxFloat, kMaxInt, nullptr},
-    {"Min", Kind::kReduce, kNumbersH, 1, Out::kSame, kMinFloat, kMinInt, nullptr},
-    {"Prod", Kind::kReduce, kNumbersH, 1, Out::kSame, kProd, kProd, nullptr},
-    {"Any", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAny},
-    {"All", Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAll_},
-    {"LogSumExp", Kind::kReduce, kFloatsH, 1, Out::kSame, kLogSumExp, nullptr, nullptr},
-    {"SoftmaxCrossEntropyWithLogits", Kind::kSoftmaxXent, kFloatsH, 2, Out::kSame,
+    {XDEV_OP_Sum, Kind::kReduce, kNumbersH, 1, Out::kSame, kSumFloat, kSumFloat, nullptr},
+    {XDEV_OP_Mean, Kind::kReduce, kNumbersH, 1, Out::kSame, kMeanFloat, kMeanInt, nullptr},
+    {XDEV_OP_Max, Kind::kReduce, kNumbersH, 1, Out::kSame, kMaxFloat, kMaxInt, nullptr},
+    {XDEV_OP_Min, Kind::kReduce, kNumbersH, 1, Out::kSame, kMinFloat, kMinInt, nullptr},
+    {XDEV_OP_Prod, Kind::kReduce, kNumbersH, 1, Out::kSame, kProd, kProd, nullptr},
+    {XDEV_OP_Any, Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAny},
+    {XDEV_OP_All, Kind::kReduce, kBool, 1, Out::kSame, nullptr, nullptr, kAll_},
+    {XDEV_OP_LogSumExp, Kind::kReduce, kFloatsH, 1, Out::kSame, kLogSumExp, nullptr, nullptr},
+    {XDEV_OP_SoftmaxCrossEntropyWithLogits, Kind::kSoftmaxXent, kFloatsH, 2, Out::kSame,
      kSoftmaxXentBody, nullptr, nullptr},
     // Sliding windows: `int_expr` names the WindowOp (window_op below).
-    {"MaxPool", Kind::kWindow, kFloatsH, 1, Out::kSame, nullptr, "0", nullptr},
-    {"AvgPool", Kind::kWindow, kFloatsH, 1, Out::kSame, nullptr, "1", nullptr},
-    {"MaxPoolGrad", Kind::kWindow, kFloatsH, 3, Out::kSame, nullptr, "2", nullptr},
-    {"AvgPoolGrad", Kind::kWindow, kFloatsH, 1, Out::kSame, nullptr, "3", nullptr},
-    {"Conv2D", Kind::kWindow, kFloatsH, 2, Out::kSame, nullptr, "4", nullptr},
-    {"Conv2DBackpropInput", Kind::kWindow, kFloatsH, 2, Out::kSame, nullptr, "5", nullptr},
-    {"Conv2DBackpropFilter", Kind::kWindow, kFloatsH, 2, Out::kSame, nullptr, "6", nullptr},
-    {"LayerNorm", Kind::kLayerNorm, kFloatsH, 3, Out::kSame, kLayerNormBody, nullptr, nullptr},
+    {XDEV_OP_MaxPool, Kind::kWindow, kFloatsH, 1, Out::kSame, nullptr, "0", nullptr},
+    {XDEV_OP_AvgPool, Kind::kWindow, kFloatsH, 1, Out::kSame, nullptr, "1", nullptr},
+    {XDEV_OP_MaxPoolGrad, Kind::kWindow, kFloatsH, 3, Out::kSame, nullptr, "2", nullptr},
+    {XDEV_OP_AvgPoolGrad, Kind::kWindow, kFloatsH, 1, Out::kSame, nullptr, "3", nullptr},
+    {XDEV_OP_Conv2D, Kind::kWindow, kFloatsH, 2, Out::kSame, nullptr, "4", nullptr},
+    {XDEV_OP_Conv2DBackpropInput, Kind::kWindow, kFloatsH, 2, Out::kSame, nullptr, "5", nullptr},
+    {XDEV_OP_Conv2DBackpropFilter, Kind::kWindow, kFloatsH, 2, Out::kSame, nullptr, "6", nullptr},
+    {XDEV_OP_LayerNorm, Kind::kLayerNorm, kFloatsH, 3, Out::kSame, kLayerNormBody, nullptr, nullptr},
     // Along one axis.
-    {"Softmax", Kind::kAlongAxis, kFloatsH, 1, Out::kSame, kSoftmax, nullptr, nullptr},
-    {"LogSoftmax", Kind::kAlongAxis, kFloatsH, 1, Out::kSame, kLogSoftmax, nullptr, nullptr},
-    {"CumSum", Kind::kAlongAxis, kNumbersH, 1, Out::kSame, kCumSum, kCumSum, nullptr},
-    {"ArgMax", Kind::kArg, kNumbersH, 1, Out::kInt64, kArgMaxFloat, kArgMaxInt, nullptr},
-    {"ArgMin", Kind::kArg, kNumbersH, 1, Out::kInt64, kArgMinFloat, kArgMinInt, nullptr},
+    {XDEV_OP_Softmax, Kind::kAlongAxis, kFloatsH, 1, Out::kSame, kSoftmax, nullptr, nullptr},
+    {XDEV_OP_LogSoftmax, Kind::kAlongAxis, kFloatsH, 1, Out::kSame, kLogSoftmax, nullptr, nullptr},
+    {XDEV_OP_CumSum, Kind::kAlongAxis, kNumbersH, 1, Out::kSame, kCumSum, kCumSum, nullptr},
+    {XDEV_OP_ArgMax, Kind::kArg, kNumbersH, 1, Out::kInt64, kArgMaxFloat, kArgMaxInt, nullptr},
+    {XDEV_OP_ArgMin, Kind::kArg, kNumbersH, 1, Out::kInt64, kArgMinFloat, kArgMinInt, nullptr},
     // CLBlast.
-    {"MatMul", Kind::kMatMul, kNumbersH, 2, Out::kSame, nullptr, nullptr, nullptr},
-    {"BatchMatMulV2", Kind::kBatchMatMul, kNumbersH, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_MatMul, Kind::kMatMul, kNumbersH, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_BatchMatMulV2, Kind::kBatchMatMul, kNumbersH, 2, Out::kSame, nullptr, nullptr, nullptr},
     // Movement: views and copies.
-    {"Slice", Kind::kSlice, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
-    {"ConcatV2", Kind::kConcat, kEvery, 0, Out::kSame, nullptr, nullptr, nullptr},
-    {"Pack", Kind::kConcat, kEvery, 0, Out::kSame, nullptr, nullptr, nullptr},
-    {"PadV2", Kind::kPad, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
-    {"BiasAdd", Kind::kBiasAdd, kFloatsH, 2, Out::kSame, "a + b", nullptr, nullptr},
-    {"StridedSlice", Kind::kStridedSlice, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
-    {"GatherV2", Kind::kGather, kEvery, 2, Out::kSame, nullptr, nullptr, nullptr},
-    {"TensorScatterAdd", Kind::kScatter, kNumbersH, 3, Out::kSame, nullptr, nullptr, nullptr},
-    {"Tile", Kind::kTile, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_Slice, Kind::kSlice, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_ConcatV2, Kind::kConcat, kEvery, 0, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_Pack, Kind::kConcat, kEvery, 0, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_PadV2, Kind::kPad, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_BiasAdd, Kind::kBiasAdd, kFloatsH, 2, Out::kSame, "a + b", nullptr, nullptr},
+    {XDEV_OP_StridedSlice, Kind::kStridedSlice, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_GatherV2, Kind::kGather, kEvery, 2, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_TensorScatterAdd, Kind::kScatter, kNumbersH, 3, Out::kSame, nullptr, nullptr, nullptr},
+    {XDEV_OP_Tile, Kind::kTile, kEvery, 1, Out::kSame, nullptr, nullptr, nullptr},
     // OneHot is looked up by the indices' dtype; its output is any dtype.
-    {"OneHot", Kind::kOneHot, kInts, 1, Out::kAttr, nullptr, "((long)a == (i / inner) % depth) ? on : off",
+    {XDEV_OP_OneHot, Kind::kOneHot, kInts, 1, Out::kAttr, nullptr, "((long)a == (i / inner) % depth) ? on : off",
      nullptr},
     // Generated: the output element's flat index i.
-    {"RandomUniform", Kind::kGenerate, kFloats, 0, Out::kSame,
+    {XDEV_OP_RandomUniform, Kind::kGenerate, kFloats, 0, Out::kSame,
      "lo + range * (($T)(xdev_random_bits(seed, (ulong)i) >> $SHIFT) * $SCALE)", nullptr, nullptr},
-    {"Range", Kind::kGenerate, kNumbers, 0, Out::kSame, "start + (double)i * delta",
+    {XDEV_OP_Range, Kind::kGenerate, kNumbers, 0, Out::kSame, "start + (double)i * delta",
      "start + (double)i * delta", nullptr, nullptr, 0, nullptr, nullptr, true},
 };
 #undef XDEV_WRAP
@@ -697,7 +698,7 @@ xdev_status_t* fill_with(const xdev_kernel_call_t* call, const xdev_tensor_t& ou
 
 xdev_status_t* run_fill(const xdev_kernel_call_t* call) {
   if (call->output_count != 1) return check_inputs(call, 0);
-  return fill_with(call, *call->outputs[0], attr_number(call, "value", 0));
+  return fill_with(call, *call->outputs[0], attr_number(call, XDEV_ATTR_NAME_value, 0));
 }
 
 // A view of `base` (its buffer): `shape` with `strides`, starting `elements`
@@ -731,7 +732,7 @@ xdev_status_t* run_slice(const xdev_kernel_call_t* call) {
   if (xdev_status_t* s = check_inputs(call, 1)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
-  const int64_t* begin = ints_attr(call, "begin", x.rank);
+  const int64_t* begin = ints_attr(call, XDEV_ATTR_NAME_begin, x.rank);
   if (begin == nullptr) {
     return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "attribute 'begin' (ints, one per axis) missing");
   }
@@ -743,9 +744,9 @@ xdev_status_t* run_slice(const xdev_kernel_call_t* call) {
 // ConcatV2 (inputs along `axis`) and Pack (input k at index k of the new `axis`).
 xdev_status_t* run_concat(const xdev_kernel_call_t* call) {
   if (call->input_count == 0 || call->output_count != 1) return check_inputs(call, 1);
-  const bool pack = std::strcmp(call->op, "Pack") == 0;
+  const bool pack = std::strcmp(call->op, XDEV_OP_Pack) == 0;
   const xdev_tensor_t& out = *call->outputs[0];
-  const int64_t axis = static_cast<int64_t>(attr_number(call, "axis", 0));
+  const int64_t axis = static_cast<int64_t>(attr_number(call, XDEV_ATTR_NAME_axis, 0));
   if (axis < 0 || axis >= out.rank) {
     return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "axis %" PRId64 " is not an axis of the "
                    "rank-%d output", axis, out.rank);
@@ -771,11 +772,11 @@ xdev_status_t* run_pad(const xdev_kernel_call_t* call) {
   if (xdev_status_t* s = check_inputs(call, 1)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
-  const int64_t* paddings = ints_attr(call, "paddings", 2 * x.rank);
+  const int64_t* paddings = ints_attr(call, XDEV_ATTR_NAME_paddings, 2 * x.rank);
   if (paddings == nullptr) {
     return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "attribute 'paddings' (ints, 2 per axis) missing");
   }
-  if (xdev_status_t* s = fill_with(call, out, attr_number(call, "constant_values", 0))) return s;
+  if (xdev_status_t* s = fill_with(call, out, attr_number(call, XDEV_ATTR_NAME_constant_values, 0))) return s;
   int64_t dense[XDEV_MAX_RANK];
   dense_strides(out, dense);
   int64_t start = 0;
@@ -789,7 +790,7 @@ xdev_status_t* run_bias_add(const OpRow& row, const xdev_kernel_call_t* call) {
   if (xdev_status_t* s = check_inputs(call, 2)) return s;
   const xdev_tensor_t& value = *call->inputs[0];
   const xdev_tensor_t& bias = *call->inputs[1];
-  const xdev_attr_t* format = find_attr(call, "data_format");
+  const xdev_attr_t* format = find_attr(call, XDEV_ATTR_NAME_data_format);
   const bool nchw = format != nullptr && format->kind == XDEV_ATTR_STRING &&
                     format->value.s != nullptr && std::strcmp(format->value.s, "NCHW") == 0;
   const int32_t channel = nchw ? 1 : value.rank - 1;
@@ -813,7 +814,7 @@ xdev_status_t* run_one_hot(const OpRow& row, const xdev_kernel_call_t* call) {
   if (xdev_status_t* s = check_inputs(call, 1)) return s;
   const xdev_tensor_t& indices = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
-  const int64_t axis = static_cast<int64_t>(attr_number(call, "axis", -1));
+  const int64_t axis = static_cast<int64_t>(attr_number(call, XDEV_ATTR_NAME_axis, -1));
   if (axis < 0 || axis >= out.rank || out.rank != indices.rank + 1) {
     return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "axis %" PRId64 " for a rank-%d output",
                    axis, out.rank);
@@ -837,7 +838,7 @@ xdev_status_t* run_one_hot(const OpRow& row, const xdev_kernel_call_t* call) {
                                                     : float(bfloat16::from_bits(b));
     return param(std::string("float ") + name, f);
   };
-  Param on = value("on", "on_value", 1), off = value("off", "off_value", 0);
+  Param on = value("on", XDEV_ATTR_NAME_on_value, 1), off = value("off", XDEV_ATTR_NAME_off_value, 0);
   const xdev_tensor_t* in[1] = {&spread};
   return run_elementwise_with(call, expr_for(row, indices.dtype, call), in, 1, out,
                               {param("long inner", inner), param("long depth", out.shape[axis]),
@@ -848,11 +849,11 @@ xdev_status_t* run_strided_slice(const xdev_kernel_call_t* call) {
   if (xdev_status_t* s = check_inputs(call, 1)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
-  const xdev_attr_t* begin = find_attr(call, "begin");
+  const xdev_attr_t* begin = find_attr(call, XDEV_ATTR_NAME_begin);
   const int64_t count = begin != nullptr && begin->kind == XDEV_ATTR_INTS ? begin->value.ints.count : -1;
-  const int64_t* b = ints_attr(call, "begin", count);
-  const int64_t* e = ints_attr(call, "end", count);
-  const int64_t* st = ints_attr(call, "strides", count);
+  const int64_t* b = ints_attr(call, XDEV_ATTR_NAME_begin, count);
+  const int64_t* e = ints_attr(call, XDEV_ATTR_NAME_end, count);
+  const int64_t* st = ints_attr(call, XDEV_ATTR_NAME_strides, count);
   if (count < 0 || b == nullptr || e == nullptr || st == nullptr) {
     return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                    "attributes 'begin', 'end', 'strides' (ints of one length) missing");
@@ -861,9 +862,9 @@ xdev_status_t* run_strided_slice(const xdev_kernel_call_t* call) {
     return static_cast<int64_t>(attr_number(call, name, 0));
   };
   strided_slice_spec::Dense dense;
-  strided_slice_spec::make_dense(x.rank, x.shape, b, e, st, count, mask("begin_mask"),
-                                 mask("end_mask"), mask("ellipsis_mask"), mask("new_axis_mask"),
-                                 mask("shrink_axis_mask"), dense);
+  strided_slice_spec::make_dense(x.rank, x.shape, b, e, st, count, mask(XDEV_ATTR_NAME_begin_mask),
+                                 mask(XDEV_ATTR_NAME_end_mask), mask(XDEV_ATTR_NAME_ellipsis_mask), mask(XDEV_ATTR_NAME_new_axis_mask),
+                                 mask(XDEV_ATTR_NAME_shrink_axis_mask), dense);
   if (dense.error[0] != '\0') return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "%s", dense.error);
   int64_t start = 0;
   for (int32_t d = 0; d < x.rank; ++d) start += dense.axes[d].begin * x.strides[d];
@@ -894,7 +895,7 @@ xdev_status_t* run_gather(const xdev_kernel_call_t* call) {
   const xdev_tensor_t& params = *call->inputs[0];
   const xdev_tensor_t& indices = *call->inputs[1];
   const xdev_tensor_t& out = *call->outputs[0];
-  const int64_t axis = static_cast<int64_t>(attr_number(call, "axis", 0));
+  const int64_t axis = static_cast<int64_t>(attr_number(call, XDEV_ATTR_NAME_axis, 0));
   if (axis < 0 || axis >= params.rank) {
     return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "axis %" PRId64 " is not an axis of the "
                    "rank-%d params", axis, params.rank);
@@ -927,7 +928,7 @@ xdev_status_t* run_gather(const xdev_kernel_call_t* call) {
                             ix.n);
   if (s == nullptr) {
     stream->check_errors = true;  // stream_synchronize reads the flag
-    stream->error_op = "GatherV2";
+    stream->error_op = XDEV_OP_GatherV2;
     stream->error_effect = "the output has 0 there";
   }
   return s;
@@ -1009,7 +1010,7 @@ xdev_status_t* run_scatter(const xdev_kernel_call_t* call) {
                             ix.n);
   if (s == nullptr) {
     stream->check_errors = true;
-    stream->error_op = "TensorScatterAdd";
+    stream->error_op = XDEV_OP_TensorScatterAdd;
     stream->error_effect = "its update is not added";
   }
   if (s != nullptr || !half) return s;
@@ -1021,12 +1022,12 @@ xdev_status_t* run_generate(const OpRow& row, const xdev_kernel_call_t* call) {
   const xdev_tensor_t& out = *call->outputs[0];
   std::string expr = expr_for(row, out.dtype, call);
   std::vector<Param> params;
-  if (std::strcmp(row.op, "RandomUniform") == 0) {
-    const xdev_attr_t* seed = find_attr(call, "seed");
+  if (std::strcmp(row.op, XDEV_OP_RandomUniform) == 0) {
+    const xdev_attr_t* seed = find_attr(call, XDEV_ATTR_NAME_seed);
     if (seed == nullptr || seed->kind != XDEV_ATTR_INT) {
       return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "attribute 'seed' (int) missing");
     }
-    const double lo = attr_number(call, "minval", 0), hi = attr_number(call, "maxval", 1);
+    const double lo = attr_number(call, XDEV_ATTR_NAME_minval, 0), hi = attr_number(call, XDEV_ATTR_NAME_maxval, 1);
     const bool f32 = out.dtype == XDEV_DTYPE_FLOAT32;
     // The bounds in the output dtype first, then the arithmetic in it.
     const double range = f32 ? static_cast<double>(static_cast<float>(hi) - static_cast<float>(lo))
@@ -1039,8 +1040,8 @@ xdev_status_t* run_generate(const OpRow& row, const xdev_kernel_call_t* call) {
     replace("$SHIFT", f32 ? "40" : "11");
     replace("$SCALE", f32 ? "0x1.0p-24f" : "0x1.0p-53");
   } else {
-    params = {param("double start", attr_number(call, "start", 0)),
-              param("double delta", attr_number(call, "delta", 1))};
+    params = {param("double start", attr_number(call, XDEV_ATTR_NAME_start, 0)),
+              param("double delta", attr_number(call, XDEV_ATTR_NAME_delta, 1))};
   }
   return run_elementwise_with(call, expr, nullptr, 0, out, params);
 }
@@ -1107,8 +1108,8 @@ std::string line_text(const xdev_kernel_call_t* call, const char* body, xdev_dty
   replace("$A", acc);
   replace("$LOWEST", dtype == XDEV_DTYPE_INT32 ? "INT_MIN" : "LONG_MIN");
   replace("$HIGHEST", dtype == XDEV_DTYPE_INT32 ? "INT_MAX" : "LONG_MAX");
-  replace("$EXCLUSIVE", attr_bool(call, "exclusive") ? "1" : "0");
-  replace("$REVERSE", attr_bool(call, "reverse") ? "1" : "0");
+  replace("$EXCLUSIVE", attr_bool(call, XDEV_ATTR_NAME_exclusive) ? "1" : "0");
+  replace("$REVERSE", attr_bool(call, XDEV_ATTR_NAME_reverse) ? "1" : "0");
   return text;
 }
 
@@ -1195,7 +1196,7 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
   const xdev_tensor_t& out = *call->outputs[0];
   bool reduced[XDEV_MAX_RANK] = {};
   if (row.kind == Kind::kReduce) {
-    const xdev_attr_t* axes = find_attr(call, "axes");
+    const xdev_attr_t* axes = find_attr(call, XDEV_ATTR_NAME_axes);
     if (axes != nullptr && axes->kind == XDEV_ATTR_INTS) {
       for (int64_t i = 0; i < axes->value.ints.count; ++i) {
         const int64_t a = axes->value.ints.values[i];
@@ -1203,14 +1204,14 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
       }
     }
   } else if (layer_norm) {
-    const int64_t first = static_cast<int64_t>(attr_number(call, "begin_norm_axis", -1));
+    const int64_t first = static_cast<int64_t>(attr_number(call, XDEV_ATTR_NAME_begin_norm_axis, -1));
     if (first < 0 || first >= x.rank) {
       return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "begin_norm_axis %" PRId64 " is not an "
                      "axis of the rank-%d input", first, x.rank);
     }
     for (int64_t d = first; d < x.rank; ++d) reduced[d] = true;
   } else {
-    const int64_t a = static_cast<int64_t>(attr_number(call, "axis", -1));
+    const int64_t a = static_cast<int64_t>(attr_number(call, XDEV_ATTR_NAME_axis, -1));
     if (a < 0 || a >= x.rank) {
       return op_fail(call, XDEV_STATUS_INVALID_ARGUMENT, "axis %" PRId64 " is not an axis of "
                      "the rank-%d input", a, x.rank);
@@ -1275,8 +1276,8 @@ xdev_status_t* run_line(const OpRow& row, const xdev_kernel_call_t* call) {
     if (xdev_status_t* s = buffer_of(call, beta, ix.count, "beta", &beta_b)) return s;
     ix.off[2] = gamma_b.offset;
     ix.off[3] = beta_b.offset;
-    eps = acc == "double" ? param("double eps", attr_number(call, "epsilon", 0.001))
-                          : param("float eps", static_cast<float>(attr_number(call, "epsilon", 0.001)));
+    eps = acc == "double" ? param("double eps", attr_number(call, XDEV_ATTR_NAME_epsilon, 0.001))
+                          : param("float eps", static_cast<float>(attr_number(call, XDEV_ATTR_NAME_epsilon, 0.001)));
     extra = ", __global const TS* gamma, __global const TS* beta, " + eps.decl;
     args.push_back({sizeof(cl_mem), &gamma_b.mem});
     args.push_back({sizeof(cl_mem), &beta_b.mem});
@@ -1397,8 +1398,8 @@ xdev_status_t* run_window(const OpRow& row, const xdev_kernel_call_t* call) {
     case WindowOp::kConvInput: image = &out; filter = call->inputs[0]; pooled = call->inputs[1]; break;
     case WindowOp::kConvFilter: image = call->inputs[0]; filter = &out; pooled = call->inputs[1]; break;
   }
-  const char* format = attr_string(call, "data_format", "NHWC");
-  const char* padding = attr_string(call, "padding", "");
+  const char* format = attr_string(call, XDEV_ATTR_NAME_data_format, "NHWC");
+  const char* padding = attr_string(call, XDEV_ATTR_NAME_padding, "");
   const bool nchw = std::strcmp(format, "NCHW") == 0;
   const bool same = std::strcmp(padding, "SAME") == 0;
   if ((!nchw && std::strcmp(format, "NHWC") != 0) || (!same && std::strcmp(padding, "VALID") != 0)) {
@@ -1411,9 +1412,9 @@ xdev_status_t* run_window(const OpRow& row, const xdev_kernel_call_t* call) {
   Window g;
   g.in = window_image(image->shape, nchw);
   g.out = window_image(pooled->shape, nchw);
-  if (xdev_status_t* s = window_pair(call, "strides", true, nchw, &g.sy, &g.sx)) return s;
+  if (xdev_status_t* s = window_pair(call, XDEV_ATTR_NAME_strides, true, nchw, &g.sy, &g.sx)) return s;
   if (filter != nullptr) {
-    if (xdev_status_t* s = window_pair(call, "dilations", false, nchw, &g.dy, &g.dx)) return s;
+    if (xdev_status_t* s = window_pair(call, XDEV_ATTR_NAME_dilations, false, nchw, &g.dy, &g.dx)) return s;
     g.kh = filter->shape[0];
     g.kw = filter->shape[1];
     if (filter->shape[2] != g.in.c || filter->shape[3] != g.out.c) {
@@ -1422,7 +1423,7 @@ xdev_status_t* run_window(const OpRow& row, const xdev_kernel_call_t* call) {
                      " output channels", filter->shape[0], filter->shape[1], filter->shape[2],
                      filter->shape[3], g.in.c, g.out.c);
     }
-  } else if (xdev_status_t* s = window_pair(call, "ksize", true, nchw, &g.kh, &g.kw)) {
+  } else if (xdev_status_t* s = window_pair(call, XDEV_ATTR_NAME_ksize, true, nchw, &g.kh, &g.kw)) {
     return s;
   }
   window::Axis y{g.in.h, g.kh, g.sy, g.dy}, x{g.in.w, g.kw, g.sx, g.dx};
@@ -1501,8 +1502,8 @@ xdev_status_t* run_matmul(const xdev_kernel_call_t* call, bool batched) {
                    out.rank, batched ? "x and y need rank >= 2 and the output their larger rank"
                                      : "MatMul takes 2");
   }
-  const bool ax = attr_bool(call, batched ? "adj_x" : "transpose_a");
-  const bool ay = attr_bool(call, batched ? "adj_y" : "transpose_b");
+  const bool ax = attr_bool(call, batched ? XDEV_ATTR_NAME_adj_x : XDEV_ATTR_NAME_transpose_a);
+  const bool ay = attr_bool(call, batched ? XDEV_ATTR_NAME_adj_y : XDEV_ATTR_NAME_transpose_b);
   const int32_t xr = x.rank, yr = y.rank, orank = out.rank;
   const int64_t m = out.shape[orank - 2], n = out.shape[orank - 1];
   const int64_t k = x.shape[xr - (ax ? 2 : 1)];
@@ -1624,7 +1625,7 @@ xdev_status_t* kernel_entry(void* context, const xdev_kernel_call_t* call) noexc
       case Kind::kAddN: {
         static const OpRow* const add = [] {
           for (const OpRow& r : kOps) {
-            if (std::strcmp(r.op, "Add") == 0) return &r;
+            if (std::strcmp(r.op, XDEV_OP_Add) == 0) return &r;
           }
           return static_cast<const OpRow*>(nullptr);
         }();

@@ -1,9 +1,13 @@
-/* Compile test: the plugin ABI header alone, as strict C99 (-pedantic -Werror).
- * Also checks at run time that the frozen v1.0 sizes hold on this target. */
+/* Compile test: the plugin ABI header and the op names, as strict C99
+ * (-pedantic -Werror). Also checks at run time that the frozen v1.0 sizes hold
+ * on this target. */
+#include <xdev/op_names.h>
 #include <xdev/plugin.h>
 
 int main(void) {
   int bad = 0;
+  bad |= sizeof XDEV_OP_MatMul != sizeof "MatMul";
+  bad |= sizeof XDEV_ATTR_NAME_transpose_a != sizeof "transpose_a";
   bad |= XDEV_PLUGIN_API_STRUCT_SIZE_1_0 != 264;
   bad |= XDEV_PLUGIN_API_STRUCT_SIZE_1_3 != 272; /* 1.3 */
   bad |= XDEV_PLUGIN_API_STRUCT_SIZE_1_4 != 280; /* 1.4 */

@@ -1,16 +1,21 @@
-// xdev-op-table: the op table of docs/ops.md, generated from the core's op
-// table (core/opdefs/op_table.cpp), so the page cannot drift from the code.
+// xdev-op-table: the op table of docs/ops.md and the plugins' header of op
+// and attribute names (<xdev/op_names.h>), generated from the core's op
+// table (core/opdefs/op_table.cpp), so neither can drift from the code.
 //
 //   xdev-op-table --markdown          print the table
 //   xdev-op-table --check docs/ops.md exit 1 unless the page's marked table is current
 //   xdev-op-table --update docs/ops.md rewrite the page's marked table
+//   xdev-op-table --check-header sdk/include/xdev/op_names.h   exit 1 unless current
+//   xdev-op-table --update-header sdk/include/xdev/op_names.h  rewrite it
 //
 // The table sits between the lines kBegin and kEnd of the page; the meson
-// test `ops_md_table` runs --check.
+// tests `ops_md_table` and `op_names_header` run the checks.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -162,6 +167,58 @@ std::string markdown() {
   return text;
 }
 
+constexpr const char* kHeaderPath = "sdk/include/xdev/op_names.h";
+
+// A comment's text: never a "*/" that would end it early.
+std::string comment(std::string text) {
+  for (size_t at = text.find("*/"); at != std::string::npos; at = text.find("*/", at)) {
+    text.replace(at, 2, "* /");
+  }
+  return text;
+}
+
+// <xdev/op_names.h>: a macro per op name and per attribute name, so that a
+// plugin's misspelled name fails to compile.
+std::string header() {
+  std::string text =
+      "/* xdev/op_names.h: the names of the ops of xdev's op table and of their\n"
+      " * attributes, for plugins in C or C++: what a kernel registers under\n"
+      " * (xdev_kernel_info_t::op) and what it finds in xdev_attr_t::name.\n"
+      " *\n"
+      " * Generated from core/opdefs/op_table.cpp by\n"
+      " *   build/tools/op-table/xdev-op-table --update-header sdk/include/xdev/op_names.h\n"
+      " * (the meson test op_names_header fails when it is stale); do not edit.\n"
+      " *\n"
+      " * An op is XDEV_OP_<name> (\"MatMul\": XDEV_OP_MatMul), an attribute\n"
+      " * XDEV_ATTR_NAME_<name> (\"transpose_a\": XDEV_ATTR_NAME_transpose_a),\n"
+      " * each a string literal spelled as the op table spells it. A misspelled\n"
+      " * macro is a compile error; a misspelled string is a kernel the core never\n"
+      " * calls (a load warning, and a conformance failure) or an attribute never\n"
+      " * found. docs/ops.md says what each op computes and takes.\n"
+      " */\n"
+      "#ifndef XDEV_OP_NAMES_H_\n"
+      "#define XDEV_OP_NAMES_H_\n\n"
+      "/* The ops, in the op table's order. */\n";
+  std::map<std::string, std::set<std::string>> attrs;  // attribute -> ops taking it
+  for (const OpDef& def : xdev::detail::op_defs()) {
+    text += "#define XDEV_OP_" + std::string(def.name) + " \"" + def.name + "\" /* " +
+            comment(def.summary) + " */\n";
+    for (const AttrDef& a : def.attrs) {
+      if (a.to_kernel) attrs[a.name].insert(def.name);
+    }
+  }
+  text += "#define XDEV_OP_COUNT " + std::to_string(xdev::detail::op_defs().size()) + "\n\n";
+  text += "/* The attributes kernels receive, by name; the comment lists the ops\n"
+          " * that take each. (Attributes the core alone reads are not here.) */\n";
+  for (const auto& [name, ops] : attrs) {
+    std::string users;
+    for (const std::string& op : ops) users += (users.empty() ? "" : ", ") + op;
+    text += "#define XDEV_ATTR_NAME_" + name + " \"" + name + "\" /* " + users + " */\n";
+  }
+  text += "\n#endif /* XDEV_OP_NAMES_H_ */\n";
+  return text;
+}
+
 // The page split around its marked table: before (through kBegin), the
 // table, after (from kEnd). False when the markers are missing.
 bool split(const std::string& page, std::string& before, std::string& table, std::string& after) {
@@ -186,7 +243,43 @@ int main(int argc, char** argv) {
   app.add_option("--check", check, "Exit 1 unless FILE's marked table is the generated one")
       ->option_text("FILE");
   app.add_option("--update", update, "Rewrite FILE's marked table")->option_text("FILE");
+  std::string check_header, update_header;
+  app.add_option("--check-header", check_header,
+                 "Exit 1 unless FILE is the generated <xdev/op_names.h>")
+      ->option_text("FILE");
+  app.add_option("--update-header", update_header, "Write <xdev/op_names.h> to FILE")
+      ->option_text("FILE");
   CLI11_PARSE(app, argc, argv);
+
+  if (!check_header.empty() || !update_header.empty()) {
+    const std::string generated = header();
+    if (!check_header.empty()) {
+      std::ifstream in(check_header);
+      std::stringstream current;
+      current << in.rdbuf();
+      if (!in.is_open() || current.str() != generated) {
+        std::cerr << "xdev-op-table: " << check_header
+                  << (in.is_open() ? " is stale: it differs from core/opdefs/op_table.cpp"
+                         : " cannot be read")
+                  << ". Regenerate it with\n"
+                     "  ninja -C build tools/op-table/xdev-op-table && "
+                     "build/tools/op-table/xdev-op-table --update-header "
+                  << kHeaderPath << "\n";
+        return 1;
+      }
+      std::cout << check_header << ": current (" << xdev::detail::op_defs().size() << " ops)\n";
+    }
+    if (!update_header.empty()) {
+      std::ofstream out(update_header, std::ios::trunc);
+      out << generated;
+      if (!out) {
+        std::cerr << "xdev-op-table: cannot write " << update_header << "\n";
+        return 2;
+      }
+      std::cout << update_header << ": written (" << xdev::detail::op_defs().size() << " ops)\n";
+    }
+    if (check.empty() && update.empty() && !print) return 0;
+  }
 
   const std::string table = markdown();
   if (print) std::cout << table;

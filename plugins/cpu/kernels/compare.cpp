@@ -7,6 +7,7 @@
 // large tensors over oneTBB's threads. NaN compares unequal to everything
 // (IEEE, docs/ops.md "Semantics"); ClipByValue is min(max(x, lo), hi) with
 // NaN x staying NaN, and hi winning where lo > hi.
+#include <xdev/op_names.h>
 #include <cmath>
 #include <type_traits>
 
@@ -105,7 +106,7 @@ xdev_status_t* kernel_is_finite(void*, const xdev_kernel_call_t* call) noexcept 
 // output of theirs.
 xdev_status_t* kernel_select(void*, const xdev_kernel_call_t* call) noexcept {
   if (xdev_status_t* s = check_call(call, 3)) return s;
-  const char* op = "Select";
+  const char* op = XDEV_OP_Select;
   if (call->inputs[0]->dtype != XDEV_DTYPE_BOOL) {
     return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
                        "%s: the condition is %s; the cpu plugin has a kernel for bool only", op,

@@ -17,6 +17,7 @@
 // Scratch: each task holds one column block of at most kColumnBlockElements
 // elements (or one row when a row alone is larger), so memory does not grow
 // with the image.
+#include <xdev/op_names.h>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -184,7 +185,7 @@ const BlasApi* blas_for(const xdev_kernel_call_t* call) {
   return blas(&log_blas, const_cast<xdev_kernel_call_t*>(call));
 }
 
-constexpr const char* kConvAttrs[] = {"strides", "padding", "dilations", "data_format", nullptr};
+constexpr const char* kConvAttrs[] = {XDEV_ATTR_NAME_strides, XDEV_ATTR_NAME_padding, XDEV_ATTR_NAME_dilations, XDEV_ATTR_NAME_data_format, nullptr};
 
 xdev_status_t* conv2d(const xdev_kernel_call_t* call) noexcept {
   WindowGeometry g;
@@ -222,8 +223,8 @@ xdev_status_t* conv2d(const xdev_kernel_call_t* call) noexcept {
   });
 }
 
-constexpr const char* kInputGradAttrs[] = {"input_sizes", "strides", "padding", "dilations",
-                                           "data_format", nullptr};
+constexpr const char* kInputGradAttrs[] = {XDEV_ATTR_NAME_input_sizes, XDEV_ATTR_NAME_strides, XDEV_ATTR_NAME_padding, XDEV_ATTR_NAME_dilations,
+                                           XDEV_ATTR_NAME_data_format, nullptr};
 
 // inputs: filter, out_backprop; output: the input's gradient.
 xdev_status_t* conv2d_backprop_input(const xdev_kernel_call_t* call) noexcept {
@@ -267,8 +268,8 @@ xdev_status_t* conv2d_backprop_input(const xdev_kernel_call_t* call) noexcept {
   });
 }
 
-constexpr const char* kFilterGradAttrs[] = {"filter_sizes", "strides", "padding", "dilations",
-                                            "data_format", nullptr};
+constexpr const char* kFilterGradAttrs[] = {XDEV_ATTR_NAME_filter_sizes, XDEV_ATTR_NAME_strides, XDEV_ATTR_NAME_padding, XDEV_ATTR_NAME_dilations,
+                                            XDEV_ATTR_NAME_data_format, nullptr};
 
 // inputs: input, out_backprop; output: the filter's gradient.
 xdev_status_t* conv2d_backprop_filter(const xdev_kernel_call_t* call) noexcept {

@@ -4,6 +4,7 @@
 // 4 MiB, copy.hpp); strided ones the walk of strided.hpp. Fill and
 // RandomUniform write a dense output, split over oneTBB's threads from
 // kParallelMinElements elements.
+#include <xdev/op_names.h>
 #include <cinttypes>
 #include <cstring>
 #include <type_traits>
@@ -63,10 +64,10 @@ void random_uniform(const xdev_tensor_t& out, uint64_t seed, T minval, T maxval)
 
 xdev_status_t* kernel_cast(void*, const xdev_kernel_call_t* call) noexcept {
   if (xdev_status_t* s = check_call(call, 1)) return s;
-  static constexpr const char* kKnown[] = {"dtype", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_dtype, nullptr};
   if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
   xdev_dtype_t target = call->outputs[0]->dtype;
-  if (const xdev_attr_t* a = find_attr(call, "dtype")) {
+  if (const xdev_attr_t* a = find_attr(call, XDEV_ATTR_NAME_dtype)) {
     if (a->kind != XDEV_ATTR_DTYPE) {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                          "Cast: the attribute 'dtype' must be a dtype (kind %d given)",
@@ -108,27 +109,27 @@ xdev_status_t* kernel_copy(void*, const xdev_kernel_call_t* call) noexcept {
 }
 
 xdev_status_t* kernel_fill(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"value", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_value, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 0, kEveryDtype, kKnown, false, &dtype)) return s;
   double value = 0;
-  if (xdev_status_t* s = attr_number(call, "value", true, 0.0, &value)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_value, true, 0.0, &value)) return s;
   return guarded(call, [call, value] { fill_converted(*call->outputs[0], value); });
 }
 
 xdev_status_t* kernel_random_uniform(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"seed", "minval", "maxval", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_seed, XDEV_ATTR_NAME_minval, XDEV_ATTR_NAME_maxval, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 0, kFloats, kKnown, false, &dtype)) return s;
-  const xdev_attr_t* seed = find_attr(call, "seed");
+  const xdev_attr_t* seed = find_attr(call, XDEV_ATTR_NAME_seed);
   if (seed == nullptr || seed->kind != XDEV_ATTR_INT) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "RandomUniform: the attribute 'seed' is %s",
                        seed == nullptr ? "missing" : "not an int");
   }
   double minval = 0, maxval = 0;
-  if (xdev_status_t* s = attr_number(call, "minval", true, 0.0, &minval)) return s;
-  if (xdev_status_t* s = attr_number(call, "maxval", true, 0.0, &maxval)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_minval, true, 0.0, &minval)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_maxval, true, 0.0, &maxval)) return s;
   return guarded(call, [call, dtype, seed, minval, maxval] {
     const xdev_tensor_t& out = *call->outputs[0];
     const auto bits = static_cast<uint64_t>(seed->value.i);

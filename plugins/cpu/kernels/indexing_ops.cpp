@@ -19,6 +19,7 @@
 // (o over the indices' axes before `axis`, i over the others), so an index
 // outside [0, depth) gives a row of off_value. Both split their output over
 // oneTBB's threads (parallel_range) when it is large.
+#include <xdev/op_names.h>
 #include <xdev/strided_slice.hpp>
 
 #include <cinttypes>
@@ -84,15 +85,15 @@ xdev_status_t* shape_mismatch(const xdev_kernel_call_t* call, const char* op) {
 }  // namespace
 
 xdev_status_t* kernel_slice(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"begin", "size", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_begin, XDEV_ATTR_NAME_size, nullptr};
   if (xdev_status_t* s = check_window_call(call, kKnown)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   const int64_t *begin = nullptr, *size = nullptr;
   int64_t begins = 0, sizes = 0;
-  if (xdev_status_t* s = ints_of(call, "Slice", "begin", &begin, &begins)) return s;
-  if (xdev_status_t* s = ints_of(call, "Slice", "size", &size, &sizes)) return s;
-  if (begins != x.rank || sizes != x.rank || out.rank != x.rank) return shape_mismatch(call, "Slice");
+  if (xdev_status_t* s = ints_of(call, XDEV_OP_Slice, XDEV_ATTR_NAME_begin, &begin, &begins)) return s;
+  if (xdev_status_t* s = ints_of(call, XDEV_OP_Slice, XDEV_ATTR_NAME_size, &size, &sizes)) return s;
+  if (begins != x.rank || sizes != x.rank || out.rank != x.rank) return shape_mismatch(call, XDEV_OP_Slice);
   int64_t sizes_of[XDEV_MAX_RANK], steps[XDEV_MAX_RANK];
   for (int32_t k = 0; k < x.rank; ++k) {
     // In that order, nothing overflows: x.shape[k] - begin[k] >= 0.
@@ -105,23 +106,23 @@ xdev_status_t* kernel_slice(void*, const xdev_kernel_call_t* call) noexcept {
     }
     sizes_of[k] = size[k] < 0 ? x.shape[k] - begin[k] : size[k];
     steps[k] = 1;
-    if (out.shape[k] != sizes_of[k]) return shape_mismatch(call, "Slice");
+    if (out.shape[k] != sizes_of[k]) return shape_mismatch(call, XDEV_OP_Slice);
   }
   return copy_window(call, begin, steps, sizes_of);
 }
 
 xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"begin", "end", "strides", "begin_mask", "end_mask",
-                                           "ellipsis_mask", "new_axis_mask", "shrink_axis_mask",
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_begin, XDEV_ATTR_NAME_end, XDEV_ATTR_NAME_strides, XDEV_ATTR_NAME_begin_mask, XDEV_ATTR_NAME_end_mask,
+                                           XDEV_ATTR_NAME_ellipsis_mask, XDEV_ATTR_NAME_new_axis_mask, XDEV_ATTR_NAME_shrink_axis_mask,
                                            nullptr};
   if (xdev_status_t* s = check_window_call(call, kKnown)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   const int64_t *begin = nullptr, *end = nullptr, *strides = nullptr;
   int64_t begins = 0, ends = 0, steps = 0;
-  if (xdev_status_t* s = ints_of(call, "StridedSlice", "begin", &begin, &begins)) return s;
-  if (xdev_status_t* s = ints_of(call, "StridedSlice", "end", &end, &ends)) return s;
-  if (xdev_status_t* s = ints_of(call, "StridedSlice", "strides", &strides, &steps)) return s;
+  if (xdev_status_t* s = ints_of(call, XDEV_OP_StridedSlice, XDEV_ATTR_NAME_begin, &begin, &begins)) return s;
+  if (xdev_status_t* s = ints_of(call, XDEV_OP_StridedSlice, XDEV_ATTR_NAME_end, &end, &ends)) return s;
+  if (xdev_status_t* s = ints_of(call, XDEV_OP_StridedSlice, XDEV_ATTR_NAME_strides, &strides, &steps)) return s;
   if (ends != begins || steps != begins) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "StridedSlice: begin, end and strides have %" PRId64 ", %" PRId64
@@ -129,8 +130,8 @@ xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* call) noexc
                        begins, ends, steps);
   }
   int64_t masks[5] = {};
-  static constexpr const char* kMasks[5] = {"begin_mask", "end_mask", "ellipsis_mask",
-                                            "new_axis_mask", "shrink_axis_mask"};
+  static constexpr const char* kMasks[5] = {XDEV_ATTR_NAME_begin_mask, XDEV_ATTR_NAME_end_mask, XDEV_ATTR_NAME_ellipsis_mask,
+                                            XDEV_ATTR_NAME_new_axis_mask, XDEV_ATTR_NAME_shrink_axis_mask};
   for (int m = 0; m < 5; ++m) {
     const xdev_attr_t* a = find_attr(call, kMasks[m]);
     if (a != nullptr && a->kind != XDEV_ATTR_INT) {
@@ -147,7 +148,7 @@ xdev_status_t* kernel_strided_slice(void*, const xdev_kernel_call_t* call) noexc
   }
   bool fits = out.rank == dense.output_rank;
   for (int32_t j = 0; j < out.rank && fits; ++j) fits = out.shape[j] == dense.output_shape[j];
-  if (!fits) return shape_mismatch(call, "StridedSlice");
+  if (!fits) return shape_mismatch(call, XDEV_OP_StridedSlice);
   int64_t first[XDEV_MAX_RANK], step[XDEV_MAX_RANK], size[XDEV_MAX_RANK];
   for (int32_t k = 0; k < x.rank; ++k) {
     first[k] = dense.axes[k].begin;
@@ -169,7 +170,7 @@ xdev_status_t* kernel_broadcast_to(void*, const xdev_kernel_call_t* call) noexce
     fits = size == out.shape[k] || size == 1;
     strides[k] = k >= extra && size == out.shape[k] ? x.strides[k - extra] : 0;
   }
-  if (!fits) return shape_mismatch(call, "BroadcastTo");
+  if (!fits) return shape_mismatch(call, XDEV_OP_BroadcastTo);
   return guarded(call, [&] {
     dense_strides(out, dense);
     copy_view_bytes(itemsize(x.dtype), out.rank, out.shape, data_of<const char>(x), strides,
@@ -178,13 +179,13 @@ xdev_status_t* kernel_broadcast_to(void*, const xdev_kernel_call_t* call) noexce
 }
 
 xdev_status_t* kernel_range(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"start", "limit", "delta", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_start, XDEV_ATTR_NAME_limit, XDEV_ATTR_NAME_delta, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 0, kNumeric, kKnown, false, &dtype)) return s;
   double start = 0, limit = 0, delta = 1;
-  if (xdev_status_t* s = attr_number(call, "start", true, 0.0, &start)) return s;
-  if (xdev_status_t* s = attr_number(call, "limit", true, 0.0, &limit)) return s;
-  if (xdev_status_t* s = attr_number(call, "delta", false, 1.0, &delta)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_start, true, 0.0, &start)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_limit, true, 0.0, &limit)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_delta, false, 1.0, &delta)) return s;
   const xdev_tensor_t& out = *call->outputs[0];
   if (out.rank != 1 || delta == 0) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
@@ -202,7 +203,7 @@ xdev_status_t* kernel_range(void*, const xdev_kernel_call_t* call) noexcept {
 }
 
 xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"depth", "on_value", "off_value", "axis", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_depth, XDEV_ATTR_NAME_on_value, XDEV_ATTR_NAME_off_value, XDEV_ATTR_NAME_axis, nullptr};
   if (xdev_status_t* s = check_call(call, 1)) return s;
   if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
   const xdev_tensor_t& indices = *call->inputs[0];
@@ -212,8 +213,8 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* call) noexcept {
                        "OneHot: the cpu plugin has no kernel for indices %s, output %s",
                        dtype_name(indices.dtype), dtype_name(out.dtype));
   }
-  const xdev_attr_t* depth = find_attr(call, "depth");
-  const xdev_attr_t* axis = find_attr(call, "axis");
+  const xdev_attr_t* depth = find_attr(call, XDEV_ATTR_NAME_depth);
+  const xdev_attr_t* axis = find_attr(call, XDEV_ATTR_NAME_axis);
   if (depth == nullptr || depth->kind != XDEV_ATTR_INT || depth->value.i < 0 || axis == nullptr ||
       axis->kind != XDEV_ATTR_INT || axis->value.i < 0 || axis->value.i > indices.rank) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
@@ -222,8 +223,8 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* call) noexcept {
                        indices.rank);
   }
   double on = 1, off = 0;
-  if (xdev_status_t* s = attr_number(call, "on_value", false, 1.0, &on)) return s;
-  if (xdev_status_t* s = attr_number(call, "off_value", false, 0.0, &off)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_on_value, false, 1.0, &on)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_off_value, false, 0.0, &off)) return s;
   if (!is_contiguous(indices)) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "OneHot: the indices must be contiguous (the op table says so)");
@@ -232,7 +233,7 @@ xdev_status_t* kernel_one_hot(void*, const xdev_kernel_call_t* call) noexcept {
   const int64_t n = depth->value.i;
   bool fits = out.rank == indices.rank + 1 && out.shape[a] == n;
   for (int32_t k = 0; k < indices.rank && fits; ++k) fits = out.shape[k < a ? k : k + 1] == indices.shape[k];
-  if (!fits) return shape_mismatch(call, "OneHot");
+  if (!fits) return shape_mismatch(call, XDEV_OP_OneHot);
   int64_t inner = 1;
   for (int32_t k = a; k < indices.rank; ++k) inner *= indices.shape[k];
   return guarded(call, [&] {

@@ -14,6 +14,7 @@
 // Edge cases (docs/ops.md "Semantics"): integer Abs and Square wrap (Abs(MIN)
 // = MIN); Sign keeps ±0 and NaN; Round is half to even (nearbyint in the
 // default rounding mode); Softplus never overflows; LeakyRelu propagates NaN.
+#include <xdev/op_names.h>
 #include <cmath>
 #include <type_traits>
 
@@ -94,13 +95,13 @@ XDEV_FLOAT_OP(CeilOp, std::ceil(v))
 XDEV_FLOAT_OP(RoundOp, std::nearbyint(v))  // the default mode rounds halves to even
 #undef XDEV_FLOAT_OP
 
-constexpr const char* kLeakyReluAttrs[] = {"alpha", nullptr};
+constexpr const char* kLeakyReluAttrs[] = {XDEV_ATTR_NAME_alpha, nullptr};
 struct LeakyReluOp {
   static constexpr bool kInts = false;
   static constexpr const char* const* attrs = kLeakyReluAttrs;
   double alpha = 0.2;
   xdev_status_t* init(const xdev_kernel_call_t* call) noexcept {
-    return attr_number(call, "alpha", false, 0.2, &alpha);
+    return attr_number(call, XDEV_ATTR_NAME_alpha, false, 0.2, &alpha);
   }
   template <typename T>
   T operator()(T v) const noexcept {
@@ -110,13 +111,13 @@ struct LeakyReluOp {
   }
 };
 
-constexpr const char* kGeluAttrs[] = {"approximate", nullptr};
+constexpr const char* kGeluAttrs[] = {XDEV_ATTR_NAME_approximate, nullptr};
 struct GeluOp {
   static constexpr bool kInts = false;
   static constexpr const char* const* attrs = kGeluAttrs;
   bool approximate = false;
   xdev_status_t* init(const xdev_kernel_call_t* call) noexcept {
-    return attr_bool(call, "approximate", false, &approximate);
+    return attr_bool(call, XDEV_ATTR_NAME_approximate, false, &approximate);
   }
   template <typename T>
   T operator()(T v) const noexcept {

@@ -18,6 +18,7 @@
 // Inputs are contiguous (docs/ops.md). A view whose inner dim has stride 1
 // and whose outer stride is at least the inner size is accepted too (a BLAS
 // leading dimension), as is its transpose (the transpose flag flips).
+#include <xdev/op_names.h>
 #include <oneapi/tbb/blocked_range.h>
 #include "parallel.hpp"
 #include <oneapi/tbb/task_arena.h>
@@ -273,8 +274,8 @@ xdev_status_t* kernel_matmul(void*, const xdev_kernel_call_t* call) noexcept {
   bool ta = false, tb = false;
   for (uint32_t i = 0; i < call->attr_count; ++i) {
     const xdev_attr_t& a = call->attrs[i];
-    const bool is_a = name_is(a.name, "transpose_a");
-    const bool is_b = !is_a && name_is(a.name, "transpose_b");
+    const bool is_a = name_is(a.name, XDEV_ATTR_NAME_transpose_a);
+    const bool is_b = !is_a && name_is(a.name, XDEV_ATTR_NAME_transpose_b);
     if (!is_a && !is_b) continue;  // not ours: ignored (docs/ops.md)
     if (a.kind != XDEV_ATTR_BOOL && a.kind != XDEV_ATTR_INT) {
       return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
@@ -376,12 +377,12 @@ bool batch_layout(const xdev_tensor_t& x, const xdev_tensor_t& y, const xdev_ten
 // loops, integers in wrapping arithmetic); the matrices run in parallel over
 // oneTBB's threads, several per task when they are small.
 xdev_status_t* kernel_batch_mat_mul_v2(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"adj_x", "adj_y", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_adj_x, XDEV_ATTR_NAME_adj_y, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 2, kNumeric, kKnown, false, &dtype)) return s;
   bool ax = false, ay = false;
-  if (xdev_status_t* s = attr_bool(call, "adj_x", false, &ax)) return s;
-  if (xdev_status_t* s = attr_bool(call, "adj_y", false, &ay)) return s;
+  if (xdev_status_t* s = attr_bool(call, XDEV_ATTR_NAME_adj_x, false, &ax)) return s;
+  if (xdev_status_t* s = attr_bool(call, XDEV_ATTR_NAME_adj_y, false, &ay)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& y = *call->inputs[1];
   const xdev_tensor_t& out = *call->outputs[0];

@@ -8,6 +8,7 @@
 // the output row by row (rows of its last axis), rows split over oneTBB's
 // threads when the output is large. GatherV2 (contiguous inputs) checks every
 // index first, then copies one slice of `inner` elements per (outer, index).
+#include <xdev/op_names.h>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 
@@ -29,11 +30,11 @@ const char* op_of(const xdev_kernel_call_t* call) noexcept {
 // only the attribute `axis`, an int in [0, axis_limit)) and reads `axis`.
 // `axis_limit` is the output's rank.
 xdev_status_t* check_joined(const xdev_kernel_call_t* call, int64_t* axis) {
-  static constexpr const char* kKnown[] = {"axis", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_axis, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, -1, kEveryDtype, kKnown, false, &dtype)) return s;
   const xdev_tensor_t& out = *call->outputs[0];
-  const xdev_attr_t* a = find_attr(call, "axis");
+  const xdev_attr_t* a = find_attr(call, XDEV_ATTR_NAME_axis);
   if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= out.rank) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "%s: the attribute 'axis' must be an int in [0, %" PRId32 ")", op_of(call),
@@ -109,7 +110,7 @@ void tile_rows(const xdev_tensor_t& x, const xdev_tensor_t& out) {
 }  // namespace
 
 xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"axis", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_axis, nullptr};
   if (xdev_status_t* s = check_call(call, 2)) return s;
   if (xdev_status_t* s = check_attr_names(call, kKnown)) return s;
   const xdev_tensor_t& params = *call->inputs[0];
@@ -121,7 +122,7 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept 
                        "GatherV2: the cpu plugin has no kernel for params %s, indices %s, output %s",
                        dtype_name(params.dtype), dtype_name(indices.dtype), dtype_name(out.dtype));
   }
-  const xdev_attr_t* a = find_attr(call, "axis");
+  const xdev_attr_t* a = find_attr(call, XDEV_ATTR_NAME_axis);
   if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= params.rank) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "GatherV2: the attribute 'axis' must be an int in [0, %" PRId32 ")",
@@ -178,13 +179,13 @@ xdev_status_t* kernel_gather_v2(void*, const xdev_kernel_call_t* call) noexcept 
 }
 
 xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"multiples", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_multiples, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 1, kEveryDtype, kKnown, false, &dtype)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   xdev_status_t* status = nullptr;
-  const int64_t* m = counts_attr(call, "multiples", x.rank, &status);
+  const int64_t* m = counts_attr(call, XDEV_ATTR_NAME_multiples, x.rank, &status);
   if (m == nullptr) return status;
   bool fits = out.rank == x.rank;
   // Compared by division: x.shape[k] · m[k] may overflow (the core refuses
@@ -208,16 +209,16 @@ xdev_status_t* kernel_tile(void*, const xdev_kernel_call_t* call) noexcept {
 }
 
 xdev_status_t* kernel_pad_v2(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"paddings", "constant_values", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_paddings, XDEV_ATTR_NAME_constant_values, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 1, kEveryDtype, kKnown, false, &dtype)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
   xdev_status_t* status = nullptr;
-  const int64_t* p = counts_attr(call, "paddings", 2 * int64_t{x.rank}, &status);
+  const int64_t* p = counts_attr(call, XDEV_ATTR_NAME_paddings, 2 * int64_t{x.rank}, &status);
   if (p == nullptr) return status;
   double value = 0;
-  if (xdev_status_t* s = attr_number(call, "constant_values", false, 0.0, &value)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_constant_values, false, 0.0, &value)) return s;
   bool fits = out.rank == x.rank;
   for (int32_t k = 0; k < x.rank && fits; ++k) {
     // In that order, none overflows: out.shape[k] and x.shape[k] are sizes.

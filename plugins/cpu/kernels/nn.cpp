@@ -5,6 +5,7 @@
 // sums then agrees with them within about an ulp, where a plain running sum
 // of 100000 float64 terms may be hundreds of ulp off), each output is
 // rounded once.
+#include <xdev/op_names.h>
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
@@ -41,12 +42,12 @@ xdev_status_t* shape_mismatch(const xdev_kernel_call_t* call, const char* what) 
 // --- BiasAdd -------------------------------------------------------------------------
 
 xdev_status_t* bias_add(const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"data_format", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_data_format, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 2, kFloats, kKnown, false, &dtype)) return s;
   if (xdev_status_t* s = check_contiguous_inputs(call)) return s;
   bool nchw = false;
-  if (const xdev_attr_t* f = find_attr(call, "data_format")) {
+  if (const xdev_attr_t* f = find_attr(call, XDEV_ATTR_NAME_data_format)) {
     const bool known = f->kind == XDEV_ATTR_STRING && f->value.s != nullptr &&
                        (std::strcmp(f->value.s, "NHWC") == 0 || std::strcmp(f->value.s, "NCHW") == 0);
     if (!known) {
@@ -173,20 +174,20 @@ xdev_status_t* softmax_cross_entropy(const xdev_kernel_call_t* call) noexcept {
 // --- LayerNorm -----------------------------------------------------------------------
 
 xdev_status_t* layer_norm(const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"begin_norm_axis", "epsilon", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_begin_norm_axis, XDEV_ATTR_NAME_epsilon, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 3, kFloats, kKnown, false, &dtype)) return s;
   if (xdev_status_t* s = check_contiguous_inputs(call)) return s;
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
-  const xdev_attr_t* a = find_attr(call, "begin_norm_axis");
+  const xdev_attr_t* a = find_attr(call, XDEV_ATTR_NAME_begin_norm_axis);
   if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= x.rank) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "%s: the attribute 'begin_norm_axis' must be an int in [0, %" PRId32 ")",
                        op_name(call), x.rank);
   }
   double epsilon = 0.0;
-  if (xdev_status_t* s = attr_number(call, "epsilon", true, 0.0, &epsilon)) return s;
+  if (xdev_status_t* s = attr_number(call, XDEV_ATTR_NAME_epsilon, true, 0.0, &epsilon)) return s;
   if (!(epsilon >= 0.0) || !std::isfinite(epsilon)) {
     return shape_mismatch(call, "the attribute 'epsilon' must be finite and >= 0");
   }

@@ -6,6 +6,7 @@
 // counted), summing in double. Forward ops split the output rows over
 // oneTBB's threads (for_rows); the gradients, whose windows may overlap,
 // split the images (cpu::parallel_for).
+#include <xdev/op_names.h>
 #include <oneapi/tbb/blocked_range.h>
 
 #include <algorithm>
@@ -20,9 +21,9 @@
 namespace xdev::cpu {
 namespace {
 
-constexpr const char* kPoolAttrs[] = {"ksize", "strides", "padding", "data_format", nullptr};
-constexpr const char* kAvgPoolGradAttrs[] = {"orig_input_shape", "ksize", "strides", "padding",
-                                             "data_format", nullptr};
+constexpr const char* kPoolAttrs[] = {XDEV_ATTR_NAME_ksize, XDEV_ATTR_NAME_strides, XDEV_ATTR_NAME_padding, XDEV_ATTR_NAME_data_format, nullptr};
+constexpr const char* kAvgPoolGradAttrs[] = {XDEV_ATTR_NAME_orig_input_shape, XDEV_ATTR_NAME_ksize, XDEV_ATTR_NAME_strides, XDEV_ATTR_NAME_padding,
+                                             XDEV_ATTR_NAME_data_format, nullptr};
 
 // Calls f(input offset) for the elements of window (b, oy, ox), channel ch,
 // that lie inside the input, in window order; returns their count.

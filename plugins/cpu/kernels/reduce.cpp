@@ -24,6 +24,7 @@
 // zero elements each gives its identity: Sum 0, Prod 1, Max -inf / lowest,
 // Min +inf / highest, Any false, All true, LogSumExp -inf; Mean NaN for
 // floats and 0 for integers (docs/ops.md).
+#include <xdev/op_names.h>
 #include <oneapi/tbb/blocked_range.h>
 #include "parallel.hpp"
 
@@ -377,14 +378,14 @@ void reduce(const xdev_tensor_t& x, const xdev_tensor_t& out, const Plan& p) {
 // A reduction kernel over inputs of kMask; R<T> is the reducer of T.
 template <template <typename> class R, uint64_t kMask>
 xdev_status_t* reduce_kernel(const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"axes", "keepdims", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_axes, XDEV_ATTR_NAME_keepdims, nullptr};
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 1, kMask, kKnown, false, &dtype)) return s;
   const char* op = call->op != nullptr ? call->op : "reduction";
   const xdev_tensor_t& x = *call->inputs[0];
   const xdev_tensor_t& out = *call->outputs[0];
 
-  const xdev_attr_t* axes = find_attr(call, "axes");
+  const xdev_attr_t* axes = find_attr(call, XDEV_ATTR_NAME_axes);
   if (axes == nullptr || axes->kind != XDEV_ATTR_INTS ||
       (axes->value.ints.count > 0 && axes->value.ints.values == nullptr)) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
@@ -403,8 +404,8 @@ xdev_status_t* reduce_kernel(const xdev_kernel_call_t* call) noexcept {
     reduced[a] = true;
   }
   bool keepdims = false;
-  if (find_attr(call, "keepdims") != nullptr) {
-    if (xdev_status_t* s = attr_bool(call, "keepdims", false, &keepdims)) return s;
+  if (find_attr(call, XDEV_ATTR_NAME_keepdims) != nullptr) {
+    if (xdev_status_t* s = attr_bool(call, XDEV_ATTR_NAME_keepdims, false, &keepdims)) return s;
   } else {
     keepdims = axis_count > 0 && out.rank == x.rank;
   }

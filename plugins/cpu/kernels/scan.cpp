@@ -8,6 +8,7 @@
 // elements along the axis; the output is dense. Lines are split over
 // oneTBB's threads when the tensor is large (each line runs in one thread,
 // so the results do not depend on the thread count).
+#include <xdev/op_names.h>
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
@@ -64,7 +65,7 @@ xdev_status_t* check_axis_call(const xdev_kernel_call_t* call, const char* const
   if (xdev_status_t* s = check_dtypes(call, mask, dtype, out_dtype)) return s;
   if (xdev_status_t* s = check_attr_names(call, known)) return s;
   const char* op = call->op != nullptr ? call->op : "kernel";
-  const xdev_attr_t* a = find_attr(call, "axis");
+  const xdev_attr_t* a = find_attr(call, XDEV_ATTR_NAME_axis);
   const xdev_tensor_t& x = *call->inputs[0];
   if (a == nullptr || a->kind != XDEV_ATTR_INT || a->value.i < 0 || a->value.i >= x.rank) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
@@ -100,7 +101,7 @@ xdev_status_t* check_axis_call(const xdev_kernel_call_t* call, const char* const
 
 template <bool kMax>
 xdev_status_t* arg_kernel(const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"axis", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_axis, nullptr};
   xdev_dtype_t dtype;
   Lines s;
   if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INT64, &dtype, &s)) return st;
@@ -209,7 +210,7 @@ XDEV_CPU_SIMD_CLONES void softmax_line_f32(const float* p, float* q, int64_t n, 
 // and back); float64 lines are computed here with std::exp.
 template <bool kLog>
 xdev_status_t* softmax_kernel(const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"axis", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_axis, nullptr};
   xdev_dtype_t dtype;
   Lines s;
   if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INVALID, &dtype, &s, kFloats)) {
@@ -276,15 +277,15 @@ XDEV_CPU_KERNEL(kernel_arg_max, arg_kernel<true>)
 XDEV_CPU_KERNEL(kernel_arg_min, arg_kernel<false>)
 
 xdev_status_t* kernel_cum_sum(void*, const xdev_kernel_call_t* call) noexcept {
-  static constexpr const char* kKnown[] = {"axis", "exclusive", "reverse", nullptr};
+  static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_axis, XDEV_ATTR_NAME_exclusive, XDEV_ATTR_NAME_reverse, nullptr};
   xdev_dtype_t dtype;
   Lines s;
   if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INVALID, &dtype, &s)) {
     return st;
   }
   bool exclusive = false, reverse = false;
-  if (xdev_status_t* st = attr_bool(call, "exclusive", false, &exclusive)) return st;
-  if (xdev_status_t* st = attr_bool(call, "reverse", false, &reverse)) return st;
+  if (xdev_status_t* st = attr_bool(call, XDEV_ATTR_NAME_exclusive, false, &exclusive)) return st;
+  if (xdev_status_t* st = attr_bool(call, XDEV_ATTR_NAME_reverse, false, &reverse)) return st;
   return guarded_visit<kNumeric>(call, dtype, [&](auto zero) {
     using T = decltype(zero);
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;

@@ -1,3 +1,4 @@
+#include <xdev/op_names.h>
 #include "kernels/windows.hpp"
 
 #include <xdev/window_geometry.hpp>
@@ -55,8 +56,8 @@ xdev_status_t* window_geometry(const xdev_kernel_call_t* call, const xdev_tensor
                                const xdev_tensor_t& out, int64_t kh, int64_t kw,
                                WindowGeometry& g) noexcept {
   bool nchw = false, valid = false;
-  if (xdev_status_t* s = attr_choice(call, "data_format", "NHWC", "NCHW", false, nchw)) return s;
-  if (xdev_status_t* s = attr_choice(call, "padding", "SAME", "VALID", true, valid)) return s;
+  if (xdev_status_t* s = attr_choice(call, XDEV_ATTR_NAME_data_format, "NHWC", "NCHW", false, nchw)) return s;
+  if (xdev_status_t* s = attr_choice(call, XDEV_ATTR_NAME_padding, "SAME", "VALID", true, valid)) return s;
   if (in.rank != 4 || out.rank != 4) {
     return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
                        "%s: images of rank 4 expected, not %" PRId32 " and %" PRId32,
@@ -65,10 +66,10 @@ xdev_status_t* window_geometry(const xdev_kernel_call_t* call, const xdev_tensor
   g.nchw = nchw;
   g.in = image_dims(in, nchw);
   g.out = image_dims(out, nchw);
-  if (xdev_status_t* s = attr_pair(call, "strides", true, nchw, g.sy, g.sx)) return s;
-  if (xdev_status_t* s = attr_pair(call, "dilations", false, nchw, g.dy, g.dx)) return s;
+  if (xdev_status_t* s = attr_pair(call, XDEV_ATTR_NAME_strides, true, nchw, g.sy, g.sx)) return s;
+  if (xdev_status_t* s = attr_pair(call, XDEV_ATTR_NAME_dilations, false, nchw, g.dy, g.dx)) return s;
   if (kh < 1 || kw < 1) {
-    if (xdev_status_t* s = attr_pair(call, "ksize", true, nchw, kh, kw)) return s;
+    if (xdev_status_t* s = attr_pair(call, XDEV_ATTR_NAME_ksize, true, nchw, kh, kw)) return s;
   }
   g.kh = kh;
   g.kw = kw;

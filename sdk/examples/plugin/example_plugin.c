@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xdev/op_names.h>       /* XDEV_OP_Add, ...: the op table's names */
 #include <xdev/plugin_helpers.h> /* includes <xdev/plugin.h> */
 
 #define EXAMPLE_MEMORY_BYTES ((uint64_t)256 << 20) /* what the device "has" */
@@ -409,9 +410,9 @@ static xdev_status_t* example_neg(void* context, const xdev_kernel_call_t* call)
 
 #define F32 XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32)
 static const xdev_kernel_info_t k_add = {
-    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Add", 0, F32, F32, example_add, NULL};
+    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Add, 0, F32, F32, example_add, NULL};
 static const xdev_kernel_info_t k_neg = {
-    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Neg", 0, F32, F32, example_neg, NULL};
+    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Neg, 0, F32, F32, example_neg, NULL};
 static const xdev_kernel_info_t* const k_kernels[] = {&k_add, &k_neg};
 
 static xdev_status_t* example_kernels(xdev_plugin_t* plugin,

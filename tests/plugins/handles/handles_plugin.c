@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 
 #include "../enqueue_time_events.h"
 
@@ -396,7 +397,7 @@ static const xdev_attr_t* attr(const xdev_kernel_call_t* call, const char* name)
 static xdev_status_t* fill_kernel(void* context, const xdev_kernel_call_t* call) {
   xdev_status_t* err;
   const xdev_tensor_t* o = call->outputs[0];
-  const xdev_attr_t* value = attr(call, "value");
+  const xdev_attr_t* value = attr(call, XDEV_ATTR_NAME_value);
   float* z = tensor_base(o, call->device->ordinal, "Fill out", &err);
   int64_t i, n = element_count(o);
   (void)context;
@@ -412,7 +413,7 @@ static xdev_status_t* sum_kernel(void* context, const xdev_kernel_call_t* call) 
   xdev_status_t* err;
   const xdev_tensor_t* a = call->inputs[0];
   const xdev_tensor_t* o = call->outputs[0];
-  const xdev_attr_t* axes = attr(call, "axes");
+  const xdev_attr_t* axes = attr(call, XDEV_ATTR_NAME_axes);
   const uint32_t dev = call->device->ordinal;
   const float* x = tensor_base(a, dev, "Sum x", &err);
   float* z;
@@ -461,17 +462,17 @@ static xdev_status_t* sum_kernel(void* context, const xdev_kernel_call_t* call) 
 }
 
 #define HND_F32 XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT32)
-static const xdev_kernel_info_t k_add = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Add", 0, HND_F32,
+static const xdev_kernel_info_t k_add = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Add, 0, HND_F32,
                                          HND_F32, add_kernel, NULL};
-static const xdev_kernel_info_t k_add_n = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "AddN", 0,
+static const xdev_kernel_info_t k_add_n = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_AddN, 0,
                                            HND_F32, HND_F32, add_n_kernel, NULL};
-static const xdev_kernel_info_t k_mul = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Mul", 0, HND_F32,
+static const xdev_kernel_info_t k_mul = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Mul, 0, HND_F32,
                                          HND_F32, mul_kernel, NULL};
-static const xdev_kernel_info_t k_copy = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Copy", 0, HND_F32,
+static const xdev_kernel_info_t k_copy = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Copy, 0, HND_F32,
                                           HND_F32, copy_kernel, NULL};
-static const xdev_kernel_info_t k_fill = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Fill", 0, HND_F32,
+static const xdev_kernel_info_t k_fill = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Fill, 0, HND_F32,
                                           HND_F32, fill_kernel, NULL};
-static const xdev_kernel_info_t k_sum = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Sum", 0, HND_F32,
+static const xdev_kernel_info_t k_sum = {XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Sum, 0, HND_F32,
                                          HND_F32, sum_kernel, NULL};
 static const xdev_kernel_info_t* const k_kernels[] = {&k_add, &k_add_n, &k_mul, &k_copy, &k_fill,
                                                       &k_sum};

@@ -10,6 +10,7 @@
 // before it runs, and an exit handler registered before the plugin was
 // loaded (so it runs after the plugin's and oneTBB's static destructors)
 // keeps the process alive 200 ms, as a program with much to tear down does.
+#include <xdev/op_names.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -65,9 +66,9 @@ int main() {
   uint32_t count = 0;
   if (api->kernels(g_plugin, &kernels, &count) != nullptr) return fail("kernels failed");
   const xdev_kernel_info_t* exp =
-      xdev_test::find_kernel(kernels, count, "Exp", XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT32);
+      xdev_test::find_kernel(kernels, count, XDEV_OP_Exp, XDEV_DTYPE_FLOAT32, XDEV_DTYPE_FLOAT32);
   if (exp == nullptr) return fail("no Exp kernel");
-  xdev_test::KernelCall call("Exp", device, stream);
+  xdev_test::KernelCall call(XDEV_OP_Exp, device, stream);
   call.input(x, XDEV_DTYPE_FLOAT32, {4}).output(out, XDEV_DTYPE_FLOAT32, {4});
   if (exp->fn(exp->kernel_context, call.get()) != nullptr) return fail("Exp refused");
   return 0;  // the kernel is still queued

@@ -26,6 +26,7 @@
 // helpers (xdev/plugin_helpers.hpp: g_host below) make them, guard each slot
 // against exceptions and answer xdev_plugin_query.
 #include <xdev/plugin.h>
+#include <xdev/op_names.h>
 #include <xdev/plugin_helpers.hpp>
 
 #include <algorithm>
@@ -875,7 +876,7 @@ xdev_status_t* kernel(void* context, const xdev_kernel_call_t* call) noexcept {
   const auto* entry = static_cast<const KernelContext*>(context);
   if (entry == nullptr) return g_host.null_argument(nullptr, "kernel", "kernel_context");
   const xdev_plugin_t* plugin = entry->plugin;
-  const bool matmul = std::strcmp(entry->host->op, "MatMul") == 0;
+  const bool matmul = std::strcmp(entry->host->op, XDEV_OP_MatMul) == 0;
   if (matmul && plugin->config.scratch_bytes > 0 && call != nullptr &&
       call->device != nullptr && call->stream != nullptr &&
       call->stream->device == call->device) {
@@ -884,7 +885,7 @@ xdev_status_t* kernel(void* context, const xdev_kernel_call_t* call) noexcept {
         return g_host.fail(plugin->host, failure.code, "%s", failure.message.c_str());
       }
     } catch (...) {
-      return g_host.unexpected(plugin->host, "MatMul");
+      return g_host.unexpected(plugin->host, XDEV_OP_MatMul);
     }
   }
   return run_kernel(*entry, call);

@@ -13,6 +13,7 @@
  * and keep working.
  */
 #define xdev_plugin_query example_plugin_query
+#include <xdev/op_names.h>
 #include "../../../sdk/examples/plugin/example_plugin.c"
 #undef xdev_plugin_query
 
@@ -22,9 +23,9 @@ xdev_status_t* throwing_copy_device_to_host(xdev_stream_t* stream, void* dst, co
                                             uint64_t size);
 
 static const xdev_kernel_info_t k_throwing_add = {
-    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Add", 0, F32, F32, throwing_add, NULL};
+    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Add, 0, F32, F32, throwing_add, NULL};
 static const xdev_kernel_info_t k_throwing_neg = {
-    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, "Neg", 0, F32, F32, throwing_neg, NULL};
+    XDEV_KERNEL_INFO_STRUCT_SIZE, NULL, XDEV_OP_Neg, 0, F32, F32, throwing_neg, NULL};
 static const xdev_kernel_info_t* const k_throwing_kernels[] = {&k_throwing_add, &k_throwing_neg};
 
 static xdev_status_t* throwing_kernels(xdev_plugin_t* plugin,
