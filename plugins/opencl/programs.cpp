@@ -2,6 +2,8 @@
 // disk (cache.hpp); and the names of OpenCL errors.
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "common.hpp"
 
@@ -65,7 +67,18 @@ xdev_status_code_t status_code_for(cl_int code) {
 
 namespace {
 
-constexpr const char* kBuildOptions = "-cl-std=CL1.2";
+// The options every program is built with: OpenCL C 1.2, then whatever
+// XDEV_OPENCL_BUILD_OPTIONS adds (read once; part of the cache key, so
+// programs built with other options are never taken from the cache).
+const char* build_options() {
+  static const std::string options = [] {
+    std::string text = "-cl-std=CL1.2";
+    const char* extra = std::getenv("XDEV_OPENCL_BUILD_OPTIONS");
+    if (extra != nullptr && extra[0] != '\0') text += std::string(" ") + extra;
+    return text;
+  }();
+  return options.c_str();
+}
 
 std::string build_log(const DeviceInfo& info, cl_program program) {
   size_t size = 0;
@@ -114,7 +127,7 @@ cl_program from_binary(xdev_device_t* d, const std::vector<unsigned char>& binar
   cl_program program = clCreateProgramWithBinary(d->context, 1, &d->info->id, &size, &bytes,
                                                  &binary_status, &err);
   if (err == CL_SUCCESS && binary_status == CL_SUCCESS) {
-    err = clBuildProgram(program, 1, &d->info->id, kBuildOptions, nullptr, nullptr);
+    err = clBuildProgram(program, 1, &d->info->id, build_options(), nullptr, nullptr);
     if (err == CL_SUCCESS) return program;
   }
   *why = "the driver refused the cached binary: " +
@@ -133,7 +146,7 @@ xdev_status_t* get_program(xdev_device_t* d, const std::string& source, cl_progr
   }
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016" PRIx64, fnv1a64(source));
-  const std::string key = d->info->cache_key + "|" + kBuildOptions + "|" + hash + "|" +
+  const std::string key = d->info->cache_key + "|" + build_options() + "|" + hash + "|" +
                           std::to_string(source.size());
   const ProgramCache& cache = *d->plugin->cache;
   cl_program program = nullptr;
@@ -156,14 +169,14 @@ xdev_status_t* get_program(xdev_device_t* d, const std::string& source, cl_progr
     cl_int err = CL_SUCCESS;
     program = clCreateProgramWithSource(d->context, 1, &text, &length, &err);
     if (err != CL_SUCCESS) return cl_failure(d->host, d, "clCreateProgramWithSource", err);
-    err = clBuildProgram(program, 1, &d->info->id, kBuildOptions, nullptr, nullptr);
+    err = clBuildProgram(program, 1, &d->info->id, build_options(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
       const std::string log = build_log(*d->info, program);
       clReleaseProgram(program);
       return g_host.fail(d->host, XDEV_STATUS_INTERNAL,
-                         "opencl plugin: device %u (%s): clBuildProgram failed: %s; build "
-                         "log:\n%s", d->ordinal, d->info->name.c_str(),
-                         cl_error_name(err).c_str(), log.c_str());
+                         "opencl plugin: device %u (%s): clBuildProgram failed: %s (build "
+                         "options \"%s\"); build log:\n%s", d->ordinal, d->info->name.c_str(),
+                         cl_error_name(err).c_str(), build_options(), log.c_str());
     }
     const std::string stored = cache.store(key, program_binary(d, program));
     if (!stored.empty()) {
