@@ -34,7 +34,8 @@ static_assert(std::endian::native == std::endian::little,
 // The safetensors reference implementation refuses larger headers too.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-// A file dtype: its name, bytes per element, and the xdev dtype that holds it.
+// A file dtype: its name, bytes per element, and the xdev dtype that holds it
+// (its own where xdev has it; U16, I16, U32 and U64, which it has not, widened).
 struct FileDType {
   const char* name;
   uint64_t size;
@@ -42,8 +43,8 @@ struct FileDType {
 };
 constexpr FileDType kFileDTypes[] = {
     {"F32", 4, DType::kFloat32}, {"F64", 8, DType::kFloat64}, {"I32", 4, DType::kInt32},
-    {"I64", 8, DType::kInt64},   {"BOOL", 1, DType::kBool},   {"F16", 2, DType::kFloat32},
-    {"BF16", 2, DType::kFloat32}, {"U8", 1, DType::kInt32},   {"I8", 1, DType::kInt32},
+    {"I64", 8, DType::kInt64},   {"BOOL", 1, DType::kBool},   {"F16", 2, DType::kFloat16},
+    {"BF16", 2, DType::kBFloat16}, {"U8", 1, DType::kUInt8},  {"I8", 1, DType::kInt8},
     {"U16", 2, DType::kInt32},   {"I16", 2, DType::kInt32},   {"U32", 4, DType::kInt64},
     {"U64", 8, DType::kInt64},
 };
@@ -82,7 +83,8 @@ T load(const std::byte* p) {
   return v;
 }
 
-// Converts `n` elements of file dtype `from` into the dtype that holds it.
+// Converts `n` elements of file dtype `from` into the dtype that holds it
+// (the bytes as they are when that is the file dtype's own).
 std::vector<std::byte> widen(const FileDType& from, const std::byte* src, uint64_t n,
                              const std::string& path, const std::string& name) {
   std::vector<std::byte> out(static_cast<size_t>(n) * itemsize(from.holds));
@@ -90,11 +92,7 @@ std::vector<std::byte> widen(const FileDType& from, const std::byte* src, uint64
   auto put = [&](auto value, uint64_t i) { std::memcpy(out.data() + i * sizeof value, &value, sizeof value); };
   for (uint64_t i = 0; i < n; ++i) {
     const std::byte* p = src + i * from.size;
-    if (f == "F16") put(half_to_float(load<uint16_t>(p)), i);
-    else if (f == "BF16") put(bfloat16_to_float(load<uint16_t>(p)), i);
-    else if (f == "U8") put(static_cast<int32_t>(load<uint8_t>(p)), i);
-    else if (f == "I8") put(static_cast<int32_t>(load<int8_t>(p)), i);
-    else if (f == "U16") put(static_cast<int32_t>(load<uint16_t>(p)), i);
+    if (f == "U16") put(static_cast<int32_t>(load<uint16_t>(p)), i);
     else if (f == "I16") put(static_cast<int32_t>(load<int16_t>(p)), i);
     else if (f == "U32") put(static_cast<int64_t>(load<uint32_t>(p)), i);
     else if (f == "U64") {

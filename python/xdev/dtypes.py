@@ -2,8 +2,7 @@
 ``float16``, ``bfloat16``, ``uint8``, ``int8``.
 
 NumPy arrays of float16, uint8 and int8 come in and go out as they are; bfloat16 is
-ml_dtypes' (NumPy has none). The safetensors reader still holds float16/bfloat16 and
-narrow integers in the nearest wider one (see :func:`xdev.load_file`).
+ml_dtypes' (NumPy has none). safetensors files keep them too (see :func:`xdev.load_file`).
 """
 
 import builtins as _builtins

@@ -1,11 +1,11 @@
 """safetensors files (``safetensors.numpy.save_file`` / ``load_file``, xdev's way).
 
 Files xdev writes open with the ``safetensors`` package and the other way round.
-xdev has no 16-bit or 8-bit dtypes: on loading, F16 and BF16 become float32, and
-U8/I8/U16/I16 int32, U32/U64 int64, all exactly; the returned dict remembers each
-such tensor's file dtype (``.dtypes``), and :func:`save_file` writes it back bit
-for bit. NumPy arrays may be saved directly, float16 and ml_dtypes' bfloat16
-included.
+F16, BF16, U8 and I8 tensors load as float16, bfloat16, uint8 and int8. The file
+dtypes xdev has no dtype for are held exactly in a wider one (U16/I16 in int32,
+U32/U64 in int64); the returned dict remembers each such tensor's file dtype
+(``.dtypes``), and :func:`save_file` writes it back bit for bit. NumPy arrays may
+be saved directly, float16 and ml_dtypes' bfloat16 included.
 """
 
 import numpy as np
@@ -13,10 +13,8 @@ import numpy as np
 from . import _xdev
 from ._convert import convert_to_tensor
 
+# NumPy dtypes xdev has no dtype for: the file dtype and the xdev-held dtype.
 _NUMPY_FILE_DTYPES = {
-    np.dtype(np.float16): ("F16", np.float32),
-    np.dtype(np.uint8): ("U8", np.int32),
-    np.dtype(np.int8): ("I8", np.int32),
     np.dtype(np.uint16): ("U16", np.int32),
     np.dtype(np.int16): ("I16", np.int32),
     np.dtype(np.uint32): ("U32", np.int64),
@@ -26,7 +24,7 @@ _NUMPY_FILE_DTYPES = {
 
 class SafetensorsDict(dict):
     """What :func:`load_file` returns: name -> tensor, plus the file's ``metadata`` and the
-    file ``dtypes`` of the tensors held in a wider dtype."""
+    file ``dtypes`` of the tensors held in a wider dtype (U16, I16, U32, U64)."""
 
     def __init__(self, tensors=(), dtypes=None, metadata=None):
         super().__init__(tensors)
@@ -35,11 +33,7 @@ class SafetensorsDict(dict):
 
 
 def _file_dtype_of(array):
-    if array.dtype in _NUMPY_FILE_DTYPES:
-        return _NUMPY_FILE_DTYPES[array.dtype]
-    if array.dtype.name == "bfloat16":  # ml_dtypes.bfloat16
-        return "BF16", np.float32
-    return None
+    return _NUMPY_FILE_DTYPES.get(array.dtype)
 
 
 def save_file(tensors, filename, metadata=None, dtypes=None):
@@ -48,7 +42,7 @@ def save_file(tensors, filename, metadata=None, dtypes=None):
     ``metadata``: str -> str, stored as ``__metadata__`` (default: the ``metadata`` of a
     dict :func:`load_file` returned). ``dtypes``: name -> file dtype ("F16", "BF16", "U8",
     ...) for float32/integer tensors to be stored narrower (default: a loaded dict's
-    ``dtypes``, and the dtype of NumPy float16/bfloat16/narrow-integer arrays). float32
+    ``dtypes``, and the dtype of NumPy uint16/int16/uint32/uint64 arrays). float32
     values are rounded to nearest even; integers out of range raise
     :class:`xdev.errors.InvalidArgumentError`. The file is written under a temporary name
     and renamed.

@@ -1,5 +1,6 @@
 """safetensors files: xdev's files open with the safetensors package and the other way
-round, float16 and bfloat16 included (held as float32, written back bit for bit)."""
+round, float16, bfloat16, uint8 and int8 included (each as its own dtype, written back bit for
+bit)."""
 
 import json
 import struct
@@ -64,7 +65,7 @@ def test_files_safetensors_writes_open_with_xdev(tmp_path):
         np.testing.assert_array_equal(loaded[k].numpy(), v)
 
 
-def test_half_precision_is_held_as_float32_and_written_back_bit_for_bit(tmp_path):
+def test_half_and_byte_dtypes_keep_their_dtype_and_are_written_back_bit_for_bit(tmp_path):
     half = np.array([1.0, -2.5, 65504.0, 6e-8, np.inf, -0.0, np.nan], np.float16)
     bf16 = np.array([[1.0, -3.5e38], [1e-38, 0.333]], dtype=ml_dtypes.bfloat16)
     small = np.array([0, 200, 255], np.uint8)
@@ -72,15 +73,18 @@ def test_half_precision_is_held_as_float32_and_written_back_bit_for_bit(tmp_path
     safetensors.numpy.save_file({"h": half, "b": bf16, "u": small}, str(src))
 
     loaded = xdev.load_file(src)
-    assert loaded.dtypes == {"h": "F16", "b": "BF16", "u": "U8"}
-    assert loaded["h"].dtype == xdev.float32  # exact widening
-    np.testing.assert_array_equal(loaded["h"].numpy(), half.astype(np.float32))
-    np.testing.assert_array_equal(loaded["b"].numpy(), bf16.astype(np.float32))
-    assert loaded["u"].dtype == xdev.int32
+    assert loaded.dtypes == {}  # each is held in its own dtype: nothing to remember
+    assert loaded["h"].dtype == xdev.float16 and loaded["b"].dtype == xdev.bfloat16
+    assert loaded["u"].dtype == xdev.uint8
+    assert loaded["h"].numpy().dtype == np.float16
+    assert loaded["h"].numpy().tobytes() == half.tobytes()
+    assert loaded["b"].numpy().dtype == ml_dtypes.bfloat16
+    assert loaded["b"].numpy().tobytes() == bf16.tobytes()
+    assert loaded["u"].numpy().dtype == np.uint8
     np.testing.assert_array_equal(loaded["u"].numpy(), small)
 
     out = tmp_path / "again.safetensors"
-    xdev.save_file(loaded, out)  # the remembered dtypes go back
+    xdev.save_file(loaded, out)
     again = safetensors.numpy.load_file(str(out))
     assert again["h"].dtype == np.float16 and again["b"].dtype == ml_dtypes.bfloat16
     assert again["h"].tobytes() == half.tobytes()

@@ -95,10 +95,12 @@ XDEV_API Tensor from_dlpack(DLManagedTensor* managed);
 
 // --- safetensors (https://github.com/huggingface/safetensors) ---
 
-// A loaded file. Tensors whose file dtype xdev has no dtype for are widened
-// exactly: F16 and BF16 to float32; U8, I8, U16 and I16 to int32; U32 to
-// int64. `dtypes` remembers their file dtype ("F16") so save_file writes them
-// back bit for bit.
+// A loaded file. Each tensor has its file dtype where xdev has it (F32, F64,
+// I32, I64, BOOL, F16 as float16, BF16 as bfloat16, U8 as uint8, I8 as int8);
+// the file dtypes xdev has no dtype for are widened exactly (U16 and I16 to
+// int32; U32 and U64 to int64, U64 only up to int64's maximum), and `dtypes`
+// remembers their file dtype ("U16") so save_file writes them back bit for
+// bit.
 struct SafetensorsFile {
   std::map<std::string, Tensor> tensors;
   // Tensor name -> file dtype, for the widened tensors only.
