@@ -1545,18 +1545,6 @@ static_assert(table_is_consistent(),
               "its XDEV_OPS name, too many attributes or outputs, or a dtype rule naming an "
               "input or attribute the op lacks");
 
-std::string attr_kind_name(xdev_attr_kind_t kind) {
-  switch (kind) {
-    case XDEV_ATTR_BOOL: return "bool";
-    case XDEV_ATTR_INT: return "int";
-    case XDEV_ATTR_FLOAT: return "float";
-    case XDEV_ATTR_DTYPE: return "dtype";
-    case XDEV_ATTR_INTS: return "ints";
-    case XDEV_ATTR_STRING: return "string";
-  }
-  return "kind " + std::to_string(static_cast<int>(kind));
-}
-
 std::string input_name(const OpDef& def, size_t i) {
   if (def.variadic && i + 1 >= def.inputs.size()) return "input " + std::to_string(i);
   return def.input(i).name;
@@ -1689,6 +1677,18 @@ xdev_attr_t kernel_attr(const AttrDef& a, const xdev_attr_t* given) {
 }
 
 }  // namespace
+
+std::string attr_kind_name(xdev_attr_kind_t kind) {
+  switch (kind) {
+    case XDEV_ATTR_BOOL: return "bool";
+    case XDEV_ATTR_INT: return "int";
+    case XDEV_ATTR_FLOAT: return "float";
+    case XDEV_ATTR_DTYPE: return "dtype";
+    case XDEV_ATTR_INTS: return "ints";
+    case XDEV_ATTR_STRING: return "string";
+  }
+  return "kind " + std::to_string(static_cast<int>(kind));
+}
 
 std::string dtype_set_text(uint64_t dtypes) {
   std::string text;

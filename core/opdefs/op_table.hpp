@@ -210,6 +210,9 @@ inline constexpr uint64_t kAllDTypes =
     kValueDTypes | dtype_bit(DType::kUInt8) | dtype_bit(DType::kInt8);
 // The dtypes of a set, in enum order.
 std::string dtype_set_text(uint64_t dtypes);
+// "bool", "int", "float", "dtype", "ints", "string" ("kind 9" for a value
+// that is no kind): an attribute kind as errors and docs/ops.md name it.
+std::string attr_kind_name(xdev_attr_kind_t kind);
 
 // --- the definition of an op -----------------------------------------------
 

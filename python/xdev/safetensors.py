@@ -32,10 +32,6 @@ class SafetensorsDict(dict):
         self.metadata = dict(metadata or {})
 
 
-def _file_dtype_of(array):
-    return _NUMPY_FILE_DTYPES.get(array.dtype)
-
-
 def save_file(tensors, filename, metadata=None, dtypes=None):
     """Writes ``tensors`` (name -> tensor or NumPy array) to ``filename``.
 
@@ -54,7 +50,7 @@ def save_file(tensors, filename, metadata=None, dtypes=None):
     for name, value in tensors.items():
         if not isinstance(value, _xdev.Tensor) and not hasattr(value, "__xdev_tensor__"):
             array = np.asarray(value)
-            narrow = _file_dtype_of(array)
+            narrow = _NUMPY_FILE_DTYPES.get(array.dtype)
             if narrow is not None:
                 file_dtypes.setdefault(name, narrow[0])
                 value = array.astype(narrow[1])

@@ -47,18 +47,6 @@ std::string dtypes_text(uint64_t dtypes) {
   return text;
 }
 
-std::string kind_text(xdev_attr_kind_t kind) {
-  switch (kind) {
-    case XDEV_ATTR_BOOL: return "bool";
-    case XDEV_ATTR_INT: return "int";
-    case XDEV_ATTR_FLOAT: return "float";
-    case XDEV_ATTR_DTYPE: return "dtype";
-    case XDEV_ATTR_INTS: return "ints";
-    case XDEV_ATTR_STRING: return "string";
-  }
-  return "?";
-}
-
 // Table cells may not hold a bare '|'.
 std::string cell(const std::string& text) {
   std::string out;
@@ -76,7 +64,7 @@ std::string number(double v) {
 }
 
 std::string attr_text(const AttrDef& a) {
-  std::string text = "`" + std::string(a.name) + "` (" + kind_text(a.kind);
+  std::string text = "`" + std::string(a.name) + "` (" + xdev::detail::attr_kind_name(a.kind);
   if (!a.required) {
     switch (a.kind) {
       case XDEV_ATTR_BOOL: text += ", default " + std::string(a.default_bool ? "true" : "false"); break;
