@@ -48,15 +48,26 @@ struct PluginFindings {
 
 PluginFindings check_libraries(const xdev::PluginInfo& p, std::ostream& out) {
   PluginFindings f;
-  auto check_file = [&](const std::string& file, const std::string& indent) {
+  // `trusted`: the file may be loaded here to see where its own search finds
+  // its libraries (a plugin the core loaded, or the cuda implementation, ours);
+  // a skipped plugin may be one that crashes when loaded (the probe's job), so
+  // its libraries are looked up from here.
+  auto check_file = [&](const std::string& file, const std::string& indent, bool trusted) {
     std::string error;
     auto needed = needed_libraries(file, &error);
     if (!error.empty()) {
       out << indent << "(cannot read its libraries: " << error << ")\n";
       return;
     }
-    for (const auto& lib : needed) {
-      Lookup l = find_library(lib);
+    std::string load_error;
+    std::vector<std::pair<std::string, Lookup>> resolved;
+    if (trusted) {
+      resolved = resolve_needed(file, needed, &load_error);
+    } else {
+      for (const auto& lib : needed) resolved.emplace_back(lib, find_library(lib));
+    }
+    if (!load_error.empty()) out << indent << "(cannot be loaded: " << load_error << ")\n";
+    for (const auto& [lib, l] : resolved) {
       out << indent << lib << ": " << (l.found ? "found" : "NOT FOUND");
       if (!l.where.empty()) out << " (" << l.where << ")";
       out << "\n";
@@ -64,7 +75,7 @@ PluginFindings check_libraries(const xdev::PluginInfo& p, std::ostream& out) {
     }
   };
   out << "    needs:\n";
-  check_file(p.file, "      ");
+  check_file(p.file, "      ", p.loaded);
   for (const LazyNeed& n : lazy_needs(p)) {
     const bool is_file = n.what.find('/') != std::string::npos;
     Lookup l = is_file && !fs::exists(n.what) ? Lookup{false, "no such file"} : find_library(n.what);
@@ -75,7 +86,7 @@ PluginFindings check_libraries(const xdev::PluginInfo& p, std::ostream& out) {
     if (!l.found) f.missing.push_back(n.what);
     if (is_file && fs::exists(n.what)) {
       out << "      its libraries:\n";
-      check_file(n.what, "        ");
+      check_file(n.what, "        ", true);
     }
   }
   return f;

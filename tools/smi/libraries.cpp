@@ -60,9 +60,11 @@ std::vector<std::string> needed_libraries(const std::string& file, std::string* 
   return needed;
 }
 
-Lookup find_library(const std::string& name) {
+namespace {
+
+Lookup lookup(const std::string& name, int flags) {
   Lookup out;
-  void* handle = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  void* handle = ::dlopen(name.c_str(), flags);
   if (handle == nullptr) {
     const char* e = ::dlerror();
     out.where = e != nullptr ? e : "not found";
@@ -72,6 +74,31 @@ Lookup find_library(const std::string& name) {
   struct link_map* map = nullptr;
   if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
     out.where = map->l_name;
+  }
+  if ((flags & RTLD_NOLOAD) != 0) ::dlclose(handle);  // drops only the reference NOLOAD took
+  return out;
+}
+
+}  // namespace
+
+Lookup find_library(const std::string& name) { return lookup(name, RTLD_LAZY | RTLD_LOCAL); }
+
+std::vector<std::pair<std::string, Lookup>> resolve_needed(const std::string& file,
+                                                           const std::vector<std::string>& needed,
+                                                           std::string* load_error) {
+  std::vector<std::pair<std::string, Lookup>> out;
+  // Stays loaded, as find_library's libraries do: the doctor is a report at
+  // the end of a process, and unloading a plugin under the core is not safe.
+  void* self = ::dlopen(file.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (self == nullptr) {
+    const char* e = ::dlerror();
+    if (load_error != nullptr) *load_error = e != nullptr ? e : "cannot be loaded";
+  }
+  for (const auto& lib : needed) {
+    Lookup l;
+    if (self != nullptr) l = lookup(lib, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!l.found) l = find_library(lib);
+    out.emplace_back(lib, l);
   }
   return out;
 }
