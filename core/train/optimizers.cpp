@@ -160,6 +160,56 @@ void Optimizer::apply_gradients(const CrossReplicaSum& replicas,
   }
 }
 
+std::vector<Tensor> Optimizer::slots(const Variable& variable) const {
+  if (!variable.defined()) throw Error(ErrorCode::kInvalidArgument, "slots: the variable is empty");
+  auto found = slots_.find(variable.state().get());
+  return found == slots_.end() ? std::vector<Tensor>{} : found->second.second;
+}
+
+void Optimizer::set_slots(const Variable& variable, const std::vector<Tensor>& slots) {
+  const std::string who =
+      "set_slots" + (variable.defined() && !variable.name().empty()
+                         ? " (variable '" + variable.name() + "')"
+                         : std::string());
+  if (!variable.defined()) throw Error(ErrorCode::kInvalidArgument, who + ": the variable is empty");
+  const int count = slot_count();
+  if (count < 0) {
+    throw Error(ErrorCode::kUnimplemented,
+                who + ": this optimizer does not say how many slots it keeps (slot_count)");
+  }
+  if (slots.size() != static_cast<size_t>(count)) {
+    throw Error(ErrorCode::kInvalidArgument, who + ": " + std::to_string(slots.size()) +
+                                                 " slots given, this optimizer keeps " +
+                                                 std::to_string(count) + " per variable");
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!slots[i].defined() || !(slots[i].shape() == variable.shape()) ||
+        slots[i].dtype() != variable.dtype()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  who + ": slot " + std::to_string(i) + " is " +
+                      (slots[i].defined() ? describe(slots[i].dtype(), slots[i].shape())
+                                          : std::string("empty")) +
+                      ", the variable is " + describe(variable.dtype(), variable.shape()));
+    }
+  }
+  // Updates make new slot tensors (never write into these), so the caller's
+  // tensors can be kept as they are once on the variable's device.
+  std::vector<Tensor> on_device;
+  {
+    detail::NoRecording no_tape;
+    for (const Tensor& t : slots) on_device.push_back(t.to(variable.device()));
+  }
+  slots_.insert_or_assign(variable.state().get(), std::make_pair(variable, std::move(on_device)));
+}
+
+void Optimizer::set_iterations(int64_t iterations) {
+  if (iterations < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "set_iterations: " + std::to_string(iterations) + " is negative");
+  }
+  iterations_ = iterations;
+}
+
 SGD::SGD(double learning_rate, double momentum, bool nesterov)
     : Optimizer(learning_rate), momentum_(momentum), nesterov_(nesterov) {
   if (!(momentum >= 0.0 && momentum <= 1.0)) {

@@ -194,6 +194,12 @@ void bind_training(nb::module_& m) {
         o.apply_gradients(replicas, grads, variables);
       }, nb::arg("replicas"), nb::arg("gradients"), nb::arg("variables"))
       .def_prop_ro("iterations", &Optimizer::iterations)
+      .def("set_iterations", &Optimizer::set_iterations, nb::arg("iterations"))
+      .def("slots", &Optimizer::slots, nb::arg("variable"), release_gil(),
+           "The variable's slots (empty before its first update).")
+      .def("set_slots", &Optimizer::set_slots, nb::arg("variable"), nb::arg("slots"),
+           release_gil())
+      .def_prop_ro("slot_count", &Optimizer::slot_count)
       .def_prop_rw("learning_rate", &Optimizer::learning_rate, &Optimizer::set_learning_rate);
   nb::class_<SGD, Optimizer>(m, "_SGD")
       .def(nb::init<double, double, bool>(), nb::arg("learning_rate"), nb::arg("momentum"),

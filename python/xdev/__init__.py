@@ -74,6 +74,7 @@ from . import (  # noqa: E402
     optimizers,
     random,
     trace,
+    train,
 )
 from . import _fallback  # noqa: E402
 from ._convert import convert_to_tensor  # noqa: E402

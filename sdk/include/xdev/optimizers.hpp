@@ -71,6 +71,24 @@ class XDEV_API Optimizer {
   }
   // Steps applied so far.
   int64_t iterations() const { return iterations_; }
+
+  // The optimizer's state, for checkpoints (xdev.train.Checkpoint): the
+  // slots of `variable` (momentum, Adam's m and v; the tensors themselves, on
+  // the variable's device), empty before its first update.
+  std::vector<Tensor> slots(const Variable& variable) const;
+  // Replaces `variable`'s slots with copies of `slots` on the variable's
+  // device. Throws xdev::Error(kInvalidArgument) unless there are exactly
+  // slot_count() of them, each of the variable's shape and dtype (nothing
+  // changes then), and kUnimplemented for an optimizer that does not say how
+  // many slots it keeps.
+  void set_slots(const Variable& variable, const std::vector<Tensor>& slots);
+  // Sets the step count (a restored checkpoint's; Adam's bias correction
+  // reads it). Throws xdev::Error(kInvalidArgument) when negative.
+  void set_iterations(int64_t iterations);
+  // How many slots each variable has once updated (SGD: 1 with momentum,
+  // else 0; Adam and AdamW: 2); -1 when not known (an optimizer defined
+  // outside the SDK that does not override it).
+  virtual int slot_count() const { return -1; }
   double learning_rate() const { return learning_rate_; }
   void set_learning_rate(double lr) { learning_rate_ = lr; }
 
@@ -99,6 +117,8 @@ class XDEV_API SGD : public Optimizer {
  public:
   explicit SGD(double learning_rate = 0.01, double momentum = 0.0, bool nesterov = false);
 
+  int slot_count() const override { return momentum_ == 0.0 ? 0 : 1; }
+
  protected:
   void update(Variable& variable, const Tensor& gradient, std::vector<Tensor>& slots,
               int64_t step) override;
@@ -114,6 +134,8 @@ class XDEV_API Adam : public Optimizer {
  public:
   explicit Adam(double learning_rate = 0.001, double beta_1 = 0.9, double beta_2 = 0.999,
                 double epsilon = 1e-7);
+
+  int slot_count() const override { return 2; }
 
  protected:
   void update(Variable& variable, const Tensor& gradient, std::vector<Tensor>& slots,
