@@ -55,10 +55,29 @@ bool resolve(void* handle, const char* symbol, Fn* out) {
   return *out != nullptr;
 }
 
+constexpr const char* kPypiOpenblasPrefix = "scipy_";
+constexpr const char* kPypiOpenblasName = "libscipy_openblas.so (PyPI scipy-openblas32)";
+
+// The file of scipy-openblas32 beside this package ("" outside the Python
+// package: XDEV_PYPI_OPENBLAS is empty there).
+std::string pypi_openblas_path() {
+  if (std::strlen(XDEV_PYPI_OPENBLAS) == 0) return "";
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&pypi_openblas_path), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  std::string self = info.dli_fname;
+  const size_t slash = self.rfind('/');
+  if (slash == std::string::npos) return "";
+  return self.substr(0, slash + 1) + XDEV_PYPI_OPENBLAS;
+}
+
 // Loads OpenBLAS as blas.hpp describes. Runs once per process.
 void load(BlasLogFn log, void* context) {
   const auto start = std::chrono::steady_clock::now();
   const char* name = blas_library_name();
+  std::string prefix;  // of every symbol: "" for OpenBLAS, "scipy_" for the PyPI wheel
   std::string core_how;
   std::string threads_how;
   std::string chosen;  // the coretype this plugin asked for, if any
@@ -92,6 +111,19 @@ void load(BlasLogFn log, void* context) {
       const std::string path = std::string(XDEV_OPENBLAS_LIBDIR) + "/" + name;
       handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     }
+    if (handle == nullptr) {
+      // The Python package, installed where the system has no OpenBLAS: the
+      // PyPI wheel scipy-openblas32 (a dependency of the package), whose
+      // symbols carry the prefix scipy_, relative to this plugin's file.
+      const std::string wheel = pypi_openblas_path();
+      if (!wheel.empty()) {
+        handle = dlopen(wheel.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (handle != nullptr) {
+          prefix = kPypiOpenblasPrefix;
+          name = kPypiOpenblasName;
+        }
+      }
+    }
     if (set_core) take_back(kCoretypeVariable, chosen.c_str());
     if (set_threads) take_back(kThreadsVariable, "1");
     if (handle == nullptr) {
@@ -102,12 +134,14 @@ void load(BlasLogFn log, void* context) {
     }
   }
   BlasApi api;
-  const bool complete = resolve(handle, "cblas_sgemm", &api.sgemm) &&
-                        resolve(handle, "cblas_dgemm", &api.dgemm) &&
-                        resolve(handle, "openblas_get_num_threads", &api.get_num_threads) &&
-                        resolve(handle, "openblas_set_num_threads", &api.set_num_threads) &&
-                        resolve(handle, "openblas_get_config", &api.get_config) &&
-                        resolve(handle, "openblas_get_corename", &api.get_corename);
+  auto sym = [&](const char* symbol) { return (prefix + symbol); };
+  const bool complete =
+      resolve(handle, sym("cblas_sgemm").c_str(), &api.sgemm) &&
+      resolve(handle, sym("cblas_dgemm").c_str(), &api.dgemm) &&
+      resolve(handle, sym("openblas_get_num_threads").c_str(), &api.get_num_threads) &&
+      resolve(handle, sym("openblas_set_num_threads").c_str(), &api.set_num_threads) &&
+      resolve(handle, sym("openblas_get_config").c_str(), &api.get_config) &&
+      resolve(handle, sym("openblas_get_corename").c_str(), &api.get_corename);
   if (!complete) {
     // The handle stays open: a library that was half used must stay mapped.
     emit(log, context, XDEV_LOG_WARNING,
