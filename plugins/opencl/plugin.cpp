@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "drivers.hpp"
 #include "opencl_plugin_config.hpp"
 
 namespace xdev::opencl {
@@ -84,6 +85,8 @@ uint32_t type_index_for(xdev_plugin_t* p, const std::string& type, int32_t prior
 xdev_status_t* discover(xdev_plugin_t* p) {
   std::string cpu_type;
   if (xdev_status_t* s = cpu_device_type(p->host, &cpu_type)) return s;
+  const std::string drivers = open_drivers_beside_foreign_llvm();
+  if (!drivers.empty()) g_host.log(p->host, XDEV_LOG_INFO, "opencl plugin: %s", drivers.c_str());
   cl_uint platform_count = 0;
   cl_int err = clGetPlatformIDs(0, nullptr, &platform_count);
   if (err != CL_SUCCESS || platform_count == 0) {
