@@ -840,6 +840,17 @@ constexpr InputDef kAnyX[] = {{"x", kAllDTypes}};
 constexpr InputDef kFloatX[] = {{"x", kFloatDTypes}};
 constexpr InputDef kFloatXY[] = {{"x", kFloatDTypes}, {"y", kFloatDTypes, 0}};
 constexpr InputDef kNumberXY[] = {{"x", kNumberDTypes}, {"y", kNumberDTypes, 0}};
+// Numbers and the 8-bit integers (kArithmeticDTypes); int8 but not uint8 (kSignedDTypes).
+constexpr InputDef kArithX[] = {{"x", kArithmeticDTypes}};
+constexpr InputDef kArithXY[] = {{"x", kArithmeticDTypes}, {"y", kArithmeticDTypes, 0}};
+constexpr InputDef kVariadicArithX[] = {{"x", kArithmeticDTypes, 0}};
+constexpr InputDef kSignedX[] = {{"x", kSignedDTypes}};
+// Add: bool too (logical or).
+constexpr InputDef kAddXY[] = {{"x", kArithmeticDTypes | kBoolDTypes},
+                               {"y", kArithmeticDTypes | kBoolDTypes, 0}};
+constexpr InputDef kAnyXY[] = {{"x", kAllDTypes}, {"y", kAllDTypes, 0}};
+// ArgMax, ArgMin: bool too.
+constexpr InputDef kArgX[] = {{"x", kArithmeticDTypes | kBoolDTypes}};
 constexpr InputDef kValueXY[] = {{"x", kValueDTypes}, {"y", kValueDTypes, 0}};
 constexpr InputDef kMatMulInputs[] = {{"a", kNumberDTypes}, {"b", kNumberDTypes, 0}};
 constexpr InputDef kVariadicNumberX[] = {{"x", kNumberDTypes, 0}};
@@ -850,8 +861,9 @@ constexpr InputDef kBoolXY[] = {{"x", kBoolDTypes}, {"y", kBoolDTypes, 0}};
 // Select: the condition, then the two inputs it chooses between (TF's SelectV2).
 constexpr InputDef kSelectInputs[] = {
     {"condition", kBoolDTypes}, {"x", kAllDTypes}, {"y", kAllDTypes, 1}};
-constexpr InputDef kClipInputs[] = {
-    {"x", kNumberDTypes}, {"clip_value_min", kNumberDTypes, 0}, {"clip_value_max", kNumberDTypes, 0}};
+constexpr InputDef kClipInputs[] = {{"x", kArithmeticDTypes},
+                                    {"clip_value_min", kArithmeticDTypes, 0},
+                                    {"clip_value_max", kArithmeticDTypes, 0}};
 
 constexpr OutputDef kOutputLikeInput[] = {{"out"}};
 constexpr OutputDef kBoolOutput[] = {{"out", DTypeRule::kFixed, 0, nullptr, DType::kBool}};
@@ -1105,17 +1117,18 @@ constexpr OpDef kMatMulDef = {.id = OpId::kMatMul,
                               .shape = matmul_shape,
                               .output_doc = "`[M, N]` where `op(a)` is `[M, K]`, `op(b)` is `[K, N]`",
                               .contiguous_inputs = true};
-constexpr OpDef kAddDef = binary(OpId::kAdd, "Add", "x + y (bool: logical or)", kValueXY);
-constexpr OpDef kSubDef = binary(OpId::kSub, "Sub", "x - y");
-constexpr OpDef kMulDef = binary(OpId::kMul, "Mul", "x · y");
+constexpr OpDef kAddDef = binary(OpId::kAdd, "Add", "x + y (bool: logical or)", kAddXY);
+constexpr OpDef kSubDef = binary(OpId::kSub, "Sub", "x - y", kArithXY);
+constexpr OpDef kMulDef = binary(OpId::kMul, "Mul", "x · y", kArithXY);
 constexpr OpDef kDivDef =
-    binary(OpId::kDiv, "Div", "x / y (integers: toward zero, a zero divisor gives 0)");
-constexpr OpDef kNegDef = unary(OpId::kNeg, "Neg", "-x");
-constexpr OpDef kReluDef = unary(OpId::kRelu, "Relu", "x > 0 ? x : 0");
+    binary(OpId::kDiv, "Div", "x / y (integers: toward zero; a zero divisor is an error)",
+           kArithXY);
+constexpr OpDef kNegDef = unary(OpId::kNeg, "Neg", "-x", kSignedX);
+constexpr OpDef kReluDef = unary(OpId::kRelu, "Relu", "x > 0 ? x : 0", kArithX);
 constexpr OpDef kAddNDef = {.id = OpId::kAddN,
                             .name = "AddN",
                             .summary = "x0 + x1 + …",
-                            .inputs = kVariadicNumberX,
+                            .inputs = kVariadicArithX,
                             .variadic = true,
                             .min_inputs = 1,
                             .outputs = kOutputLikeInput,
@@ -1131,8 +1144,8 @@ constexpr OpDef kCastDef = {.id = OpId::kCast,
                             .shape_class = ShapeClass::kSame,
                             .shape = same_shape,
                             .output_doc = "shape of `x`, dtype `dtype`"};
-constexpr OpDef kSumDef = reduction(OpId::kSum, "Sum", "sum over `axes`");
-constexpr OpDef kMeanDef = reduction(OpId::kMean, "Mean", "mean over `axes`");
+constexpr OpDef kSumDef = reduction(OpId::kSum, "Sum", "sum over `axes`", kArithX);
+constexpr OpDef kMeanDef = reduction(OpId::kMean, "Mean", "mean over `axes`", kArithX);
 constexpr OpDef kCopyDef = unary(OpId::kCopy, "Copy", "a contiguous copy of x (any strides)", kAnyX);
 constexpr OpDef kFillDef = {.id = OpId::kFill,
                             .name = "Fill",
@@ -1153,9 +1166,10 @@ constexpr OpDef kRandomUniformDef = {.id = OpId::kRandomUniform,
                                      .output_doc = "`shape`, dtype `dtype`"};
 
 // Elementwise math: docs/ops.md "Semantics" defines the edge cases.
-constexpr OpDef kAbsDef = unary(OpId::kAbs, "Abs", "|x| (integers: MIN stays MIN)");
-constexpr OpDef kSignDef = unary(OpId::kSign, "Sign", "-1, 0 or 1 by the sign of x (floats: ±0 and NaN stay)");
-constexpr OpDef kSquareDef = unary(OpId::kSquare, "Square", "x · x (integers wrap)");
+constexpr OpDef kAbsDef = unary(OpId::kAbs, "Abs", "|x| (integers: MIN stays MIN)", kSignedX);
+constexpr OpDef kSignDef = unary(OpId::kSign, "Sign", "-1, 0 or 1 by the sign of x (floats: ±0 and NaN stay)",
+                                kSignedX);
+constexpr OpDef kSquareDef = unary(OpId::kSquare, "Square", "x · x (integers wrap)", kArithX);
 constexpr OpDef kExpDef = unary(OpId::kExp, "Exp", "eˣ", kFloatX);
 constexpr OpDef kExpm1Def = unary(OpId::kExpm1, "Expm1", "eˣ - 1, accurate near 0", kFloatX);
 constexpr OpDef kLogDef = unary(OpId::kLog, "Log", "ln x (x < 0: NaN, 0: -inf)", kFloatX);
@@ -1180,26 +1194,29 @@ constexpr OpDef kGeluDef =
     unary(OpId::kGelu, "Gelu", "x · Φ(x) (erf form, or its tanh approximation)", kFloatX,
           kGeluAttrs);
 constexpr OpDef kPowDef = binary(OpId::kPow, "Pow", "xʸ (C pow: a negative x to a non-integer y is NaN)", kFloatXY);
-constexpr OpDef kMaximumDef = binary(OpId::kMaximum, "Maximum", "max(x, y), NaN if either is NaN");
-constexpr OpDef kMinimumDef = binary(OpId::kMinimum, "Minimum", "min(x, y), NaN if either is NaN");
+constexpr OpDef kMaximumDef = binary(OpId::kMaximum, "Maximum", "max(x, y), NaN if either is NaN",
+                                      kArithXY);
+constexpr OpDef kMinimumDef = binary(OpId::kMinimum, "Minimum", "min(x, y), NaN if either is NaN",
+                                      kArithXY);
 constexpr OpDef kFloorDivDef = binary(OpId::kFloorDiv, "FloorDiv",
-                                      "⌊x / y⌋ (integers: a zero divisor gives 0)");
+                                      "⌊x / y⌋ (integers: a zero divisor is an error)", kArithXY);
 constexpr OpDef kFloorModDef =
     binary(OpId::kFloorMod, "FloorMod",
-           "x - ⌊x / y⌋ · y, the sign of y (integers: a zero divisor gives 0)");
+           "x - ⌊x / y⌋ · y, the sign of y (integers: a zero divisor is an error)", kArithXY);
 constexpr OpDef kSquaredDifferenceDef =
     binary(OpId::kSquaredDifference, "SquaredDifference", "(x - y)²");
 
 // Comparisons and logic: bool results; docs/ops.md "Semantics"
 // says what NaN compares to.
-constexpr OpDef kEqualDef = comparison(OpId::kEqual, "Equal", "x == y (NaN: false)", kValueXY);
+constexpr OpDef kEqualDef = comparison(OpId::kEqual, "Equal", "x == y (NaN: false)", kAnyXY);
 constexpr OpDef kNotEqualDef =
-    comparison(OpId::kNotEqual, "NotEqual", "x != y (NaN: true)", kValueXY);
-constexpr OpDef kLessDef = comparison(OpId::kLess, "Less", "x < y (NaN: false)");
-constexpr OpDef kLessEqualDef = comparison(OpId::kLessEqual, "LessEqual", "x <= y (NaN: false)");
-constexpr OpDef kGreaterDef = comparison(OpId::kGreater, "Greater", "x > y (NaN: false)");
+    comparison(OpId::kNotEqual, "NotEqual", "x != y (NaN: true)", kAnyXY);
+constexpr OpDef kLessDef = comparison(OpId::kLess, "Less", "x < y (NaN: false)", kArithXY);
+constexpr OpDef kLessEqualDef = comparison(OpId::kLessEqual, "LessEqual", "x <= y (NaN: false)",
+                                          kArithXY);
+constexpr OpDef kGreaterDef = comparison(OpId::kGreater, "Greater", "x > y (NaN: false)", kArithXY);
 constexpr OpDef kGreaterEqualDef =
-    comparison(OpId::kGreaterEqual, "GreaterEqual", "x >= y (NaN: false)");
+    comparison(OpId::kGreaterEqual, "GreaterEqual", "x >= y (NaN: false)", kArithXY);
 constexpr OpDef kLogicalAndDef = binary(OpId::kLogicalAnd, "LogicalAnd", "x and y", kBoolXY);
 constexpr OpDef kLogicalOrDef = binary(OpId::kLogicalOr, "LogicalOr", "x or y", kBoolXY);
 constexpr OpDef kLogicalNotDef = unary(OpId::kLogicalNot, "LogicalNot", "not x", kBoolX);
@@ -1222,22 +1239,24 @@ constexpr OpDef kClipByValueDef = [] {
 
 // Reductions: docs/ops.md "Semantics" gives each one's value over
 // zero elements.
-constexpr OpDef kMaxDef = reduction(OpId::kMax, "Max", "maximum over `axes` (NaN if any is NaN)");
-constexpr OpDef kMinDef = reduction(OpId::kMin, "Min", "minimum over `axes` (NaN if any is NaN)");
-constexpr OpDef kProdDef = reduction(OpId::kProd, "Prod", "product over `axes`");
+constexpr OpDef kMaxDef = reduction(OpId::kMax, "Max", "maximum over `axes` (NaN if any is NaN)",
+                                    kArithX);
+constexpr OpDef kMinDef = reduction(OpId::kMin, "Min", "minimum over `axes` (NaN if any is NaN)",
+                                    kArithX);
+constexpr OpDef kProdDef = reduction(OpId::kProd, "Prod", "product over `axes`", kArithX);
 constexpr OpDef kAnyDef = reduction(OpId::kAny, "Any", "logical or over `axes`", kBoolX);
 constexpr OpDef kAllDef = reduction(OpId::kAll, "All", "logical and over `axes`", kBoolX);
 constexpr OpDef kLogSumExpDef =
     reduction(OpId::kLogSumExp, "LogSumExp", "ln Σ eˣ over `axes`, computed stably", kFloatX);
 constexpr OpDef kArgMaxDef =
     along_axis(OpId::kArgMax, "ArgMax", "index of the largest element along `axis` (the first; NaN wins)",
-               kArgAttrs, kInt64Output, "`x`'s shape without `axis`, int64");
+               kArgAttrs, kInt64Output, "`x`'s shape without `axis`, int64", kArgX);
 constexpr OpDef kArgMinDef =
     along_axis(OpId::kArgMin, "ArgMin", "index of the smallest element along `axis` (the first; NaN wins)",
-               kArgAttrs, kInt64Output, "`x`'s shape without `axis`, int64");
+               kArgAttrs, kInt64Output, "`x`'s shape without `axis`, int64", kArgX);
 constexpr OpDef kCumSumDef =
     along_axis(OpId::kCumSum, "CumSum", "running sum along `axis` (TF: `exclusive`, `reverse`)",
-               kCumSumAttrs, kOutputLikeInput, "shape of `x`");
+               kCumSumAttrs, kOutputLikeInput, "shape of `x`", kArithX);
 
 // Normalisations along one axis (NN). Both subtract the line's
 // maximum first, so large logits do not overflow.
@@ -1487,7 +1506,7 @@ constexpr OpDef kBatchMatMulV2Def = {
                   "`op(x)` is `[..., M, K]`, `op(y)` `[..., K, N]`",
     .contiguous_inputs = true};
 constexpr InputDef kScatterInputs[] = {
-    {"tensor", kNumberDTypes}, {"indices", kIntDTypes}, {"updates", kNumberDTypes, 0}};
+    {"tensor", kArithmeticDTypes}, {"indices", kIntDTypes}, {"updates", kArithmeticDTypes, 0}};
 constexpr OpDef kTensorScatterAddDef = {
     .id = OpId::kTensorScatterAdd,
     .name = "TensorScatterAdd",

@@ -205,9 +205,13 @@ inline constexpr uint64_t kNumberDTypes = kFloatDTypes | kIntDTypes;
 inline constexpr uint64_t kBoolDTypes = dtype_bit(DType::kBool);
 // Numbers and bool: the dtypes with arithmetic or logic (Add, Equal, NotEqual).
 inline constexpr uint64_t kValueDTypes = kNumberDTypes | kBoolDTypes;
+// The 8-bit integers: arithmetic, comparisons and reductions take them, as
+// TensorFlow's CPU kernels do (Neg, Abs and Sign int8 only).
+inline constexpr uint64_t kByteDTypes = dtype_bit(DType::kUInt8) | dtype_bit(DType::kInt8);
+inline constexpr uint64_t kArithmeticDTypes = kNumberDTypes | kByteDTypes;
+inline constexpr uint64_t kSignedDTypes = kNumberDTypes | dtype_bit(DType::kInt8);
 // Every dtype (uint8 and int8 too): Cast, Fill and data movement.
-inline constexpr uint64_t kAllDTypes =
-    kValueDTypes | dtype_bit(DType::kUInt8) | dtype_bit(DType::kInt8);
+inline constexpr uint64_t kAllDTypes = kValueDTypes | kByteDTypes;
 // The dtypes of a set, in enum order.
 std::string dtype_set_text(uint64_t dtypes);
 // "bool", "int", "float", "dtype", "ints", "string" ("kind 9" for a value

@@ -192,11 +192,13 @@ TEST(OpTable, KernelDTypesAreThePairsKernelsAreLookedUpBy) {
                             {bf16, bf16}}));
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kExp)),
             (std::vector<P>{{f32, f32}, {f64, f64}, {f16, f16}, {bf16, bf16}}));
+  // Comparisons and ArgMax: the 8-bit integers too (ArgMax: bool as well).
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kLess)),
-            (std::vector<P>{{f32, b}, {f64, b}, {i32, b}, {i64, b}, {f16, b}, {bf16, b}}));
+            (std::vector<P>{{f32, b}, {f64, b}, {i32, b}, {i64, b}, {f16, b}, {bf16, b},
+                            {u8, b}, {i8, b}}));
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kArgMax)),
-            (std::vector<P>{{f32, i64}, {f64, i64}, {i32, i64}, {i64, i64}, {f16, i64},
-                            {bf16, i64}}));
+            (std::vector<P>{{f32, i64}, {f64, i64}, {i32, i64}, {i64, i64}, {b, i64},
+                            {f16, i64}, {bf16, i64}, {u8, i64}, {i8, i64}}));
   // Select: by the condition (bool), the output is x's dtype: any of the nine.
   EXPECT_EQ(kernel_dtypes(op_def(OpId::kSelect)),
             (std::vector<P>{{b, f32}, {b, f64}, {b, i32}, {b, i64}, {b, b}, {b, f16}, {b, bf16},

@@ -172,6 +172,35 @@ TEST(OpsMath, LeakyReluAndGelu) {
   expect_near(xdev::gelu(f64({1.0}), true).to_vector<double>(), {0.8411919906082768}, 1e-15);
 }
 
+// A zero integer divisor is an error, as in TensorFlow's CPU kernels (it
+// used to give 0, a silent wrong value); float division by zero stays IEEE.
+TEST(OpsMath, IntegerDivisionByZeroIsAnError) {
+  const auto message = [](auto&& f) {
+    try {
+      (void)f();
+    } catch (const xdev::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (DType dtype : {DType::kInt32, DType::kInt64, DType::kInt8, DType::kUInt8}) {
+    const Tensor x = xdev::cast(xdev::constant(std::vector<int32_t>{6, 1, 4}, Shape{3}), dtype);
+    const Tensor y = xdev::cast(xdev::constant(std::vector<int32_t>{3, 0, 2}, Shape{3}), dtype);
+    for (auto op : {&xdev::div, &xdev::floor_div, &xdev::floor_mod}) {
+      EXPECT_THAT(message([&] { return op(x, y); }), HasSubstr("integer division by zero"))
+          << xdev::to_string(dtype);
+    }
+    // A broadcast zero is found too.
+    const Tensor zero = xdev::cast(xdev::constant(std::vector<int32_t>{0}, Shape{1}), dtype);
+    EXPECT_THAT(message([&] { return xdev::div(x, zero); }), HasSubstr("integer division by zero"));
+    EXPECT_EQ(xdev::cast(xdev::div(x, xdev::cast(xdev::constant(std::vector<int32_t>{3, 1, 2},
+                                                                  Shape{3}), dtype)),
+                         DType::kInt32).to_vector<int32_t>(),
+              (std::vector<int32_t>{2, 1, 2}));
+  }
+  EXPECT_EQ(xdev::div(f64({1.0}), f64({0.0})).to_vector<double>()[0], kInf);
+}
+
 TEST(OpsMath, BinaryMathFollowsTensorFlow) {
   // Maximum / Minimum propagate NaN (tf.maximum), with broadcasting.
   const std::vector<double> mx =
@@ -185,11 +214,11 @@ TEST(OpsMath, BinaryMathFollowsTensorFlow) {
             (std::vector<double>{0.5, -4.0}));
   // Floor division and modulo: Python's // and %, the remainder has y's sign.
   const Tensor xi = xdev::constant(std::vector<int32_t>{7, -7, 7, -7, 5, -2147483647 - 1}, Shape{6});
-  const Tensor yi = xdev::constant(std::vector<int32_t>{2, 2, -2, -2, 0, -1}, Shape{6});
+  const Tensor yi = xdev::constant(std::vector<int32_t>{2, 2, -2, -2, 3, -1}, Shape{6});
   EXPECT_EQ(xdev::floor_div(xi, yi).to_vector<int32_t>(),
-            (std::vector<int32_t>{3, -4, -4, 3, 0, -2147483647 - 1}));
+            (std::vector<int32_t>{3, -4, -4, 3, 1, -2147483647 - 1}));
   EXPECT_EQ(xdev::floor_mod(xi, yi).to_vector<int32_t>(),
-            (std::vector<int32_t>{1, 1, -1, -1, 0, 0}));
+            (std::vector<int32_t>{1, 1, -1, -1, 2, 0}));
   EXPECT_EQ(xdev::floor_div(f64({7.0, -7.0, 7.5}), f64({2.0, 2.0, -2.0})).to_vector<double>(),
             (std::vector<double>{3.0, -4.0, -4.0}));
   EXPECT_EQ(xdev::floor_mod(f64({7.0, -7.0, 7.5}), f64({2.0, 2.0, -2.0})).to_vector<double>(),

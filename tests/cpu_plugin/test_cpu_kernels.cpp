@@ -340,26 +340,30 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
   const uint64_t h = XDEV_DTYPE_BIT(XDEV_DTYPE_FLOAT16) | XDEV_DTYPE_BIT(XDEV_DTYPE_BFLOAT16);
   const uint64_t every =
       all | h | XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
+  // Arithmetic, comparisons and reductions: the 8-bit integers too (Neg,
+  // Abs, Sign: int8 only), as TensorFlow's CPU kernels.
+  const uint64_t bytes = XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
+  const uint64_t ar = num | h | bytes, sg = num | h | XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
   const std::vector<std::pair<std::string, uint64_t>> expected = {
-      {"MatMul", num | h}, {"Add", all | h}, {"Sub", num | h}, {"Mul", num | h}, {"Div", num | h},
-      {"Neg", num | h}, {"Relu", num | h}, {"AddN", num | h}, {"Cast", every}, {"Sum", num | h},
-      {"Mean", num | h}, {"Copy", every}, {"Fill", every}, {"RandomUniform", f},
+      {"MatMul", num | h}, {"Add", all | h | bytes}, {"Sub", ar}, {"Mul", ar}, {"Div", ar},
+      {"Neg", sg}, {"Relu", ar}, {"AddN", ar}, {"Cast", every}, {"Sum", ar},
+      {"Mean", ar}, {"Copy", every}, {"Fill", every}, {"RandomUniform", f},
       // Elementwise math.
-      {"Abs", num | h}, {"Sign", num | h}, {"Square", num | h}, {"Exp", f | h}, {"Expm1", f | h},
+      {"Abs", sg}, {"Sign", sg}, {"Square", ar}, {"Exp", f | h}, {"Expm1", f | h},
       {"Log", f | h}, {"Log1p", f | h}, {"Sqrt", f | h}, {"Rsqrt", f | h}, {"Reciprocal", f | h},
       {"Sin", f | h}, {"Cos", f | h}, {"Tanh", f | h}, {"Sigmoid", f | h}, {"Erf", f | h},
       {"Softplus", f | h}, {"Floor", f | h}, {"Ceil", f | h}, {"Round", f | h},
-      {"LeakyRelu", f | h}, {"Gelu", f | h}, {"Pow", f | h}, {"Maximum", num | h},
-      {"Minimum", num | h}, {"FloorDiv", num | h}, {"FloorMod", num | h},
+      {"LeakyRelu", f | h}, {"Gelu", f | h}, {"Pow", f | h}, {"Maximum", ar},
+      {"Minimum", ar}, {"FloorDiv", ar}, {"FloorMod", ar},
       {"SquaredDifference", num | h},
       // Comparisons and logic; Select is looked up by its bool condition.
-      {"Equal", all | h}, {"NotEqual", all | h}, {"Less", num | h}, {"LessEqual", num | h},
-      {"Greater", num | h}, {"GreaterEqual", num | h}, {"LogicalAnd", b}, {"LogicalOr", b},
+      {"Equal", every}, {"NotEqual", every}, {"Less", ar}, {"LessEqual", ar},
+      {"Greater", ar}, {"GreaterEqual", ar}, {"LogicalAnd", b}, {"LogicalOr", b},
       {"LogicalNot", b}, {"IsNan", f | h}, {"IsFinite", f | h}, {"Select", b},
-      {"ClipByValue", num | h},
+      {"ClipByValue", ar},
       // Reductions.
-      {"Max", num | h}, {"Min", num | h}, {"Prod", num | h}, {"Any", b}, {"All", b},
-      {"LogSumExp", f | h}, {"ArgMax", num | h}, {"ArgMin", num | h}, {"CumSum", num | h},
+      {"Max", ar}, {"Min", ar}, {"Prod", ar}, {"Any", b}, {"All", b},
+      {"LogSumExp", f | h}, {"ArgMax", ar | b}, {"ArgMin", ar | b}, {"CumSum", ar},
       // Normalisations along an axis (NN).
       {"Softmax", f | h}, {"LogSoftmax", f | h},
       // Data movement.
@@ -374,7 +378,7 @@ TEST_F(CpuKernels, RegistersEveryOpOfTheContractForDeviceTypeZero) {
       {"Conv2D", f | h}, {"Conv2DBackpropInput", f | h}, {"Conv2DBackpropFilter", f | h},
       {"MaxPool", f | h}, {"AvgPool", f | h}, {"MaxPoolGrad", f | h}, {"AvgPoolGrad", f | h},
       // Batched products and scatters.
-      {"BatchMatMulV2", num | h}, {"TensorScatterAdd", num | h}};
+      {"BatchMatMulV2", num | h}, {"TensorScatterAdd", ar}};
   ASSERT_EQ(count, expected.size());
   for (const auto& [op, mask] : expected) {
     const xdev_kernel_info_t* k = Plugin::get().any(op);
@@ -452,6 +456,16 @@ TEST_F(CpuKernels, BinaryOpsMatchTheReferenceForEveryDtypeAndLayout) {
         SCOPED_TRACE(op + " " + name(dtype) + " " + c.what);
         Tensor x = random(dtype, c.shape, rng_, c.x);
         Tensor y = random(dtype, c.shape, rng_, c.y);
+        if (op == "Div") {  // a zero integer divisor is an error (tested below)
+          visit(dtype, [&](auto zero) {
+            using T = decltype(zero);
+            if constexpr (std::is_integral_v<T>) {
+              for_each_index(y.shape, [&](const Shape& i) {
+                if (y.get<T>(i) == 0) y.set<T>(i, T{3});
+              });
+            }
+          });
+        }
         Tensor out = make(dtype, c.shape);
         ASSERT_EQ(run(op, {&x, &y}, out).message, "");
         visit(dtype, [&](auto zero) {
@@ -464,10 +478,10 @@ TEST_F(CpuKernels, BinaryOpsMatchTheReferenceForEveryDtypeAndLayout) {
   }
 }
 
-TEST_F(CpuKernels, IntegerDivRoundsTowardZeroAndZeroDivisorGivesZero) {
+TEST_F(CpuKernels, IntegerDivRoundsTowardZero) {
   const std::vector<int32_t> a = {7, -7, 7, -7, 5, 0, -3, INT32_MIN, INT32_MIN, 1};
-  const std::vector<int32_t> b = {2, 2, -2, -2, 0, 0, 0, -1, 1, INT32_MIN};
-  const std::vector<int32_t> want = {3, -3, -3, 3, 0, 0, 0, INT32_MIN, INT32_MIN, 0};
+  const std::vector<int32_t> b = {2, 2, -2, -2, 3, 4, 5, -1, 1, INT32_MIN};
+  const std::vector<int32_t> want = {3, -3, -3, 3, 1, 0, 0, INT32_MIN, INT32_MIN, 0};
   for (xdev_dtype_t dtype : {XDEV_DTYPE_INT32, XDEV_DTYPE_INT64}) {
     SCOPED_TRACE(name(dtype));
     const int64_t n = static_cast<int64_t>(a.size());
@@ -489,6 +503,34 @@ TEST_F(CpuKernels, IntegerDivRoundsTowardZeroAndZeroDivisorGivesZero) {
       const int64_t w = dtype == XDEV_DTYPE_INT64 && want[i] == INT32_MIN ? INT64_MIN : want[i];
       const int64_t got = dtype == XDEV_DTYPE_INT32 ? out.get<int32_t>({i}) : out.get<int64_t>({i});
       EXPECT_EQ(got, w) << a[i] << " / " << b[i];
+    }
+  }
+}
+
+// A zero integer divisor fails the call with INVALID_ARGUMENT naming the op,
+// as TensorFlow's CPU kernels do (it used to give 0: a silent wrong value),
+// on the dense and the strided (broadcast) paths, for every integer dtype.
+TEST_F(CpuKernels, IntegerZeroDivisorIsAnError) {
+  for (const std::string op : {"Div", "FloorDiv", "FloorMod"}) {
+    for (xdev_dtype_t dtype :
+         {XDEV_DTYPE_INT32, XDEV_DTYPE_INT64, XDEV_DTYPE_UINT8, XDEV_DTYPE_INT8}) {
+      SCOPED_TRACE(op + " " + name(dtype));
+      for (const BinaryCase& c : {BinaryCase{"dense", {5}, {}, {}},
+                                  BinaryCase{"y scalar broadcast", {4, 3}, {}, {{}, {true, true}, 0}}}) {
+        SCOPED_TRACE(c.what);
+        Tensor x = random(dtype, c.shape, rng_, c.x);
+        Tensor y = random(dtype, c.shape, rng_, c.y);
+        visit(dtype, [&](auto zero) {
+          using T = decltype(zero);
+          for_each_index(y.shape, [&](const Shape& i) { y.set<T>(i, T{2}); });
+          y.set<T>(Shape(c.shape.size(), 0), T{0});
+        });
+        Tensor out = make(dtype, c.shape);
+        const Outcome o = run(op, {&x, &y}, out);
+        EXPECT_EQ(o.code, XDEV_STATUS_INVALID_ARGUMENT);
+        EXPECT_NE(o.message.find(op + ": integer division by zero"), std::string::npos)
+            << o.message;
+      }
     }
   }
 }

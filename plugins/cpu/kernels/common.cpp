@@ -40,6 +40,9 @@ const char* dtype_list(uint64_t mask) noexcept {
   if (mask == kFloats) return "float32, float64";
   if (mask == (kFloats | kHalves)) return "float32, float64, float16, bfloat16";
   if (mask == (kNumeric | kHalves)) return "float32, float64, int32, int64, float16, bfloat16";
+  if (mask == kArith) return "float32, float64, int32, int64, uint8, int8";
+  if (mask == kSigned) return "float32, float64, int32, int64, int8";
+  if (mask == (kArith | kBool)) return "float32, float64, int32, int64, bool, uint8, int8";
   if (mask == kEveryDtype) return "every dtype";
   return "see the plugin's kernel list";
 }

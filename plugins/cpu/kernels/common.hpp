@@ -68,6 +68,11 @@ using plugin_helpers::kI64;
 inline constexpr uint64_t kNumeric = plugin_helpers::kNumbers;
 inline constexpr uint64_t kAllDtypes = plugin_helpers::kAll;
 inline constexpr uint64_t kEveryDtype = plugin_helpers::kEvery;
+// The 8-bit integers, and the dtypes of arithmetic, comparisons and
+// reductions with them (Neg, Abs and Sign: int8, not uint8).
+inline constexpr uint64_t kBytes = plugin_helpers::kU8 | plugin_helpers::kI8;
+inline constexpr uint64_t kArith = kNumeric | kBytes;
+inline constexpr uint64_t kSigned = kNumeric | plugin_helpers::kI8;
 
 using plugin_helpers::dtype_name;  // "float32", ..., "an unknown dtype"
 // "float32, float64, int32, int64" for a mask (static storage per mask).
@@ -123,6 +128,9 @@ void store_converted(double value, xdev_dtype_t dtype, void* out) noexcept;
 
 // Bool tensors are handled as bytes (0 or 1).
 using boolean = uint8_t;
+// uint8 elements: char8_t, an unsigned 8-bit integer type distinct from
+// uint8_t (bool's `boolean`), so that the two dtypes instantiate apart.
+using byte_u8 = char8_t;
 
 // The dtype of a C++ element type (the inverse of visit_dtype).
 constexpr xdev_dtype_t dtype_of(float) noexcept { return XDEV_DTYPE_FLOAT32; }
@@ -130,8 +138,11 @@ constexpr xdev_dtype_t dtype_of(double) noexcept { return XDEV_DTYPE_FLOAT64; }
 constexpr xdev_dtype_t dtype_of(int32_t) noexcept { return XDEV_DTYPE_INT32; }
 constexpr xdev_dtype_t dtype_of(int64_t) noexcept { return XDEV_DTYPE_INT64; }
 constexpr xdev_dtype_t dtype_of(boolean) noexcept { return XDEV_DTYPE_BOOL; }
+constexpr xdev_dtype_t dtype_of(byte_u8) noexcept { return XDEV_DTYPE_UINT8; }
+constexpr xdev_dtype_t dtype_of(int8_t) noexcept { return XDEV_DTYPE_INT8; }
 
-// Calls f(T{}) with T the C++ type of `dtype` (one of the five).
+// Calls f(T{}) with T the C++ type of `dtype` (one of the seven; float16 and
+// bfloat16 reach kernels widened to float32, widen.hpp).
 template <typename F>
 decltype(auto) visit_dtype(xdev_dtype_t dtype, F&& f) {
   switch (dtype) {
@@ -143,6 +154,10 @@ decltype(auto) visit_dtype(xdev_dtype_t dtype, F&& f) {
       return f(int64_t{});
     case XDEV_DTYPE_BOOL:
       return f(boolean{});
+    case XDEV_DTYPE_UINT8:
+      return f(byte_u8{});
+    case XDEV_DTYPE_INT8:
+      return f(int8_t{});
     default:
       return f(float{});
   }

@@ -82,12 +82,12 @@ struct ClipOp {
 
 }  // namespace
 
-XDEV_CPU_KERNEL(kernel_equal, compare_kernel<EqualOp, kAllDtypes>)
-XDEV_CPU_KERNEL(kernel_not_equal, compare_kernel<NotEqualOp, kAllDtypes>)
-XDEV_CPU_KERNEL(kernel_less, compare_kernel<LessOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_less_equal, compare_kernel<LessEqualOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_greater, compare_kernel<GreaterOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_greater_equal, compare_kernel<GreaterEqualOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_equal, compare_kernel<EqualOp, kAllDtypes | kBytes>)
+XDEV_CPU_KERNEL(kernel_not_equal, compare_kernel<NotEqualOp, kAllDtypes | kBytes>)
+XDEV_CPU_KERNEL(kernel_less, compare_kernel<LessOp, kArith>)
+XDEV_CPU_KERNEL(kernel_less_equal, compare_kernel<LessEqualOp, kArith>)
+XDEV_CPU_KERNEL(kernel_greater, compare_kernel<GreaterOp, kArith>)
+XDEV_CPU_KERNEL(kernel_greater_equal, compare_kernel<GreaterEqualOp, kArith>)
 XDEV_CPU_KERNEL(kernel_logical_and, compare_kernel<LogicalAndOp, kBool>)
 XDEV_CPU_KERNEL(kernel_logical_or, compare_kernel<LogicalOrOp, kBool>)
 
@@ -137,8 +137,8 @@ xdev_status_t* kernel_select(void*, const xdev_kernel_call_t* call) noexcept {
 
 xdev_status_t* kernel_clip_by_value(void*, const xdev_kernel_call_t* call) noexcept {
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, 3, kNumeric, kNoAttrs, true, &dtype)) return s;
-  return guarded_visit<kNumeric>(call, dtype, [call](auto zero) {
+  if (xdev_status_t* s = check_signature(call, 3, kArith, kNoAttrs, true, &dtype)) return s;
+  return guarded_visit<kArith>(call, dtype, [call](auto zero) {
     using T = decltype(zero);
     zip3<T, T, T, T>(*call->inputs[0], *call->inputs[1], *call->inputs[2], *call->outputs[0],
                      ClipOp{});

@@ -9,8 +9,11 @@
 // allocating; above, the elements are split over oneTBB's threads.
 //
 // Integers wrap on overflow (computed in the unsigned type: no undefined
-// behaviour). Integer Div rounds toward zero, x / 0 = 0 and MIN / -1 wraps to
-// MIN (docs/ops.md). Bool Add is logical or. Relu maps NaN to 0.
+// behaviour). Integer Div rounds toward zero and MIN / -1 wraps to MIN; an
+// integer Div, FloorDiv or FloorMod by zero fails the call (INVALID_ARGUMENT,
+// as TensorFlow's CPU kernels do) (docs/ops.md). Bool Add is logical or. Relu
+// maps NaN to 0.
+#include <atomic>
 #include <cmath>
 #include <type_traits>
 
@@ -57,17 +60,19 @@ struct DivOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
     if constexpr (std::is_integral_v<T>) {
-      if (b == 0) return 0;
-      if (b == -1) return wrapping_neg(a);
+      if (b == 0) return 0;  // division_kernel fails the call
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return wrapping_neg(a);
+      }
     }
-    return a / b;  // C++ truncates integers toward zero
+    return static_cast<T>(a / b);  // C++ truncates integers toward zero
   }
 };
 
 // Binary math (docs/ops.md "Semantics"): Maximum and Minimum propagate NaN
 // (like tf.maximum); FloorDiv and FloorMod round toward -inf (the remainder
-// has the divisor's sign), a zero integer divisor gives 0 and MIN / -1 wraps
-// to MIN; SquaredDifference is (x - y)^2, wrapping for ints; Pow is
+// has the divisor's sign), a zero integer divisor fails the call and MIN / -1
+// wraps to MIN; SquaredDifference is (x - y)^2, wrapping for ints; Pow is
 // float-only.
 
 // NaN-propagating maximum (kMax) or minimum.
@@ -88,9 +93,11 @@ using MinimumOp = ExtremumOp<false>;
 struct FloorDivOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_unsigned_v<T>) {
+      return DivOp::apply(a, b);
+    } else if constexpr (std::is_integral_v<T>) {
       if (b == 0 || b == -1) return DivOp::apply(a, b);  // 0, or -a wrapping
-      const T q = a / b;
+      const T q = static_cast<T>(a / b);
       return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
     } else {
       return std::floor(a / b);
@@ -101,9 +108,11 @@ struct FloorDivOp {
 struct FloorModOp {
   template <typename T>
   static T apply(T a, T b) noexcept {
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_unsigned_v<T>) {
+      return b == 0 ? T{0} : static_cast<T>(a % b);
+    } else if constexpr (std::is_integral_v<T>) {
       if (b == 0 || b == -1) return 0;
-      const T r = a % b;
+      const T r = static_cast<T>(a % b);
       return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
     } else {
       const T r = std::fmod(a, b);
@@ -183,9 +192,47 @@ xdev_status_t* binary_kernel(const xdev_kernel_call_t* call) noexcept {
       });
 }
 
+// Div, FloorDiv, FloorMod: Op, except that an integer zero divisor is noted
+// in `zero` (the element gets 0, and the call then fails).
 template <typename Op>
+struct CheckedDivision {
+  std::atomic<bool>* zero;
+  template <typename T>
+  T operator()(T a, T b) const noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) {
+        zero->store(true, std::memory_order_relaxed);
+        return T{0};
+      }
+    }
+    return Op::apply(a, b);
+  }
+};
+
+template <typename Op, uint64_t kMask>
+xdev_status_t* division_kernel(const xdev_kernel_call_t* call) noexcept {
+  std::atomic<bool> zero{false};
+  const CheckedDivision<Op> f{&zero};
+  xdev_status_t* s = elementwise_kernel<2, kMask>(
+      call,
+      [call, f](auto z, int64_t n) {
+        using T = decltype(z);
+        zip_dense(data_of<T>(*call->outputs[0]), data_of<const T>(*call->inputs[0]),
+                  data_of<const T>(*call->inputs[1]), n, f);
+      },
+      [call, f](auto z) {
+        zip<decltype(z)>(*call->inputs[0], *call->inputs[1], *call->outputs[0], f);
+      });
+  if (s != nullptr || !zero.load(std::memory_order_relaxed)) return s;
+  return kernel_fail(call, XDEV_STATUS_INVALID_ARGUMENT,
+                     "%s: integer division by zero (y holds a 0; x is %s)",
+                     call->op != nullptr ? call->op : "kernel",
+                     dtype_name(call->inputs[0]->dtype));
+}
+
+template <typename Op, uint64_t kMask>
 xdev_status_t* unary_kernel(const xdev_kernel_call_t* call) noexcept {
-  return elementwise_kernel<1, kNumeric>(
+  return elementwise_kernel<1, kMask>(
       call,
       [call](auto zero, int64_t n) {
         using T = decltype(zero);
@@ -258,23 +305,23 @@ void add_n(const xdev_kernel_call_t* call) {
 
 }  // namespace
 
-XDEV_CPU_KERNEL(kernel_add, binary_kernel<AddOp, kNumeric | kBool>)
-XDEV_CPU_KERNEL(kernel_sub, binary_kernel<SubOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_mul, binary_kernel<MulOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_div, binary_kernel<DivOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_maximum, binary_kernel<MaximumOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_minimum, binary_kernel<MinimumOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_floor_div, binary_kernel<FloorDivOp, kNumeric>)
-XDEV_CPU_KERNEL(kernel_floor_mod, binary_kernel<FloorModOp, kNumeric>)
+XDEV_CPU_KERNEL(kernel_add, binary_kernel<AddOp, kArith | kBool>)
+XDEV_CPU_KERNEL(kernel_sub, binary_kernel<SubOp, kArith>)
+XDEV_CPU_KERNEL(kernel_mul, binary_kernel<MulOp, kArith>)
+XDEV_CPU_KERNEL(kernel_div, division_kernel<DivOp, kArith>)
+XDEV_CPU_KERNEL(kernel_maximum, binary_kernel<MaximumOp, kArith>)
+XDEV_CPU_KERNEL(kernel_minimum, binary_kernel<MinimumOp, kArith>)
+XDEV_CPU_KERNEL(kernel_floor_div, division_kernel<FloorDivOp, kArith>)
+XDEV_CPU_KERNEL(kernel_floor_mod, division_kernel<FloorModOp, kArith>)
 XDEV_CPU_KERNEL(kernel_squared_difference, binary_kernel<SquaredDifferenceOp, kNumeric>)
 XDEV_CPU_KERNEL(kernel_pow, binary_kernel<PowOp, kFloats>)
-XDEV_CPU_KERNEL(kernel_neg, unary_kernel<NegOp>)
-XDEV_CPU_KERNEL(kernel_relu, unary_kernel<ReluOp>)
+XDEV_CPU_KERNEL(kernel_neg, unary_kernel<NegOp, kSigned>)
+XDEV_CPU_KERNEL(kernel_relu, unary_kernel<ReluOp, kArith>)
 
 xdev_status_t* kernel_add_n(void*, const xdev_kernel_call_t* call) noexcept {
   xdev_dtype_t dtype;
-  if (xdev_status_t* s = check_signature(call, -1, kNumeric, kNoAttrs, true, &dtype)) return s;
-  return guarded_visit<kNumeric>(call, dtype, [call](auto zero) { add_n<decltype(zero)>(call); });
+  if (xdev_status_t* s = check_signature(call, -1, kArith, kNoAttrs, true, &dtype)) return s;
+  return guarded_visit<kArith>(call, dtype, [call](auto zero) { add_n<decltype(zero)>(call); });
 }
 
 }  // namespace xdev::cpu

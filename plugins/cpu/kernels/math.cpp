@@ -30,7 +30,7 @@
 namespace xdev::cpu {
 namespace {
 
-// Functors: `kInts` says whether int32/int64 are registered; `attrs` lists
+// Functors: `kMask` is the dtypes they are registered for; `attrs` lists
 // the attributes the op reads; `init` reads them (nullptr status: fine).
 struct NoAttrs {
   static constexpr const char* const* attrs = kNoAttrs;
@@ -38,7 +38,7 @@ struct NoAttrs {
 };
 
 struct AbsOp : NoAttrs {
-  static constexpr bool kInts = true;
+  static constexpr uint64_t kMask = kSigned;
   template <typename T>
   T operator()(T v) const noexcept {
     if constexpr (std::is_integral_v<T>) {
@@ -50,7 +50,7 @@ struct AbsOp : NoAttrs {
 };
 
 struct SignOp : NoAttrs {
-  static constexpr bool kInts = true;
+  static constexpr uint64_t kMask = kSigned;
   template <typename T>
   T operator()(T v) const noexcept {
     if (v > T{0}) return T{1};
@@ -60,7 +60,7 @@ struct SignOp : NoAttrs {
 };
 
 struct SquareOp : NoAttrs {
-  static constexpr bool kInts = true;
+  static constexpr uint64_t kMask = kArith;
   template <typename T>
   T operator()(T v) const noexcept {
     return wrapping(v, v, std::multiplies<>{});
@@ -70,7 +70,7 @@ struct SquareOp : NoAttrs {
 // Float-only ops, one line each.
 #define XDEV_FLOAT_OP(Name, expr)                 \
   struct Name : NoAttrs {                         \
-    static constexpr bool kInts = false;          \
+    static constexpr uint64_t kMask = kFloats;    \
     template <typename T>                         \
     T operator()(T v) const noexcept {            \
       return expr;                                \
@@ -97,7 +97,7 @@ XDEV_FLOAT_OP(RoundOp, std::nearbyint(v))  // the default mode rounds halves to 
 
 constexpr const char* kLeakyReluAttrs[] = {XDEV_ATTR_NAME_alpha, nullptr};
 struct LeakyReluOp {
-  static constexpr bool kInts = false;
+  static constexpr uint64_t kMask = kFloats;
   static constexpr const char* const* attrs = kLeakyReluAttrs;
   double alpha = 0.2;
   xdev_status_t* init(const xdev_kernel_call_t* call) noexcept {
@@ -113,7 +113,7 @@ struct LeakyReluOp {
 
 constexpr const char* kGeluAttrs[] = {XDEV_ATTR_NAME_approximate, nullptr};
 struct GeluOp {
-  static constexpr bool kInts = false;
+  static constexpr uint64_t kMask = kFloats;
   static constexpr const char* const* attrs = kGeluAttrs;
   bool approximate = false;
   xdev_status_t* init(const xdev_kernel_call_t* call) noexcept {
@@ -147,7 +147,7 @@ XDEV_CPU_SIMD_CLONES void exp_f32_dense(float* __restrict out, const float* __re
 
 template <typename Op>
 xdev_status_t* math_kernel(const xdev_kernel_call_t* call) noexcept {
-  constexpr uint64_t kMask = Op::kInts ? kNumeric : kFloats;
+  constexpr uint64_t kMask = Op::kMask;
   xdev_dtype_t dtype;
   if (xdev_status_t* s = check_signature(call, 1, kMask, Op::attrs, true, &dtype)) return s;
   Op op;

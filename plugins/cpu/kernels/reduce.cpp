@@ -439,11 +439,11 @@ template <typename> using All = LogicReducer<false>;
 
 }  // namespace
 
-XDEV_CPU_KERNEL(kernel_sum, reduce_kernel<Sum, kNumeric>)
-XDEV_CPU_KERNEL(kernel_mean, reduce_kernel<Mean, kNumeric>)
-XDEV_CPU_KERNEL(kernel_max, reduce_kernel<Max, kNumeric>)
-XDEV_CPU_KERNEL(kernel_min, reduce_kernel<Min, kNumeric>)
-XDEV_CPU_KERNEL(kernel_prod, reduce_kernel<ProdReducer, kNumeric>)
+XDEV_CPU_KERNEL(kernel_sum, reduce_kernel<Sum, kArith>)
+XDEV_CPU_KERNEL(kernel_mean, reduce_kernel<Mean, kArith>)
+XDEV_CPU_KERNEL(kernel_max, reduce_kernel<Max, kArith>)
+XDEV_CPU_KERNEL(kernel_min, reduce_kernel<Min, kArith>)
+XDEV_CPU_KERNEL(kernel_prod, reduce_kernel<ProdReducer, kArith>)
 XDEV_CPU_KERNEL(kernel_any, reduce_kernel<Any, kBool>)
 XDEV_CPU_KERNEL(kernel_all, reduce_kernel<All, kBool>)
 XDEV_CPU_KERNEL(kernel_log_sum_exp, reduce_kernel<LogSumExpReducer, kFloats>)

@@ -104,8 +104,11 @@ xdev_status_t* arg_kernel(const xdev_kernel_call_t* call) noexcept {
   static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_axis, nullptr};
   xdev_dtype_t dtype;
   Lines s;
-  if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INT64, &dtype, &s)) return st;
-  return guarded_visit<kNumeric>(call, dtype, [&](auto zero) {
+  if (xdev_status_t* st =
+          check_axis_call(call, kKnown, XDEV_DTYPE_INT64, &dtype, &s, kArith | kBool)) {
+    return st;
+  }
+  return guarded_visit<kArith | kBool>(call, dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* x = data_of<const T>(*call->inputs[0]);
     int64_t* o = data_of<int64_t>(*call->outputs[0]);
@@ -280,13 +283,13 @@ xdev_status_t* kernel_cum_sum(void*, const xdev_kernel_call_t* call) noexcept {
   static constexpr const char* kKnown[] = {XDEV_ATTR_NAME_axis, XDEV_ATTR_NAME_exclusive, XDEV_ATTR_NAME_reverse, nullptr};
   xdev_dtype_t dtype;
   Lines s;
-  if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INVALID, &dtype, &s)) {
+  if (xdev_status_t* st = check_axis_call(call, kKnown, XDEV_DTYPE_INVALID, &dtype, &s, kArith)) {
     return st;
   }
   bool exclusive = false, reverse = false;
   if (xdev_status_t* st = attr_bool(call, XDEV_ATTR_NAME_exclusive, false, &exclusive)) return st;
   if (xdev_status_t* st = attr_bool(call, XDEV_ATTR_NAME_reverse, false, &reverse)) return st;
-  return guarded_visit<kNumeric>(call, dtype, [&](auto zero) {
+  return guarded_visit<kArith>(call, dtype, [&](auto zero) {
     using T = decltype(zero);
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
     const T* x = data_of<const T>(*call->inputs[0]);

@@ -137,7 +137,7 @@ xdev_status_t* kernel_tensor_scatter_add(void*, const xdev_kernel_call_t* call) 
   const xdev_tensor_t& indices = *call->inputs[1];
   const xdev_tensor_t& updates = *call->inputs[2];
   const xdev_tensor_t& out = *call->outputs[0];
-  if (!in_mask(tensor.dtype, kNumeric) || updates.dtype != tensor.dtype ||
+  if (!in_mask(tensor.dtype, kArith) || updates.dtype != tensor.dtype ||
       out.dtype != tensor.dtype || !in_mask(indices.dtype, kI32 | kI64)) {
     return kernel_fail(call, XDEV_STATUS_UNIMPLEMENTED,
                        "TensorScatterAdd: the cpu plugin has no kernel for tensor %s, indices %s, "
@@ -207,7 +207,7 @@ xdev_status_t* kernel_tensor_scatter_add(void*, const xdev_kernel_call_t* call) 
                   static_cast<size_t>(end - begin) * item);
     });
     if (inner == 0 || rows == 0) return nullptr;
-    visit_dtypes<kNumeric>(out.dtype, [&](auto zero) {
+    visit_dtypes<kArith>(out.dtype, [&](auto zero) {
       using T = decltype(zero);
       scatter_add(target.data(), rows, out_rows, inner, data_of<const T>(updates), data_of<T>(out));
     });

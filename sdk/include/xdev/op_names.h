@@ -21,7 +21,7 @@
 #define XDEV_OP_Add "Add" /* x + y (bool: logical or) */
 #define XDEV_OP_Sub "Sub" /* x - y */
 #define XDEV_OP_Mul "Mul" /* x · y */
-#define XDEV_OP_Div "Div" /* x / y (integers: toward zero, a zero divisor gives 0) */
+#define XDEV_OP_Div "Div" /* x / y (integers: toward zero; a zero divisor is an error) */
 #define XDEV_OP_Neg "Neg" /* -x */
 #define XDEV_OP_Relu "Relu" /* x > 0 ? x : 0 */
 #define XDEV_OP_AddN "AddN" /* x0 + x1 + … */
@@ -55,8 +55,8 @@
 #define XDEV_OP_Pow "Pow" /* xʸ (C pow: a negative x to a non-integer y is NaN) */
 #define XDEV_OP_Maximum "Maximum" /* max(x, y), NaN if either is NaN */
 #define XDEV_OP_Minimum "Minimum" /* min(x, y), NaN if either is NaN */
-#define XDEV_OP_FloorDiv "FloorDiv" /* ⌊x / y⌋ (integers: a zero divisor gives 0) */
-#define XDEV_OP_FloorMod "FloorMod" /* x - ⌊x / y⌋ · y, the sign of y (integers: a zero divisor gives 0) */
+#define XDEV_OP_FloorDiv "FloorDiv" /* ⌊x / y⌋ (integers: a zero divisor is an error) */
+#define XDEV_OP_FloorMod "FloorMod" /* x - ⌊x / y⌋ · y, the sign of y (integers: a zero divisor is an error) */
 #define XDEV_OP_SquaredDifference "SquaredDifference" /* (x - y)² */
 #define XDEV_OP_Equal "Equal" /* x == y (NaN: false) */
 #define XDEV_OP_NotEqual "NotEqual" /* x != y (NaN: true) */

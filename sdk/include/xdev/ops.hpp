@@ -140,7 +140,8 @@ XDEV_API Tensor leaky_relu(const Tensor& x, double alpha = 0.2);
 XDEV_API Tensor gelu(const Tensor& x, bool approximate = false);
 // Binary math with NumPy broadcasting (docs/ops.md "Semantics"): maximum and
 // minimum propagate NaN; floor_div and floor_mod round toward -inf (the
-// remainder takes y's sign; an integer zero divisor gives 0); pow is
+// remainder takes y's sign; an integer zero divisor is an error on the cpu
+// plugin, 0 on the GPU plugins); pow is
 // float32/float64 only.
 XDEV_API Tensor pow(const Tensor& x, const Tensor& y);
 XDEV_API Tensor maximum(const Tensor& x, const Tensor& y);

@@ -78,7 +78,8 @@ int64_t int_binary(const std::string& op, int64_t x, int64_t y, xdev_dtype_t dty
   if (op == "Minimum") return std::min(x, y);
   if (op == "SquaredDifference") return static_cast<int64_t>((ux - uy) * (ux - uy));
   if (op == "FloorDiv" || op == "FloorMod") {
-    // Toward -inf (Python's // and %); a zero divisor gives 0. Computed in
+    // Toward -inf (Python's // and %); a zero divisor gives 0 (the suite
+    // never makes one: it is an error on the cpu plugin, 0 on GPUs). Computed in
     // int64, where MIN32 / -1 does not overflow; set_int wraps it.
     if (y == 0) return 0;
     if (y == -1) return op == "FloorDiv" ? static_cast<int64_t>(0 - ux) : 0;
@@ -669,8 +670,15 @@ std::optional<std::string> reduce_other(const Call& c) {
           }
           out.set_double(o, v);
         } else {
-          const bool i32 = x.dtype == XDEV_DTYPE_INT32;
-          int64_t v = max ? (i32 ? INT32_MIN : INT64_MIN) : (i32 ? INT32_MAX : INT64_MAX);
+          // Over no elements: the dtype's lowest (Max) or highest (Min) value.
+          int64_t lowest = INT64_MIN, highest = INT64_MAX;
+          switch (x.dtype) {
+            case XDEV_DTYPE_INT32: lowest = INT32_MIN, highest = INT32_MAX; break;
+            case XDEV_DTYPE_INT8: lowest = INT8_MIN, highest = INT8_MAX; break;
+            case XDEV_DTYPE_UINT8: lowest = 0, highest = UINT8_MAX; break;
+            default: break;
+          }
+          int64_t v = max ? lowest : highest;
           for (int64_t i : m) v = max ? std::max(v, x.get_int(i)) : std::min(v, x.get_int(i));
           out.set_int(o, v);
         }

@@ -136,11 +136,17 @@ class Generator {
       const auto at = static_cast<int64_t>(i);
       switch (t.dtype) {
         case XDEV_DTYPE_BOOL: flat.set_int(at, integer(0, 1)); break;
-        case XDEV_DTYPE_UINT8: flat.set_int(at, integer(0, values == Values::kCast ? 255 : 9)); break;
+        case XDEV_DTYPE_UINT8:
+          // Integer divisors are never 0: a zero integer divisor is an error
+          // (tests_errors.cpp), not a value to compare.
+          flat.set_int(at, integer(values == Values::kDivisor ? 1 : 0,
+                                   values == Values::kCast ? 255 : 9));
+          break;
         case XDEV_DTYPE_INT8:
         case XDEV_DTYPE_INT32:
         case XDEV_DTYPE_INT64:
           if (values == Values::kCast) flat.set_int(at, integer(-100, 100));
+          else if (values == Values::kDivisor) flat.set_int(at, integer(1, 9) * (integer(0, 1) ? 1 : -1));
           else if (values == Values::kSpecial) flat.set_int(at, integer(-2, 2));
           else flat.set_int(at, integer(-9, 9));
           break;

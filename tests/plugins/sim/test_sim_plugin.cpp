@@ -887,7 +887,9 @@ TEST_F(SimPlugin, EveryOpOfTheHostKernelsIsRegisteredByDefault) {
   for (const xdev::detail::OpDef& def : xdev::detail::op_defs()) {
     EXPECT_EQ(ops.count(def.name), 1u) << def.name;
   }
-  // With the host kernels' dtypes.
+  // With the host kernels' dtypes (arithmetic, comparisons, ArgMax: the
+  // 8-bit integers too).
+  constexpr uint64_t kBytes = XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8) | XDEV_DTYPE_BIT(XDEV_DTYPE_INT8);
   struct Expected {
     const char* op;
     uint64_t inputs;
@@ -897,12 +899,15 @@ TEST_F(SimPlugin, EveryOpOfTheHostKernelsIsRegisteredByDefault) {
   // every dtype.
   for (const Expected& e :
        {Expected{"MatMul", kNumeric | kHalves, kNumeric | kHalves},
-        Expected{"Add", kNumeric | kBool | kHalves, kNumeric | kBool | kHalves},
+        Expected{"Add", kNumeric | kBool | kHalves | kBytes,
+                 kNumeric | kBool | kHalves | kBytes},
         Expected{"Cast", kEvery, kEvery}, Expected{"Exp", kFloats | kHalves, kFloats | kHalves},
-        Expected{"Less", kNumeric | kHalves, kBool}, Expected{"Select", kBool, kEvery},
+        Expected{"Less", kNumeric | kHalves | kBytes, kBool},
+        Expected{"Select", kBool, kEvery},
         Expected{"Slice", kEvery, kEvery},
         Expected{"RandomUniform", kFloats, kFloats},
-        Expected{"ArgMax", kNumeric | kHalves, XDEV_DTYPE_BIT(XDEV_DTYPE_INT64)}}) {
+        Expected{"ArgMax", kNumeric | kBool | kHalves | kBytes,
+                 XDEV_DTYPE_BIT(XDEV_DTYPE_INT64)}}) {
     const xdev_kernel_info_t* info = kernel(e.op);
     ASSERT_NE(info, nullptr) << e.op;
     EXPECT_EQ(info->input_dtypes, e.inputs) << e.op;
@@ -934,7 +939,10 @@ TEST_F(SimPlugin, TheEnvironmentPicksOpsAndDtypes) {
   EXPECT_EQ(kernel("Exp"), nullptr);
   ASSERT_NE(kernel("LogicalNot"), nullptr);
   EXPECT_EQ(kernel("Add")->input_dtypes, kBool);
-  EXPECT_EQ(kernel("Add")->output_dtypes, kNumeric | kBool | kHalves);  // looked up by input 0
+  // Looked up by input 0; the 8-bit integers too.
+  EXPECT_EQ(kernel("Add")->output_dtypes,
+            kNumeric | kBool | kHalves | XDEV_DTYPE_BIT(XDEV_DTYPE_UINT8) |
+                XDEV_DTYPE_BIT(XDEV_DTYPE_INT8));
 }
 
 TEST_F(SimPlugin, MatMulComputesTheWalkthroughProduct) {
