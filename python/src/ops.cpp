@@ -310,9 +310,19 @@ void bind_nn(nb::module_& m) {
   m.def("bias_add", [](nb::handle value, nb::handle bias, const std::string& data_format) {
     auto [v, b] = operands(value, bias);
     nb::gil_scoped_release release;
+    if (!is_floating(v.dtype()) && v.dtype() != DType::kBool && b.rank() == 1 &&
+        (data_format == "NHWC" || data_format == "NCHW")) {
+      // Integers (BiasAdd's kernels are float-only): the broadcast Add, bias
+      // along the last axis (NHWC) or axis 1 (NCHW), as TensorFlow's BiasAdd.
+      if (data_format == "NHWC" || v.rank() < 3) return xdev::add(v, b);
+      std::vector<int64_t> along(static_cast<size_t>(v.rank() - 1), 1);
+      along[0] = b.shape()[0];
+      return xdev::add(v, xdev::reshape(b, along));
+    }
     return xdev::bias_add(v, b, data_format);
   }, nb::arg("value"), nb::arg("bias"), nb::arg("data_format") = "NHWC",
-        "value + bias along the last axis (NHWC) or axis 1 (NCHW) (BiasAdd).");
+        "value + bias along the last axis (NHWC) or axis 1 (NCHW) (BiasAdd; integers: the "
+        "broadcast Add).");
   m.def("softmax_cross_entropy_with_logits_raw", [](nb::handle features, nb::handle labels) {
     auto [f, l] = operands(features, labels);
     SoftmaxCrossEntropy out;
@@ -524,6 +534,9 @@ void bind_data(nb::module_& m) {
     const double s = nb::cast<double>(first), l = nb::cast<double>(last);
     const double step = nb::cast<double>(delta);
     nb::gil_scoped_release release;
+    // float16 and bfloat16: the float32 sequence, rounded (Range has float32,
+    // float64, int32 and int64 kernels).
+    if (d == DType::kFloat16 || d == DType::kBFloat16) return cast(range(s, l, step, DType::kFloat32), d);
     return range(s, l, step, d);
   }, nb::arg("start"), nb::arg("limit").none() = nb::none(), nb::arg("delta") = 1,
         nb::arg("dtype").none() = nb::none(),

@@ -139,6 +139,7 @@ PyObject* g_getitem = nullptr;
 PyObject* g_as_dtype = nullptr;
 PyObject* g_tensor_array = nullptr;
 PyObject* g_tensor_repr = nullptr;
+PyObject* g_tensor_str = nullptr;
 PyObject* g_tensor_eq = nullptr;
 PyObject* g_tensor_ne = nullptr;
 PyObject* g_tensor_iter = nullptr;
@@ -533,14 +534,6 @@ void bind_tensor(nb::module_& m) {
            nb::arg("device"), release_gil())
       .def("cpu", [](const Tensor& t) { return t.to("/CPU:0"); }, release_gil(),
            "The tensor on /CPU:0 (a copy unless it lives there).")
-      .def("__str__", [](const Tensor& t) {
-        std::ostringstream s;
-        {
-          nb::gil_scoped_release release;
-          s << t;
-        }
-        return s.str();
-      })
       .def("__len__", [](const Tensor& t) {
         if (t.rank() == 0) throw nb::type_error("Scalar tensor has no `len()`");
         return static_cast<size_t>(t.shape()[0]);
@@ -585,6 +578,10 @@ void bind_tensor(nb::module_& m) {
      "A NumPy array: shares host memory (read-only), copies device memory.");
   cls.def("__repr__", [](nb::handle self) {
     nb::handle f = cached_package_function(g_tensor_repr, "xdev._tensor", "tensor_repr");
+    return f(self);
+  });
+  cls.def("__str__", [](nb::handle self) {
+    nb::handle f = cached_package_function(g_tensor_str, "xdev._tensor", "tensor_str");
     return f(self);
   });
   cls.def("__eq__", [](nb::handle self, nb::handle other) {

@@ -6,7 +6,7 @@
     with xdev.device("/CPU:0"):
         a = xdev.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     c = a @ xdev.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    print(c)            # tf.Tensor([[22. 28.] [49. 64.]], shape=(2, 2), dtype=float32)
+    print(c)            # tf.Tensor(\n[[22. 28.]\n [49. 64.]], shape=(2, 2), dtype=float32)
     c.numpy()           # a NumPy array; numpy.from_dlpack(c) shares the memory
 
 The names follow TensorFlow's (``xdev.config``, ``xdev.device``, ``xdev.constant``,
@@ -68,6 +68,7 @@ from . import (  # noqa: E402
     errors,
     experimental,
     layers,
+    linalg,
     losses,
     math,
     nn,
@@ -177,7 +178,7 @@ __all__ = [
     "bfloat16", "float32", "float64", "half", "int8", "uint8", "floor", "from_dlpack", "gather",
     "GradientTape", "greater", "greater_equal", "identity", "int32", "int64", "keras", "layers",
     "less",
-    "less_equal", "load_file", "losses", "logical_and", "logical_not", "logical_or",
+    "less_equal", "linalg", "load_file", "losses", "logical_and", "logical_not", "logical_or",
     "LogicalDevice", "math", "matmul", "maximum", "minimum", "mul", "multiply", "neg", "negative",
     "newaxis", "nn", "not_equal", "num_gpus", "one_hot", "ones", "ones_like", "optimizers", "pad",
     "PhysicalDevice", "pow", "random", "range", "reduce_all", "reduce_any", "reduce_logsumexp",

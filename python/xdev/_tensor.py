@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _xdev
 from ._convert import array_to_tensor, convert_to_tensor, to_array
-from .dtypes import _TO_NUMPY, as_dtype, bfloat16
+from .dtypes import as_dtype, bfloat16
 
 Tensor = _xdev.Tensor
 
@@ -83,10 +83,23 @@ def tensor_array(self, dtype=None, copy=None):
     return array
 
 
+def _numpy_text(text):
+    # TensorFlow's layout: an array of several lines starts on a line of its own.
+    return "\n" + text if "\n" in text else text
+
+
+def tensor_str(self):
+    """``str(t)`` as TensorFlow prints it: ``tf.Tensor(<NumPy's str>, shape=..., dtype=...)``."""
+    return (f"tf.Tensor({_numpy_text(str(self.numpy()))}, shape={tuple(self.shape)}, "
+            f"dtype={self.dtype.name})")
+
+
 def tensor_repr(self):
-    values = np.array2string(self.numpy(), separator=", ", prefix="array(")
-    return (f"<xdev.Tensor: shape={tuple(self.shape)}, dtype={self.dtype.name}, "
-            f"numpy=array({values}, dtype={_TO_NUMPY[self.dtype].name})>")
+    """``repr(t)`` as TensorFlow writes it: ``<tf.Tensor: shape=..., dtype=..., numpy=...>``
+    (a scalar's value bare: ``numpy=3``)."""
+    values = self.numpy()
+    return (f"<tf.Tensor: shape={tuple(self.shape)}, dtype={self.dtype.name}, "
+            f"numpy={_numpy_text(repr(values) if values.ndim else str(values))}>")
 
 
 def _comparable(other):

@@ -284,8 +284,6 @@ class Tensor:
     def cpu(self) -> Tensor:
         """The tensor on /CPU:0 (a copy unless it lives there)."""
 
-    def __str__(self) -> str: ...
-
     def __len__(self) -> int: ...
 
     def __bool__(self) -> bool: ...
@@ -313,6 +311,8 @@ class Tensor:
         """A NumPy array: shares host memory (read-only), copies device memory."""
 
     def __repr__(self) -> object: ...
+
+    def __str__(self) -> object: ...
 
     def __eq__(self, arg: object, /) -> object: ...
 
@@ -793,7 +793,9 @@ def log_softmax(logits: object, axis: object | None = None) -> Tensor:
     """x - ln Σ eˣ along `axis` (None: the last) (LogSoftmax)."""
 
 def bias_add(value: object, bias: object, data_format: str = 'NHWC') -> Tensor:
-    """value + bias along the last axis (NHWC) or axis 1 (NCHW) (BiasAdd)."""
+    """
+    value + bias along the last axis (NHWC) or axis 1 (NCHW) (BiasAdd; integers: the broadcast Add).
+    """
 
 def softmax_cross_entropy_with_logits_raw(features: object, labels: object) -> tuple:
     """

@@ -2,7 +2,7 @@
 op table, under TensorFlow's names and arguments. Integer powers have no Pow kernel (the
 op table defines Pow for float32/float64) and run on the host (see :mod:`xdev._fallback`)."""
 
-from . import _fallback, _xdev
+from . import _convert, _fallback, _xdev
 from ._xdev import (  # noqa: A004 -- TensorFlow's names (abs, round) shadow builtins here
     abs,
     add,
@@ -46,7 +46,6 @@ from ._xdev import (  # noqa: A004 -- TensorFlow's names (abs, round) shadow bui
     reduce_min,
     reduce_prod,
     reduce_sum,
-    round,
     rsqrt,
     sigmoid,
     sign,
@@ -62,6 +61,14 @@ from ._xdev import (  # noqa: A004 -- TensorFlow's names (abs, round) shadow bui
 
 truediv = divide
 mod = floormod
+
+
+def round(x, name=None):  # noqa: A001 -- TensorFlow's name
+    """x rounded to the nearest integer, halves to even (Round); an integer tensor is
+    returned as it is, as TensorFlow's ``tf.round`` does."""
+    del name
+    t = _convert.convert_to_tensor(x)
+    return t if t.dtype.is_integer else _xdev.round(t)
 
 
 def pow(x, y):  # noqa: A001 -- TensorFlow's name

@@ -79,8 +79,12 @@ def test_float_unary_ops_match_numpy(name, reference, op, dtype):
         with np.errstate(all="ignore"):
             expected = reference(a.astype(np.float64))
         assert_close(getattr(xdev.math, name)(on_cpu(a)), expected, a)
+    ints = on_cpu(np.array([1, 2], np.int32))
+    if name == "round":  # tf.round: an integer tensor is already round
+        assert getattr(xdev.math, name)(ints) is ints
+        return
     with pytest.raises(xdev.errors.InvalidArgumentError, match=op):
-        getattr(xdev.math, name)(on_cpu(np.array([1, 2], np.int32)))
+        getattr(xdev.math, name)(ints)
 
 
 @pytest.mark.parametrize("dtype", NUMBERS)
@@ -132,11 +136,17 @@ def test_binary_math_matches_numpy_with_broadcasting(dtype, shapes):
 
 def test_binary_math_edge_cases():
     i = on_cpu(np.array([7, -7, 5, np.iinfo(np.int32).min], np.int32))
-    z = on_cpu(np.array([0, 0, -2, -1], np.int32))
-    # Integer zero divisors give 0; MIN // -1 wraps (docs/ops.md).
+    z = on_cpu(np.array([3, 3, -2, -1], np.int32))
+    # MIN // -1 wraps (docs/ops.md).
     np.testing.assert_array_equal(xdev.math.floordiv(i, z).numpy(),
-                                  [0, 0, -3, np.iinfo(np.int32).min])
-    np.testing.assert_array_equal(xdev.math.floormod(i, z).numpy(), [0, 0, -1, 0])
+                                  [2, -3, -3, np.iinfo(np.int32).min])
+    np.testing.assert_array_equal(xdev.math.floormod(i, z).numpy(), [1, 2, -1, 0])
+    # A zero integer divisor is TensorFlow's InvalidArgumentError (it used to give 0).
+    for f in (xdev.math.floordiv, xdev.math.floormod, xdev.truncatediv):
+        with pytest.raises(xdev.errors.InvalidArgumentError, match="integer division by zero"):
+            f(i, on_cpu(np.array([1, 0, 1, 1], np.int32)))
+    with pytest.raises(xdev.errors.InvalidArgumentError, match="integer division by zero"):
+        i // 0
     np.testing.assert_array_equal((7 // on_cpu(np.array([2, -2], np.int32))).numpy(), [3, -4])
     np.testing.assert_array_equal((on_cpu(np.array([7.5], np.float32)) % 2).numpy(), [1.5])
     # Python numbers take the tensor's dtype, on either side.
@@ -423,8 +433,10 @@ def test_activations_match_numpy(dtype):
     assert xdev.nn.leaky_relu([[-1.0]]).shape == (1, 1)
     with pytest.raises(xdev.errors.InvalidArgumentError, match="Gelu"):
         xdev.nn.gelu(on_cpu(np.ones(2, np.int32)))
-    with pytest.raises(xdev.errors.InvalidArgumentError, match="LeakyRelu"):
-        xdev.nn.leaky_relu(on_cpu(np.ones(2, np.int64)))
+    # Integers are cast to float32 first, as tf.nn.leaky_relu does.
+    got = xdev.nn.leaky_relu(on_cpu(np.array([-5, 3], np.int64)))
+    assert got.dtype == xdev.float32
+    np.testing.assert_array_equal(got.numpy(), np.array([-1.0, 3.0], np.float32))
 
 
 def test_abs_operator_and_dtype_mismatches_name_the_op():

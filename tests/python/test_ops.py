@@ -86,7 +86,7 @@ def test_the_walkthrough_product():
     a = xdev.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     b = xdev.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
     c = xdev.matmul(a, b)
-    assert str(c) == "tf.Tensor([[22. 28.] [49. 64.]], shape=(2, 2), dtype=float32)"
+    assert str(c) == "tf.Tensor(\n[[22. 28.]\n [49. 64.]], shape=(2, 2), dtype=float32)"
     np.testing.assert_array_equal(c.numpy(), [[22, 28], [49, 64]])
 
 
@@ -350,8 +350,12 @@ def test_scalars_convert_to_python_numbers():
 
 def test_repr_and_str():
     x = xdev.constant([[1.0, 2.0], [3.0, 4.0]])
-    assert str(x) == "tf.Tensor([[1. 2.] [3. 4.]], shape=(2, 2), dtype=float32)"
-    assert repr(x).startswith("<xdev.Tensor: shape=(2, 2), dtype=float32, numpy=array([[1., 2.],")
+    # TensorFlow's text: NumPy's, on a line of its own when it has several.
+    assert str(x) == "tf.Tensor(\n[[1. 2.]\n [3. 4.]], shape=(2, 2), dtype=float32)"
+    assert repr(x) == ("<tf.Tensor: shape=(2, 2), dtype=float32, numpy=\narray([[1., 2.],\n"
+                       "       [3., 4.]], dtype=float32)>")
+    assert str(xdev.constant([1, 2])) == "tf.Tensor([1 2], shape=(2,), dtype=int32)"
+    assert repr(xdev.constant(3)) == "<tf.Tensor: shape=(), dtype=int32, numpy=3>"
     assert repr(xdev.float32) == "xdev.float32"
     assert xdev.float32.as_numpy_dtype is np.float32
     assert xdev.int64.size == 8 and xdev.int64.is_integer and not xdev.int64.is_floating
