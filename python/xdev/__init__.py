@@ -145,7 +145,34 @@ def device(device_name):
     if not isinstance(name, str):
         raise TypeError(f"device: expected a device name or a LogicalDevice, not "
                         f"{type(device_name).__name__}")
+    _check_device_spec(name)
     return _xdev.DeviceScope(name)
+
+
+# TensorFlow's device types; a plugin's own types are read from its devices.
+_STANDARD_DEVICE_TYPES = frozenset({"CPU", "GPU", "TPU"})
+
+
+def _check_device_spec(spec):
+    """TensorFlow's parse of a device string: each ``/``-separated part is ``job:x``,
+    ``replica:n``, ``task:n``, ``device:TYPE:n`` or ``TYPE[:n]`` with TYPE a device type;
+    anything else is a ValueError naming it, as ``tf.device`` raises (a spec that parses
+    but names no device falls to soft placement, as in TensorFlow)."""
+    types = None
+    for part in spec.split("/"):
+        fields = part.split(":")
+        key = fields[0]
+        if key == "" or (len(fields) == 2 and key in ("job", "replica", "task")) or \
+                (len(fields) == 3 and key == "device"):
+            continue
+        if len(fields) in (1, 2):
+            if types is None:
+                types = _STANDARD_DEVICE_TYPES | {
+                    d.device_type.upper() for d in _xdev.list_physical_devices()}
+            if key.upper() in types:
+                continue
+        raise ValueError(f"Unknown attribute '{key}' is encountered while parsing the device "
+                         f"spec: '{spec}'.")
 
 
 def where(condition, x=None, y=None):

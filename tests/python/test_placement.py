@@ -75,6 +75,19 @@ def test_an_empty_or_none_device_name_constrains_nothing_as_in_tensorflow():
         xdev.device(3)
 
 
+def test_a_device_string_that_does_not_parse_is_tensorflows_value_error():
+    # It used to be a soft-placement warning, the op running on the CPU.
+    for spec, part in (("garbage", "garbage"), ("/GARBAGE:0", "GARBAGE"),
+                       ("/job:localhost/gpu0", "gpu0")):
+        with pytest.raises(ValueError, match=f"Unknown attribute '{part}' is encountered "
+                                             f"while parsing the device spec"):
+            xdev.device(spec)
+    # Spellings TensorFlow parses still work: a device type alone, any case.
+    for spec in ("cpu:0", "/CPU:0", "CPU", "/device:CPU:0", "/job:localhost/replica:0/task:0/cpu:0"):
+        with xdev.device(spec):
+            assert xdev.constant([1.0]).device == CPU0
+
+
 def test_the_placement_log_is_the_cpp_sdks(capfd):
     xdev.debugging.set_log_device_placement(True)
     with xdev.device("/CPU:0"):
