@@ -72,3 +72,27 @@ def test_edge_agrees_with_tensorflow(name):
     assert key in documented, (f"{name} differs from TensorFlow and "
                                f"docs/tensorflow-differences.md does not say why:\n{difference}")
     RESULTS["documented"] += 1
+
+
+TEXTS = {
+    "matrix": lambda m: m.constant([[1.0, 2.0], [3.0, 4.0]]),
+    "wide int matrix": lambda m: m.constant([[44, 56], [98, 128]]),
+    "vector": lambda m: m.constant([1.5, -2.0]),
+    "scalar": lambda m: m.constant(3),
+    "bool": lambda m: m.constant([True, False]),
+    "empty": lambda m: m.zeros([0, 2]),
+    "float16": lambda m: m.constant(np.array([1.5, 2.0], np.float16)),
+    "uint8 scalar": lambda m: m.constant(np.array(7, np.uint8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_str_and_repr_are_tensorflows(name):
+    import tensorflow as tf
+    import xdev
+    RESULTS["compared"] += 1
+    with tf.device("/CPU:0"):
+        t = TEXTS[name](tf)
+    x = TEXTS[name](xdev)
+    assert (str(x), repr(x)) == (str(t), repr(t))
+    RESULTS["same"] += 1
