@@ -166,6 +166,8 @@ def _check_device_spec(spec):
                 (len(fields) == 3 and key == "device"):
             continue
         if len(fields) in (1, 2):
+            if key.upper() in _STANDARD_DEVICE_TYPES:
+                continue  # the common case: no plugin query on every scope
             if types is None:
                 types = _STANDARD_DEVICE_TYPES | {
                     d.device_type.upper() for d in _xdev.list_physical_devices()}

@@ -49,7 +49,6 @@ def values(rng, dtype, shape, kind="general"):
     hi = 3 if kind == "indices" else 10
     v = rng.integers(lo, hi, shape)
     if kind == "divisor":
-        v[v == 0] = 1 if dtype == "uint8" else -1
         v[v == 0] = 1
     return v.astype(numpy_dtype(dtype))
 
